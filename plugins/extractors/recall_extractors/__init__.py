@@ -1,0 +1,1 @@
+"""Recall extractors: stub and haiku."""

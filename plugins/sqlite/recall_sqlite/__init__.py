@@ -1,0 +1,1 @@
+"""Recall storage plugin: embedded SQLite."""

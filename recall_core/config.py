@@ -1,0 +1,165 @@
+"""Server configuration: CLI flags > environment (RECALL_*) > recall.toml > defaults.
+
+Unknown keys are errors (extra="forbid"), so a typo in recall.toml stops start-up instead of
+being silently ignored. Plugin tables (`[plugins.<name>]`) are validated later by the model
+each plugin declares, see `plugin_settings`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from .errors import ConfigError
+
+DEFAULT_DB_PATH = "recall.db"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Limits(_Section):
+    max_text_bytes: int = Field(256 * 1024, ge=1)
+    tool_timeout: float = Field(30.0, gt=0)
+    page_cap: int = Field(50, ge=1)
+
+
+class WorkerSettings(_Section):
+    concurrency: int = Field(2, ge=0)  # 0 = no background worker (e.g. a read-only replica)
+    lease_seconds: float = Field(120.0, gt=0)
+    max_attempts: int = Field(5, ge=1)
+    poll_interval: float = Field(0.2, gt=0)
+    retry_backoff: float = Field(1.0, ge=0)
+
+
+class SearchSettings(_Section):
+    rrf_k: int = Field(60, ge=1)
+    candidates: int = Field(100, ge=1)  # per ranker, before fusion
+
+
+class DecaySettings(_Section):
+    interval: float = Field(3600.0, ge=0)  # seconds; 0 disables the decay job
+    # ln(2)/35 days: importance halves in ~35 days without access
+    rate: float = Field(0.0198, ge=0)
+
+
+class RecallConfig(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="RECALL_", env_nested_delimiter="__", extra="forbid",
+        populate_by_name=True,
+    )
+
+    db: str | None = None  # URL or path; RECALL_DB_URL / RECALL_DB_PATH map here
+    host: str = "127.0.0.1"
+    port: int = 8765
+    transport: Literal["http", "stdio"] = "http"
+    extractor: str = "auto"  # "auto": haiku when ANTHROPIC_API_KEY is set, else stub
+    # ranker name -> RRF weight. Empty: every installed ranker at its default weight.
+    rankers: dict[str, float] = Field(default_factory=dict)
+    # middleware names to enable; None: every registered one.
+    middleware: list[str] | None = None
+    log_level: str = "INFO"
+    limits: Limits = Field(default_factory=Limits)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    decay: DecaySettings = Field(default_factory=DecaySettings)
+    plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings,
+                                   dotenv_settings, file_secret_settings):
+        toml = getattr(cls, "_toml_source", None)
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml is not None:
+            sources.append(toml(settings_cls))
+        return tuple(sources)
+
+    @property
+    def db_url(self) -> str:
+        return normalise_db_url(self.db or DEFAULT_DB_PATH)
+
+
+def normalise_db_url(value: str) -> str:
+    """A bare path means SQLite; anything with a scheme is passed to the storage plugin."""
+    if "://" in value:
+        return value
+    return f"sqlite:///{Path(value).expanduser().resolve()}"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"Config file {path} does not exist. Pass an existing file to --config.") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Config file {path} is not valid TOML: {exc}. Fix the syntax and retry.") from None
+
+
+def _format_validation(exc: ValidationError, origin: str) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            lines.append(f"unknown key {loc!r}")
+        else:
+            lines.append(f"{loc}: {err['msg']}")
+    allowed = ", ".join(k for k in RecallConfig.model_fields)
+    return (f"Invalid configuration ({origin}): " + "; ".join(lines)
+            + f". Known top-level keys: {allowed}.")
+
+
+def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) -> RecallConfig:
+    """Build the config. `overrides` are CLI flags (None values are ignored)."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    # RECALL_DB_URL and RECALL_DB_PATH are the documented names; both mean `db`.
+    env_db = os.environ.get("RECALL_DB_URL") or os.environ.get("RECALL_DB_PATH")
+    if env_db and "db" not in overrides:
+        overrides["db"] = env_db
+    data: dict[str, Any] = {}
+    origin = "defaults and environment"
+    if path is not None:
+        p = Path(path)
+        data = _read_toml(p)
+        origin = f"{p} and environment"
+
+    from pydantic_settings import InitSettingsSource
+
+    class _Config(RecallConfig):
+        pass
+
+    _Config._toml_source = staticmethod(lambda cls: InitSettingsSource(cls, init_kwargs=data))
+    saved = {k: os.environ.pop(k) for k in ("RECALL_DB_URL", "RECALL_DB_PATH") if k in os.environ}
+    try:
+        cfg = _Config(**overrides)
+        return RecallConfig.model_validate(cfg.model_dump())
+    except ValidationError as exc:
+        raise ConfigError(_format_validation(exc, origin)) from None
+    finally:
+        os.environ.update(saved)
+
+
+def plugin_settings(config: RecallConfig, name: str, model: type | None) -> Any:
+    """Validate `[plugins.<name>]` (plus RECALL_PLUGIN_<NAME>_<KEY> env vars) with `model`."""
+    raw = dict(config.plugins.get(name, {}))
+    prefix = f"RECALL_PLUGIN_{name.upper().replace('-', '_')}_"
+    for key, val in os.environ.items():
+        if key.startswith(prefix):
+            raw[key[len(prefix):].lower()] = val
+    if model is None:
+        return raw
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        msgs = "; ".join(
+            (f"unknown key {'.'.join(map(str, e['loc']))!r}" if e["type"] == "extra_forbidden"
+             else f"{'.'.join(map(str, e['loc']))}: {e['msg']}") for e in exc.errors())
+        known = ", ".join(getattr(model, "model_fields", {}))
+        raise ConfigError(f"Invalid settings for plugin {name!r} ([plugins.{name}]): {msgs}. "
+                          f"Known keys: {known}.") from None

@@ -1,0 +1,113 @@
+"""Data shapes shared by core and every plugin.
+
+Plain pydantic models, no behaviour: storage plugins persist them, rankers and extractors
+produce or read them, the service turns them into tool results.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+MemoryType = Literal["preference", "fact", "decision", "procedure"]
+MEMORY_TYPES: tuple[str, ...] = ("preference", "fact", "decision", "procedure")
+JobStatus = Literal["queued", "running", "done", "failed"]
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class Memory(BaseModel):
+    """One stored memory row. Active while `valid_until` is None."""
+
+    id: str = Field(default_factory=new_id)
+    namespace: str
+    text: str
+    topic: str = ""
+    type: MemoryType = "fact"
+    entity: str | None = None
+    attribute: str | None = None
+    value: str | None = None
+    importance: float = 0.5
+    valid_from: datetime = Field(default_factory=utcnow)
+    valid_until: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    last_accessed_at: datetime | None = None
+    access_count: int = 0
+    session_id: str | None = None
+    agent_id: str | None = None
+    source_job_id: str | None = None
+    # Dense vector, when an embedder produced one; storage decides how to keep it.
+    embedding: list[float] | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.valid_until is None
+
+    def public(self) -> dict[str, Any]:
+        """The shape tools return: never namespace, never the vector, optional keys only when set."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "text": self.text,
+            "topic": self.topic,
+            "type": self.type,
+            "importance": round(self.importance, 4),
+            "created_at": self.created_at.isoformat(),
+        }
+        for key in ("entity", "attribute", "value", "session_id", "agent_id"):
+            val = getattr(self, key)
+            if val is not None:
+                out[key] = val
+        return out
+
+
+class Operation(BaseModel):
+    """A store request: the idempotency record and the durable queue entry at once."""
+
+    id: str = Field(default_factory=new_id)
+    namespace: str
+    idempotency_key: str
+    kind: str = "extract"
+    status: JobStatus = "queued"
+    attempts: int = 0
+    payload: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    lease_until: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None
+
+
+class ExtractedMemory(BaseModel):
+    """What an extractor returns for one piece of text (before ids and namespace exist)."""
+
+    text: str
+    type: MemoryType = "fact"
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    entity: str | None = None
+    attribute: str | None = None
+    value: str | None = None
+
+
+class ToolCallRecord(BaseModel):
+    tool: str
+    namespace: str | None
+    inputs_hash: str
+    status: Literal["ok", "error"]
+    code: str | None = None
+    duration_ms: float
+    at: datetime = Field(default_factory=utcnow)
+
+
+class ScoredId(BaseModel):
+    """One ranker hit: a memory id and the ranker's own score (higher is better)."""
+
+    id: str
+    score: float

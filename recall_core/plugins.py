@@ -1,0 +1,161 @@
+"""Plugin manager factory and the registries that `register_*` hooks fill.
+
+Built-in plugins go through exactly the path third-party ones do: the modules in
+DEFAULT_PLUGINS are registered with `pm.register` like an entry point's module, and from then
+on nothing in core can tell them apart.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pluggy
+
+from . import hookspecs
+from .errors import PluginError
+
+GROUP = "recall"
+
+# Modules of recall-core that are plugins like any other.
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "recall_core.builtin.bm25",
+    "recall_core.builtin.middleware",
+)
+
+
+def _split_env(name: str) -> set[str]:
+    raw = os.environ.get(name, "")
+    return {part.strip() for part in raw.split(",") if part.strip()}
+
+
+def get_plugin_manager(*, load_entrypoints: bool = True, defaults: bool = True) -> pluggy.PluginManager:
+    """A fresh plugin manager with core hookspecs, the defaults and installed plugins.
+
+    `RECALL_LOAD_PLUGINS=a,b` loads only those entry points; `RECALL_DISABLE_PLUGINS=a,b`
+    skips them. Tests build their own manager with `load_entrypoints=False`.
+    """
+    pm = pluggy.PluginManager(GROUP)
+    pm.add_hookspecs(hookspecs)
+    disabled = _split_env("RECALL_DISABLE_PLUGINS")
+    only = _split_env("RECALL_LOAD_PLUGINS")
+    if defaults:
+        for modname in DEFAULT_PLUGINS:
+            if modname in disabled:
+                continue
+            pm.register(importlib.import_module(modname), name=modname)
+    if load_entrypoints:
+        for ep in importlib.metadata.entry_points(group=GROUP):
+            if ep.name in disabled or (only and ep.name not in only):
+                continue
+            if pm.get_plugin(ep.name) is not None or ep.value in DEFAULT_PLUGINS:
+                continue
+            dist = ep.dist.name if ep.dist else ep.name
+            try:
+                plugin = ep.load()
+            except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
+                raise PluginError(
+                    f'Error loading plugin "{dist}" (entry point {ep.name} = {ep.value}): '
+                    f"{type(exc).__name__}: {exc}. Fix or uninstall it "
+                    f"(pip uninstall {dist}), or skip it with RECALL_DISABLE_PLUGINS={ep.name}."
+                ) from exc
+            if pm.is_registered(plugin):
+                continue
+            pm.register(plugin, name=ep.name)
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"Plugin {exc.plugin!r} implements an unknown hook: {exc}") from exc
+    return pm
+
+
+def plugin_label(pm: pluggy.PluginManager, plugin: object) -> str:
+    """`dist-name` for installed plugins, the registration name otherwise."""
+    name = pm.get_name(plugin) or repr(plugin)
+    for p, dist in pm.list_plugin_distinfo():
+        if p is plugin:
+            return dist.project_name
+    return name
+
+
+@dataclass
+class Entry:
+    name: str
+    factory: Callable[..., Any]
+    plugin: str
+    settings: type | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Registry:
+    """Collects one kind of registration; a duplicate name is a start-up error."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.entries: dict[str, Entry] = {}
+
+    def add(self, name: str, factory: Callable[..., Any], plugin: str,
+            settings: type | None = None, **extra: Any) -> None:
+        if not isinstance(name, str) or not name:
+            raise PluginError(f"Plugin {plugin!r} registered a {self.kind} with an empty name.")
+        if name in self.entries:
+            other = self.entries[name].plugin
+            raise PluginError(
+                f"{self.kind} {name!r} is registered twice: by {other!r} and by {plugin!r}. "
+                f"Uninstall one of them or disable it with RECALL_DISABLE_PLUGINS."
+            )
+        self.entries[name] = Entry(name, factory, plugin, settings, extra)
+
+    def get(self, name: str) -> Entry:
+        try:
+            return self.entries[name]
+        except KeyError:
+            choices = ", ".join(sorted(self.entries)) or "none installed"
+            raise PluginError(
+                f"Unknown {self.kind} {name!r}. Installed {self.kind}s: {choices}. "
+                f"Check the spelling in your config or install the plugin that provides it."
+            ) from None
+
+    def names(self) -> list[str]:
+        return sorted(self.entries)
+
+
+def collect(pm: pluggy.PluginManager, hook_name: str, kind: str) -> Registry:
+    """Call a registry hook plugin by plugin, so each registration knows its plugin."""
+    registry = Registry(kind)
+    hook = getattr(pm.hook, hook_name)
+    for impl in hook.get_hookimpls():
+        label = plugin_label(pm, impl.plugin)
+
+        def register(name: str, factory: Callable[..., Any], *, settings: type | None = None,
+                     _label: str = label, **extra: Any) -> None:
+            registry.add(name, factory, _label, settings, **extra)
+
+        try:
+            impl.function(register=register)
+        except PluginError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
+            raise PluginError(
+                f'Plugin "{label}" failed in {hook_name}: {type(exc).__name__}: {exc}'
+            ) from exc
+    return registry
+
+
+def describe_plugins(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
+    """Name, version and implemented hooks of every registered plugin (`recall plugins`)."""
+    dists = {id(p): d for p, d in pm.list_plugin_distinfo()}
+    out = []
+    for name, plugin in sorted(pm.list_name_plugin(), key=lambda kv: kv[0]):
+        dist = dists.get(id(plugin))
+        hooks = sorted(h.name for h in pm.get_hookcallers(plugin) or [])
+        if dist is not None:
+            label, version = dist.project_name, dist.version
+        else:
+            label = name
+            version = importlib.metadata.version("recall-core") if name.startswith("recall_core") else None
+        out.append({"name": label, "entry_point": name, "version": version, "hooks": hooks})
+    return out

@@ -1,0 +1,193 @@
+"""The contracts plugins implement. Core only ever talks to these protocols.
+
+Every storage method that touches tenant data takes `namespace` first and must filter by it:
+one namespace never sees or changes another's rows. `recall_core.testing.StorageContract`
+checks all of this against a real backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from .models import ExtractedMemory, Memory, Operation, ScoredId, ToolCallRecord
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """Persistence for memories, the job queue, tokens, audit rows and A2A tasks."""
+
+    #: Human-readable description for `recall status` (e.g. "sqlite /path/recall.db (WAL)").
+    description: str
+    #: True when `search_fulltext` is backed by a native index (FTS5, tsvector).
+    supports_fulltext: bool
+    #: True when `search_vectors` is implemented.
+    supports_vectors: bool
+
+    async def open(self) -> None:
+        """Connect and run pending migrations. Called once before any other method."""
+
+    async def close(self) -> None: ...
+
+    # -- tokens ---------------------------------------------------------------------------
+    async def create_token(self, namespace: str, token_hash: str) -> None: ...
+    async def namespace_for_token(self, token_hash: str) -> str | None:
+        """Namespace of an unrevoked token hash, else None."""
+
+    async def revoke_token(self, token_hash: str) -> bool: ...
+
+    # -- operations / durable queue -----------------------------------------------------
+    async def enqueue(self, op: Operation) -> tuple[Operation, bool]:
+        """Insert `op` unless (namespace, idempotency_key) exists. Returns (stored op, created).
+
+        Must be atomic under concurrent calls with the same key: exactly one caller gets
+        created=True, all get the same operation back.
+        """
+
+    async def get_operation(self, namespace: str, op_id: str) -> Operation | None: ...
+
+    async def claim_job(self, lease_seconds: float) -> Operation | None:
+        """Atomically take the oldest queued job (or a running one whose lease expired),
+        mark it running, increment attempts, set lease_until. None when nothing is ready."""
+
+    async def complete_job(
+        self,
+        op_id: str,
+        attempts: int,
+        memories: Sequence[Memory],
+        supersede: Sequence[tuple[str, datetime]] = (),
+        refresh: Sequence[str] = (),
+    ) -> bool:
+        """In ONE transaction: insert `memories`, set valid_until on the (id, at) pairs in
+        `supersede`, bump valid_from/importance refresh of ids in `refresh`, mark the job done.
+
+        Only applies if the job is still running with the same `attempts` count (the claim
+        that computed the result); otherwise writes nothing and returns False. This is what
+        makes a re-run after a crash never write twice.
+        """
+
+    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool) -> None:
+        """Record `error`; back to queued when `retry`, else failed for good."""
+
+    async def requeue_running(self) -> int:
+        """At start-up: every running job goes back to queued. Returns how many."""
+
+    async def count_jobs(self, namespace: str | None, status: str) -> int: ...
+
+    # -- memories -------------------------------------------------------------------------
+    async def insert_memories(self, memories: Sequence[Memory]) -> None:
+        """Insert rows as given (bulk import). All or nothing."""
+
+    async def get_memories(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
+        """Active memories with these ids in this namespace, in no particular order."""
+
+    async def list_memories(self, namespace: str, limit: int, offset: int) -> tuple[list[Memory], int]:
+        """Active memories newest first, and the total count of active memories."""
+
+    async def iter_memories(self, namespace: str, active_only: bool = True) -> AsyncIterator[Memory]:
+        """Every memory of the namespace, oldest first (export, fallback indexes)."""
+
+    async def find_active_by_triple(self, namespace: str, entity: str, attribute: str) -> list[Memory]: ...
+
+    async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
+        """Active and superseded rows of one (entity, attribute), oldest first."""
+
+    async def delete_memory(self, namespace: str, memory_id: str) -> bool:
+        """Hard-delete one active memory. False when no such active memory in the namespace."""
+
+    async def supersede_memories(self, namespace: str, ids: Sequence[str], at: datetime,
+                                 new: Sequence[Memory]) -> None:
+        """One transaction: set valid_until=at on `ids`, insert `new` (consolidation)."""
+
+    async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        """access_count += 1 and last_accessed_at = at for each id."""
+
+    async def stats(self, namespace: str) -> dict[str, int]:
+        """Active memory count per type."""
+
+    async def namespace_version(self, namespace: str) -> int:
+        """A number that changes whenever the namespace's active memories change
+        (cache invalidation for in-process indexes)."""
+
+    async def delete_namespace(self, namespace: str) -> tuple[int, int]:
+        """Erase every row of the namespace and revoke its tokens. (memories, tokens)."""
+
+    async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
+        """(namespace, id, importance) triples, for the decay job."""
+
+    # -- retrieval ------------------------------------------------------------------------
+    async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
+        """Active memories matching any of `terms` (already normalised by the caller),
+        best first, scored by the native index. Only called when supports_fulltext."""
+
+    async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
+        """Active memories nearest to `vector` by cosine similarity, best first."""
+
+    async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]]) -> None: ...
+
+    async def get_embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
+
+    async def ids_missing_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
+        """(namespace, id, text) of active memories without a vector (backfill)."""
+
+    # -- audit and A2A --------------------------------------------------------------------
+    async def record_tool_call(self, record: ToolCallRecord) -> None: ...
+
+    async def save_task(self, namespace: str, task_id: str, data: dict[str, Any]) -> None: ...
+
+    async def get_task(self, namespace: str, task_id: str) -> dict[str, Any] | None: ...
+
+    async def list_tasks(self, namespace: str) -> list[dict[str, Any]]: ...
+
+    async def delete_task(self, namespace: str, task_id: str) -> None: ...
+
+
+class NotReady(Exception):
+    """Raised by a ranker that cannot answer yet (e.g. its model is still loading).
+
+    The search pipeline answers from the other rankers and reports the message in
+    `data.degraded`."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    @property
+    def ready(self) -> bool: ...
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Unit-normalised vectors. Raises NotReady while the model is loading."""
+
+
+@runtime_checkable
+class Ranker(Protocol):
+    """Gives ranked candidate ids for a query. Fusion (RRF) happens in core."""
+
+    name: str
+    # A ranker may also carry `embedder: Embedder`: core then uses it to embed memories at
+    # write time, for MMR similarity and for consolidation clustering.
+
+    async def rank(self, storage: Storage, namespace: str, query: str, limit: int) -> list[ScoredId]:
+        """Best first. Raise NotReady to be skipped with a degraded note."""
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    name: str
+
+    async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:
+        """Typed memories in `text`; [] for chit-chat. Raise `ExtractionError` on failure."""
+
+    async def merge(self, memories: Sequence[Memory], topic: str = "") -> ExtractedMemory:
+        """One canonical memory that says what the cluster says (consolidation)."""
+
+
+class ExtractionError(Exception):
+    """An extractor failure. `retryable=False` fails the job at once (e.g. bad API key)."""
+
+    def __init__(self, message: str, retryable: bool = True):
+        super().__init__(message)
+        self.retryable = retryable
