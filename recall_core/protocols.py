@@ -57,10 +57,12 @@ class Storage(Protocol):
         attempts: int,
         memories: Sequence[Memory],
         supersede: Sequence[tuple[str, datetime]] = (),
-        refresh: Sequence[str] = (),
+        refresh: Sequence[tuple[str, float]] = (),
     ) -> bool:
         """In ONE transaction: insert `memories`, set valid_until on the (id, at) pairs in
-        `supersede`, bump valid_from/importance refresh of ids in `refresh`, mark the job done.
+        `supersede`, and for each (id, importance) in `refresh` (a fact re-stated with the same
+        value) set importance = max(importance, given) and last_accessed_at = now; then mark
+        the job done (status done, finished_at, error NULL).
 
         Only applies if the job is still running with the same `attempts` count (the claim
         that computed the result); otherwise writes nothing and returns False. This is what
