@@ -1,0 +1,84 @@
+"""Bearer tokens -> namespaces.
+
+Raw tokens are shown once at creation and never stored: storage keeps their SHA-256. The
+FastMCP verifier looks every request's token up in storage, so a revoked token (or an erased
+namespace) gets HTTP 401 on its very next request. Over stdio there is no HTTP request; the
+namespace comes from RECALL_TOKEN, resolved once at start.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import secrets
+
+from fastmcp.server.auth import AccessToken, TokenVerifier
+from fastmcp.server.dependencies import get_access_token
+
+from .errors import RecallError
+from .protocols import Storage
+
+TOKEN_PREFIX = "rcl_"
+
+# Set for the stdio transport (one caller per process).
+_stdio_namespace: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "recall_stdio_namespace", default=None)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+async def create_token(storage: Storage, namespace: str) -> str:
+    namespace = namespace.strip()
+    if not namespace:
+        raise ValueError("namespace must not be empty")
+    token = new_token()
+    await storage.create_token(namespace, hash_token(token))
+    return token
+
+
+class StorageTokenVerifier(TokenVerifier):
+    """FastMCP verifier backed by the api_tokens table."""
+
+    def __init__(self, storage: Storage):
+        super().__init__()
+        self.storage = storage
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if not token:
+            return None
+        namespace = await self.storage.namespace_for_token(hash_token(token))
+        if namespace is None:
+            return None
+        return AccessToken(token=token, client_id=namespace, scopes=[],
+                           claims={"namespace": namespace})
+
+
+def set_stdio_namespace(namespace: str) -> None:
+    _stdio_namespace.set(namespace)
+
+
+def current_namespace() -> str:
+    """The verified caller's namespace. Tools never take it as an argument."""
+    tok = get_access_token()
+    if tok is not None:
+        ns = tok.claims.get("namespace") if isinstance(tok, AccessToken) else None
+        return ns or tok.client_id
+    ns = _stdio_namespace.get()
+    if ns:
+        return ns
+    raise RecallError("No verified caller: send 'Authorization: Bearer <token>' (HTTP) or set "
+                      "RECALL_TOKEN (stdio). Create a token with `recall create-token NAMESPACE`.",
+                      code="UNAUTHORIZED")
+
+
+def current_namespace_or_none() -> str | None:
+    try:
+        return current_namespace()
+    except RecallError:
+        return None

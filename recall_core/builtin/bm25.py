@@ -1,0 +1,106 @@
+"""Built-in BM25 ranker, registered like any third-party ranker.
+
+Uses the storage's native full-text index when it has one (FTS5, tsvector). A storage
+without one still gets BM25: an in-process rank-bm25 index per namespace, cached and rebuilt
+only when the namespace's version changes (i.e. on write).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..hookspecs import hookimpl
+from ..models import ScoredId
+from ..protocols import Storage
+from ..textproc import index_tokens, query_terms
+
+
+class BM25Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    # How many namespaces keep an in-process fallback index (only without native FTS).
+    fallback_cache_size: int = Field(8, ge=1)
+
+
+class _FallbackIndex:
+    def __init__(self, version: int, ids: list[str], corpus: list[list[str]]):
+        from rank_bm25 import BM25Plus
+
+        self.version = version
+        self.ids = ids
+        self.bm25 = BM25Plus(corpus) if corpus else None
+        # term -> documents containing it: BM25Plus gives every document a floor score, and
+        # only documents that contain a query term are candidates.
+        self.postings: dict[str, list[int]] = {}
+        for i, doc in enumerate(corpus):
+            for tok in set(doc):
+                self.postings.setdefault(tok, []).append(i)
+
+    def top(self, terms: list[str], limit: int) -> list[ScoredId]:
+        if self.bm25 is None or not terms:
+            return []
+        import numpy as np
+
+        hits = sorted({i for t in terms for i in self.postings.get(t, ())})
+        if not hits:
+            return []
+        idx = np.asarray(hits)
+        scores = np.asarray(self.bm25.get_batch_scores(terms, hits))
+        scores_full = np.zeros(len(self.ids))
+        scores_full[idx] = scores
+        scores = scores_full
+        order = idx[np.argsort(-scores[idx], kind="stable")][:limit]
+        return [ScoredId(id=self.ids[i], score=float(scores[i])) for i in order]
+
+
+class BM25Ranker:
+    name = "bm25"
+
+    def __init__(self, settings: BM25Settings | None = None):
+        self.settings = settings or BM25Settings()
+        self._cache: OrderedDict[tuple[int, str], _FallbackIndex] = OrderedDict()
+        self._lock = asyncio.Lock()
+
+    async def rank(self, storage: Storage, namespace: str, query: str, limit: int) -> list[ScoredId]:
+        terms = query_terms(query)
+        if not terms:
+            return []
+        if storage.supports_fulltext:
+            return await storage.search_fulltext(namespace, terms, limit)
+        index = await self._fallback_index(storage, namespace)
+        stemmed = list(dict.fromkeys(index_tokens(" ".join(terms)))) or terms
+        return await asyncio.to_thread(index.top, stemmed, limit)
+
+    async def _fallback_index(self, storage: Storage, namespace: str) -> _FallbackIndex:
+        key = (id(storage), namespace)
+        version = await storage.namespace_version(namespace)
+        cached = self._cache.get(key)
+        if cached is not None and cached.version == version:
+            self._cache.move_to_end(key)
+            return cached
+        async with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None and cached.version == version:
+                return cached
+            ids: list[str] = []
+            corpus: list[list[str]] = []
+            async for m in storage.iter_memories(namespace):
+                ids.append(m.id)
+                corpus.append(index_tokens(m.text))
+            index = await asyncio.to_thread(_FallbackIndex, version, ids, corpus)
+            self._cache[key] = index
+            while len(self._cache) > self.settings.fallback_cache_size:
+                self._cache.popitem(last=False)
+            return index
+
+
+def make_bm25(settings: Any = None) -> BM25Ranker:
+    return BM25Ranker(settings)
+
+
+@hookimpl
+def register_rankers(register):
+    register("bm25", make_bm25, settings=BM25Settings, default_weight=1.0)

@@ -1,0 +1,256 @@
+"""`recall` command line: serve, tokens, status, plugins, history (+ plugin commands)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+from .config import RecallConfig, load_config
+from .errors import ConfigError
+
+log = logging.getLogger("recall")
+
+
+def _setup_logging(level: str, stream=sys.stderr) -> None:
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=stream,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _config(args: argparse.Namespace, **extra: Any) -> RecallConfig:
+    return load_config(getattr(args, "config", None), db=getattr(args, "db", None), **extra)
+
+
+async def _open_storage(config: RecallConfig):
+    from .app import Registries, build_storage
+    from .plugins import get_plugin_manager
+
+    storage = build_storage(config, Registries.from_pm(get_plugin_manager()))
+    await storage.open()
+    return storage
+
+
+# -- serve ----------------------------------------------------------------------------------
+async def _serve_http(runtime, host: str, port: int) -> None:
+    import uvicorn
+    from starlette.responses import JSONResponse
+
+    from .app import build_mcp
+
+    mcp = await build_mcp(runtime)
+
+    @mcp.custom_route("/health", methods=["GET"])
+    async def health(request):  # never behind auth: carries no tenant data
+        return JSONResponse({"status": "ok", "storage": runtime.storage.description,
+                             "degraded": [] if runtime.embedder is None or runtime.embedder.ready
+                             else ["dense: warming up"]})
+
+    app = mcp.http_app(path="/mcp")
+    for mount in runtime.extras.get("asgi_mounts", []):
+        mount(app, runtime)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                           lifespan="on"))
+    log.info("serving MCP on http://%s:%d/mcp", host, port)
+    await server.serve()
+
+
+async def _serve_stdio(runtime) -> None:
+    from .app import build_mcp
+    from .auth import hash_token, set_stdio_namespace
+
+    token = os.environ.get("RECALL_TOKEN", "")
+    namespace = await runtime.storage.namespace_for_token(hash_token(token)) if token else None
+    if namespace is None:
+        raise ConfigError("stdio transport needs a valid token in RECALL_TOKEN (unset, unknown "
+                          "or revoked). Create one with `recall create-token NAMESPACE`.")
+    set_stdio_namespace(namespace)
+    mcp = await build_mcp(runtime, auth=False)
+    await mcp.run_stdio_async(show_banner=False)
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    from .app import build_runtime
+
+    config = _config(args, host=args.host, port=args.port, transport=args.transport)
+    _setup_logging(config.log_level)
+    runtime = await build_runtime(config)
+    try:
+        if config.transport == "stdio":
+            await _serve_stdio(runtime)
+        else:
+            await _serve_http(runtime, config.host, config.port)
+    finally:
+        await runtime.close()
+    return 0
+
+
+# -- tokens ---------------------------------------------------------------------------------
+async def _create_token(args: argparse.Namespace) -> int:
+    from .auth import create_token
+
+    if not args.namespace.strip():
+        raise ConfigError("NAMESPACE must not be empty.")
+    storage = await _open_storage(_config(args))
+    try:
+        token = await create_token(storage, args.namespace)
+    finally:
+        await storage.close()
+    if args.json:
+        print(json.dumps({"namespace": args.namespace.strip(), "token": token}))
+    else:
+        print(f"Token for namespace {args.namespace.strip()!r} (shown once, store it safely):")
+        print(token)
+    return 0
+
+
+async def _revoke_token(args: argparse.Namespace) -> int:
+    from .auth import hash_token
+
+    storage = await _open_storage(_config(args))
+    try:
+        revoked = await storage.revoke_token(hash_token(args.token))
+    finally:
+        await storage.close()
+    if not revoked:
+        print("No active token matches; nothing was revoked.", file=sys.stderr)
+        return 1
+    print("Token revoked.")
+    return 0
+
+
+# -- status / plugins / history ---------------------------------------------------------
+async def _status(args: argparse.Namespace) -> int:
+    from .app import Registries, choose_extractor_name
+    from .plugins import get_plugin_manager
+
+    config = _config(args)
+    registries = Registries.from_pm(get_plugin_manager())
+    storage = await _open_storage(config)
+    try:
+        jobs = {s: await storage.count_jobs(None, s) for s in ("queued", "running", "done", "failed")}
+        extra = storage.status() if hasattr(storage, "status") else {}
+        failures = await storage.recent_failures(5) if hasattr(storage, "recent_failures") else []
+    finally:
+        await storage.close()
+    info = {"storage": storage.description, "db": config.db_url, "jobs": jobs,
+            "extractor": choose_extractor_name(config, registries),
+            "rankers": config.rankers or {n: e.extra.get("default_weight", 1.0)
+                                          for n, e in registries.rankers.entries.items()},
+            "storage_status": extra, "recent_failures": failures}
+    if args.json:
+        print(json.dumps(info, default=str))
+    else:
+        print(f"storage:   {info['storage']}")
+        print(f"extractor: {info['extractor']}")
+        print(f"rankers:   {', '.join(f'{k}={v}' for k, v in info['rankers'].items())}")
+        print("jobs:      " + ", ".join(f"{k} {v}" for k, v in jobs.items()))
+        for key, val in extra.items():
+            print(f"{key}: {val}")
+        for f in failures:
+            print(f"failed job {f.get('id')}: {f.get('error')}")
+    return 0
+
+
+def _plugins(args: argparse.Namespace) -> int:
+    from .plugins import describe_plugins, get_plugin_manager
+
+    rows = describe_plugins(get_plugin_manager())
+    if args.json:
+        print(json.dumps(rows))
+    else:
+        for r in rows:
+            print(f"{r['name']} {r['version'] or ''}  [{r['entry_point']}]  hooks: {', '.join(r['hooks'])}")
+    return 0
+
+
+async def _history(args: argparse.Namespace) -> int:
+    storage = await _open_storage(_config(args))
+    try:
+        rows = await storage.history(args.namespace, args.entity.strip().lower(),
+                                     args.attribute.strip().lower())
+    finally:
+        await storage.close()
+    out = [{"id": m.id, "value": m.value, "text": m.text,
+            "valid_from": m.valid_from.isoformat(),
+            "valid_until": m.valid_until.isoformat() if m.valid_until else None,
+            "active": m.valid_until is None} for m in rows]
+    if args.json:
+        print(json.dumps(out))
+    elif not out:
+        print(f"No history for {args.entity}/{args.attribute} in {args.namespace!r}.")
+    else:
+        for r in out:
+            until = r["valid_until"] or "now (active)"
+            print(f"{r['valid_from']} -> {until}: {r['value']!r}  ({r['text']})")
+    return 0
+
+
+def _db_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", help="database path or URL (default: ./recall.db; env RECALL_DB_URL)")
+    p.add_argument("--config", help="recall.toml to read")
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, Any]:
+    parser = argparse.ArgumentParser(prog="recall", description="Recall: long-term memory for AI agents")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("serve", help="run the MCP server (HTTP at /mcp, or stdio)")
+    _db_args(p)
+    p.add_argument("--host")
+    p.add_argument("--port", type=int)
+    p.add_argument("--transport", choices=["http", "stdio"])
+    p.set_defaults(afunc=_serve)
+
+    p = sub.add_parser("create-token", help="create a bearer token for a namespace")
+    p.add_argument("namespace")
+    _db_args(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(afunc=_create_token)
+
+    p = sub.add_parser("revoke-token", help="revoke a bearer token")
+    p.add_argument("token")
+    _db_args(p)
+    p.set_defaults(afunc=_revoke_token)
+
+    p = sub.add_parser("status", help="storage, queue and plugin status")
+    _db_args(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(afunc=_status)
+
+    p = sub.add_parser("plugins", help="list installed plugins and their hooks")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_plugins)
+
+    p = sub.add_parser("history", help="timeline of one entity/attribute, superseded rows included")
+    p.add_argument("namespace")
+    p.add_argument("--entity", required=True)
+    p.add_argument("--attribute", required=True)
+    _db_args(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(afunc=_history)
+    return parser, sub
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .plugins import get_plugin_manager
+
+    parser, sub = build_parser()
+    try:
+        get_plugin_manager().hook.register_commands(cli=sub)
+        args = parser.parse_args(argv)
+        if getattr(args, "afunc", None) is not None:
+            return asyncio.run(args.afunc(args))
+        return int(args.func(args) or 0)
+    except ConfigError as exc:
+        print(f"recall: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

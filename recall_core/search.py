@@ -1,0 +1,172 @@
+"""The search pipeline: rankers -> weighted RRF -> 4-component score -> threshold -> MMR ->
+limit -> token budget.
+
+Pure functions where possible (rrf, score weights, mmr, budget) so each step is tested on its
+own; `run_search` wires them to storage and rankers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from .models import Memory, ScoredId, utcnow
+from .protocols import Embedder, NotReady, Ranker, Storage
+from .textproc import estimate_tokens, jaccard, token_set
+
+log = logging.getLogger("recall.search")
+
+
+@dataclass
+class RankerSlot:
+    ranker: Ranker
+    weight: float
+
+
+@dataclass
+class SearchOutcome:
+    results: list[tuple[Memory, float]]
+    degraded: list[str] = field(default_factory=list)
+    truncated: bool = False
+    tokens: int = 0
+
+
+def rrf(ranked: Sequence[tuple[float, Sequence[ScoredId]]], k: int) -> dict[str, float]:
+    """Weighted reciprocal rank fusion, normalised so 1.0 means 'first in every ranker'."""
+    fused: dict[str, float] = {}
+    total_weight = sum(w for w, _ in ranked)
+    if total_weight <= 0:
+        return fused
+    for weight, hits in ranked:
+        for rank, hit in enumerate(hits, start=1):
+            fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + rank)
+    best = total_weight / (k + 1)
+    return {mid: s / best for mid, s in fused.items()}
+
+
+def score_weights(recency_weight: float) -> tuple[float, float, float, float]:
+    """(rrf, recency, importance, strength), linear in r: r=0 -> (.7, 0, .2, .1),
+    r=1 -> (.4, .4, .1, .1). They always sum to 1."""
+    r = recency_weight
+    return (0.7 - 0.3 * r, 0.4 * r, 0.2 - 0.1 * r, 0.1)
+
+
+def recency(memory: Memory, now: datetime) -> float:
+    age_days = max(0.0, (now - memory.created_at).total_seconds() / 86400.0)
+    return math.exp(-age_days / (1 + memory.access_count))
+
+
+def strength(access_count: int, max_access: int) -> float:
+    if max_access <= 0:
+        return 0.0
+    return math.log1p(access_count) / math.log1p(max_access)
+
+
+def combine(memories: Sequence[Memory], relevance: dict[str, float], recency_weight: float,
+            now: datetime) -> list[tuple[Memory, float]]:
+    w_rrf, w_rec, w_imp, w_str = score_weights(recency_weight)
+    max_access = max((m.access_count for m in memories), default=0)
+    scored = []
+    for m in memories:
+        s = (w_rrf * relevance.get(m.id, 0.0) + w_rec * recency(m, now)
+             + w_imp * m.importance + w_str * strength(m.access_count, max_access))
+        scored.append((m, s))
+    # Ties broken by relevance, then id, so identical inputs give identical orders.
+    scored.sort(key=lambda p: (-p[1], -relevance.get(p[0].id, 0.0), p[0].id))
+    return scored
+
+
+def mmr(scored: Sequence[tuple[Memory, float]], lam: float, limit: int,
+        vectors: dict[str, list[float]] | None = None) -> list[tuple[Memory, float]]:
+    """Maximal marginal relevance. lam=1 keeps the score order exactly."""
+    if lam >= 1.0 or len(scored) <= 1:
+        return list(scored[:limit])
+    if vectors and all(m.id in vectors for m, _ in scored):
+        mat = np.asarray([vectors[m.id] for m, _ in scored], dtype=np.float32)
+        norms = np.linalg.norm(mat, axis=1, keepdims=True)
+        mat = mat / np.where(norms == 0, 1, norms)
+        sim = mat @ mat.T
+    else:
+        sets = [token_set(m.text) for m, _ in scored]
+        n = len(sets)
+        sim = np.zeros((n, n), dtype=np.float32)
+        for i in range(n):
+            for j in range(i + 1, n):
+                sim[i, j] = sim[j, i] = jaccard(sets[i], sets[j])
+    scores = np.asarray([s for _, s in scored], dtype=np.float32)
+    chosen: list[int] = []
+    remaining = list(range(len(scored)))
+    max_sim = np.zeros(len(scored), dtype=np.float32)
+    while remaining and len(chosen) < limit:
+        cand = np.asarray(remaining)
+        mmr_scores = lam * scores[cand] - (1 - lam) * max_sim[cand]
+        pick = int(cand[int(np.argmax(mmr_scores))])
+        chosen.append(pick)
+        remaining.remove(pick)
+        max_sim = np.maximum(max_sim, sim[pick])
+    return [scored[i] for i in chosen]
+
+
+def budget(results: Sequence[tuple[Memory, float]], max_tokens: int | None
+           ) -> tuple[list[tuple[Memory, float]], bool, int]:
+    """Keep results in order while their texts fit in max_tokens. A result that does not fit
+    ends the list (skipping it for a smaller one would break the ranking)."""
+    used = 0
+    out = []
+    for m, s in results:
+        cost = estimate_tokens(m.text)
+        if max_tokens is not None and used + cost > max_tokens:
+            return out, True, used
+        used += cost
+        out.append((m, s))
+    return out, False, used
+
+
+async def _run_ranker(slot: RankerSlot, storage: Storage, namespace: str, query: str,
+                      limit: int) -> list[ScoredId] | str:
+    try:
+        return await slot.ranker.rank(storage, namespace, query, limit)
+    except NotReady as exc:
+        return str(exc) or f"{slot.ranker.name}: not ready"
+    except Exception as exc:  # noqa: BLE001 - one broken ranker degrades, it doesn't fail search
+        log.exception("ranker %s failed", slot.ranker.name)
+        return f"{slot.ranker.name}: failed ({type(exc).__name__}: {exc})"
+
+
+async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace: str, query: str,
+                     *, limit: int, recency_weight: float, mmr_lambda: float,
+                     score_threshold: float, max_tokens: int | None, rrf_k: int,
+                     candidates: int, embedder: Embedder | None) -> SearchOutcome:
+    outcomes = await asyncio.gather(*(_run_ranker(s, storage, namespace, query, candidates)
+                                      for s in rankers))
+    degraded: list[str] = []
+    ranked: list[tuple[float, list[ScoredId]]] = []
+    for slot, out in zip(rankers, outcomes):
+        if isinstance(out, str):
+            degraded.append(out)
+        else:
+            ranked.append((slot.weight, out))
+    if not ranked:
+        raise RuntimeError("no ranker could answer: " + "; ".join(degraded))
+    relevance = rrf(ranked, rrf_k)
+    if not relevance:
+        return SearchOutcome([], degraded)
+    memories = await storage.get_memories(namespace, list(relevance))
+    scored = combine(memories, relevance, recency_weight, utcnow())
+    scored = [p for p in scored if p[1] >= score_threshold]
+    vectors = None
+    if mmr_lambda < 1.0 and len(scored) > 1:
+        # Diversify among the best 3*limit only: deeper candidates would not be picked anyway
+        # and the pairwise similarity is quadratic.
+        scored = scored[: limit * 3]
+        if embedder is not None and storage.supports_vectors:
+            vectors = await storage.get_embeddings(namespace, [m.id for m, _ in scored])
+    selected = mmr(scored, mmr_lambda, limit, vectors)
+    final, truncated, used = budget(selected, max_tokens)
+    return SearchOutcome(final, degraded, truncated, used)

@@ -1,0 +1,162 @@
+"""MemoryService: the one place where tool semantics live.
+
+MCP tools, A2A handlers and the CLI are thin adapters over these methods. Every method takes
+the caller's namespace from the adapter (which got it from the verified token) and validates
+its input before touching storage; errors are `RecallError`s with a stable code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from . import validation as v
+from .config import RecallConfig
+from .errors import ConfirmRequired, EmbeddingsRequired, InvalidParam, MemoryNotFound
+from .models import MEMORY_TYPES, Memory, Operation, utcnow
+from .protocols import Embedder, Extractor, Storage
+from .search import RankerSlot, run_search
+
+log = logging.getLogger("recall.service")
+
+CONFIRM_PHRASE = "DELETE MY DATA"
+
+
+class MemoryService:
+    def __init__(self, storage: Storage, extractor: Extractor, rankers: Sequence[RankerSlot],
+                 config: RecallConfig, embedder: Embedder | None = None):
+        self.storage = storage
+        self.extractor = extractor
+        self.rankers = list(rankers)
+        self.config = config
+        self.embedder = embedder
+        # Set on every enqueue so an idle worker starts at once instead of at its next poll.
+        self.job_signal = asyncio.Event()
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # -- store ----------------------------------------------------------------------------
+    async def store(self, namespace: str, text: Any, topic: Any = "", idempotency_key: Any = None,
+                    session_id: Any = None, agent_id: Any = None) -> dict[str, Any]:
+        text = v.text(text, "text", self.config.limits.max_text_bytes)
+        topic = v.topic(topic)
+        key = v.optional_str(idempotency_key, "idempotency_key") or str(uuid.uuid4())
+        session_id = v.optional_str(session_id, "session_id")
+        agent_id = v.optional_str(agent_id, "agent_id")
+        payload = {"text": text, "topic": topic, "session_id": session_id, "agent_id": agent_id}
+        op, created = await self.storage.enqueue(
+            Operation(namespace=namespace, idempotency_key=key, kind="extract", payload=payload))
+        if created:
+            self.job_signal.set()
+            return {"queued": True, "job_id": op.id, "idempotency_key": key}
+        if op.payload.get("text") != text or op.payload.get("topic", "") != topic:
+            raise InvalidParam(
+                f"idempotency_key {key!r} was already used for a different text or topic "
+                f"(job {op.id}). Use a new key for new content, or resend the original text to "
+                f"retry safely.")
+        return {"queued": False, "cached": True, "job_id": op.id, "status": op.status,
+                "idempotency_key": key}
+
+    # -- search / inspect -----------------------------------------------------------------
+    async def search(self, namespace: str, query: Any, limit: Any = 20, recency_weight: Any = 0.3,
+                     mmr_lambda: Any = 0.5, score_threshold: Any = 0.0,
+                     max_tokens: Any = None) -> dict[str, Any]:
+        query = v.query(query)
+        limit = v.limit(limit, self.config.limits.page_cap)
+        recency_weight = v.unit(recency_weight, "recency_weight")
+        mmr_lambda = v.unit(mmr_lambda, "mmr_lambda")
+        score_threshold = v.score_threshold(score_threshold)
+        max_tokens = v.max_tokens(max_tokens)
+        outcome = await run_search(
+            self.storage, self.rankers, namespace, query, limit=limit,
+            recency_weight=recency_weight, mmr_lambda=mmr_lambda,
+            score_threshold=score_threshold, max_tokens=max_tokens,
+            rrf_k=self.config.search.rrf_k,
+            candidates=max(self.config.search.candidates, limit),
+            embedder=self.embedder)
+        ids = [m.id for m, _ in outcome.results]
+        if ids:
+            self._spawn(self.storage.record_access(namespace, ids, utcnow()))
+        results = [{**m.public(), "score": round(s, 6)} for m, s in outcome.results]
+        data: dict[str, Any] = {"results": results, "total": len(results),
+                                "degraded": outcome.degraded}
+        if max_tokens is not None:
+            data["tokens"] = outcome.tokens
+            data["truncated"] = outcome.truncated
+        return data
+
+    async def inspect(self, namespace: str, limit: Any = 20, offset: Any = 0) -> dict[str, Any]:
+        limit = v.limit(limit, self.config.limits.page_cap)
+        offset = v.offset(offset)
+        rows, total = await self.storage.list_memories(namespace, limit, offset)
+        next_offset = offset + len(rows)
+        has_more = next_offset < total
+        return {"memories": [m.public() for m in rows], "total": total, "has_more": has_more,
+                "next_offset": next_offset if has_more else None}
+
+    async def delete(self, namespace: str, memory_id: Any) -> dict[str, Any]:
+        if not isinstance(memory_id, str) or not memory_id.strip():
+            raise InvalidParam("memory_id is empty. Pass the id of a memory as returned by "
+                               "search_memories or inspect_memories.")
+        if not await self.storage.delete_memory(namespace, memory_id.strip()):
+            raise MemoryNotFound(
+                f"No active memory with id {memory_id!r} in your namespace. It may have been "
+                f"deleted or superseded; call inspect_memories to list current memory ids.")
+        return {"deleted": memory_id.strip()}
+
+    async def stats(self, namespace: str) -> dict[str, Any]:
+        by_type = await self.storage.stats(namespace)
+        counts = {t: int(by_type.get(t, 0)) for t in MEMORY_TYPES}
+        queued = await self.storage.count_jobs(namespace, "queued")
+        running = await self.storage.count_jobs(namespace, "running")
+        failed = await self.storage.count_jobs(namespace, "failed")
+        return {"by_type": counts, "total": sum(counts.values()),
+                "pending_extractions": queued + running, "failed_extractions": failed}
+
+    async def delete_namespace(self, namespace: str, confirm: Any) -> dict[str, Any]:
+        if confirm != CONFIRM_PHRASE:
+            raise ConfirmRequired(
+                f"Erasing a namespace cannot be undone. To confirm, call again with "
+                f"confirm={CONFIRM_PHRASE!r} exactly.")
+        memories, tokens = await self.storage.delete_namespace(namespace)
+        return {"memories_deleted": memories, "tokens_revoked": tokens}
+
+    async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
+        return await self.storage.history(namespace, entity.strip().lower(), attribute.strip().lower())
+
+    # -- consolidation --------------------------------------------------------------------
+    async def consolidate(self, namespace: str, topic: Any, similarity_threshold: Any = 0.85,
+                          dry_run: Any = False) -> dict[str, Any]:
+        from .consolidate import consolidate
+
+        topic = v.topic(topic)
+        if not topic:
+            raise InvalidParam("topic is empty. Pass the topic whose memories should be consolidated.")
+        threshold = v.unit(similarity_threshold, "similarity_threshold")
+        if not isinstance(dry_run, bool):
+            raise InvalidParam(f"dry_run must be true or false, got {dry_run!r}.")
+        if self.embedder is None:
+            raise EmbeddingsRequired(
+                "consolidate_memories clusters memories by embedding similarity, and no "
+                "embedding model is installed. Install the embeddings plugin "
+                "(pip install recall-embeddings) and enable the 'dense' ranker, then retry.")
+        return await consolidate(self, namespace, topic, threshold, dry_run)
+
+    # -- internals ------------------------------------------------------------------------
+    def _spawn(self, coro: Any) -> None:
+        """Fire-and-forget bookkeeping (access counts) kept off the caller's latency."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        task.add_done_callback(_log_failure)
+
+    async def drain(self) -> None:
+        if self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("background task failed: %r", task.exception())

@@ -1,0 +1,94 @@
+"""Input checks for tool parameters. Each failure names the parameter, what was expected and
+what to do; nothing is written before these pass."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .errors import InvalidParam, TextTooLarge
+
+MAX_TOPIC_CHARS = 200
+MAX_ID_CHARS = 200
+
+
+def text(value: Any, name: str, max_bytes: int) -> str:
+    if not isinstance(value, str):
+        raise InvalidParam(f"{name} must be a string, got {type(value).__name__}. Send the text to remember as a string.")
+    if not value.strip():
+        raise InvalidParam(f"{name} is empty. Expected non-blank text; send what should be remembered.")
+    size = len(value.encode("utf-8"))
+    if size > max_bytes:
+        raise TextTooLarge(
+            f"{name} is {size} bytes; the limit is {max_bytes} bytes. Split it into smaller "
+            f"store_memory calls (for example one per message or paragraph)."
+        )
+    return value
+
+
+def query(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidParam(
+            "query is empty. Expected a non-blank search string; to list memories without a "
+            "query, call inspect_memories instead."
+        )
+    return value
+
+
+def optional_str(value: Any, name: str, max_chars: int = MAX_ID_CHARS) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidParam(f"{name} must be a string or omitted, got {type(value).__name__}.")
+    value = value.strip()
+    if not value:
+        raise InvalidParam(f"{name} is blank. Omit it or pass a non-blank string.")
+    if len(value) > max_chars:
+        raise InvalidParam(f"{name} is {len(value)} characters; at most {max_chars} are allowed. Use a shorter value.")
+    return value
+
+
+def topic(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidParam(f"topic must be a string, got {type(value).__name__}.")
+    value = value.strip()
+    if len(value) > MAX_TOPIC_CHARS:
+        raise InvalidParam(f"topic is {len(value)} characters; at most {MAX_TOPIC_CHARS} are allowed. Use a short label such as 'editor' or 'project-x'.")
+    return value
+
+
+def limit(value: Any, cap: int, name: str = "limit") -> int:
+    """Above the cap is lowered to the cap (documented); below 1 is an error."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidParam(f"{name} must be an integer between 1 and {cap}, got {value!r}.")
+    if value < 1:
+        raise InvalidParam(f"{name} must be at least 1, got {value}. Pass a value between 1 and {cap}.")
+    return min(value, cap)
+
+
+def offset(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidParam(f"offset must be a non-negative integer, got {value!r}. Start at 0 and use next_offset from the previous page.")
+    return value
+
+
+def unit(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidParam(f"{name} must be a number between 0 and 1, got {value!r}.")
+    return float(value)
+
+
+def score_threshold(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidParam(f"score_threshold must be a number between 0 and 1 (scores are 0..1), got {value!r}. Use 0 to keep every result.")
+    return float(value)
+
+
+def max_tokens(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidParam(f"max_tokens must be a positive integer or omitted, got {value!r}.")
+    return value
