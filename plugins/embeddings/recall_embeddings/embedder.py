@@ -136,6 +136,11 @@ class SentenceTransformerEmbedder:
         return self._model is not None
 
     @property
+    def model(self) -> Any:
+        """The loaded sentence-transformers model, None until ready (benchmarks, sharing)."""
+        return self._model
+
+    @property
     def dim(self) -> int:
         """Vector length; read from the model directory before the model is loaded, 0 if unknown."""
         return self._dim

@@ -1,0 +1,63 @@
+"""Shared fixtures: the real packaged model, loaded once per session with the network cut."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import pytest
+
+from recall_embeddings import DenseSettings, SentenceTransformerEmbedder, make_dense
+
+
+class NetworkAttempt(AssertionError):
+    pass
+
+
+@pytest.fixture(scope="session")
+def network_attempts() -> list[str]:
+    return []
+
+
+@pytest.fixture(scope="session")
+def offline_ranker(network_attempts: list[str]) -> Any:
+    """`make_dense()` with default settings, exactly as core builds it, loaded while every
+    socket connect and DNS lookup fails and is recorded. The offline switches are removed
+    from the environment first: the plugin must be offline on its own."""
+    mp = pytest.MonkeyPatch()
+
+    def refuse(what: str):
+        def _refuse(*args: Any, **kwargs: Any) -> Any:
+            network_attempts.append(f"{what}{args[1:] if what.startswith('socket.') else args}")
+            raise NetworkAttempt(f"network use during model load: {what}")
+        return _refuse
+
+    mp.delenv("HF_HUB_OFFLINE", raising=False)
+    mp.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    mp.setattr(socket.socket, "connect", refuse("socket.connect"))
+    mp.setattr(socket.socket, "connect_ex", refuse("socket.connect_ex"))
+    mp.setattr(socket, "create_connection", refuse("create_connection"))
+    mp.setattr(socket, "getaddrinfo", refuse("getaddrinfo"))
+    try:
+        ranker = make_dense()
+        assert ranker.embedder.wait_ready(timeout=180), ranker.embedder.status()
+    finally:
+        mp.undo()
+    return ranker
+
+
+@pytest.fixture(scope="session")
+def shared_model(offline_ranker: Any) -> Any:
+    return offline_ranker.embedder.model
+
+
+@pytest.fixture
+def make_embedder(shared_model: Any):
+    """Embedders over the already-loaded model with other settings (prefixes, batch size)."""
+
+    def _make(**settings: Any) -> SentenceTransformerEmbedder:
+        emb = SentenceTransformerEmbedder(DenseSettings(**settings), loader=lambda s: shared_model)
+        assert emb.wait_ready(timeout=10)
+        return emb
+
+    return _make

