@@ -1,0 +1,154 @@
+"""Versioned schema migrations.
+
+`MIGRATIONS` is append-only: each entry is (version, statements) and runs once, in its own
+transaction, recorded in `schema_version`. Never edit a released migration; add a new one.
+"""
+
+from __future__ import annotations
+
+import aiosqlite
+
+from .codec import now_text
+
+Migration = tuple[int, tuple[str, ...]]
+
+MIGRATIONS: tuple[Migration, ...] = (
+    (1, (
+        # `seq` is the rowid the FTS index points at; `id` is the public uuid.
+        """CREATE TABLE memories (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            namespace TEXT NOT NULL,
+            text TEXT NOT NULL,
+            topic TEXT NOT NULL DEFAULT '',
+            type TEXT NOT NULL,
+            entity TEXT,
+            attribute TEXT,
+            value TEXT,
+            importance REAL NOT NULL,
+            valid_from TEXT NOT NULL,
+            valid_until TEXT,
+            created_at TEXT NOT NULL,
+            last_accessed_at TEXT,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            session_id TEXT,
+            agent_id TEXT,
+            source_job_id TEXT,
+            embedding BLOB
+        )""",
+        # Active rows, newest first (inspect), and the count of a namespace's active rows.
+        "CREATE INDEX memories_active ON memories (namespace, created_at, seq) "
+        "WHERE valid_until IS NULL",
+        # Every row of a namespace, oldest first (export, history, delete_namespace).
+        "CREATE INDEX memories_all ON memories (namespace, created_at, seq)",
+        "CREATE INDEX memories_triple ON memories (namespace, entity, attribute)",
+        # Backfill queue of the embedder: tiny once everything has a vector.
+        "CREATE INDEX memories_no_vector ON memories (seq) "
+        "WHERE valid_until IS NULL AND embedding IS NULL",
+        # Full text over active rows only (superseded rows are removed from the index), so a
+        # search never pays for history. Contentless: we only need rowids and bm25().
+        """CREATE VIRTUAL TABLE memories_fts USING fts5(
+            text, content='', tokenize='porter unicode61 remove_diacritics 2'
+        )""",
+        """CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories
+            WHEN new.valid_until IS NULL BEGIN
+            INSERT INTO memories_fts (rowid, text) VALUES (new.seq, new.text);
+        END""",
+        """CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories
+            WHEN old.valid_until IS NULL BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+        END""",
+        """CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, valid_until ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text)
+                SELECT 'delete', old.seq, old.text WHERE old.valid_until IS NULL;
+            INSERT INTO memories_fts (rowid, text)
+                SELECT new.seq, new.text WHERE new.valid_until IS NULL;
+        END""",
+        """CREATE TABLE operations (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            idempotency_key TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            payload TEXT NOT NULL,
+            error TEXT,
+            lease_until TEXT,
+            created_at TEXT NOT NULL,
+            finished_at TEXT,
+            UNIQUE (namespace, idempotency_key)
+        )""",
+        "CREATE INDEX operations_queue ON operations (status, created_at)",
+        "CREATE INDEX operations_namespace ON operations (namespace, status)",
+        """CREATE TABLE api_tokens (
+            token_hash TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        )""",
+        "CREATE INDEX api_tokens_namespace ON api_tokens (namespace)",
+        """CREATE TABLE tool_call_records (
+            seq INTEGER PRIMARY KEY,
+            tool TEXT NOT NULL,
+            namespace TEXT,
+            inputs_hash TEXT NOT NULL,
+            status TEXT NOT NULL,
+            code TEXT,
+            duration_ms REAL NOT NULL,
+            at TEXT NOT NULL
+        )""",
+        "CREATE INDEX tool_call_records_namespace ON tool_call_records (namespace, at)",
+        """CREATE TABLE a2a_tasks (
+            namespace TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            data TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, task_id)
+        )""",
+        # namespace_version(): every change of a namespace's active memories stores the next
+        # value of one global counter, so a version is never reused, not even after
+        # delete_namespace dropped the row (a stale cache can never look fresh).
+        """CREATE TABLE namespace_versions (
+            namespace TEXT PRIMARY KEY,
+            version INTEGER NOT NULL
+        )""",
+        """CREATE TABLE version_counter (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            value INTEGER NOT NULL
+        )""",
+        "INSERT INTO version_counter (id, value) VALUES (1, 0)",
+    )),
+)
+
+LATEST = MIGRATIONS[-1][0]
+
+
+async def migrate(db: aiosqlite.Connection) -> list[int]:
+    """Apply pending migrations; returns the versions applied (empty when up to date).
+
+    Each runs under BEGIN IMMEDIATE, so two processes opening a new file at once cannot both
+    apply it: the second waits (busy_timeout), then sees the version recorded.
+    """
+    applied: list[int] = []
+    await db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for version, statements in MIGRATIONS:
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            rows = await db.execute_fetchall(
+                "SELECT 1 FROM schema_version WHERE version = ?", (version,))
+            if rows:
+                await db.execute("ROLLBACK")
+                continue
+            for sql in statements:
+                await db.execute(sql)
+            await db.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
+                             (version, now_text()))
+            await db.execute("COMMIT")
+        except BaseException:
+            await db.execute("ROLLBACK")
+            raise
+        applied.append(version)
+    return applied
+

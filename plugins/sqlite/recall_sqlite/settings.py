@@ -1,0 +1,26 @@
+"""Settings of the SQLite backend: the `[plugins.sqlite]` table of recall.toml, overridable
+with `RECALL_PLUGIN_SQLITE_<KEY>` environment variables."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SQLiteSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    #: How long a writer waits for another connection's write lock (the server and a
+    #: `recall create-token` CLI may share one file) before failing with "database is locked".
+    busy_timeout_ms: int = Field(5000, ge=0)
+    #: Page cache per connection, in KiB (SQLite `PRAGMA cache_size = -N`).
+    cache_size_kib: int = Field(32768, ge=0)
+    #: `NORMAL` is crash-safe in WAL mode (a killed process loses nothing); only a power cut
+    #: can drop the last commits. `FULL` fsyncs every commit (slower acks, power-cut safe).
+    synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "NORMAL"
+    #: Memory-mapped I/O size in MiB (0 disables); speeds up reads of large databases.
+    mmap_size_mib: int = Field(256, ge=0)
+    #: How many namespaces keep their vector matrix cached in memory (least recently used
+    #: are dropped first). Each costs about rows x dimensions x 4 bytes.
+    vector_cache_namespaces: int = Field(16, ge=0)

@@ -1,0 +1,416 @@
+"""`SQLiteStorage`: the Storage protocol on one SQLite file.
+
+Every statement that reads or writes tenant rows filters by namespace. Multi-statement writes
+run in one BEGIN IMMEDIATE transaction (see `Database.transaction`), so they are all or
+nothing, also against other processes using the same file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import aiosqlite
+
+from recall_core.models import MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord, utcnow
+
+from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, fts_query, memory_from_row,
+                    memory_params, now_text, operation_from_row, operation_params, pack_vector,
+                    to_db, unpack_vector)
+from .connection import Database, chunks
+from .settings import SQLiteSettings
+from .vectors import VectorCache, VectorMatrix
+
+_ITER_BATCH = 500
+# Above this many floats the matrix product runs in a worker thread, off the event loop.
+_THREAD_FLOATS = 2_000_000
+
+
+class SQLiteStorage:
+    supports_fulltext = True
+    supports_vectors = True
+
+    def __init__(self, path: str, settings: SQLiteSettings | None = None):
+        self.settings = settings or SQLiteSettings()
+        self.db = Database(path, self.settings)
+        self._vectors = VectorCache(self.settings.vector_cache_namespaces)
+
+    @property
+    def path(self) -> str:
+        return self.db.path
+
+    @property
+    def description(self) -> str:
+        return f"sqlite {self.db.path} ({self.db.journal_mode})"
+
+    async def open(self) -> None:
+        await self.db.open()
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    # -- tokens -------------------------------------------------------------------------------
+    async def create_token(self, namespace: str, token_hash: str) -> None:
+        await self.db.write(
+            "INSERT INTO api_tokens (token_hash, namespace, created_at) VALUES (?, ?, ?)",
+            (token_hash, namespace, now_text()))
+
+    async def namespace_for_token(self, token_hash: str) -> str | None:
+        row = await self.db.fetch_one(
+            "SELECT namespace FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL",
+            (token_hash,))
+        return row[0] if row else None
+
+    async def revoke_token(self, token_hash: str) -> bool:
+        return await self.db.write(
+            "UPDATE api_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
+            (now_text(), token_hash)) == 1
+
+    # -- operations / durable queue ---------------------------------------------------------
+    async def enqueue(self, op: Operation) -> tuple[Operation, bool]:
+        params = operation_params(op)
+        # One autocommit INSERT is atomic; the unique (namespace, idempotency_key) index
+        # decides the race, in this process or another.
+        created = await self.db.write(
+            f"INSERT INTO operations ({OPERATION_COLUMNS}) VALUES ({', '.join('?' * 11)}) "
+            "ON CONFLICT (namespace, idempotency_key) DO NOTHING", params) == 1
+        if created:
+            return operation_from_row(params), True
+        row = await self.db.fetch_one(
+            f"SELECT {OPERATION_COLUMNS} FROM operations WHERE namespace = ? AND idempotency_key = ?",
+            (op.namespace, op.idempotency_key))
+        if row is None:  # only if the winner was deleted (delete_namespace) in between
+            return await self.enqueue(op)
+        return operation_from_row(row), False
+
+    async def get_operation(self, namespace: str, op_id: str) -> Operation | None:
+        row = await self.db.fetch_one(
+            f"SELECT {OPERATION_COLUMNS} FROM operations WHERE namespace = ? AND id = ?",
+            (namespace, op_id))
+        return operation_from_row(row) if row else None
+
+    _READY = ("SELECT id FROM ("
+              " SELECT id, created_at, rowid AS r FROM (SELECT id, created_at, rowid FROM operations"
+              "  WHERE status = 'queued' ORDER BY created_at, rowid LIMIT 1)"
+              " UNION ALL"
+              " SELECT id, created_at, rowid AS r FROM (SELECT id, created_at, rowid FROM operations"
+              "  WHERE status = 'running' AND lease_until < ? ORDER BY created_at, rowid LIMIT 1)"
+              ") ORDER BY created_at, r LIMIT 1")
+
+    async def claim_job(self, lease_seconds: float) -> Operation | None:
+        now = utcnow()
+        # Idle polls stay on the reader and never take the write lock.
+        if await self.db.fetch_one(self._READY, (to_db(now),)) is None:
+            return None
+        async with self.db.transaction() as db:
+            rows = await db.execute_fetchall(self._READY, (to_db(now),))
+            if not rows:
+                return None
+            op_id = rows[0][0]
+            await db.execute(
+                "UPDATE operations SET status = 'running', attempts = attempts + 1, "
+                "lease_until = ? WHERE id = ?",
+                (to_db(now + timedelta(seconds=lease_seconds)), op_id))
+            row = (await db.execute_fetchall(
+                f"SELECT {OPERATION_COLUMNS} FROM operations WHERE id = ?", (op_id,)))[0]
+        return operation_from_row(row)
+
+    async def complete_job(self, op_id: str, attempts: int, memories: Sequence[Memory],
+                           supersede: Sequence[tuple[str, datetime]] = (),
+                           refresh: Sequence[tuple[str, float]] = ()) -> bool:
+        now = now_text()
+        async with self.db.transaction() as db:
+            rows = await db.execute_fetchall(
+                "SELECT namespace FROM operations WHERE id = ? AND status = 'running' "
+                "AND attempts = ?", (op_id, attempts))
+            if not rows:
+                return False  # a stale claim: someone re-ran or finished this job
+            namespace = rows[0][0]
+            _check_namespace(namespace, memories)
+            await _insert_memories(db, memories)
+            if supersede:
+                await db.executemany(
+                    "UPDATE memories SET valid_until = ? "
+                    "WHERE namespace = ? AND id = ? AND valid_until IS NULL",
+                    [(to_db(at), namespace, mid) for mid, at in supersede])
+            if refresh:
+                await db.executemany(
+                    "UPDATE memories SET importance = max(importance, ?), last_accessed_at = ? "
+                    "WHERE namespace = ? AND id = ? AND valid_until IS NULL",
+                    [(float(imp), now, namespace, mid) for mid, imp in refresh])
+            await db.execute(
+                "UPDATE operations SET status = 'done', finished_at = ?, error = NULL, "
+                "lease_until = NULL WHERE id = ?", (now, op_id))
+            if memories or supersede or refresh:
+                await _bump(db, [namespace])
+        return True
+
+    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool) -> None:
+        # Guarded like complete_job: a stale claim must not touch a job someone else now runs.
+        await self.db.write(
+            "UPDATE operations SET status = ?, error = ?, lease_until = NULL, finished_at = ? "
+            "WHERE id = ? AND status = 'running' AND attempts = ?",
+            ("queued" if retry else "failed", error, None if retry else now_text(), op_id,
+             attempts))
+
+    async def requeue_running(self) -> int:
+        return await self.db.write(
+            "UPDATE operations SET status = 'queued', lease_until = NULL WHERE status = 'running'")
+
+    async def count_jobs(self, namespace: str | None, status: str) -> int:
+        if namespace is None:
+            row = await self.db.fetch_one(
+                "SELECT count(*) FROM operations WHERE status = ?", (status,))
+        else:
+            row = await self.db.fetch_one(
+                "SELECT count(*) FROM operations WHERE namespace = ? AND status = ?",
+                (namespace, status))
+        return int(row[0])
+
+    # -- memories -----------------------------------------------------------------------------
+    async def insert_memories(self, memories: Sequence[Memory]) -> None:
+        if not memories:
+            return
+        async with self.db.transaction() as db:
+            await _insert_memories(db, memories)
+            await _bump(db, [m.namespace for m in memories])
+
+    async def get_memories(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
+        out: list[Memory] = []
+        for part in chunks(list(dict.fromkeys(ids))):
+            rows = await self.db.fetch(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? "
+                f"AND valid_until IS NULL AND id IN ({', '.join('?' * len(part))})",
+                (namespace, *part))
+            out.extend(memory_from_row(r) for r in rows)
+        return out
+
+    async def list_memories(self, namespace: str, limit: int, offset: int) -> tuple[list[Memory], int]:
+        rows = await self.db.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND valid_until IS NULL "
+            "ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?",
+            (namespace, max(0, limit), max(0, offset)))
+        total = await self.db.fetch_one(
+            "SELECT count(*) FROM memories WHERE namespace = ? AND valid_until IS NULL",
+            (namespace,))
+        return [memory_from_row(r) for r in rows], int(total[0])
+
+    async def iter_memories(self, namespace: str, active_only: bool = True) -> AsyncIterator[Memory]:
+        # Keyset pages, so no statement stays open across a yield.
+        active = "AND valid_until IS NULL" if active_only else ""
+        created, seq = "", -1
+        while True:
+            rows = await self.db.fetch(
+                f"SELECT {MEMORY_COLUMNS}, seq FROM memories WHERE namespace = ? {active} "
+                f"AND (created_at, seq) > (?, ?) ORDER BY created_at, seq LIMIT {_ITER_BATCH}",
+                (namespace, created, seq))
+            for r in rows:
+                yield memory_from_row(r)
+            if len(rows) < _ITER_BATCH:
+                return
+            created, seq = rows[-1][11], rows[-1][-1]
+
+    async def find_active_by_triple(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
+        rows = await self.db.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND entity = ? "
+            "AND attribute = ? AND valid_until IS NULL ORDER BY created_at, seq",
+            (namespace, entity, attribute))
+        return [memory_from_row(r) for r in rows]
+
+    async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
+        rows = await self.db.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND entity = ? "
+            "AND attribute = ? ORDER BY created_at, seq", (namespace, entity, attribute))
+        return [memory_from_row(r) for r in rows]
+
+    async def delete_memory(self, namespace: str, memory_id: str) -> bool:
+        async with self.db.transaction() as db:
+            cur = await db.execute(
+                "DELETE FROM memories WHERE namespace = ? AND id = ? AND valid_until IS NULL",
+                (namespace, memory_id))
+            if cur.rowcount != 1:
+                return False
+            await _bump(db, [namespace])
+        return True
+
+    async def supersede_memories(self, namespace: str, ids: Sequence[str], at: datetime,
+                                 new: Sequence[Memory]) -> None:
+        _check_namespace(namespace, new)
+        async with self.db.transaction() as db:
+            await db.executemany(
+                "UPDATE memories SET valid_until = ? "
+                "WHERE namespace = ? AND id = ? AND valid_until IS NULL",
+                [(to_db(at), namespace, mid) for mid in ids])
+            await _insert_memories(db, new)
+            await _bump(db, [namespace])
+
+    async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        # Deliberately no version bump: access counts feed scoring, not any cached index, and
+        # bumping on every search would defeat the caches.
+        if not ids:
+            return
+        async with self.db.transaction() as db:
+            await db.executemany(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
+                "WHERE namespace = ? AND id = ?", [(to_db(at), namespace, mid) for mid in ids])
+
+    async def stats(self, namespace: str) -> dict[str, int]:
+        rows = await self.db.fetch(
+            "SELECT type, count(*) FROM memories WHERE namespace = ? AND valid_until IS NULL "
+            "GROUP BY type", (namespace,))
+        out = dict.fromkeys(MEMORY_TYPES, 0)
+        out.update({r[0]: int(r[1]) for r in rows})
+        return out
+
+    async def namespace_version(self, namespace: str) -> int:
+        row = await self.db.fetch_one(
+            "SELECT version FROM namespace_versions WHERE namespace = ?", (namespace,))
+        return int(row[0]) if row else 0
+
+    async def delete_namespace(self, namespace: str) -> tuple[int, int]:
+        now = now_text()
+        async with self.db.transaction() as db:
+            cur = await db.execute("DELETE FROM memories WHERE namespace = ?", (namespace,))
+            memories = cur.rowcount
+            for table in ("operations", "a2a_tasks", "tool_call_records"):
+                await db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
+            cur = await db.execute(
+                "UPDATE api_tokens SET revoked_at = ? WHERE namespace = ? AND revoked_at IS NULL",
+                (now, namespace))
+            tokens = cur.rowcount
+            await _bump(db, [namespace])
+        self._vectors.drop(namespace)
+        return memories, tokens
+
+    async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
+        if not updates:
+            return
+        by_namespace: dict[str, list[tuple[float, str, str]]] = defaultdict(list)
+        for namespace, mid, importance in updates:
+            by_namespace[namespace].append((float(importance), namespace, mid))
+        async with self.db.transaction() as db:
+            changed = []
+            for namespace, params in by_namespace.items():
+                cur = await db.executemany(
+                    "UPDATE memories SET importance = ? WHERE namespace = ? AND id = ?", params)
+                if cur.rowcount:
+                    changed.append(namespace)
+            await _bump(db, changed)
+
+    # -- retrieval ----------------------------------------------------------------------------
+    async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
+        query = fts_query(terms)
+        if not query or limit <= 0:
+            return []
+        # The index holds active rows only; the join re-checks namespace and activity.
+        # bm25() is lower-is-better, so it is negated into a higher-is-better score.
+        rows = await self.db.fetch(
+            "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts "
+            "JOIN memories AS m ON m.seq = memories_fts.rowid "
+            "WHERE memories_fts MATCH ? AND m.namespace = ? AND m.valid_until IS NULL "
+            "ORDER BY rank LIMIT ?", (query, namespace, limit))
+        return [ScoredId(id=r[0], score=-float(r[1])) for r in rows]
+
+    async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
+        dim = len(vector)
+        if dim == 0 or limit <= 0:
+            return []
+        version = await self.namespace_version(namespace)
+        entry = self._vectors.get(namespace, dim, version)
+        if entry is None:
+            rows = await self.db.fetch(
+                "SELECT id, embedding FROM memories WHERE namespace = ? AND valid_until IS NULL "
+                "AND embedding IS NOT NULL AND length(embedding) = ?", (namespace, dim * 4))
+            entry = await _maybe_thread(len(rows) * dim, VectorMatrix.build, version, dim, rows)
+            self._vectors.put(namespace, entry)
+        hits = await _maybe_thread(len(entry.ids) * dim, entry.search, vector, limit)
+        return [ScoredId(id=i, score=s) for i, s in hits]
+
+    async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
+        if not items:
+            return
+        async with self.db.transaction() as db:
+            cur = await db.executemany(
+                "UPDATE memories SET embedding = ? WHERE namespace = ? AND id = ?",
+                [(pack_vector(vec), namespace, mid) for mid, vec in items])
+            if cur.rowcount:
+                await _bump(db, [namespace])
+
+    async def get_embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        for part in chunks(list(dict.fromkeys(ids))):
+            rows = await self.db.fetch(
+                "SELECT id, embedding FROM memories WHERE namespace = ? AND embedding IS NOT NULL "
+                f"AND id IN ({', '.join('?' * len(part))})", (namespace, *part))
+            out.update((r[0], unpack_vector(r[1])) for r in rows)
+        return out
+
+    async def ids_missing_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
+        rows = await self.db.fetch(
+            "SELECT namespace, id, text FROM memories "
+            "WHERE valid_until IS NULL AND embedding IS NULL ORDER BY seq LIMIT ?",
+            (max(0, limit),))
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    # -- audit and A2A ------------------------------------------------------------------------
+    async def record_tool_call(self, record: ToolCallRecord) -> None:
+        await self.db.write(
+            "INSERT INTO tool_call_records (tool, namespace, inputs_hash, status, code, "
+            "duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (record.tool, record.namespace, record.inputs_hash, record.status, record.code,
+             float(record.duration_ms), to_db(record.at)))
+
+    async def save_task(self, namespace: str, task_id: str, data: dict[str, Any]) -> None:
+        now = now_text()
+        await self.db.write(
+            "INSERT INTO a2a_tasks (namespace, task_id, data, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (namespace, task_id) DO UPDATE SET "
+            "data = excluded.data, updated_at = excluded.updated_at",
+            (namespace, task_id, json.dumps(data, ensure_ascii=False), now, now))
+
+    async def get_task(self, namespace: str, task_id: str) -> dict[str, Any] | None:
+        row = await self.db.fetch_one(
+            "SELECT data FROM a2a_tasks WHERE namespace = ? AND task_id = ?", (namespace, task_id))
+        return json.loads(row[0]) if row else None
+
+    async def list_tasks(self, namespace: str) -> list[dict[str, Any]]:
+        rows = await self.db.fetch(
+            "SELECT data FROM a2a_tasks WHERE namespace = ? ORDER BY created_at, task_id",
+            (namespace,))
+        return [json.loads(r[0]) for r in rows]
+
+    async def delete_task(self, namespace: str, task_id: str) -> None:
+        await self.db.write(
+            "DELETE FROM a2a_tasks WHERE namespace = ? AND task_id = ?", (namespace, task_id))
+
+
+def _check_namespace(namespace: str, memories: Iterable[Memory]) -> None:
+    for m in memories:
+        if m.namespace != namespace:
+            raise ValueError(f"Memory {m.id} belongs to namespace {m.namespace!r}, but is written "
+                             f"for {namespace!r}; a write never crosses namespaces.")
+
+
+async def _insert_memories(db: aiosqlite.Connection, memories: Sequence[Memory]) -> None:
+    if memories:
+        await db.executemany(INSERT_MEMORY, [memory_params(m) for m in memories])
+
+
+async def _bump(db: aiosqlite.Connection, namespaces: Iterable[str]) -> None:
+    """Give each namespace the next value of the global version counter (same transaction)."""
+    for namespace in dict.fromkeys(namespaces):
+        await db.execute("UPDATE version_counter SET value = value + 1 WHERE id = 1")
+        await db.execute(
+            "INSERT INTO namespace_versions (namespace, version) "
+            "SELECT ?, value FROM version_counter WHERE id = 1 "
+            "ON CONFLICT (namespace) DO UPDATE SET version = excluded.version", (namespace,))
+
+
+async def _maybe_thread(floats: int, fn: Any, *args: Any) -> Any:
+    if floats >= _THREAD_FLOATS:
+        return await asyncio.to_thread(fn, *args)
+    return fn(*args)
