@@ -163,7 +163,7 @@ def _plugins(args: argparse.Namespace) -> int:
         print(json.dumps(rows))
     else:
         for r in rows:
-            print(f"{r['name']} {r['version'] or ''}  [{r['entry_point']}]  hooks: {', '.join(r['hooks'])}")
+            print(f"{r['name']} {r['version'] or ''}  [{r['plugin']}]  hooks: {', '.join(r['hooks']) or '-'}")
     return 0
 
 

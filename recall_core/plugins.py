@@ -32,21 +32,34 @@ def _split_env(name: str) -> set[str]:
     return {part.strip() for part in raw.split(",") if part.strip()}
 
 
-def get_plugin_manager(*, load_entrypoints: bool = True, defaults: bool = True) -> pluggy.PluginManager:
+class RecallPluginManager(pluggy.PluginManager):
+    """Remembers which distribution supplied each plugin (for errors and `recall plugins`)."""
+
+    def __init__(self) -> None:
+        super().__init__(GROUP)
+        self.dists: dict[str, tuple[str, str | None]] = {}
+
+    def register_from(self, plugin: object, name: str, dist: str, version: str | None) -> None:
+        self.register(plugin, name=name)
+        self.dists[name] = (dist, version)
+
+
+def get_plugin_manager(*, load_entrypoints: bool = True, defaults: bool = True) -> RecallPluginManager:
     """A fresh plugin manager with core hookspecs, the defaults and installed plugins.
 
     `RECALL_LOAD_PLUGINS=a,b` loads only those entry points; `RECALL_DISABLE_PLUGINS=a,b`
     skips them. Tests build their own manager with `load_entrypoints=False`.
     """
-    pm = pluggy.PluginManager(GROUP)
+    pm = RecallPluginManager()
     pm.add_hookspecs(hookspecs)
+    core_version = importlib.metadata.version("recall-core")
     disabled = _split_env("RECALL_DISABLE_PLUGINS")
     only = _split_env("RECALL_LOAD_PLUGINS")
     if defaults:
         for modname in DEFAULT_PLUGINS:
             if modname in disabled:
                 continue
-            pm.register(importlib.import_module(modname), name=modname)
+            pm.register_from(importlib.import_module(modname), modname, "recall-core", core_version)
     if load_entrypoints:
         for ep in importlib.metadata.entry_points(group=GROUP):
             if ep.name in disabled or (only and ep.name not in only):
@@ -64,7 +77,7 @@ def get_plugin_manager(*, load_entrypoints: bool = True, defaults: bool = True) 
                 ) from exc
             if pm.is_registered(plugin):
                 continue
-            pm.register(plugin, name=ep.name)
+            pm.register_from(plugin, ep.name, dist, ep.dist.version if ep.dist else None)
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
@@ -73,12 +86,12 @@ def get_plugin_manager(*, load_entrypoints: bool = True, defaults: bool = True) 
 
 
 def plugin_label(pm: pluggy.PluginManager, plugin: object) -> str:
-    """`dist-name` for installed plugins, the registration name otherwise."""
+    """`dist-name` (and module for core built-ins) of a plugin, else its registration name."""
     name = pm.get_name(plugin) or repr(plugin)
-    for p, dist in pm.list_plugin_distinfo():
-        if p is plugin:
-            return dist.project_name
-    return name
+    dist = getattr(pm, "dists", {}).get(name)
+    if dist is None:
+        return name
+    return f"{dist[0]} ({name})" if dist[0] == "recall-core" else dist[0]
 
 
 @dataclass
@@ -147,15 +160,10 @@ def collect(pm: pluggy.PluginManager, hook_name: str, kind: str) -> Registry:
 
 def describe_plugins(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
     """Name, version and implemented hooks of every registered plugin (`recall plugins`)."""
-    dists = {id(p): d for p, d in pm.list_plugin_distinfo()}
+    dists = getattr(pm, "dists", {})
     out = []
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda kv: kv[0]):
-        dist = dists.get(id(plugin))
         hooks = sorted(h.name for h in pm.get_hookcallers(plugin) or [])
-        if dist is not None:
-            label, version = dist.project_name, dist.version
-        else:
-            label = name
-            version = importlib.metadata.version("recall-core") if name.startswith("recall_core") else None
-        out.append({"name": label, "entry_point": name, "version": version, "hooks": hooks})
+        dist, version = dists.get(name, (name, None))
+        out.append({"name": dist, "plugin": name, "version": version, "hooks": hooks})
     return out

@@ -1,0 +1,93 @@
+"""Run `recall serve` as a real process for end-to-end tests (a user's view of the product)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def recall_cli(*args: str, env: dict[str, str] | None = None, check: bool = True,
+               timeout: float = 60) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "recall_core.cli", *args], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"recall {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
+class ServerProcess:
+    """One `recall serve` process on a free port; restartable on the same database."""
+
+    def __init__(self, db: str, workdir: Path, env: dict[str, str] | None = None,
+                 args: tuple[str, ...] = ()):
+        self.db = db
+        self.workdir = workdir
+        self.env = {**os.environ, "RECALL_DISABLE_PLUGINS": "embeddings", **(env or {})}
+        self.args = args
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+        self.log_path = workdir / f"server-{self.port}.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60) -> ServerProcess:
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "recall_core.cli", "serve", "--db", self.db,
+             "--port", str(self.port), *self.args],
+            stdout=self._log, stderr=subprocess.STDOUT, env=self.env, cwd=self.workdir)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"server exited ({self.proc.returncode}):\n{self.log()}")
+            try:
+                if httpx.get(self.base + "/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"server did not become healthy:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-5000:]
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if getattr(self, "_log", None):
+            self._log.close()
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def token(self, namespace: str) -> str:
+        out = recall_cli("create-token", namespace, "--db", self.db, "--json",
+                         env={k: v for k, v in self.env.items() if k.startswith("RECALL_")})
+        data = json.loads(out.stdout)
+        assert data["namespace"] == namespace
+        return data["token"]

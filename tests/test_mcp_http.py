@@ -1,0 +1,190 @@
+"""End to end over real HTTP with fastmcp.Client against a `recall serve` process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import httpx
+import pytest
+
+from conftest import Agent
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(scope="module")
+def tokens(server):
+    return {"alice": server.token("alice"), "bob": server.token("bob")}
+
+
+async def test_store_then_search_finds_it(server, tokens):
+    async with Agent(server.url, tokens["alice"]) as a:
+        ack = await a.ok("store_memory", text="I prefer dark mode in every editor.",
+                         topic="ui")
+        assert ack["queued"] is True and ack["job_id"]
+        await a.wait_idle()
+        found = await a.ok("search_memories", query="which mode does the user prefer?")
+        assert found["total"] >= 1
+        top = found["results"][0]
+        assert "dark mode" in top["text"]
+        assert top["type"] == "preference"
+        assert 0 <= top["score"] <= 1
+        assert set(top) >= {"id", "text", "topic", "type", "importance", "created_at", "score"}
+
+
+async def test_retry_with_same_key_writes_nothing_more(server, tokens):
+    key = f"k-{uuid.uuid4()}"
+    async with Agent(server.url, tokens["alice"]) as a:
+        first = await a.ok("store_memory", text="Our staging server runs Debian 12.",
+                           idempotency_key=key)
+        await a.wait_idle()
+        before = (await a.ok("inspect_memories", limit=50))["total"]
+        again = await a.ok("store_memory", text="Our staging server runs Debian 12.",
+                           idempotency_key=key)
+        assert again == {"queued": False, "cached": True, "job_id": first["job_id"],
+                         "status": "done", "idempotency_key": key}
+        await a.wait_idle()
+        assert (await a.ok("inspect_memories", limit=50))["total"] == before
+        # Same key, different text: a client bug, refused without writing anything.
+        clash = await a.call("store_memory", text="something else", idempotency_key=key)
+        assert clash["code"] == "INVALID_PARAM" and "already used" in clash["error"]
+
+
+async def test_concurrent_same_key_makes_one_operation(server, tokens):
+    key = f"burst-{uuid.uuid4()}"
+    async with Agent(server.url, tokens["alice"]) as a:
+        acks = await asyncio.gather(*(a.ok("store_memory", text="The release train leaves on Thursdays.",
+                                           idempotency_key=key) for _ in range(50)))
+        job_ids = {ack["job_id"] for ack in acks}
+        assert len(job_ids) == 1
+        assert sum(1 for ack in acks if ack["queued"]) == 1
+        await a.wait_idle()
+        hits = await a.ok("search_memories", query="release train Thursdays", limit=50)
+        assert sum("release train" in r["text"] for r in hits["results"]) == 1
+
+
+async def test_namespaces_are_isolated(server, tokens):
+    async with Agent(server.url, tokens["alice"]) as a, Agent(server.url, tokens["bob"]) as b:
+        await a.ok("store_memory", text="My locker code is 4711.", topic="secrets")
+        await a.wait_idle()
+        mine = await a.ok("search_memories", query="locker code")
+        assert mine["results"], "alice must find her own memory"
+        memory_id = mine["results"][0]["id"]
+
+        theirs = await b.ok("search_memories", query="locker code 4711")
+        assert theirs["results"] == []
+        page = await b.ok("inspect_memories", limit=50)
+        assert all("4711" not in m["text"] for m in page["memories"])
+        deleted = await b.call("delete_memory", memory_id=memory_id)
+        assert deleted["code"] == "MEMORY_NOT_FOUND"
+        assert "inspect_memories" in deleted["error"]
+        stats_b = await b.ok("get_memory_stats")
+        assert stats_b["total"] == page["total"]
+        # Still there for alice.
+        assert (await a.ok("search_memories", query="locker code"))["results"][0]["id"] == memory_id
+
+
+async def test_inspect_pages_at_most_50(server):
+    token = server.token(f"pager-{uuid.uuid4().hex[:8]}")
+    async with Agent(server.url, token) as a:
+        for i in range(55):
+            await a.ok("store_memory", text=f"Project note number {i}: milestone {i} uses component C{i}.")
+        await a.wait_idle(60)
+        first = await a.ok("inspect_memories", limit=500)
+        assert len(first["memories"]) == 50 and first["has_more"] is True
+        assert first["total"] == 55 and first["next_offset"] == 50
+        second = await a.ok("inspect_memories", limit=50, offset=first["next_offset"])
+        assert len(second["memories"]) == 5 and second["has_more"] is False
+        assert second["next_offset"] is None
+        ids = [m["id"] for m in first["memories"] + second["memories"]]
+        assert len(set(ids)) == 55
+        capped = await a.ok("search_memories", query="project note milestone", limit=1000)
+        assert capped["total"] <= 50
+
+
+BAD_INPUTS = [
+    ("store_memory", {"text": ""}, "INVALID_PARAM"),
+    ("store_memory", {"text": "   \n "}, "INVALID_PARAM"),
+    ("store_memory", {"text": "x" * (256 * 1024 + 1)}, "TEXT_TOO_LARGE"),
+    ("store_memory", {"text": 42}, "INVALID_PARAM"),
+    ("search_memories", {"query": ""}, "INVALID_PARAM"),
+    ("search_memories", {"query": "   "}, "INVALID_PARAM"),
+    ("search_memories", {"query": "x", "limit": -1}, "INVALID_PARAM"),
+    ("search_memories", {"query": "x", "limit": 0}, "INVALID_PARAM"),
+    ("search_memories", {"query": "x", "recency_weight": 1.5}, "INVALID_PARAM"),
+    ("search_memories", {"query": "x", "mmr_lambda": -0.1}, "INVALID_PARAM"),
+    ("search_memories", {"query": "x", "max_tokens": 0}, "INVALID_PARAM"),
+    ("inspect_memories", {"offset": -1}, "INVALID_PARAM"),
+    ("inspect_memories", {"limit": -1}, "INVALID_PARAM"),
+    ("delete_memory", {"memory_id": "no-such-id"}, "MEMORY_NOT_FOUND"),
+    ("delete_namespace_data", {"confirm": "yes"}, "CONFIRM_REQUIRED"),
+    ("consolidate_memories", {"topic": "ui"}, "EMBEDDINGS_REQUIRED"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "code"), BAD_INPUTS,
+                         ids=[f"{t}-{c}-{i}" for i, (t, _, c) in enumerate(BAD_INPUTS)])
+async def test_bad_input_gets_structured_error_and_changes_nothing(server, tool, args, code):
+    token = server.token(f"bad-{uuid.uuid4().hex[:8]}")
+    async with Agent(server.url, token) as a:
+        env = await a.call(tool, **args)
+        assert env["status"] == "error" and env["code"] == code and env["data"] is None
+        assert len(env["error"]) > 30  # says what was wrong and what to do
+        stats = await a.ok("get_memory_stats")
+        assert stats["total"] == 0 and stats["pending_extractions"] == 0
+
+
+async def test_blank_query_error_points_to_inspect(server, tokens):
+    async with Agent(server.url, tokens["alice"]) as a:
+        env = await a.call("search_memories", query=" ")
+        assert "inspect_memories" in env["error"]
+
+
+async def test_missing_or_bad_token_is_401_before_any_tool(server):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": "application/json, text/event-stream"}
+    r = httpx.post(server.url, json=body, headers=headers)
+    assert r.status_code == 401
+    r = httpx.post(server.url, json=body, headers={**headers, "Authorization": "Bearer rcl_nope"})
+    assert r.status_code == 401
+
+
+async def test_erasure_revokes_token(server):
+    token = server.token(f"erase-{uuid.uuid4().hex[:8]}")
+    async with Agent(server.url, token) as a:
+        await a.ok("store_memory", text="I live in Lisbon.")
+        await a.wait_idle()
+        env = await a.ok("delete_namespace_data", confirm="DELETE MY DATA")
+        assert env["memories_deleted"] >= 1 and env["tokens_revoked"] == 1
+    with pytest.raises(Exception) as info:
+        async with Agent(server.url, token) as a:
+            await a.call("get_memory_stats")
+    assert "401" in repr(info.value) or "nauthori" in repr(info.value)
+
+
+async def test_audit_log_line_per_call(server, tokens):
+    async with Agent(server.url, tokens["bob"]) as b:
+        await b.call("delete_memory", memory_id="missing-for-audit")
+    await asyncio.sleep(0.2)
+    lines = [json.loads(line.split(": ", 1)[1]) for line in server.log().splitlines()
+             if "recall.audit" in line and "tool_call" in line]
+    match = [r for r in lines if r["tool"] == "delete_memory" and r["namespace"] == "bob"]
+    assert match and match[-1]["status"] == "error" and match[-1]["code"] == "MEMORY_NOT_FOUND"
+    assert match[-1]["duration_ms"] >= 0 and len(match[-1]["inputs_hash"]) == 64
+
+
+async def test_tools_are_annotated_and_documented(server, tokens):
+    async with Agent(server.url, tokens["alice"]) as a:
+        tools = {t.name: t for t in await a.client.list_tools()}
+    assert set(tools) == {"store_memory", "search_memories", "inspect_memories", "delete_memory",
+                          "get_memory_stats", "consolidate_memories", "delete_namespace_data"}
+    assert tools["search_memories"].annotations.readOnlyHint is True
+    assert tools["inspect_memories"].annotations.readOnlyHint is True
+    assert tools["delete_memory"].annotations.destructiveHint is True
+    assert tools["delete_namespace_data"].annotations.destructiveHint is True
+    assert tools["store_memory"].annotations.idempotentHint is True
+    for t in tools.values():
+        first = t.description.strip().splitlines()[0]
+        assert any(w in first for w in ("ms", "millisecond", "seconds")), first
