@@ -9,7 +9,7 @@ import uuid
 import httpx
 import pytest
 
-from conftest import Agent
+from serverproc import Agent
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
