@@ -1,0 +1,82 @@
+"""Sentence splitting and chit-chat detection for the rule-based extractor."""
+
+from __future__ import annotations
+
+import re
+
+# Abbreviations whose trailing dot does not end a sentence.
+_ABBREVIATIONS = {
+    "e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "inc",
+    "ltd", "co", "corp", "approx", "fig", "cf", "al", "dept", "jan", "feb", "mar",
+    "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "a.m", "p.m",
+}
+
+# A list marker at the start of a line: "- ", "* ", "• ", "1. ", "2) ".
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]+|\d{1,3}[.)])\s+")
+# Candidate sentence ends: terminal punctuation (with closing quotes/brackets) then space.
+_END = re.compile(r"([.!?\u2026]+)([\"')\]]*)\s+")
+
+# Words that carry no memory on their own: greetings, thanks, acknowledgements, laughter,
+# and the function words that glue them together. A sentence made only of these is chit-chat.
+_FILLER = set("""
+hi hello hey heya hiya yo howdy greetings morning evening afternoon night good gm gn
+thanks thank thx ty tysm thankyou cheers appreciate appreciated
+ok okay okey k kk alright allright fine sure yes yeah yep yup ya yea no nope nah
+lol lmao rofl haha hahaha hehe heh xd omg wow oh ah ahh aha hmm hm mhm uh um umm oops
+cool great nice awesome perfect wonderful amazing excellent brilliant neat sweet lovely
+bye goodbye cya later ttyl see soon take care
+got gotcha understood understand agree agreed exactly indeed true right correct
+sounds seems looks makes sense np problem worries welcome please pls plz
+much lot lots very so really too again all bunch tons
+how are you doing going what's whats sup up hows how's
+i'm im i me my mine you your you're youre yours it it's its that that's thats this
+is am are was were be been a an the and or but of to for too as well just well also
+there here guys everyone folks man dude bro mate buddy pal friend
+will do done let's lets go know think guess mean feel suppose
+""".split())
+
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def _is_abbreviation(chunk: str) -> bool:
+    # Single-letter initials are not treated as abbreviations: "I use C." ends a sentence far
+    # more often in memories than "J. R. R. Tolkien" appears.
+    stripped = chunk.rstrip(".").strip()
+    return bool(stripped) and stripped.rsplit(None, 1)[-1].lower() in _ABBREVIATIONS
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split into sentences: on terminal punctuation, on blank lines and list items.
+
+    Keeps each sentence's own wording and end punctuation; drops empty pieces only.
+    """
+    sentences: list[str] = []
+    for line in re.split(r"\n+", text.replace("\r\n", "\n").replace("\r", "\n")):
+        line = _BULLET.sub("", line).strip()
+        if not line:
+            continue
+        start = 0
+        for match in _END.finditer(line + " "):
+            end = match.end(2)
+            chunk = line[start:end].strip()
+            if match.group(1) == "." and _is_abbreviation(line[start:match.end(1)]):
+                continue
+            if chunk:
+                sentences.append(chunk)
+            start = match.end()
+        rest = line[start:].strip()
+        if rest:
+            sentences.append(rest)
+    return sentences
+
+
+def words(sentence: str) -> list[str]:
+    """Lowercase word tokens, curly apostrophes folded."""
+    return _WORD.findall(sentence.lower().replace("\u2019", "'"))
+
+
+def is_chitchat(sentence: str) -> bool:
+    """True when every word is a greeting, thanks, acknowledgement or glue word
+    ("hi", "thanks!", "lol ok", "sounds good, thank you so much")."""
+    tokens = words(sentence)
+    return all(tok in _FILLER for tok in tokens)
