@@ -1,0 +1,117 @@
+"""The durable job queue on the `operations` table, shared by every process on one database.
+
+- enqueue: INSERT ... ON CONFLICT (namespace, idempotency_key) DO NOTHING; a loser of the
+  race reads the winner's row, so concurrent callers with one key all get the same job.
+- claim: SELECT ... FOR UPDATE SKIP LOCKED inside an UPDATE, so two claimers never take the
+  same job; a claim is a lease (lease_until, on the database clock so processes agree).
+  A running job whose lease expired is claimable again: a killed process loses nothing.
+- complete/fail only apply to the claim that is still current (status running, same attempts),
+  so a worker that lost its lease can never write twice (complete lives in storage.py
+  because it writes memories in the same transaction).
+- liveness: each storage instance holds a session advisory lock (LOCK_CLASS, owner) on a
+  dedicated connection and stamps its claims with `claimed_by = owner`. `requeue_running` at
+  start-up re-queues jobs whose owner is gone (its lock vanished with its connection) or is
+  this instance, and leaves live siblings' jobs alone.
+"""
+
+from __future__ import annotations
+
+import random
+
+import asyncpg
+
+from recall_core.models import Operation
+
+from .rows import OPERATION_COLUMNS, aware, operation_from_row
+
+LOCK_CLASS = 0x52434C4C  # "RCLL": first key of the per-process owner advisory lock
+
+_OWNER_ALIVE = """
+    EXISTS (SELECT 1 FROM pg_locks l
+            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+              AND l.classid = {cls}::oid AND l.objid = operations.claimed_by::oid
+              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+""".format(cls=LOCK_CLASS)
+
+
+async def hold_owner_lock(con: asyncpg.Connection) -> int:
+    """Take a random free owner key on `con` (kept open for the storage's lifetime)."""
+    for _ in range(20):
+        owner = random.randint(1, 2**31 - 1)
+        if await con.fetchval("SELECT pg_try_advisory_lock($1, $2)", LOCK_CLASS, owner):
+            return owner
+    raise RuntimeError("could not take a free job-owner advisory lock after 20 tries")
+
+
+async def enqueue(pool: asyncpg.Pool, op: Operation) -> tuple[Operation, bool]:
+    row = await pool.fetchrow(
+        f"""INSERT INTO operations (id, namespace, idempotency_key, kind, status, attempts,
+                                    payload, error, lease_until, created_at, finished_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            ON CONFLICT (namespace, idempotency_key) DO NOTHING
+            RETURNING {OPERATION_COLUMNS}""",
+        op.id, op.namespace, op.idempotency_key, op.kind, op.status, op.attempts, op.payload,
+        op.error, aware(op.lease_until), aware(op.created_at), aware(op.finished_at))
+    if row is not None:
+        return operation_from_row(row), True
+    # ON CONFLICT waited for the winner to commit; this new statement's snapshot sees it.
+    row = await pool.fetchrow(
+        f"SELECT {OPERATION_COLUMNS} FROM operations WHERE namespace = $1 AND idempotency_key = $2",
+        op.namespace, op.idempotency_key)
+    if row is None:  # the winner rolled back between our two statements: try again
+        return await enqueue(pool, op)
+    return operation_from_row(row), False
+
+
+async def get_operation(pool: asyncpg.Pool, namespace: str, op_id: str) -> Operation | None:
+    row = await pool.fetchrow(
+        f"SELECT {OPERATION_COLUMNS} FROM operations WHERE namespace = $1 AND id = $2",
+        namespace, op_id)
+    return operation_from_row(row) if row is not None else None
+
+
+async def claim_job(pool: asyncpg.Pool, owner: int, lease_seconds: float) -> Operation | None:
+    row = await pool.fetchrow(
+        f"""WITH next AS (
+                SELECT id FROM operations
+                WHERE status = 'queued'
+                   OR (status = 'running' AND lease_until < clock_timestamp())
+                ORDER BY created_at, id
+                LIMIT 1
+                FOR UPDATE SKIP LOCKED)
+            UPDATE operations o
+               SET status = 'running', attempts = o.attempts + 1, claimed_by = $1,
+                   lease_until = clock_timestamp() + make_interval(secs => $2)
+              FROM next WHERE o.id = next.id
+            RETURNING {", ".join("o." + c.strip() for c in OPERATION_COLUMNS.split(","))}""",
+        owner, float(lease_seconds))
+    return operation_from_row(row) if row is not None else None
+
+
+async def fail_job(pool: asyncpg.Pool, op_id: str, attempts: int, error: str, retry: bool) -> None:
+    # Guarded like complete_job: a stale claimer must not undo a newer claim's state.
+    await pool.execute(
+        """UPDATE operations
+              SET status = CASE WHEN $4 THEN 'queued' ELSE 'failed' END,
+                  error = $3, lease_until = NULL, claimed_by = NULL,
+                  finished_at = CASE WHEN $4 THEN NULL ELSE clock_timestamp() END
+            WHERE id = $1 AND attempts = $2 AND status = 'running'""",
+        op_id, attempts, error, retry)
+
+
+async def requeue_running(pool: asyncpg.Pool, owner: int) -> int:
+    result = await pool.execute(
+        f"""UPDATE operations
+               SET status = 'queued', lease_until = NULL, claimed_by = NULL
+             WHERE status = 'running'
+               AND (claimed_by IS NULL OR claimed_by = $1
+                    OR lease_until < clock_timestamp() OR NOT {_OWNER_ALIVE})""",
+        owner)
+    return int(result.split()[-1])
+
+
+async def count_jobs(pool: asyncpg.Pool, namespace: str | None, status: str) -> int:
+    if namespace is None:
+        return int(await pool.fetchval("SELECT count(*) FROM operations WHERE status = $1", status))
+    return int(await pool.fetchval(
+        "SELECT count(*) FROM operations WHERE namespace = $1 AND status = $2", namespace, status))

@@ -1,0 +1,58 @@
+"""Row <-> model conversion. Timestamps are timestamptz and come back aware in UTC."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from recall_core.models import Memory, Operation
+
+MEMORY_COLUMNS = (
+    "id, namespace, text, topic, type, entity, attribute, value, importance, valid_from, "
+    "valid_until, created_at, last_accessed_at, access_count, session_id, agent_id, source_job_id")
+
+OPERATION_COLUMNS = (
+    "id, namespace, idempotency_key, kind, status, attempts, payload, error, lease_until, "
+    "created_at, finished_at")
+
+
+def aware(dt: datetime | None) -> datetime | None:
+    """Naive datetimes are taken as UTC (asyncpg would read them as local time)."""
+    if dt is not None and dt.tzinfo is None:
+        return dt.replace(tzinfo=timezone.utc)
+    return dt
+
+
+def utc(dt: datetime | None) -> datetime | None:
+    return dt.astimezone(timezone.utc) if dt is not None else None
+
+
+def memory_from_row(row: Any, embedding: list[float] | None = None) -> Memory:
+    return Memory(
+        id=row["id"], namespace=row["namespace"], text=row["text"], topic=row["topic"],
+        type=row["type"], entity=row["entity"], attribute=row["attribute"], value=row["value"],
+        importance=row["importance"], valid_from=utc(row["valid_from"]),
+        valid_until=utc(row["valid_until"]), created_at=utc(row["created_at"]),
+        last_accessed_at=utc(row["last_accessed_at"]), access_count=row["access_count"],
+        session_id=row["session_id"], agent_id=row["agent_id"],
+        source_job_id=row["source_job_id"], embedding=embedding)
+
+
+def operation_from_row(row: Any) -> Operation:
+    return Operation(
+        id=row["id"], namespace=row["namespace"], idempotency_key=row["idempotency_key"],
+        kind=row["kind"], status=row["status"], attempts=row["attempts"],
+        payload=row["payload"], error=row["error"], lease_until=utc(row["lease_until"]),
+        created_at=utc(row["created_at"]), finished_at=utc(row["finished_at"]))
+
+
+def memory_params(m: Memory, embedding: Any) -> tuple[Any, ...]:
+    return (m.id, m.namespace, m.text, m.topic, m.type, m.entity, m.attribute, m.value,
+            float(m.importance), aware(m.valid_from), aware(m.valid_until), aware(m.created_at),
+            aware(m.last_accessed_at), m.access_count, m.session_id, m.agent_id,
+            m.source_job_id, embedding)
+
+
+INSERT_MEMORY = (
+    f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding) VALUES "
+    "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)")

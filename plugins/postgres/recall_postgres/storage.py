@@ -1,0 +1,484 @@
+"""PostgresStorage: recall_core.protocols.Storage on an asyncpg pool.
+
+Same tables and semantics as the SQLite plugin; what Postgres adds is concurrency across
+processes (see queue.py), a generated tsvector column with a GIN index for keyword search, and
+pgvector when the server has it (see vectors.py).
+
+Lock order, to keep concurrent transactions free of deadlocks: operation row, then memory
+rows (locked in id order), then the `namespaces` version row, always last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import urllib.parse
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from recall_core.errors import ConfigError
+from recall_core.models import Memory, Operation, ScoredId, ToolCallRecord
+
+from . import queue
+from .migrations import MIGRATION_LOCK, current_version, migrate
+from .rows import (INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row, memory_params)
+from .settings import PostgresSettings
+from .vectors import ArrayIndex, PgVectorIndex, choose, setup_vector_column
+
+log = logging.getLogger("recall_postgres")
+
+_BUMP = """INSERT INTO namespaces (namespace, version) VALUES ($1, nextval('namespace_version_seq'))
+           ON CONFLICT (namespace) DO UPDATE SET version = nextval('namespace_version_seq')"""
+_PAGE = 500
+_MAX_TERMS = 64
+
+
+def redact(url: str) -> str:
+    """user@host:port/db, never the password."""
+    p = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qs(p.query)
+    host = p.hostname or (query.get("host") or ["localhost"])[0]
+    port = f":{p.port}" if p.port else ""
+    user = f"{p.username}@" if p.username else ""
+    db = p.path.lstrip("/") or (p.username or "")
+    return f"{user}{host}{port}/{db}"
+
+
+def _clean_term(term: str) -> str:
+    # Postgres text cannot hold NUL, and lone surrogates cannot be encoded: drop both.
+    return term.replace("\x00", " ").encode("utf-8", "ignore").decode("utf-8")
+
+
+class PostgresStorage:
+    supports_fulltext = True
+    supports_vectors = True
+
+    def __init__(self, url: str, settings: PostgresSettings | None = None):
+        self.url = url
+        self.settings = settings or PostgresSettings()
+        self.description = f"postgresql {redact(url)} (not opened)"
+        self.vectors: PgVectorIndex | ArrayIndex | None = None
+        self.schema_version: int | None = None
+        self.server_version: str | None = None
+        self._pool: asyncpg.Pool | None = None
+        self._owner_con: asyncpg.Connection | None = None
+        self._owner: int = 0
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def _server_settings(self) -> dict[str, str]:
+        s = {"application_name": "recall"}
+        if self.settings.statement_timeout:
+            s["statement_timeout"] = str(int(self.settings.statement_timeout * 1000))
+        return s
+
+    async def _connect(self) -> asyncpg.Connection:
+        try:
+            return await asyncpg.connect(self.url, timeout=self.settings.connect_timeout,
+                                         server_settings=self._server_settings())
+        except (OSError, asyncio.TimeoutError, asyncpg.PostgresError,
+                asyncpg.InterfaceError) as exc:
+            raise ConfigError(
+                f"Cannot connect to PostgreSQL at {redact(self.url)}: {type(exc).__name__}: "
+                f"{exc}. Check RECALL_DB_URL (postgresql://user:password@host:port/db), that "
+                f"the server is running and that the database exists.") from exc
+
+    async def open(self) -> None:
+        con = await self._connect()
+        try:
+            async with con.transaction():
+                await con.execute("SET LOCAL statement_timeout = 0")
+                await con.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+                await migrate(con)
+                choice = await choose(con, self.settings.vector)
+                await setup_vector_column(con, choice)
+            self.schema_version = await current_version(con)
+            self.server_version = await con.fetchval("SHOW server_version")
+            s = self.settings
+            if choice.mode == "pgvector":
+                self.vectors = PgVectorIndex(choice, s.hnsw_ef_search, s.hnsw_m,
+                                             s.hnsw_ef_construction)
+            else:
+                self.vectors = ArrayIndex(choice, s.array_cache_namespaces)
+            await self.vectors.load(con)
+        finally:
+            await con.close()
+        self._pool = await asyncpg.create_pool(
+            self.url, min_size=self.settings.pool_min, max_size=self.settings.pool_max,
+            timeout=self.settings.connect_timeout, server_settings=self._server_settings(),
+            init=self._init_connection)
+        self._owner_con = await self._connect()
+        self._owner = await queue.hold_owner_lock(self._owner_con)
+        self.description = (
+            f"postgresql {redact(self.url)} (PostgreSQL {self.server_version}, schema "
+            f"v{self.schema_version}, pool {self.settings.pool_min}-{self.settings.pool_max}; "
+            f"vectors: {self.vectors.describe()})")
+        log.info("storage: %s", self.description)
+
+    async def _init_connection(self, con: asyncpg.Connection) -> None:
+        for typ in ("jsonb", "json"):
+            await con.set_type_codec(typ, schema="pg_catalog", encoder=json.dumps,
+                                     decoder=json.loads)
+        assert self.vectors is not None
+        await self.vectors.init_connection(con)
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            try:
+                await asyncio.wait_for(self._pool.close(), timeout=10)
+            except asyncio.TimeoutError:
+                self._pool.terminate()
+            self._pool = None
+        if self._owner_con is not None:
+            await self._owner_con.close()
+            self._owner_con = None
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise RuntimeError("PostgresStorage.open() has not been called (or close() was)")
+        return self._pool
+
+    def status(self) -> dict[str, Any]:
+        """What `recall status` shows about this backend."""
+        vec = self.vectors
+        out: dict[str, Any] = {
+            "backend": "postgresql",
+            "database": redact(self.url),
+            "server_version": self.server_version,
+            "schema_version": self.schema_version,
+            "pool": {"min": self.settings.pool_min, "max": self.settings.pool_max},
+            "vector_mode": vec.mode if vec else None,
+            "vector_detail": vec.describe() if vec else None,
+            "fulltext": "tsvector (english) + GIN, ts_rank_cd",
+            "queue": "FOR UPDATE SKIP LOCKED with leases",
+        }
+        if self._pool is not None:
+            out["pool"].update(size=self._pool.get_size(), idle=self._pool.get_idle_size())
+        if isinstance(vec, PgVectorIndex):
+            out["pgvector_version"] = vec.choice.version
+            out["hnsw_dims"] = sorted(vec.indexed_dims)
+        elif isinstance(vec, ArrayIndex):
+            out["vector_fallback_reason"] = vec.choice.reason
+        return out
+
+    # -- helpers ----------------------------------------------------------------------------
+    async def _bump(self, con: asyncpg.Connection, namespaces: Sequence[str]) -> None:
+        for ns in sorted(set(namespaces)):
+            await con.execute(_BUMP, ns)
+
+    async def _insert(self, con: asyncpg.Connection, memories: Sequence[Memory]) -> set[int]:
+        assert self.vectors is not None
+        dims: set[int] = set()
+        args = []
+        for m in memories:
+            emb = self.vectors.param(m.embedding)
+            if emb is not None:
+                dims.add(len(emb))
+            args.append(memory_params(m, emb))
+        if args:
+            await con.executemany(INSERT_MEMORY, args)
+        return dims
+
+    # -- tokens ---------------------------------------------------------------------------
+    async def create_token(self, namespace: str, token_hash: str) -> None:
+        owner = await self.pool.fetchval(
+            """INSERT INTO api_tokens (token_hash, namespace) VALUES ($1, $2)
+               ON CONFLICT (token_hash) DO UPDATE SET token_hash = excluded.token_hash
+               RETURNING namespace""", token_hash, namespace)
+        if owner != namespace:
+            raise ValueError("this token hash already belongs to another namespace; "
+                             "generate a new token")
+
+    async def namespace_for_token(self, token_hash: str) -> str | None:
+        return await self.pool.fetchval(
+            "SELECT namespace FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL",
+            token_hash)
+
+    async def revoke_token(self, token_hash: str) -> bool:
+        res = await self.pool.execute(
+            "UPDATE api_tokens SET revoked_at = clock_timestamp() "
+            "WHERE token_hash = $1 AND revoked_at IS NULL", token_hash)
+        return res != "UPDATE 0"
+
+    # -- operations / durable queue -----------------------------------------------------
+    async def enqueue(self, op: Operation) -> tuple[Operation, bool]:
+        return await queue.enqueue(self.pool, op)
+
+    async def get_operation(self, namespace: str, op_id: str) -> Operation | None:
+        return await queue.get_operation(self.pool, namespace, op_id)
+
+    async def claim_job(self, lease_seconds: float) -> Operation | None:
+        return await queue.claim_job(self.pool, self._owner, lease_seconds)
+
+    async def complete_job(self, op_id: str, attempts: int, memories: Sequence[Memory],
+                           supersede: Sequence[tuple[str, datetime]] = (),
+                           refresh: Sequence[tuple[str, float]] = ()) -> bool:
+        async with self.pool.acquire() as con, con.transaction():
+            ns = await con.fetchval(
+                "SELECT namespace FROM operations WHERE id = $1 AND status = 'running' "
+                "AND attempts = $2 FOR UPDATE", op_id, attempts)
+            if ns is None:
+                return False
+            for m in memories:
+                if m.namespace != ns:
+                    raise ValueError(f"job {op_id} belongs to namespace {ns!r} but a memory "
+                                     f"to write is in {m.namespace!r}")
+            dims = await self._insert(con, memories)
+            if supersede:
+                sup = sorted(supersede)
+                await con.execute(
+                    """UPDATE memories m SET valid_until = s.at
+                         FROM unnest($2::text[], $3::timestamptz[]) AS s(id, at),
+                              (SELECT id FROM memories WHERE namespace = $1
+                                 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
+                        WHERE m.id = l.id AND m.id = s.id AND m.namespace = $1
+                          AND m.valid_until IS NULL""",
+                    ns, [i for i, _ in sup], [aware(at) for _, at in sup])
+            if refresh:
+                ref = sorted(refresh)
+                await con.execute(
+                    """UPDATE memories m
+                          SET importance = greatest(m.importance, r.imp),
+                              last_accessed_at = clock_timestamp()
+                         FROM unnest($2::text[], $3::float8[]) AS r(id, imp),
+                              (SELECT id FROM memories WHERE namespace = $1
+                                 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
+                        WHERE m.id = l.id AND m.id = r.id AND m.namespace = $1""",
+                    ns, [i for i, _ in ref], [float(v) for _, v in ref])
+            await con.execute(
+                """UPDATE operations SET status = 'done', finished_at = clock_timestamp(),
+                          error = NULL, lease_until = NULL, claimed_by = NULL
+                    WHERE id = $1""", op_id)
+            if memories or supersede or refresh:
+                await self._bump(con, [ns])
+        await self.vectors.ensure_indexes(self.pool, dims)
+        return True
+
+    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool) -> None:
+        await queue.fail_job(self.pool, op_id, attempts, error, retry)
+
+    async def requeue_running(self) -> int:
+        return await queue.requeue_running(self.pool, self._owner)
+
+    async def count_jobs(self, namespace: str | None, status: str) -> int:
+        return await queue.count_jobs(self.pool, namespace, status)
+
+    # -- memories -------------------------------------------------------------------------
+    async def insert_memories(self, memories: Sequence[Memory]) -> None:
+        if not memories:
+            return
+        async with self.pool.acquire() as con, con.transaction():
+            dims = await self._insert(con, memories)
+            await self._bump(con, [m.namespace for m in memories])
+        await self.vectors.ensure_indexes(self.pool, dims)
+
+    async def get_memories(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        rows = await self.pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 "
+            f"AND id = ANY($2::text[]) AND valid_until IS NULL", namespace, list(ids))
+        return [memory_from_row(r) for r in rows]
+
+    async def list_memories(self, namespace: str, limit: int, offset: int) -> tuple[list[Memory], int]:
+        async with self.pool.acquire() as con, con.transaction(isolation="repeatable_read",
+                                                                readonly=True):
+            total = await con.fetchval(
+                "SELECT count(*) FROM memories WHERE namespace = $1 AND valid_until IS NULL",
+                namespace)
+            rows = await con.fetch(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 "
+                f"AND valid_until IS NULL ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
+                namespace, max(0, limit), max(0, offset))
+        return [memory_from_row(r) for r in rows], int(total)
+
+    async def iter_memories(self, namespace: str, active_only: bool = True) -> AsyncIterator[Memory]:
+        # Keyset pages: no connection or transaction stays open while the caller holds the
+        # iterator, however slowly it consumes it or if it stops early.
+        active = "AND valid_until IS NULL" if active_only else ""
+        rows = await self.pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 {active} "
+            f"ORDER BY created_at, id LIMIT {_PAGE}", namespace)
+        while rows:
+            for r in rows:
+                yield memory_from_row(r)
+            if len(rows) < _PAGE:
+                return
+            last = rows[-1]
+            rows = await self.pool.fetch(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 {active} "
+                f"AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT {_PAGE}",
+                namespace, last["created_at"], last["id"])
+
+    async def find_active_by_triple(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
+        rows = await self.pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND entity = $2 "
+            f"AND attribute = $3 AND valid_until IS NULL ORDER BY created_at, id",
+            namespace, entity, attribute)
+        return [memory_from_row(r) for r in rows]
+
+    async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
+        rows = await self.pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND entity = $2 "
+            f"AND attribute = $3 ORDER BY valid_from, created_at, id",
+            namespace, entity, attribute)
+        return [memory_from_row(r) for r in rows]
+
+    async def delete_memory(self, namespace: str, memory_id: str) -> bool:
+        async with self.pool.acquire() as con, con.transaction():
+            deleted = await con.fetchval(
+                "DELETE FROM memories WHERE namespace = $1 AND id = $2 AND valid_until IS NULL "
+                "RETURNING id", namespace, memory_id)
+            if deleted is None:
+                return False
+            await self._bump(con, [namespace])
+        return True
+
+    async def supersede_memories(self, namespace: str, ids: Sequence[str], at: datetime,
+                                 new: Sequence[Memory]) -> None:
+        for m in new:
+            if m.namespace != namespace:
+                raise ValueError(f"supersede_memories in namespace {namespace!r} was given a "
+                                 f"memory of namespace {m.namespace!r}")
+        async with self.pool.acquire() as con, con.transaction():
+            if ids:
+                await con.execute(
+                    """UPDATE memories m SET valid_until = $3
+                         FROM (SELECT id FROM memories WHERE namespace = $1
+                                 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
+                        WHERE m.id = l.id AND m.valid_until IS NULL""",
+                    namespace, list(ids), aware(at))
+            dims = await self._insert(con, new)
+            await self._bump(con, [namespace])
+        await self.vectors.ensure_indexes(self.pool, dims)
+
+    async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        if not ids:
+            return
+        # Not a version change: access counts feed scoring, not any cached index.
+        await self.pool.execute(
+            """UPDATE memories m SET access_count = m.access_count + 1, last_accessed_at = $3
+                 FROM (SELECT id FROM memories WHERE namespace = $1
+                         AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
+                WHERE m.id = l.id""", namespace, list(ids), aware(at))
+
+    async def stats(self, namespace: str) -> dict[str, int]:
+        rows = await self.pool.fetch(
+            "SELECT type, count(*) AS n FROM memories WHERE namespace = $1 "
+            "AND valid_until IS NULL GROUP BY type", namespace)
+        return {r["type"]: int(r["n"]) for r in rows}
+
+    async def namespace_version(self, namespace: str) -> int:
+        v = await self.pool.fetchval("SELECT version FROM namespaces WHERE namespace = $1",
+                                     namespace)
+        return int(v or 0)
+
+    async def delete_namespace(self, namespace: str) -> tuple[int, int]:
+        async with self.pool.acquire() as con, con.transaction():
+            memories = await con.execute("DELETE FROM memories WHERE namespace = $1", namespace)
+            await con.execute("DELETE FROM operations WHERE namespace = $1", namespace)
+            await con.execute("DELETE FROM a2a_tasks WHERE namespace = $1", namespace)
+            tokens = await con.execute(
+                "UPDATE api_tokens SET revoked_at = clock_timestamp() "
+                "WHERE namespace = $1 AND revoked_at IS NULL", namespace)
+            await self._bump(con, [namespace])
+        return int(memories.split()[-1]), int(tokens.split()[-1])
+
+    async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
+        if not updates:
+            return
+        ups = sorted(updates, key=lambda u: u[1])
+        async with self.pool.acquire() as con, con.transaction():
+            await con.execute(
+                """UPDATE memories m SET importance = u.imp
+                     FROM unnest($1::text[], $2::text[], $3::float8[]) AS u(ns, id, imp),
+                          (SELECT id FROM memories WHERE id = ANY($2::text[])
+                            ORDER BY id FOR UPDATE) AS l
+                    WHERE m.id = l.id AND m.id = u.id AND m.namespace = u.ns""",
+                [u[0] for u in ups], [u[1] for u in ups], [float(u[2]) for u in ups])
+            await self._bump(con, [u[0] for u in ups])
+
+    # -- retrieval ------------------------------------------------------------------------
+    async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
+        # Each term goes through plainto_tsquery as a bound parameter, so no character of it
+        # can act as tsquery syntax; the per-term queries are OR-ed together.
+        clean = [t for t in (_clean_term(str(t)) for t in terms) if t.strip()][:_MAX_TERMS]
+        if not clean or limit < 1:
+            return []
+        q = " || ".join(f"plainto_tsquery('english', ${i + 3})" for i in range(len(clean)))
+        rows = await self.pool.fetch(
+            f"""SELECT m.id, ts_rank_cd(m.tsv, q.q) AS score
+                  FROM memories m, (SELECT {q} AS q) AS q
+                 WHERE m.namespace = $1 AND m.valid_until IS NULL AND m.tsv @@ q.q
+                 ORDER BY score DESC, m.created_at DESC, m.id
+                 LIMIT $2""", namespace, limit, *clean)
+        return [ScoredId(id=r["id"], score=float(r["score"])) for r in rows]
+
+    async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
+        if limit < 1 or len(vector) == 0:
+            return []
+        return await self.vectors.search(self.pool, namespace, vector, limit)
+
+    async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
+        if not items:
+            return
+        params = []
+        dims: set[int] = set()
+        for mid, vec in sorted(items, key=lambda kv: kv[0]):
+            emb = self.vectors.param(vec)
+            if emb is not None:
+                dims.add(len(emb))
+            params.append((namespace, mid, emb))
+        async with self.pool.acquire() as con, con.transaction():
+            await con.executemany(
+                "UPDATE memories SET embedding = $3 WHERE namespace = $1 AND id = $2", params)
+            await self._bump(con, [namespace])
+        await self.vectors.ensure_indexes(self.pool, dims)
+
+    async def get_embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        rows = await self.pool.fetch(
+            "SELECT id, embedding FROM memories WHERE namespace = $1 AND id = ANY($2::text[]) "
+            "AND embedding IS NOT NULL", namespace, list(ids))
+        return {r["id"]: list(r["embedding"]) for r in rows}
+
+    async def ids_missing_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
+        rows = await self.pool.fetch(
+            "SELECT namespace, id, text FROM memories WHERE valid_until IS NULL "
+            "AND embedding IS NULL ORDER BY created_at, id LIMIT $1", max(0, limit))
+        return [(r["namespace"], r["id"], r["text"]) for r in rows]
+
+    # -- audit and A2A --------------------------------------------------------------------
+    async def record_tool_call(self, record: ToolCallRecord) -> None:
+        await self.pool.execute(
+            "INSERT INTO tool_call_records (tool, namespace, inputs_hash, status, code, "
+            "duration_ms, at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            record.tool, record.namespace, record.inputs_hash, record.status, record.code,
+            float(record.duration_ms), aware(record.at))
+
+    async def save_task(self, namespace: str, task_id: str, data: dict[str, Any]) -> None:
+        await self.pool.execute(
+            """INSERT INTO a2a_tasks (namespace, task_id, data) VALUES ($1, $2, $3)
+               ON CONFLICT (namespace, task_id)
+               DO UPDATE SET data = excluded.data, updated_at = clock_timestamp()""",
+            namespace, task_id, data)
+
+    async def get_task(self, namespace: str, task_id: str) -> dict[str, Any] | None:
+        return await self.pool.fetchval(
+            "SELECT data FROM a2a_tasks WHERE namespace = $1 AND task_id = $2",
+            namespace, task_id)
+
+    async def list_tasks(self, namespace: str) -> list[dict[str, Any]]:
+        rows = await self.pool.fetch(
+            "SELECT data FROM a2a_tasks WHERE namespace = $1 ORDER BY created_at, task_id",
+            namespace)
+        return [r["data"] for r in rows]
+
+    async def delete_task(self, namespace: str, task_id: str) -> None:
+        await self.pool.execute("DELETE FROM a2a_tasks WHERE namespace = $1 AND task_id = $2",
+                                namespace, task_id)

@@ -1,0 +1,331 @@
+"""Dense vectors: pgvector when the server has it, a real[] column plus numpy otherwise.
+
+pgvector path. The `embedding` column is an untyped `vector` (no dimension), because the
+dimension is only known when the first embedding arrives and a server may hold memories of
+two embedders at once (e.g. during a model change). HNSW needs a fixed dimension, so for each
+dimension seen we create, once and lazily, a partial expression index
+
+    CREATE INDEX memories_embedding_hnsw_<d> ON memories
+        USING hnsw ((embedding::vector(<d>)) vector_cosine_ops)
+        WHERE vector_dims(embedding) = <d> AND valid_until IS NULL;
+
+and search with the same expression and predicate, so the planner can use it. Only active
+rows are indexed (superseded ones leave the index when their valid_until is set). pgvector
+>= 0.8 runs the scan iteratively (`hnsw.iterative_scan = strict_order`), so the namespace
+filter never starves the result list. HNSW indexes at most 2000 dimensions; above that the
+search is an exact scan.
+
+Fallback path. `embedding real[]`; search loads the namespace's active vectors of the query's
+dimension once into a row-normalised float32 matrix, cached per namespace and keyed by
+`namespace_version` (read in the same snapshot as the rows), and answers with one matrix-vector
+product and argpartition: exact cosine, no Python loop over rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import numpy as np
+
+from recall_core.errors import ConfigError
+from recall_core.models import ScoredId
+
+log = logging.getLogger("recall_postgres")
+
+INDEX_LOCK = 0x524543414C4C4958  # "RECALLIX": serialises lazy HNSW index creation
+HNSW_MAX_DIMS = 2000
+INDEX_PREFIX = "memories_embedding_hnsw_"
+
+
+class VectorSetupError(ConfigError):
+    """vector="pgvector" was asked for and the server cannot provide it."""
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def as_float32(vec: Sequence[float]) -> np.ndarray:
+    arr = np.asarray(vec, dtype=np.float32)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"an embedding must be a non-empty flat list of floats, got shape {arr.shape}")
+    return arr
+
+
+def _encode_vector(vec: Any) -> bytes:
+    arr = as_float32(vec)
+    return struct.pack(">HH", arr.size, 0) + arr.astype(">f4").tobytes()
+
+
+def _decode_vector(data: bytes) -> list[float]:
+    dim, _ = struct.unpack_from(">HH", data)
+    return np.frombuffer(data, dtype=">f4", count=dim, offset=4).astype(np.float64).tolist()
+
+
+@dataclass
+class VectorChoice:
+    mode: str  # "pgvector" | "array"
+    reason: str
+    schema: str | None = None  # schema of the vector extension
+    version: str | None = None  # pgvector version
+
+
+def _version_tuple(v: str | None) -> tuple[int, ...]:
+    out = []
+    for part in (v or "0").split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        out.append(int(digits or 0))
+    return tuple(out)
+
+
+async def _installed(con: asyncpg.Connection) -> tuple[str, str] | None:
+    row = await con.fetchrow(
+        "SELECT extnamespace::regnamespace::text AS schema, extversion FROM pg_extension "
+        "WHERE extname = 'vector'")
+    return (row["schema"], row["extversion"]) if row else None
+
+
+async def choose(con: asyncpg.Connection, requested: str) -> VectorChoice:
+    """Decide pgvector or array, creating the extension when allowed. Runs in the migration
+    transaction; a failed CREATE EXTENSION is contained in a savepoint."""
+    if requested == "array":
+        return VectorChoice("array", "vector=\"array\" in the plugin settings")
+    installed = await _installed(con)
+    problem = ""
+    if installed is None:
+        available = await con.fetchval(
+            "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")
+        if available is None:
+            problem = "the pgvector extension is not installed on this PostgreSQL server"
+        else:
+            try:
+                async with con.transaction():
+                    await con.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except asyncpg.PostgresError as exc:
+                problem = (f"pgvector {available} is available but CREATE EXTENSION vector "
+                           f"failed: {exc}")
+            else:
+                installed = await _installed(con)
+    if installed is not None:
+        schema, version = installed
+        return VectorChoice("pgvector", "pgvector extension present", schema, version)
+    if requested == "pgvector":
+        raise VectorSetupError(
+            f"vector=\"pgvector\" is configured but {problem}. Install pgvector on the server "
+            f"(https://github.com/pgvector/pgvector) and run CREATE EXTENSION vector as a "
+            f"superuser, or set vector = \"auto\" / \"array\" in [plugins.postgres].")
+    return VectorChoice("array", problem)
+
+
+async def setup_vector_column(con: asyncpg.Connection, choice: VectorChoice) -> None:
+    """Add `memories.embedding` with the chosen type, or convert it when the choice changed
+    (e.g. pgvector was installed since). Runs under the migration lock."""
+    current = await con.fetchval(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+        "WHERE attrelid = 'memories'::regclass AND attname = 'embedding' AND NOT attisdropped")
+    if choice.mode == "pgvector":
+        target = f"{quote_ident(choice.schema or 'public')}.vector"
+        is_target = current is not None and current.split(".")[-1].strip('"') == "vector"
+    else:
+        target = "real[]"
+        is_target = current == "real[]"
+    if current is None:
+        await con.execute(f"ALTER TABLE memories ADD COLUMN embedding {target}")
+        # The backfill loop's question: active memories still without a vector.
+        await con.execute("CREATE INDEX IF NOT EXISTS memories_missing_embedding "
+                          "ON memories (created_at, id) "
+                          "WHERE embedding IS NULL AND valid_until IS NULL")
+        return
+    if is_target:
+        return
+    log.warning("converting memories.embedding from %s to %s (vector mode is now %s)",
+                current, target, choice.mode)
+    for name in await hnsw_index_names(con):
+        await con.execute(f"DROP INDEX IF EXISTS {quote_ident(name)}")
+    await con.execute(
+        f"ALTER TABLE memories ALTER COLUMN embedding TYPE {target} USING embedding::{target}")
+
+
+async def hnsw_index_names(con: asyncpg.Connection) -> list[str]:
+    rows = await con.fetch(
+        "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "WHERE i.indrelid = 'memories'::regclass AND c.relname LIKE $1",
+        INDEX_PREFIX.replace("_", r"\_") + "%")
+    return [r["relname"] for r in rows]
+
+
+class PgVectorIndex:
+    """Vectors in a pgvector column, searched through per-dimension HNSW indexes."""
+
+    mode = "pgvector"
+
+    def __init__(self, choice: VectorChoice, ef_search: int, m: int, ef_construction: int):
+        self.choice = choice
+        self.vs = quote_ident(choice.schema or "public")
+        self.ef_search = ef_search
+        self.m = m
+        self.ef_construction = ef_construction
+        self.indexed_dims: set[int] = set()
+        self._lock = asyncio.Lock()
+        self.iterative = _version_tuple(choice.version) >= (0, 8)
+
+    @property
+    def column_type(self) -> str:
+        return f"{self.vs}.vector"
+
+    def describe(self) -> str:
+        dims = ",".join(str(d) for d in sorted(self.indexed_dims)) or "none yet"
+        return f"pgvector {self.choice.version}, HNSW cosine (dims indexed: {dims})"
+
+    async def init_connection(self, con: asyncpg.Connection) -> None:
+        await con.set_type_codec("vector", schema=self.choice.schema or "public",
+                                 encoder=_encode_vector, decoder=_decode_vector,
+                                 format="binary")
+        # Session settings of pgvector's GUCs; placeholders until the library loads.
+        await con.execute(f"SET hnsw.ef_search = {int(self.ef_search)}")
+        if self.iterative:
+            await con.execute("SET hnsw.iterative_scan = strict_order")
+
+    async def load(self, con: asyncpg.Connection) -> None:
+        for name in await hnsw_index_names(con):
+            suffix = name[len(INDEX_PREFIX):]
+            if suffix.isdigit():
+                self.indexed_dims.add(int(suffix))
+
+    def param(self, vec: Sequence[float] | None) -> Any:
+        return None if vec is None or len(vec) == 0 else as_float32(vec)
+
+    async def ensure_indexes(self, pool: asyncpg.Pool, dims: set[int]) -> None:
+        missing = {d for d in dims if d not in self.indexed_dims}
+        if not missing:
+            return
+        async with self._lock:
+            for dim in sorted(missing - self.indexed_dims):
+                if dim > HNSW_MAX_DIMS:
+                    log.warning("embeddings of %d dimensions: HNSW indexes at most %d, vector "
+                                "search for them is an exact scan", dim, HNSW_MAX_DIMS)
+                    self.indexed_dims.add(dim)
+                    continue
+                name = quote_ident(f"{INDEX_PREFIX}{dim}")
+                async with pool.acquire() as con, con.transaction():
+                    await con.execute("SET LOCAL statement_timeout = 0")
+                    await con.execute("SELECT pg_advisory_xact_lock($1)", INDEX_LOCK)
+                    await con.execute(
+                        f"CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw "
+                        f"((embedding::{self.vs}.vector({dim})) {self.vs}.vector_cosine_ops) "
+                        f"WITH (m = {int(self.m)}, ef_construction = {int(self.ef_construction)}) "
+                        f"WHERE {self.vs}.vector_dims(embedding) = {dim} AND valid_until IS NULL")
+                log.info("created HNSW index %s for %d-dimensional embeddings", name, dim)
+                self.indexed_dims.add(dim)
+
+    async def search(self, pool: asyncpg.Pool, namespace: str, vector: Sequence[float],
+                     limit: int) -> list[ScoredId]:
+        q = as_float32(vector)
+        if not np.isfinite(q).all() or not np.any(q):
+            return []
+        d = int(q.size)
+        vs = self.vs
+        dist = f"embedding::{vs}.vector({d}) OPERATOR({vs}.<=>) $2::{vs}.vector({d})"
+        # The dimension is a literal so the partial index predicate is provably implied; a
+        # single ORDER BY expression (no tie-breaker) so the HNSW index can serve it.
+        rows = await pool.fetch(
+            f"SELECT id, 1 - ({dist}) AS score FROM memories "
+            f"WHERE namespace = $1 AND valid_until IS NULL AND {vs}.vector_dims(embedding) = {d} "
+            f"ORDER BY {dist} LIMIT $3", namespace, q, limit)
+        out = []
+        for r in rows:
+            score = r["score"]
+            out.append(ScoredId(id=r["id"], score=float(score) if score == score else 0.0))
+        out.sort(key=lambda s: -s.score)  # NaN (zero vectors) sorted last by SQL already
+        return out
+
+
+@dataclass
+class _Matrix:
+    version: int
+    by_dim: dict[int, tuple[list[str], np.ndarray]] = field(default_factory=dict)
+
+
+class ArrayIndex:
+    """Vectors in a real[] column; exact cosine search over a cached numpy matrix."""
+
+    mode = "array"
+
+    def __init__(self, choice: VectorChoice, cache_size: int):
+        self.choice = choice
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, _Matrix] = OrderedDict()
+        self._lock = asyncio.Lock()
+
+    column_type = "real[]"
+
+    def describe(self) -> str:
+        return f"real[] + numpy exact cosine (no pgvector: {self.choice.reason})"
+
+    async def init_connection(self, con: asyncpg.Connection) -> None:
+        return None
+
+    async def load(self, con: asyncpg.Connection) -> None:
+        return None
+
+    def param(self, vec: Sequence[float] | None) -> Any:
+        return None if vec is None or len(vec) == 0 else as_float32(vec).tolist()
+
+    async def ensure_indexes(self, pool: asyncpg.Pool, dims: set[int]) -> None:
+        return None
+
+    async def _matrix(self, pool: asyncpg.Pool, namespace: str, dim: int) -> tuple[list[str], np.ndarray]:
+        async with pool.acquire() as con:
+            version = await con.fetchval(
+                "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
+            cached = self._cache.get(namespace)
+            if cached is not None and cached.version == version and dim in cached.by_dim:
+                self._cache.move_to_end(namespace)
+                return cached.by_dim[dim]
+            async with self._lock:
+                # Version and rows from one snapshot: the matrix is exactly that version.
+                async with con.transaction(isolation="repeatable_read", readonly=True):
+                    version = await con.fetchval(
+                        "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
+                    cached = self._cache.get(namespace)
+                    if cached is not None and cached.version == version and dim in cached.by_dim:
+                        return cached.by_dim[dim]
+                    rows = await con.fetch(
+                        "SELECT id, embedding FROM memories WHERE namespace = $1 "
+                        "AND valid_until IS NULL AND array_length(embedding, 1) = $2 "
+                        "ORDER BY created_at, id", namespace, dim)
+                ids = [r["id"] for r in rows]
+                mat = np.array([r["embedding"] for r in rows], dtype=np.float32).reshape(len(rows), dim)
+                norms = np.linalg.norm(mat, axis=1, keepdims=True)
+                norms[norms == 0] = 1.0  # zero vectors score 0 instead of NaN
+                mat /= norms
+                if cached is None or cached.version != version:
+                    cached = _Matrix(version)
+                cached.by_dim[dim] = (ids, mat)
+                self._cache[namespace] = cached
+                self._cache.move_to_end(namespace)
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+                return ids, mat
+
+    async def search(self, pool: asyncpg.Pool, namespace: str, vector: Sequence[float],
+                     limit: int) -> list[ScoredId]:
+        q = as_float32(vector)
+        norm = float(np.linalg.norm(q))
+        if not np.isfinite(norm) or norm == 0.0 or limit < 1:
+            return []
+        ids, mat = await self._matrix(pool, namespace, int(q.size))
+        if not ids:
+            return []
+        scores = mat @ (q / norm)
+        k = min(limit, len(ids))
+        top = np.argpartition(-scores, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [ScoredId(id=ids[i], score=float(scores[i])) for i in top]
