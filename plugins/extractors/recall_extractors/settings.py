@@ -24,11 +24,13 @@ class HaikuSettings(BaseModel):
 
     #: Anthropic model id.
     model: str = Field(DEFAULT_MODEL, min_length=1)
-    #: Seconds per HTTP attempt (connect, read, write).
+    #: Seconds per HTTP attempt (connect, read, write). A call, retries included, is also cut
+    #: off after timeout x (max_retries + 1) + backoff; the defaults (about 100 s) stay under
+    #: the worker's default lease of 120 s, so keep that true if you raise them.
     timeout: float = Field(30.0, gt=0)
     #: SDK retries on 408/409/429/5xx/529 and connection errors, with exponential backoff
     #: (0.5 s doubling, at most 8 s, honouring retry-after). The worker retries the job after.
-    max_retries: int = Field(3, ge=0, le=10)
+    max_retries: int = Field(2, ge=0, le=10)
     #: Output budget of one call; raise it if long texts report "cut off at max_tokens".
     max_tokens: int = Field(4096, ge=256, le=64000)
     #: Replacement system prompt for extraction (a file path); default: the packaged
