@@ -108,7 +108,8 @@ class PostgresStorage:
             await con.close()
         self._pool = await asyncpg.create_pool(
             self.url, min_size=self.settings.pool_min, max_size=self.settings.pool_max,
-            timeout=self.settings.connect_timeout, server_settings=self._server_settings(),
+            timeout=self.settings.connect_timeout,
+            server_settings={**self._server_settings(), **self.vectors.server_settings()},
             init=self._init_connection)
         self._owner_con = await self._connect()
         self._owner = await queue.hold_owner_lock(self._owner_con)

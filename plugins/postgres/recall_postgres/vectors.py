@@ -184,14 +184,18 @@ class PgVectorIndex:
         dims = ",".join(str(d) for d in sorted(self.indexed_dims)) or "none yet"
         return f"pgvector {self.choice.version}, HNSW cosine (dims indexed: {dims})"
 
+    def server_settings(self) -> dict[str, str]:
+        # Given at connect time, so they are the session defaults that the pool's RESET ALL
+        # on release returns to (a SET in the pool's init would be wiped after first use).
+        out = {"hnsw.ef_search": str(int(self.ef_search))}
+        if self.iterative:
+            out["hnsw.iterative_scan"] = "strict_order"
+        return out
+
     async def init_connection(self, con: asyncpg.Connection) -> None:
         await con.set_type_codec("vector", schema=self.choice.schema or "public",
                                  encoder=_encode_vector, decoder=_decode_vector,
                                  format="binary")
-        # Session settings of pgvector's GUCs; placeholders until the library loads.
-        await con.execute(f"SET hnsw.ef_search = {int(self.ef_search)}")
-        if self.iterative:
-            await con.execute("SET hnsw.iterative_scan = strict_order")
 
     async def load(self, con: asyncpg.Connection) -> None:
         for name in await hnsw_index_names(con):
@@ -268,6 +272,9 @@ class ArrayIndex:
 
     def describe(self) -> str:
         return f"real[] + numpy exact cosine (no pgvector: {self.choice.reason})"
+
+    def server_settings(self) -> dict[str, str]:
+        return {}
 
     async def init_connection(self, con: asyncpg.Connection) -> None:
         return None

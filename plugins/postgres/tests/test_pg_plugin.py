@@ -1,0 +1,99 @@
+"""Registration through the hook, settings validation, migrations and start-up reporting."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from pydantic import ValidationError
+
+import recall_postgres
+from recall_core.config import RecallConfig, plugin_settings
+from recall_core.errors import ConfigError
+from recall_core.plugins import collect, get_plugin_manager
+from recall_postgres import PostgresSettings, PostgresStorage
+from recall_postgres.migrations import LATEST
+
+
+def test_registers_both_url_schemes_with_typed_settings():
+    pm = get_plugin_manager(load_entrypoints=False, defaults=False)
+    pm.register(recall_postgres, name="postgres")
+    try:
+        registry = collect(pm, "register_storage", "storage")
+        assert registry.names() == ["postgres", "postgresql"]
+        for name in registry.names():
+            entry = registry.get(name)
+            assert entry.settings is PostgresSettings
+            storage = entry.factory("postgresql://u:secret@db.example:6543/recall",
+                                    PostgresSettings(pool_max=3))
+            assert isinstance(storage, PostgresStorage)
+            assert "secret" not in storage.description
+            assert "u@db.example:6543/recall" in storage.description
+    finally:
+        pm.unregister(name="postgres")
+
+
+def test_entry_point_is_installed():
+    from importlib.metadata import entry_points
+    eps = {ep.name: ep.value for ep in entry_points(group="recall")}
+    assert eps.get("postgres") == "recall_postgres"
+
+
+def test_settings_are_validated_from_config_and_env(monkeypatch):
+    cfg = RecallConfig(plugins={"postgres": {"pool_max": 4, "vector": "array"}})
+    monkeypatch.setenv("RECALL_PLUGIN_POSTGRES_POOL_MIN", "2")
+    s = plugin_settings(cfg, "postgres", PostgresSettings)
+    assert (s.pool_min, s.pool_max, s.vector) == (2, 4, "array")
+    with pytest.raises(ConfigError, match="unknown key 'pool_size'"):
+        plugin_settings(RecallConfig(plugins={"postgres": {"pool_size": 4}}), "postgres",
+                        PostgresSettings)
+    with pytest.raises(ValidationError, match="pool_min"):
+        PostgresSettings(pool_min=5, pool_max=2)
+    with pytest.raises(ValidationError):
+        PostgresSettings(vector="faiss")
+
+
+async def test_unreachable_server_is_a_clear_config_error():
+    s = PostgresStorage("postgresql://nobody@127.0.0.1:1/none", PostgresSettings(connect_timeout=2))
+    with pytest.raises(ConfigError, match="Cannot connect to PostgreSQL at nobody@127.0.0.1:1/none"):
+        await s.open()
+
+
+async def test_concurrent_start_ups_migrate_once(db_url):
+    # Six processes' worth of storages starting at the same moment on an empty database.
+    storages = [PostgresStorage(db_url, PostgresSettings(pool_min=0, pool_max=2)) for _ in range(6)]
+    try:
+        await asyncio.gather(*[s.open() for s in storages])
+        rows = await storages[0].pool.fetch("SELECT version FROM schema_version ORDER BY version")
+        assert [r["version"] for r in rows] == list(range(1, LATEST + 1))
+        assert {s.schema_version for s in storages} == {LATEST}
+    finally:
+        for s in storages:
+            await s.close()
+
+
+async def test_status_and_start_up_log(db_url, caplog):
+    s = PostgresStorage(db_url, PostgresSettings(pool_min=1, pool_max=3))
+    with caplog.at_level(logging.INFO, logger="recall_postgres"):
+        await s.open()
+    try:
+        st = s.status()
+        assert st["backend"] == "postgresql" and st["schema_version"] == LATEST
+        assert st["pool"]["max"] == 3 and st["pool"]["size"] >= 1
+        assert st["vector_mode"] in ("pgvector", "array")
+        assert any("vectors:" in r.getMessage() for r in caplog.records)
+        assert "vectors:" in s.description and "not opened" not in s.description
+    finally:
+        await s.close()
+
+
+async def test_search_path_selects_the_schema(db_url, make_storage):
+    import asyncpg
+    con = await asyncpg.connect(db_url)
+    await con.execute("CREATE SCHEMA tenant_a")
+    await con.close()
+    sep = "&" if "?" in db_url else "?"
+    s = await make_storage(f"{db_url}{sep}search_path=tenant_a")
+    assert await s.pool.fetchval("SELECT to_regclass('tenant_a.memories') IS NOT NULL")
+    assert await s.pool.fetchval("SELECT to_regclass('public.memories') IS NULL")

