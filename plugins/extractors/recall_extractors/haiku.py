@@ -25,7 +25,7 @@ from recall_core.errors import ConfigError
 from recall_core.models import ExtractedMemory, Memory
 from recall_core.protocols import ExtractionError
 
-from .settings import HaikuSettings
+from .settings import DEFAULT_MODEL, HaikuSettings
 from .vocabulary import canonical_triple
 
 log = logging.getLogger("recall.extractors.haiku")
@@ -261,9 +261,10 @@ class HaikuExtractor:
                 f"({detail}). Use a key with access, or change [plugins.haiku] model.",
                 retryable=False)
         if isinstance(exc, anthropic.NotFoundError):
+            example = f' (the default is "{DEFAULT_MODEL}")' if self.model != DEFAULT_MODEL else ""
             return ExtractionError(
-                f"Model {self.model!r} was not found ({detail}). Set [plugins.haiku] model to an "
-                f"available model, e.g. \"claude-haiku-4-5\".", retryable=False)
+                f"Model {self.model!r} was not found ({detail}). Set [plugins.haiku] model to a "
+                f"model your key can use{example}.", retryable=False)
         if isinstance(exc, anthropic.RateLimitError):
             return ExtractionError(f"Rate limited by the Anthropic API{after} ({detail}). The job "
                                    f"will be retried.", retryable=True)

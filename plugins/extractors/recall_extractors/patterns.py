@@ -79,7 +79,7 @@ _ADDITIVE = re.compile(r"\b(?:also|too|as well|in addition|additionally|alongsid
 _ADVERBS = (r"really|also|now|still|just|mostly|mainly|usually|always|generally|typically|"
             r"normally|primarily|recently|finally|actually|currently|personally|only|"
             r"exclusively|definitely|basically|honestly|already|eventually|officially|happily|"
-            r"then|all|both|pretty much|full[- ]time|originally")
+            r"then|all|both|pretty much|full[- ]time|part[- ]time|remotely|originally")
 # What may sit between a subject and its verb: contractions, auxiliaries, adverbs and the
 # intent phrases that make "we decided to use X" a statement about X. Never a negation, so a
 # negated verb ("I don't use", "I used to live") cannot match a rule.
@@ -100,8 +100,10 @@ _NAME = re.compile(r"\b(?:my name is|my name's|call me|i go by|people call me|"
 _PET = re.compile(r"\bi (?:have|own|got) (?:a|an|two|three|\d+) (?P<a>[a-z][\w -]{0,30}?)\s+"
                   r"(?:named|called)\s+(?P<v>.+)", _I)
 _EMPLOYER = re.compile(
-    r"\bi" + _GLUE + r"(?:work|works|working|employed|started working|got a job|joined as [\w -]+? (?=at))"
+    r"\bi" + _GLUE + r"(?:work|works|working|employed|started working|got a job)"
+    r"(?:\s+(?:remotely|full[- ]time|part[- ]time|currently|now|still))*"
     r"(?:\s+as\s+(?:a|an)\s+[\w -]{1,40}?)?\s+(?:at|for|by|with)\s+(?P<v>.+)", _I)
+_JOINED = re.compile(r"\bi" + _GLUE + r"joined\s+(?P<v>.+)", _I)
 _ROLE_AT = re.compile(r"\bi(?:'m| am)\s+(?:a|an|the)\s+(?P<role>[\w -]{2,40}?)\s+at\s+(?P<v>.+)", _I)
 _OCCUPATION = re.compile(r"\bi" + _GLUE + r"work(?:s|ing)?\s+as\s+(?:a|an)\s+(?P<v>.+)", _I)
 _LOCATION = re.compile(
@@ -163,7 +165,10 @@ def _triple(entity: str, attribute: str, value: str | None, kind: str = "fact") 
 
 def _name(s: str) -> Triple | None:
     m = _NAME.search(s)
-    return m and _triple(USER, "name", _value(m["v"], _NAME_STOPS, 4))
+    value = m and _value(m["v"], _NAME_STOPS, 4)
+    if not value or value.split()[0].lower() in _POSSESSIVE_SKIP_FIRST or value.lower() in _EVALUATIVE:
+        return None  # "my name is not important"
+    return _triple(USER, "name", value)
 
 
 def _pet(s: str) -> Triple | None:
@@ -172,8 +177,14 @@ def _pet(s: str) -> Triple | None:
 
 
 def _employer(s: str) -> Triple | None:
-    m = _EMPLOYER.search(s) or _ROLE_AT.search(s)
-    return m and _triple(USER, "employer", _value(m["v"], _ORG_STOPS, 6))
+    if m := _EMPLOYER.search(s) or _ROLE_AT.search(s):
+        return _triple(USER, "employer", _value(m["v"], _ORG_STOPS, 6))
+    if m := _JOINED.search(s):
+        # "I joined Google": a company only when it is a proper noun ("I joined the gym")
+        value = _value(m["v"], _ORG_STOPS, 4)
+        if value and value[0].isupper():
+            return _triple(USER, "employer", value)
+    return None
 
 
 def _occupation(s: str) -> Triple | None:

@@ -33,6 +33,7 @@ i'm im i me my mine you your you're youre yours it it's its that that's thats th
 is am are was were be been a an the and or but of to for too as well just well also
 there here guys everyone folks man dude bro mate buddy pal friend
 will do done let's lets go know think guess mean feel suppose
+i've i'd i'll ive been thinking wondering help helps helped helpful works worked useful
 """.split())
 
 _WORD = re.compile(r"[a-z0-9']+")

@@ -46,9 +46,9 @@ rollback roll revert drop back restore mount ping curl
 """.split())
 
 _EMPHASIS = re.compile(
-    r"\b(?:important|importantly|critical|crucial|must|never|always|remember|don't forget|"
-    r"note that|essential|required|mandatory|urgent|asap|do not|under no circumstances|"
-    r"make sure)\b", _I)
+    r"\b(?:important|importantly|critical|crucial|must|remember|don't forget|do not forget|"
+    r"essential|mandatory|urgent|asap|under no circumstances)\b", _I)
+_MILD_EMPHASIS = re.compile(r"\b(?:always|never|make sure|do not|don't|note that|required)\b", _I)
 _HEDGE = re.compile(r"\b(?:maybe|might|perhaps|probably|possibly|not sure|i think|i guess|"
                     r"i suppose|kind of|sort of|somewhat|i believe)\b", _I)
 _SPECIFIC = re.compile(r"\d|https?://|`|/\w+/|\w+\.\w{2,4}\b")
@@ -64,8 +64,9 @@ def classify(sentence: str, triple: Triple | None = None) -> str:
         return "decision"
     if triple is not None and triple.kind == "identity":
         return "fact"  # "call me Bob" is who the user is, not an instruction
-    tokens = words(sentence)
-    first = tokens[1] if tokens[:1] == ["please"] and len(tokens) > 1 else (tokens[:1] or [""])[0]
+    # An imperative opening is a step ("Run the migrations"); a "please" request is a wish
+    # about how things should be done ("Please keep answers short").
+    first = (words(sentence)[:1] or [""])[0]
     habit = _HABIT.search(sentence)
     if (_SEQUENCE.search(sentence) or first in _IMPERATIVES
             or (_ALWAYS.search(sentence) and not habit)):
@@ -83,7 +84,9 @@ def importance(sentence: str, kind: str, triple: Triple | None = None) -> float:
         if triple.kind == "identity":
             score += 0.15 if triple.attribute != "name" else 0.25
     if _EMPHASIS.search(sentence):
-        score += 0.15
+        score += 0.2
+    elif _MILD_EMPHASIS.search(sentence):
+        score += 0.1
     if sentence.rstrip().endswith("!"):
         score += 0.05
     if _SPECIFIC.search(sentence):
