@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from .errors import ConfigError
 
@@ -141,6 +142,8 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
         return RecallConfig.model_validate(cfg.model_dump())
     except ValidationError as exc:
         raise ConfigError(_format_validation(exc, origin)) from None
+    except SettingsError as exc:
+        raise ConfigError(f"Invalid RECALL_* environment variable: {exc}. Fix or unset it.") from None
     finally:
         os.environ.update(saved)
 

@@ -60,6 +60,16 @@ def get_plugin_manager(*, load_entrypoints: bool = True, defaults: bool = True) 
             if modname in disabled:
                 continue
             pm.register_from(importlib.import_module(modname), modname, "recall-core", core_version)
+    # RECALL_PLUGIN_MODULES=pkg.module,...: local plugin modules loaded by import path, without
+    # packaging them (like `pytest -p`). Loaded before entry points.
+    for modname in sorted(_split_env("RECALL_PLUGIN_MODULES")):
+        try:
+            module = importlib.import_module(modname)
+        except Exception as exc:  # noqa: BLE001
+            raise PluginError(f'Error loading plugin module "{modname}" from RECALL_PLUGIN_MODULES: '
+                              f"{type(exc).__name__}: {exc}. Check the module path and "
+                              f"PYTHONPATH.") from exc
+        pm.register_from(module, modname, modname, None)
     if load_entrypoints:
         for ep in importlib.metadata.entry_points(group=GROUP):
             if ep.name in disabled or (only and ep.name not in only):

@@ -97,7 +97,7 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
 
     @mcp.tool(annotations=DESTRUCTIVE)
     async def delete_memory(memory_id: str) -> dict:
-        """Delete one memory by id, e.g. when the user asks you to forget it; milliseconds.
+        """Delete one memory by id when the user asks you to forget it; milliseconds.
 
         Get ids from search_memories or inspect_memories.
         """
@@ -123,7 +123,7 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
 
     @mcp.tool(annotations=DESTRUCTIVE)
     async def delete_namespace_data(confirm: str) -> dict:
-        """Erase ALL memories of this user and revoke their tokens; only on explicit request.
+        """Erase ALL of this user's memories and revoke their tokens, on explicit request only; milliseconds.
 
         Irreversible. confirm must be exactly "DELETE MY DATA". After it, the current token
         stops working.

@@ -89,8 +89,7 @@ class ServerProcess:
         self.stop(signal.SIGKILL)
 
     def token(self, namespace: str) -> str:
-        out = recall_cli("create-token", namespace, "--db", self.db, "--json",
-                         env={k: v for k, v in self.env.items() if k.startswith("RECALL_")})
+        out = recall_cli("create-token", namespace, "--db", self.db, "--json", env=self.env)
         data = json.loads(out.stdout)
         assert data["namespace"] == namespace
         return data["token"]

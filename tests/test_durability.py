@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
+from pathlib import Path
 
 import pytest
 
@@ -31,7 +31,8 @@ async def test_data_survives_restart(tmp_path):
 
 async def test_kill9_with_500_jobs_loses_nothing_and_duplicates_nothing(tmp_path):
     # A slow single worker keeps most of the 500 jobs queued or running at the kill.
-    env = {"RECALL_WORKER__CONCURRENCY": "1"}
+    env = {"RECALL_WORKER__CONCURRENCY": "1", "RECALL_PLUGIN_MODULES": "plugins_for_tests.slow_extractor",
+           "RECALL_EXTRACTOR": "slow", "PYTHONPATH": str(Path(__file__).parent)}
     srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, env=env).start()
     token = srv.token("dave")
     texts = [f"Fact {i}: the build agent number {i} runs on host h{i}.example.lan." for i in range(500)]

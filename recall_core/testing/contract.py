@@ -81,6 +81,9 @@ class StorageContract:
     """Base class of a backend's conformance tests. Override `make_storage`; optionally the
     `storage_location` fixture and `embedding_dim`."""
 
+    # Explicit, so the suite also runs in projects using pytest-asyncio's strict mode.
+    pytestmark = [pytest.mark.asyncio, pytest.mark.recall_contract]
+
     #: Width of the test vectors, for backends whose vector column has a fixed dimension.
     embedding_dim: int = 8
     #: Lease used where a test needs a claim to expire; keep it small, the test sleeps 3x it.
