@@ -37,21 +37,10 @@ async def _open_storage(config: RecallConfig):
 # -- serve ----------------------------------------------------------------------------------
 async def _serve_http(runtime, host: str, port: int) -> None:
     import uvicorn
-    from starlette.responses import JSONResponse
 
-    from .app import build_mcp
+    from .http import build_http_app
 
-    mcp = await build_mcp(runtime)
-
-    @mcp.custom_route("/health", methods=["GET"])
-    async def health(request):  # never behind auth: carries no tenant data
-        return JSONResponse({"status": "ok", "storage": runtime.storage.description,
-                             "degraded": [] if runtime.embedder is None or runtime.embedder.ready
-                             else ["dense: warming up"]})
-
-    app = mcp.http_app(path="/mcp")
-    for mount in runtime.extras.get("asgi_mounts", []):
-        mount(app, runtime)
+    app = await build_http_app(runtime, public_url=f"http://{host}:{port}")
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                            lifespan="on"))
     log.info("serving MCP on http://%s:%d/mcp", host, port)
