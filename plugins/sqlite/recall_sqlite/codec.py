@@ -88,16 +88,23 @@ def operation_from_row(r: Sequence[Any]) -> Operation:
     )
 
 
-def fts_query(terms: Sequence[str]) -> str:
-    """MATCH expression that ORs the terms, each as a quoted FTS5 string.
+def namespace_token(namespace: str) -> str:
+    """The token the `ns` column of memories_fts holds (SQL: 'ns' || hex(namespace))."""
+    return "ns" + namespace.encode("utf-8").hex()
 
-    Inside double quotes FTS5 treats everything as text to tokenize (AND, NEAR, *, ^, :, and
-    parentheses included); doubling an inner quote is the only escape needed. NUL would end
-    the C string early, so it is dropped. Returns "" when no term is left.
+
+def fts_query(namespace: str, terms: Sequence[str]) -> str:
+    """MATCH expression: the namespace's token AND any of the terms in the text column.
+
+    Each term is a quoted FTS5 string: inside double quotes FTS5 only tokenizes (AND, NEAR,
+    *, ^, :, parentheses are plain text), and doubling an inner quote is the only escape
+    needed. NUL would end the C string early, so it is dropped. "" when no term is left.
     """
     quoted = []
     for term in terms:
         term = term.replace("\x00", "").strip()
         if term:
             quoted.append('"' + term.replace('"', '""') + '"')
-    return " OR ".join(quoted)
+    if not quoted:
+        return ""
+    return f'ns : "{namespace_token(namespace)}" AND text : ({" OR ".join(quoted)})'

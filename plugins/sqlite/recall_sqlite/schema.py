@@ -45,24 +45,55 @@ MIGRATIONS: tuple[Migration, ...] = (
         # Backfill queue of the embedder: tiny once everything has a vector.
         "CREATE INDEX memories_no_vector ON memories (seq) "
         "WHERE valid_until IS NULL AND embedding IS NULL",
-        # Full text over active rows only (superseded rows are removed from the index), so a
-        # search never pays for history. Contentless: we only need rowids and bm25().
+        # Full text over active rows only (superseded rows leave the index), so a search never
+        # pays for history. Contentless: we only need rowids and bm25(). The `ns` column holds
+        # one token per namespace ('ns' || hex(namespace): injective, tokenizer-safe), so the
+        # MATCH itself is namespace-scoped and other tenants' rows are never even scored.
         """CREATE VIRTUAL TABLE memories_fts USING fts5(
-            text, content='', tokenize='porter unicode61 remove_diacritics 2'
+            text, ns, content='', tokenize='porter unicode61 remove_diacritics 2'
         )""",
         """CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories
             WHEN new.valid_until IS NULL BEGIN
-            INSERT INTO memories_fts (rowid, text) VALUES (new.seq, new.text);
+            INSERT INTO memories_fts (rowid, text, ns)
+                VALUES (new.seq, new.text, 'ns' || hex(new.namespace));
         END""",
         """CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories
             WHEN old.valid_until IS NULL BEGIN
-            INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+            INSERT INTO memories_fts (memories_fts, rowid, text, ns)
+                VALUES ('delete', old.seq, old.text, 'ns' || hex(old.namespace));
         END""",
-        """CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, valid_until ON memories BEGIN
-            INSERT INTO memories_fts (memories_fts, rowid, text)
-                SELECT 'delete', old.seq, old.text WHERE old.valid_until IS NULL;
-            INSERT INTO memories_fts (rowid, text)
-                SELECT new.seq, new.text WHERE new.valid_until IS NULL;
+        """CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, valid_until, namespace
+            ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text, ns)
+                SELECT 'delete', old.seq, old.text, 'ns' || hex(old.namespace)
+                WHERE old.valid_until IS NULL;
+            INSERT INTO memories_fts (rowid, text, ns)
+                SELECT new.seq, new.text, 'ns' || hex(new.namespace)
+                WHERE new.valid_until IS NULL;
+        END""",
+        # Change log of searchable vectors, read by the in-process vector indexes (vectors.py)
+        # to update incrementally. Pruned from the front; `vector_events_pruned` tells a
+        # reader whose cursor fell behind that it must reload. memory_seq -1 = reset.
+        """CREATE TABLE vector_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            namespace TEXT NOT NULL,
+            memory_seq INTEGER NOT NULL
+        )""",
+        "CREATE INDEX vector_events_namespace ON vector_events (namespace, seq)",
+        "CREATE TABLE vector_events_pruned (id INTEGER PRIMARY KEY CHECK (id = 1), upto INTEGER NOT NULL)",
+        "INSERT INTO vector_events_pruned (id, upto) VALUES (1, 0)",
+        """CREATE TRIGGER memories_vector_insert AFTER INSERT ON memories
+            WHEN new.embedding IS NOT NULL AND new.valid_until IS NULL BEGIN
+            INSERT INTO vector_events (namespace, memory_seq) VALUES (new.namespace, new.seq);
+        END""",
+        """CREATE TRIGGER memories_vector_update AFTER UPDATE OF embedding, valid_until ON memories
+            WHEN (old.embedding IS NOT NULL AND old.valid_until IS NULL)
+              OR (new.embedding IS NOT NULL AND new.valid_until IS NULL) BEGIN
+            INSERT INTO vector_events (namespace, memory_seq) VALUES (new.namespace, new.seq);
+        END""",
+        """CREATE TRIGGER memories_vector_delete AFTER DELETE ON memories
+            WHEN old.embedding IS NOT NULL AND old.valid_until IS NULL BEGIN
+            INSERT INTO vector_events (namespace, memory_seq) VALUES (old.namespace, old.seq);
         END""",
         """CREATE TABLE operations (
             id TEXT PRIMARY KEY,

@@ -23,9 +23,12 @@ from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, fts_query,
                     to_db, unpack_vector)
 from .connection import Database, chunks
 from .settings import SQLiteSettings
-from .vectors import VectorCache, VectorMatrix
+from .vectors import RESET, VectorCache, VectorIndex
 
 _ITER_BATCH = 500
+# The vector event log keeps this many recent events; an index further behind reloads.
+_KEEP_EVENTS = 100_000
+_PRUNE_EVERY = 1000
 # Above this many floats the matrix product runs in a worker thread, off the event loop.
 _THREAD_FLOATS = 2_000_000
 
@@ -38,6 +41,8 @@ class SQLiteStorage:
         self.settings = settings or SQLiteSettings()
         self.db = Database(path, self.settings)
         self._vectors = VectorCache(self.settings.vector_cache_namespaces)
+        self._vector_locks: dict[str, asyncio.Lock] = {}
+        self._writes = 0
 
     @property
     def path(self) -> str:
@@ -49,6 +54,8 @@ class SQLiteStorage:
 
     async def open(self) -> None:
         await self.db.open()
+        async with self.db.transaction() as db:
+            await _prune_vector_events(db)
 
     async def close(self) -> None:
         await self.db.close()
@@ -146,7 +153,7 @@ class SQLiteStorage:
                 "UPDATE operations SET status = 'done', finished_at = ?, error = NULL, "
                 "lease_until = NULL WHERE id = ?", (now, op_id))
             if memories or supersede or refresh:
-                await _bump(db, [namespace])
+                await self._changed(db, [namespace])
         return True
 
     async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool) -> None:
@@ -177,7 +184,7 @@ class SQLiteStorage:
             return
         async with self.db.transaction() as db:
             await _insert_memories(db, memories)
-            await _bump(db, [m.namespace for m in memories])
+            await self._changed(db, [m.namespace for m in memories])
 
     async def get_memories(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
         out: list[Memory] = []
@@ -234,7 +241,7 @@ class SQLiteStorage:
                 (namespace, memory_id))
             if cur.rowcount != 1:
                 return False
-            await _bump(db, [namespace])
+            await self._changed(db, [namespace])
         return True
 
     async def supersede_memories(self, namespace: str, ids: Sequence[str], at: datetime,
@@ -246,7 +253,7 @@ class SQLiteStorage:
                 "WHERE namespace = ? AND id = ? AND valid_until IS NULL",
                 [(to_db(at), namespace, mid) for mid in ids])
             await _insert_memories(db, new)
-            await _bump(db, [namespace])
+            await self._changed(db, [namespace])
 
     async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         # Deliberately no version bump: access counts feed scoring, not any cached index, and
@@ -282,7 +289,11 @@ class SQLiteStorage:
                 "UPDATE api_tokens SET revoked_at = ? WHERE namespace = ? AND revoked_at IS NULL",
                 (now, namespace))
             tokens = cur.rowcount
-            await _bump(db, [namespace])
+            # Vector indexes of every process restart from scratch for this namespace.
+            await db.execute("DELETE FROM vector_events WHERE namespace = ?", (namespace,))
+            await db.execute("INSERT INTO vector_events (namespace, memory_seq) VALUES (?, ?)",
+                             (namespace, RESET))
+            await self._changed(db, [namespace])
         self._vectors.drop(namespace)
         return memories, tokens
 
@@ -299,36 +310,84 @@ class SQLiteStorage:
                     "UPDATE memories SET importance = ? WHERE namespace = ? AND id = ?", params)
                 if cur.rowcount:
                     changed.append(namespace)
-            await _bump(db, changed)
+            await self._changed(db, changed)
+
+    async def _changed(self, db: aiosqlite.Connection, namespaces: Iterable[str]) -> None:
+        """Inside a write transaction: give each namespace the next value of the global
+        version counter; now and then prune the vector event log."""
+        for namespace in dict.fromkeys(namespaces):
+            await db.execute("UPDATE version_counter SET value = value + 1 WHERE id = 1")
+            await db.execute(
+                "INSERT INTO namespace_versions (namespace, version) "
+                "SELECT ?, value FROM version_counter WHERE id = 1 "
+                "ON CONFLICT (namespace) DO UPDATE SET version = excluded.version", (namespace,))
+        self._writes += 1
+        if self._writes % _PRUNE_EVERY == 0:
+            await _prune_vector_events(db)
 
     # -- retrieval ----------------------------------------------------------------------------
     async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
-        query = fts_query(terms)
+        query = fts_query(namespace, terms)
         if not query or limit <= 0:
             return []
-        # The index holds active rows only; the join re-checks namespace and activity.
-        # bm25() is lower-is-better, so it is negated into a higher-is-better score.
+        # Ranked inside FTS5 (namespace-scoped MATCH, active rows only, the ns column weighted
+        # 0), then only the top `limit` rowids are joined; the join re-checks namespace and
+        # activity. bm25() is lower-is-better, so it is negated into higher-is-better.
         rows = await self.db.fetch(
-            "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts "
-            "JOIN memories AS m ON m.seq = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.namespace = ? AND m.valid_until IS NULL "
-            "ORDER BY rank LIMIT ?", (query, namespace, limit))
+            "SELECT m.id, hit.rank FROM ("
+            " SELECT rowid, bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts"
+            " WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) AS hit "
+            "JOIN memories AS m ON m.seq = hit.rowid "
+            "WHERE m.namespace = ? AND m.valid_until IS NULL ORDER BY hit.rank",
+            (query, limit, namespace))
         return [ScoredId(id=r[0], score=-float(r[1])) for r in rows]
 
     async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
         dim = len(vector)
         if dim == 0 or limit <= 0:
             return []
-        version = await self.namespace_version(namespace)
-        entry = self._vectors.get(namespace, dim, version)
-        if entry is None:
-            rows = await self.db.fetch(
-                "SELECT id, embedding FROM memories WHERE namespace = ? AND valid_until IS NULL "
-                "AND embedding IS NOT NULL AND length(embedding) = ?", (namespace, dim * 4))
-            entry = await _maybe_thread(len(rows) * dim, VectorMatrix.build, version, dim, rows)
-            self._vectors.put(namespace, entry)
-        hits = await _maybe_thread(len(entry.ids) * dim, entry.search, vector, limit)
+        async with self._vector_locks.setdefault(namespace, asyncio.Lock()):
+            index = await self._fresh_index(namespace, dim)
+            hits = await _maybe_thread(len(index) * dim, index.search, vector, limit)
         return [ScoredId(id=i, score=s) for i, s in hits]
+
+    async def _fresh_index(self, namespace: str, dim: int) -> VectorIndex:
+        """The namespace's index with every committed change applied (see vectors.py)."""
+        index = self._vectors.get(namespace, dim)
+        if index is not None:
+            pruned = await self.db.fetch_one("SELECT upto FROM vector_events_pruned")
+            if index.cursor < pruned[0]:
+                index = None
+        if index is not None:
+            events = await self.db.fetch(
+                "SELECT seq, memory_seq FROM vector_events WHERE namespace = ? AND seq > ? "
+                "ORDER BY seq", (namespace, index.cursor))
+            changed = {e[1] for e in events}
+            if RESET in changed:
+                index = None
+            elif events:
+                rows: list[Any] = []
+                for part in chunks(sorted(changed)):
+                    rows += await self.db.fetch(
+                        "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
+                        "AND valid_until IS NULL AND embedding IS NOT NULL "
+                        f"AND seq IN ({', '.join('?' * len(part))})", (namespace, *part))
+                index.remove(changed)
+                index.add(rows)
+                index.cursor = events[-1][0]
+        if index is None:
+            # Cursor first: rows written after it are loaded now and re-applied later, which
+            # is harmless (remove then add); the other order could miss a change.
+            cursor = (await self.db.fetch_one(
+                "SELECT coalesce(max(seq), 0) FROM vector_events"))[0]
+            rows = await self.db.fetch(
+                "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
+                "AND valid_until IS NULL AND embedding IS NOT NULL AND length(embedding) = ?",
+                (namespace, dim * 4))
+            index = VectorIndex(dim, cursor)
+            await _maybe_thread(len(rows) * dim, index.add, rows)
+            self._vectors.put(namespace, index)
+        return index
 
     async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
         if not items:
@@ -338,7 +397,7 @@ class SQLiteStorage:
                 "UPDATE memories SET embedding = ? WHERE namespace = ? AND id = ?",
                 [(pack_vector(vec), namespace, mid) for mid, vec in items])
             if cur.rowcount:
-                await _bump(db, [namespace])
+                await self._changed(db, [namespace])
 
     async def get_embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {}
@@ -400,14 +459,12 @@ async def _insert_memories(db: aiosqlite.Connection, memories: Sequence[Memory])
         await db.executemany(INSERT_MEMORY, [memory_params(m) for m in memories])
 
 
-async def _bump(db: aiosqlite.Connection, namespaces: Iterable[str]) -> None:
-    """Give each namespace the next value of the global version counter (same transaction)."""
-    for namespace in dict.fromkeys(namespaces):
-        await db.execute("UPDATE version_counter SET value = value + 1 WHERE id = 1")
-        await db.execute(
-            "INSERT INTO namespace_versions (namespace, version) "
-            "SELECT ?, value FROM version_counter WHERE id = 1 "
-            "ON CONFLICT (namespace) DO UPDATE SET version = excluded.version", (namespace,))
+async def _prune_vector_events(db: aiosqlite.Connection) -> None:
+    rows = await db.execute_fetchall("SELECT coalesce(max(seq), 0) FROM vector_events")
+    upto = rows[0][0] - _KEEP_EVENTS
+    if upto > 0:
+        await db.execute("DELETE FROM vector_events WHERE seq <= ?", (upto,))
+        await db.execute("UPDATE vector_events_pruned SET upto = max(upto, ?) WHERE id = 1", (upto,))
 
 
 async def _maybe_thread(floats: int, fn: Any, *args: Any) -> Any:

@@ -1,75 +1,123 @@
-"""Per-namespace in-memory vector matrices for cosine search without a vector extension.
+"""In-memory vector indexes for cosine search without a vector extension.
 
-A namespace's active vectors are loaded once into one L2-normalised float32 matrix, keyed by
-the namespace version; a query is then a single matrix-vector product plus a partial sort.
-Any change of the namespace's memories or vectors changes the version, so the next search
-reloads. Least recently used namespaces are evicted beyond `max_namespaces`.
+A namespace's active vectors live in one L2-normalised float32 matrix; a query is one
+matrix-vector product plus a partial sort, never a Python loop over rows.
+
+The matrix is kept fresh incrementally: triggers append the `seq` of every memory whose vector
+or active state changes to `vector_events`, and before a search the index applies only the
+events after its cursor (drop those rows, re-add the ones still active). So a store followed
+by a search costs a few rows, not a reload, and writes by other processes are seen too. A full
+load happens on first use, after the event log was pruned past the cursor, or when a
+`RESET` event (delete_namespace) says so.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+#: `vector_events.memory_seq` meaning "forget everything of this namespace".
+RESET = -1
+_MIN_CAPACITY = 64
 
-@dataclass(frozen=True)
-class VectorMatrix:
-    version: int
-    ids: list[str]
-    matrix: np.ndarray  # (n, dim) float32, rows unit length (zero rows stay zero)
 
-    @property
-    def dim(self) -> int:
-        return int(self.matrix.shape[1])
+class VectorIndex:
+    """Active vectors of one namespace and one width. Rows are appended; removed rows are
+    masked until compaction."""
 
-    @classmethod
-    def build(cls, version: int, dim: int, rows: Sequence[tuple[str, bytes]]) -> VectorMatrix:
-        width = dim * 4
-        # Rows of another width (a changed embedding model) cannot be compared; skip them.
-        kept = [(i, b) for i, b in rows if len(b) == width]
-        if not kept:
-            return cls(version, [], np.zeros((0, dim), dtype=np.float32))
-        ids = [i for i, _ in kept]
-        matrix = np.frombuffer(b"".join(b for _, b in kept), dtype=np.float32).reshape(len(kept), dim)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    def __init__(self, dim: int, cursor: int = 0):
+        self.dim = dim
+        self.cursor = cursor  # last vector_events.seq applied
+        self._data = np.zeros((0, dim), dtype=np.float32)
+        self._alive = np.zeros(0, dtype=bool)
+        self._ids: list[str] = []
+        self._row_of: dict[int, int] = {}  # memory seq -> row
+        self._n = 0
+        self._dead = 0
+
+    def __len__(self) -> int:
+        return self._n - self._dead
+
+    def remove(self, seqs: Iterable[int]) -> None:
+        for seq in seqs:
+            row = self._row_of.pop(seq, None)
+            if row is not None:
+                self._alive[row] = False
+                self._dead += 1
+        if self._dead > 1024 and self._dead * 4 > self._n:
+            self._compact()
+
+    def add(self, rows: Sequence[tuple[int, str, bytes]]) -> None:
+        """(memory seq, id, float32 blob) of active rows; blobs of another width are skipped."""
+        rows = [r for r in rows if len(r[2]) == self.dim * 4]
+        self.remove(r[0] for r in rows)
+        if not rows:
+            return
+        block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), self.dim)
+        norms = np.linalg.norm(block, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return cls(version, ids, np.ascontiguousarray(matrix / norms, dtype=np.float32))
+        need = self._n + len(rows)
+        if need > len(self._data):
+            capacity = max(_MIN_CAPACITY, need, len(self._data) * 2)
+            data = np.zeros((capacity, self.dim), dtype=np.float32)
+            data[:self._n] = self._data[:self._n]
+            alive = np.zeros(capacity, dtype=bool)
+            alive[:self._n] = self._alive[:self._n]
+            self._data, self._alive = data, alive
+        self._data[self._n:need] = block / norms
+        self._alive[self._n:need] = True
+        for offset, (seq, mid, _) in enumerate(rows):
+            self._row_of[seq] = self._n + offset
+            self._ids.append(mid)
+        self._n = need
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self._alive[:self._n])
+        self._data = np.ascontiguousarray(self._data[keep])
+        self._alive = np.ones(len(keep), dtype=bool)
+        old_ids = self._ids
+        self._ids = [old_ids[i] for i in keep]
+        new_row = {int(old): new for new, old in enumerate(keep)}
+        self._row_of = {seq: new_row[row] for seq, row in self._row_of.items()}
+        self._n, self._dead = len(keep), 0
 
     def search(self, vector: Sequence[float], limit: int) -> list[tuple[str, float]]:
-        n = len(self.ids)
-        if n == 0 or limit <= 0:
+        live = len(self)
+        if live == 0 or limit <= 0:
             return []
         q = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(q))
-        if norm == 0.0:
+        if norm == 0.0 or q.shape != (self.dim,):
             return []
-        scores = self.matrix @ (q / norm)
-        k = min(limit, n)
-        top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(self.ids[i], float(scores[i])) for i in top]
+        scores = self._data[:self._n] @ (q / norm)
+        if self._dead:
+            scores[~self._alive[:self._n]] = -np.inf
+        k = min(limit, live)
+        top = np.argpartition(-scores, k - 1)[:k] if k < self._n else np.arange(self._n)
+        top = top[np.argsort(-scores[top], kind="stable")][:k]
+        return [(self._ids[i], float(scores[i])) for i in top]
 
 
 class VectorCache:
+    """Indexes by (namespace, dim); least recently used ones are dropped beyond the limit."""
+
     def __init__(self, max_namespaces: int):
         self.max_namespaces = max_namespaces
-        self._entries: OrderedDict[tuple[str, int], VectorMatrix] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, int], VectorIndex] = OrderedDict()
 
-    def get(self, namespace: str, dim: int, version: int) -> VectorMatrix | None:
+    def get(self, namespace: str, dim: int) -> VectorIndex | None:
         entry = self._entries.get((namespace, dim))
-        if entry is None or entry.version != version:
-            return None
-        self._entries.move_to_end((namespace, dim))
+        if entry is not None:
+            self._entries.move_to_end((namespace, dim))
         return entry
 
-    def put(self, namespace: str, entry: VectorMatrix) -> None:
+    def put(self, namespace: str, index: VectorIndex) -> None:
         if self.max_namespaces <= 0:
             return
-        self._entries[(namespace, entry.dim)] = entry
-        self._entries.move_to_end((namespace, entry.dim))
+        self._entries[(namespace, index.dim)] = index
+        self._entries.move_to_end((namespace, index.dim))
         while len(self._entries) > self.max_namespaces:
             self._entries.popitem(last=False)
 
