@@ -116,7 +116,8 @@ def load_prompt(override: Path | None, builtin: str, setting: str) -> tuple[str,
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(
-            f"[plugins.haiku] {setting} = {str(override)!r} cannot be read ({exc.strerror or exc}). "
+            f"[plugins.haiku] {setting} = {str(override)!r} cannot be read "
+            f"({exc.strerror or exc}). "
             f"Point it at an existing UTF-8 text file, or remove the key to use the built-in "
             f"prompt {builtin}.md.") from None
     if not text.strip():
@@ -216,7 +217,8 @@ class HaikuExtractor:
         calls = [b for b in message.content if getattr(b, "type", None) == "tool_use"
                  and getattr(b, "name", None) == tool]
         if not calls:
-            got = ", ".join(sorted({getattr(b, "type", "?") for b in message.content})) or "no content"
+            got = ", ".join(sorted({getattr(b, "type", "?") for b in message.content})) \
+                or "no content"
             raise ExtractionError(
                 f"Malformed model output from {self.model}: expected a {tool} tool call, got "
                 f"{got} (stop_reason {message.stop_reason}).{cut}", retryable=True)

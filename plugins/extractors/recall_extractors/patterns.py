@@ -104,10 +104,12 @@ _EMPLOYER = re.compile(
     r"(?:\s+(?:remotely|full[- ]time|part[- ]time|currently|now|still))*"
     r"(?:\s+as\s+(?:a|an)\s+[\w -]{1,40}?)?\s+(?:at|for|by|with)\s+(?P<v>.+)", _I)
 _JOINED = re.compile(r"\bi" + _GLUE + r"joined\s+(?P<v>.+)", _I)
-_ROLE_AT = re.compile(r"\bi(?:'m| am)\s+(?:a|an|the)\s+(?P<role>[\w -]{2,40}?)\s+at\s+(?P<v>.+)", _I)
+_ROLE_AT = re.compile(r"\bi(?:'m| am)\s+(?:a|an|the)\s+(?P<role>[\w -]{2,40}?)\s+at\s+"
+                      r"(?P<v>.+)", _I)
 _OCCUPATION = re.compile(r"\bi" + _GLUE + r"work(?:s|ing)?\s+as\s+(?:a|an)\s+(?P<v>.+)", _I)
 _LOCATION = re.compile(
-    r"\bi" + _GLUE + r"(?:live|living|reside|residing|based|located|staying)\s+(?:in|near)\s+(?P<v>.+)", _I)
+    r"\bi" + _GLUE + r"(?:live|living|reside|residing|based|located|staying)\s+(?:in|near)\s+"
+    r"(?P<v>.+)", _I)
 _HOMETOWN = re.compile(r"\bi" + _GLUE + r"from\s+(?P<v>.+)", _I)
 _BORN = re.compile(r"\bi was born in\s+(?P<v>.+)", _I)
 _AGE = re.compile(r"\bi(?:'m| am)\s+(?P<v>\d{1,3})\s+(?:years?|yrs?)\s+old\b", _I)
@@ -117,7 +119,8 @@ _SWITCH = re.compile(
     _SUBJ + _GLUE + r"(?P<verb>switched|switching|moved|moving|migrated|migrating|changed|"
     r"transitioned|relocated)\s+(?:over\s+|back\s+)?(?:from\s+(?P<from>.+?)\s+)?to\s+(?P<v>.+)", _I)
 _CHOSE = re.compile(
-    _SUBJ + _GLUE + r"(?:go with|going with|went with|chose|picked|selected|settled on|opted for)\s+(?P<v>.+)", _I)
+    _SUBJ + _GLUE + r"(?:go with|going with|went with|chose|picked|selected|settled on|"
+    r"opted for)\s+(?P<v>.+)", _I)
 _USES = re.compile(
     _SUBJ + _GLUE + r"(?P<verb>use|uses|using|rely on|relies on|relying on|"
     r"run|runs|running|code in|coding in|program in|programming in|develop in|write in)\s+"
@@ -166,7 +169,8 @@ def _triple(entity: str, attribute: str, value: str | None, kind: str = "fact") 
 def _name(s: str) -> Triple | None:
     m = _NAME.search(s)
     value = m and _value(m["v"], _NAME_STOPS, 4)
-    if not value or value.split()[0].lower() in _POSSESSIVE_SKIP_FIRST or value.lower() in _EVALUATIVE:
+    if (not value or value.split()[0].lower() in _POSSESSIVE_SKIP_FIRST
+            or value.lower() in _EVALUATIVE):
         return None  # "my name is not important"
     return _triple(USER, "name", value)
 
@@ -258,7 +262,8 @@ def _uses(s: str) -> Triple | None:
     m = _USES.search(s)
     if not m:
         return None
-    if m["verb"].lower().startswith("run") and category_of(_value(m["v"], _TOOL_STOPS, 5) or "") is None:
+    tool = _value(m["v"], _TOOL_STOPS, 5) or ""
+    if m["verb"].lower().startswith("run") and category_of(tool) is None:
         return None  # "I run marathons": only known tools ("I run Arch") count
     return _tool_triple(m["subj"], m["v"], s)
 

@@ -127,7 +127,8 @@ async def test_request_carries_model_tool_prompt_and_text():
     assert "$ref" not in json.dumps(tool["input_schema"])
     assert body["system"] == ex.prompt and "record_memories" in ex.prompt
     assert ex.prompt_version == "extract_v1"
-    assert "lol ok" in body["messages"][0]["content"] and "<topic>chat</topic>" in body["messages"][0]["content"]
+    sent = body["messages"][0]["content"]
+    assert "lol ok" in sent and "<topic>chat</topic>" in sent
 
 
 async def test_blank_text_makes_no_call():

@@ -128,7 +128,8 @@ async def test_no_triple(stub, text):
 
 async def test_vim_then_vs_code_share_entity_and_attribute(stub):
     first, second = await stub.extract("I use vim. I switched to VS Code.")
-    assert (first.entity, first.attribute) == (second.entity, second.attribute) == ("user", "editor")
+    assert (first.entity, first.attribute) == ("user", "editor")
+    assert (second.entity, second.attribute) == ("user", "editor")
     assert (first.value, second.value) == ("vim", "VS Code")
 
 
@@ -224,7 +225,8 @@ async def test_importance_heuristics(stub):
     async def imp(text: str) -> float:
         return (await one(stub, text)).importance
 
-    assert 0.0 <= await imp("Can you remind me on Friday?") < await imp("The deploy broke on Friday.")
+    question, statement = "Can you remind me on Friday?", "The deploy broke on Friday."
+    assert 0.0 <= await imp(question) < await imp(statement)
     assert await imp("The deploy broke on Friday.") < await imp("I work at Acme Corp.")
     assert await imp("I work at Acme Corp.") < await imp("My name is Alice.")
     assert await imp("Maybe we use Redis.") < await imp("We use Redis.")
