@@ -93,18 +93,21 @@ def namespace_token(namespace: str) -> str:
     return "ns" + namespace.encode("utf-8").hex()
 
 
-def fts_query(namespace: str, terms: Sequence[str]) -> str:
-    """MATCH expression: the namespace's token AND any of the terms in the text column.
+def quote_terms(terms: Sequence[str]) -> list[str]:
+    """Each term as a quoted FTS5 string, empty ones dropped, duplicates removed.
 
-    Each term is a quoted FTS5 string: inside double quotes FTS5 only tokenizes (AND, NEAR,
-    *, ^, :, parentheses are plain text), and doubling an inner quote is the only escape
-    needed. NUL would end the C string early, so it is dropped. "" when no term is left.
+    Inside double quotes FTS5 only tokenizes (AND, NEAR, *, ^, :, parentheses are plain
+    text), and doubling an inner quote is the only escape needed. NUL would end the C string
+    early, so it is dropped.
     """
     quoted = []
     for term in terms:
         term = term.replace("\x00", "").strip()
         if term:
             quoted.append('"' + term.replace('"', '""') + '"')
-    if not quoted:
-        return ""
+    return list(dict.fromkeys(quoted))
+
+
+def fts_match(namespace: str, quoted: Sequence[str]) -> str:
+    """MATCH expression: the namespace's token AND any of the quoted terms in the text."""
     return f'ns : "{namespace_token(namespace)}" AND text : ({" OR ".join(quoted)})'

@@ -71,6 +71,32 @@ MIGRATIONS: tuple[Migration, ...] = (
                 SELECT new.seq, new.text, 'ns' || hex(new.namespace)
                 WHERE new.valid_until IS NULL;
         END""",
+        # Active memories per (namespace, type), kept by triggers: stats(), list totals and
+        # the full-text term pruning read one row instead of counting an index.
+        """CREATE TABLE active_counts (
+            namespace TEXT NOT NULL,
+            type TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            PRIMARY KEY (namespace, type)
+        ) WITHOUT ROWID""",
+        """CREATE TRIGGER memories_count_insert AFTER INSERT ON memories
+            WHEN new.valid_until IS NULL BEGIN
+            INSERT INTO active_counts (namespace, type, n) VALUES (new.namespace, new.type, 1)
+                ON CONFLICT (namespace, type) DO UPDATE SET n = n + 1;
+        END""",
+        """CREATE TRIGGER memories_count_delete AFTER DELETE ON memories
+            WHEN old.valid_until IS NULL BEGIN
+            UPDATE active_counts SET n = n - 1
+                WHERE namespace = old.namespace AND type = old.type;
+        END""",
+        """CREATE TRIGGER memories_count_update AFTER UPDATE OF valid_until, type, namespace
+            ON memories BEGIN
+            UPDATE active_counts SET n = n - 1
+                WHERE old.valid_until IS NULL AND namespace = old.namespace AND type = old.type;
+            INSERT INTO active_counts (namespace, type, n)
+                SELECT new.namespace, new.type, 1 WHERE new.valid_until IS NULL
+                ON CONFLICT (namespace, type) DO UPDATE SET n = n + 1;
+        END""",
         # Change log of searchable vectors, read by the in-process vector indexes (vectors.py)
         # to update incrementally. Pruned from the front; `vector_events_pruned` tells a
         # reader whose cursor fell behind that it must reload. memory_seq -1 = reset.

@@ -18,8 +18,8 @@ import aiosqlite
 
 from recall_core.models import MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord, utcnow
 
-from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, fts_query, memory_from_row,
-                    memory_params, now_text, operation_from_row, operation_params, pack_vector,
+from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, fts_match, memory_from_row,
+                    memory_params, now_text, operation_from_row, operation_params, pack_vector, quote_terms,
                     to_db, unpack_vector)
 from .connection import Database, chunks
 from .settings import SQLiteSettings
@@ -29,6 +29,8 @@ _ITER_BATCH = 500
 # The vector event log keeps this many recent events; an index further behind reloads.
 _KEEP_EVENTS = 100_000
 _PRUNE_EVERY = 1000
+# Below this many active memories full-text search uses every term as given.
+_COMMON_TERM_MIN_ROWS = 2000
 # Above this many floats the matrix product runs in a worker thread, off the event loop.
 _THREAD_FLOATS = 2_000_000
 
@@ -201,10 +203,12 @@ class SQLiteStorage:
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND valid_until IS NULL "
             "ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?",
             (namespace, max(0, limit), max(0, offset)))
-        total = await self.db.fetch_one(
-            "SELECT count(*) FROM memories WHERE namespace = ? AND valid_until IS NULL",
-            (namespace,))
-        return [memory_from_row(r) for r in rows], int(total[0])
+        return [memory_from_row(r) for r in rows], await self._active_count(namespace)
+
+    async def _active_count(self, namespace: str) -> int:
+        row = await self.db.fetch_one(
+            "SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace = ?", (namespace,))
+        return int(row[0])
 
     async def iter_memories(self, namespace: str, active_only: bool = True) -> AsyncIterator[Memory]:
         # Keyset pages, so no statement stays open across a yield.
@@ -267,8 +271,7 @@ class SQLiteStorage:
 
     async def stats(self, namespace: str) -> dict[str, int]:
         rows = await self.db.fetch(
-            "SELECT type, count(*) FROM memories WHERE namespace = ? AND valid_until IS NULL "
-            "GROUP BY type", (namespace,))
+            "SELECT type, n FROM active_counts WHERE namespace = ? AND n > 0", (namespace,))
         out = dict.fromkeys(MEMORY_TYPES, 0)
         out.update({r[0]: int(r[1]) for r in rows})
         return out
@@ -283,7 +286,7 @@ class SQLiteStorage:
         async with self.db.transaction() as db:
             cur = await db.execute("DELETE FROM memories WHERE namespace = ?", (namespace,))
             memories = cur.rowcount
-            for table in ("operations", "a2a_tasks", "tool_call_records"):
+            for table in ("operations", "a2a_tasks", "tool_call_records", "active_counts"):
                 await db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
             cur = await db.execute(
                 "UPDATE api_tokens SET revoked_at = ? WHERE namespace = ? AND revoked_at IS NULL",
@@ -327,9 +330,11 @@ class SQLiteStorage:
 
     # -- retrieval ----------------------------------------------------------------------------
     async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
-        query = fts_query(namespace, terms)
-        if not query or limit <= 0:
+        quoted = quote_terms(terms)
+        if not quoted or limit <= 0:
             return []
+        if len(quoted) > 1:
+            quoted = await self._informative_terms(namespace, quoted)
         # Ranked inside FTS5 (namespace-scoped MATCH, active rows only, the ns column weighted
         # 0), then only the top `limit` rowids are joined; the join re-checks namespace and
         # activity. bm25() is lower-is-better, so it is negated into higher-is-better.
@@ -339,8 +344,28 @@ class SQLiteStorage:
             " WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) AS hit "
             "JOIN memories AS m ON m.seq = hit.rowid "
             "WHERE m.namespace = ? AND m.valid_until IS NULL ORDER BY hit.rank",
-            (query, limit, namespace))
+            (fts_match(namespace, quoted), limit, namespace))
         return [ScoredId(id=r[0], score=-float(r[1])) for r in rows]
+
+    async def _informative_terms(self, namespace: str, quoted: list[str]) -> list[str]:
+        """Drop terms found in more than half of a large namespace's memories.
+
+        bm25() must score every row that matches any term, so one word like "the" makes a
+        query over 100k rows cost ~100 ms. Such a term has an IDF of about zero in BM25
+        (FTS5 clamps it to 1e-6), so it barely moves the ranking; without it the query costs
+        what the informative terms cost. The rarest term is always kept.
+        """
+        total = await self._active_count(namespace)
+        if total < _COMMON_TERM_MIN_ROWS:
+            return quoted
+        half = total // 2
+        counts = (await self.db.fetch(
+            "SELECT " + ", ".join(
+                "(SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? "
+                "LIMIT ?))" for _ in quoted),
+            [p for term in quoted for p in (fts_match(namespace, [term]), half + 1)]))[0]
+        kept = [term for term, n in zip(quoted, counts) if n <= half]
+        return kept or [min(zip(counts, quoted))[1]]
 
     async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
         dim = len(vector)

@@ -87,6 +87,14 @@ async def main(rows: int, namespaces: int, dim: int = 384) -> None:
             lat.append(time.perf_counter() - t)
         print(f"search_vectors cached: {ms(lat)}")
         lat = []
+        for _ in range(20):
+            await s.insert_memories([Memory(namespace=big, text=text(rng),
+                                            embedding=nprng.standard_normal(dim).tolist())])
+            t = time.perf_counter()
+            await s.search_vectors(big, q, 100)
+            lat.append(time.perf_counter() - t)
+        print(f"search_vectors right after a write (incremental update): {ms(lat)}")
+        lat = []
         for i in range(30):
             t = time.perf_counter()
             await s.list_memories(big, 20, i * 20)
