@@ -183,11 +183,11 @@ async def test_tools_are_annotated_and_documented(server, tokens):
         tools = {t.name: t for t in await a.client.list_tools()}
     assert set(tools) == {"store_memory", "search_memories", "inspect_memories", "delete_memory",
                           "get_memory_stats", "consolidate_memories", "delete_namespace_data"}
-    assert tools["search_memories"].annotations.readOnlyHint is True
-    assert tools["inspect_memories"].annotations.readOnlyHint is True
-    assert tools["delete_memory"].annotations.destructiveHint is True
-    assert tools["delete_namespace_data"].annotations.destructiveHint is True
-    assert tools["store_memory"].annotations.idempotentHint is True
+    assert tools["search_memories"].annotations.read_only_hint is True
+    assert tools["inspect_memories"].annotations.read_only_hint is True
+    assert tools["delete_memory"].annotations.destructive_hint is True
+    assert tools["delete_namespace_data"].annotations.destructive_hint is True
+    assert tools["store_memory"].annotations.idempotent_hint is True
     for t in tools.values():
         first = t.description.strip().splitlines()[0]
         assert any(w in first for w in ("ms", "millisecond", "seconds")), first
