@@ -1,0 +1,347 @@
+"""SQLite-specific behaviour the shared contract cannot know about: the file format, WAL,
+migrations, several processes on one file, settings, the plugin hook."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import json
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+import recall_sqlite
+from recall_core.config import RecallConfig, plugin_settings
+from recall_core.errors import ConfigError
+from recall_core.models import Memory, Operation
+from recall_core.plugins import collect
+from recall_sqlite import SQLiteSettings, SQLiteStorage, make_storage, schema
+from recall_sqlite.connection import path_from_url
+
+
+def raw(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None, timeout=5)
+
+
+def run_python(code: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+# -- file format, WAL, migrations ---------------------------------------------------------
+async def test_wal_mode_and_description(storage: SQLiteStorage, db_path: Path) -> None:
+    assert raw(db_path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert storage.description == f"sqlite {db_path} (WAL)"
+
+
+async def test_schema_version_recorded_and_not_rerun(storage: SQLiteStorage, db_path: Path) -> None:
+    await storage.close()
+    before = raw(db_path).execute("SELECT version, applied_at FROM schema_version").fetchall()
+    assert [v for v, _ in before] == [v for v, _ in schema.MIGRATIONS]
+    again = make_storage(f"sqlite:///{db_path}")
+    await again.open()
+    await again.close()
+    assert raw(db_path).execute("SELECT version, applied_at FROM schema_version").fetchall() == before
+
+
+async def test_new_migration_runs_once(storage: SQLiteStorage, db_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    await storage.insert_memories([Memory(namespace="a", text="kept across the upgrade")])
+    await storage.close()
+    nxt = schema.LATEST + 1
+    # CREATE TABLE without IF NOT EXISTS fails if it ever runs twice
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, (nxt, ("CREATE TABLE extra (x)",))))
+    for _ in range(2):
+        s = make_storage(f"sqlite:///{db_path}")
+        await s.open()
+        assert [m.text async for m in s.iter_memories("a")] == ["kept across the upgrade"]
+        await s.close()
+    versions = [r[0] for r in raw(db_path).execute("SELECT version FROM schema_version")]
+    assert versions[-1] == nxt and versions.count(nxt) == 1
+
+
+async def test_failed_migration_changes_nothing(storage: SQLiteStorage, db_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    await storage.close()
+    nxt = schema.LATEST + 1
+    broken = (nxt, ("CREATE TABLE half (x)", "THIS IS NOT SQL"))
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, broken))
+    s = make_storage(f"sqlite:///{db_path}")
+    with pytest.raises(sqlite3.OperationalError):
+        await s.open()
+    conn = raw(db_path)
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'half'").fetchone()[0] == 0
+    assert conn.execute("SELECT max(version) FROM schema_version").fetchone()[0] == schema.LATEST
+
+
+def test_processes_opening_a_new_file_at_once_migrate_it_once(tmp_path: Path) -> None:
+    db = tmp_path / "new.db"
+    code = """
+        import asyncio, sys
+        from recall_sqlite import make_storage
+        async def main():
+            s = make_storage("sqlite:///" + sys.argv[1])
+            await s.open()
+            await s.create_token("ns", "hash-" + sys.argv[2])
+            await s.close()
+        asyncio.run(main())
+    """
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), str(db), str(i)],
+                              stderr=subprocess.PIPE, text=True) for i in range(4)]
+    for p in procs:
+        assert p.wait(timeout=60) == 0, p.stderr.read() if p.stderr else ""
+    conn = raw(db)
+    assert conn.execute("SELECT count(*) FROM schema_version").fetchone()[0] == len(schema.MIGRATIONS)
+    assert conn.execute("SELECT count(*) FROM api_tokens").fetchone()[0] == 4
+
+
+async def test_datetimes_are_sortable_utc_text(storage: SQLiteStorage, db_path: Path) -> None:
+    op, _ = await storage.enqueue(Operation(namespace="a", idempotency_key="k"))
+    text = raw(db_path).execute("SELECT created_at FROM operations").fetchone()[0]
+    assert text == op.created_at.isoformat(timespec="microseconds") and text.endswith("+00:00")
+
+
+# -- several connections and processes ----------------------------------------------------
+async def test_data_persists_and_another_process_sees_it(storage: SQLiteStorage, db_path: Path) -> None:
+    m = Memory(namespace="a", text="remember the milk", embedding=[1.0, 0.0])
+    await storage.insert_memories([m])
+    op, _ = await storage.enqueue(Operation(namespace="a", idempotency_key="k", payload={"x": 1}))
+    out = run_python("""
+        import asyncio, json, sys
+        from recall_sqlite import make_storage
+        async def main():
+            s = make_storage("sqlite:///" + sys.argv[1])
+            await s.open()
+            got = await s.get_memories("a", [sys.argv[2]])
+            hits = await s.search_fulltext("a", ["milk"], 5)
+            op = await s.get_operation("a", sys.argv[3])
+            await s.create_token("a", "from-child")
+            print(json.dumps([got[0].text, [h.id for h in hits], op.payload]))
+            await s.close()
+        asyncio.run(main())
+    """, str(db_path), m.id, op.id)
+    assert json.loads(out) == ["remember the milk", [m.id], {"x": 1}]
+    assert await storage.namespace_for_token("from-child") == "a"
+    # and the child's vector write path: our index sees changes made by another process
+    assert [h.id for h in await storage.search_vectors("a", [1.0, 0.0], 5)] == [m.id]
+    run_python("""
+        import asyncio, sys
+        from recall_core.models import Memory
+        from recall_sqlite import make_storage
+        async def main():
+            s = make_storage("sqlite:///" + sys.argv[1])
+            await s.open()
+            await s.insert_memories([Memory(id="child", namespace="a", text="x", embedding=[1.0, 0.1])])
+            await s.delete_memory("a", sys.argv[2])
+            await s.close()
+        asyncio.run(main())
+    """, str(db_path), m.id)
+    assert [h.id for h in await storage.search_vectors("a", [1.0, 0.0], 5)] == ["child"]
+
+
+async def test_writer_waits_for_another_connection_lock(storage: SQLiteStorage, db_path: Path) -> None:
+    other = raw(db_path)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO api_tokens VALUES ('uncommitted', 'a', 'now', NULL)")
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.3, other.execute, "COMMIT")
+    start = time.perf_counter()
+    # reads are never blocked by the writer (WAL) and never see uncommitted rows
+    assert await storage.namespace_for_token("uncommitted") is None
+    assert await storage.claim_job(60) is None  # an idle poll does not need the write lock
+    assert time.perf_counter() - start < 0.25
+    _, created = await storage.enqueue(Operation(namespace="a", idempotency_key="k"))
+    assert created and time.perf_counter() - start >= 0.25
+    assert await storage.namespace_for_token("uncommitted") == "a"
+
+
+async def test_busy_timeout_setting_applies(db_path: Path) -> None:
+    s = make_storage(f"sqlite:///{db_path}", {"busy_timeout_ms": 50})
+    await s.open()
+    try:
+        other = raw(db_path)
+        other.execute("BEGIN IMMEDIATE")
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            await s.enqueue(Operation(namespace="a", idempotency_key="k"))
+        other.execute("ROLLBACK")
+        assert (await s.enqueue(Operation(namespace="a", idempotency_key="k")))[1] is True
+    finally:
+        await s.close()
+
+
+async def test_enqueue_ack_is_fast(storage: SQLiteStorage) -> None:
+    samples = []
+    for i in range(200):
+        start = time.perf_counter()
+        await storage.enqueue(Operation(namespace="a", idempotency_key=f"k{i}", payload={"text": "x" * 2000}))
+        samples.append(time.perf_counter() - start)
+    samples.sort()
+    assert samples[len(samples) // 2] < 0.005, f"median enqueue {samples[100] * 1000:.2f} ms"
+
+
+async def test_not_opened_is_a_clear_error(db_path: Path) -> None:
+    s = make_storage(f"sqlite:///{db_path}")
+    with pytest.raises(RuntimeError, match="open"):
+        await s.enqueue(Operation(namespace="a", idempotency_key="k"))
+
+
+# -- full text specifics ------------------------------------------------------------------
+async def test_fulltext_stems_and_folds_diacritics(storage: SQLiteStorage) -> None:
+    run = Memory(namespace="a", text="She runs every morning at the Café Müller")
+    await storage.insert_memories([run, Memory(namespace="a", text="unrelated")])
+    for term in ("running", "run", "cafe", "café", "muller", "MÜLLER".lower()):
+        assert [h.id for h in await storage.search_fulltext("a", [term], 5)] == [run.id], term
+
+
+async def test_fulltext_namespace_token_is_exact(storage: SQLiteStorage) -> None:
+    names = ["a", "ab", "a b", "ns-a", "user:42", "ünï 🚀", "x" * 300, '"quoted" ns', "NOT"]
+    for ns in names:
+        await storage.insert_memories([Memory(namespace=ns, text=f"shared word for {len(ns)}")])
+    for ns in names:
+        hits = await storage.search_fulltext(ns, ["shared"], 10)
+        assert len(hits) == 1 and (await storage.get_memories(ns, [hits[0].id])), ns
+
+
+async def test_fulltext_index_stays_consistent_under_churn(storage: SQLiteStorage, db_path: Path) -> None:
+    rows = [Memory(namespace=f"n{i % 3}", text=f"churn word{i % 7} item{i}") for i in range(300)]
+    await storage.insert_memories(rows)
+    for i, m in enumerate(rows):
+        if i % 3 == 0:
+            await storage.supersede_memories(m.namespace, [m.id], m.created_at,
+                                             [Memory(namespace=m.namespace, text=f"churn replaced {i}")])
+        elif i % 5 == 0:
+            await storage.delete_memory(m.namespace, m.id)
+    await storage.delete_namespace("n2")
+    conn = raw(db_path)
+    conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
+    for ns in ("n0", "n1", "n2"):
+        active = conn.execute("SELECT count(*) FROM memories WHERE namespace = ? AND valid_until "
+                              "IS NULL AND text LIKE 'churn%'", (ns,)).fetchone()[0]
+        assert len(await storage.search_fulltext(ns, ["churn"], 1000)) == active
+        assert sum((await storage.stats(ns)).values()) == active
+
+
+async def test_fulltext_skips_terms_in_most_of_a_large_namespace(storage: SQLiteStorage) -> None:
+    rows = [Memory(namespace="a", text=f"the user said note {i}") for i in range(2100)]
+    zebra = Memory(namespace="a", text="the user saw a zebra")
+    await storage.insert_memories([*rows, zebra])
+    assert [h.id for h in await storage.search_fulltext("a", ["the", "zebra"], 5)] == [zebra.id]
+    # every term common: the rarest is kept, so there are still results
+    assert len(await storage.search_fulltext("a", ["the", "user"], 5)) == 5
+    assert len(await storage.search_fulltext("a", ["the"], 5)) == 5
+
+
+# -- vectors ------------------------------------------------------------------------------
+async def test_vector_index_matches_brute_force_under_churn(storage: SQLiteStorage, db_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    import numpy as np
+
+    from recall_sqlite import storage as storage_module
+
+    monkeypatch.setattr(storage_module, "_KEEP_EVENTS", 40)  # force log pruning + reloads
+    monkeypatch.setattr(storage_module, "_PRUNE_EVERY", 7)
+    other = make_storage(f"sqlite:///{db_path}")  # a second writer, as another process would be
+    await other.open()
+    rng = random.Random(3)
+    live: dict[str, list[float]] = {}
+    try:
+        for step in range(400):
+            writer = other if rng.random() < 0.3 else storage
+            action = rng.random()
+            if action < 0.5 or not live:
+                m = Memory(namespace="a", text="v", embedding=[rng.gauss(0, 1) for _ in range(4)])
+                await writer.insert_memories([m, Memory(namespace="b", text="v", embedding=m.embedding)])
+                live[m.id] = m.embedding  # type: ignore[assignment]
+            elif action < 0.65:
+                mid = rng.choice(sorted(live))
+                await writer.delete_memory("a", mid)
+                del live[mid]
+            elif action < 0.8:
+                mid = rng.choice(sorted(live))
+                await writer.supersede_memories("a", [mid], Memory(namespace="a", text="").created_at, [])
+                del live[mid]
+            else:
+                mid = rng.choice(sorted(live))
+                live[mid] = [rng.gauss(0, 1) for _ in range(4)]
+                await writer.set_embeddings("a", [(mid, live[mid])])
+            if step % 5 == 0 and not 150 <= step < 250:  # a long gap outlives the log
+                q = [rng.gauss(0, 1) for _ in range(4)]
+                got = [h.id for h in await storage.search_vectors("a", q, 5)]
+                ids = sorted(live)
+                mat = np.array([live[i] for i in ids], dtype=np.float32)
+                scores = (mat / np.linalg.norm(mat, axis=1, keepdims=True)) @ (np.array(q) / np.linalg.norm(q))
+                want = [ids[i] for i in np.argsort(-scores)[:5]]
+                assert got == want, step
+    finally:
+        await other.close()
+
+
+async def test_vectors_of_another_width_are_ignored(storage: SQLiteStorage) -> None:
+    small = Memory(namespace="a", text="old model", embedding=[1.0, 0.0])
+    wide = Memory(namespace="a", text="new model", embedding=[1.0, 0.0, 0.0, 0.0])
+    await storage.insert_memories([small, wide])
+    assert [h.id for h in await storage.search_vectors("a", [1.0, 0.0, 0.0, 0.0], 5)] == [wide.id]
+    assert [h.id for h in await storage.search_vectors("a", [1.0, 0.0], 5)] == [small.id]
+
+
+# -- URL, settings, plugin hook -----------------------------------------------------------
+def test_path_from_url() -> None:
+    assert path_from_url("sqlite:////var/lib/recall/recall.db") == "/var/lib/recall/recall.db"
+    assert path_from_url("sqlite:///relative.db") == "relative.db"
+    assert path_from_url("sqlite:///:memory:") == ":memory:"
+    assert path_from_url("sqlite:////tmp/x.db?mode=rwc") == "/tmp/x.db"
+    for bad in ("postgresql://h/db", "sqlite://host/x.db", "sqlite:///", "/just/a/path"):
+        with pytest.raises(ValueError, match="sqlite:////absolute"):
+            path_from_url(bad)
+
+
+async def test_parent_directory_is_created(tmp_path: Path) -> None:
+    s = make_storage(f"sqlite:///{tmp_path / 'deep' / 'er' / 'recall.db'}")
+    await s.open()
+    await s.close()
+    assert (tmp_path / "deep" / "er" / "recall.db").exists()
+
+
+def test_settings_are_typed_and_strict() -> None:
+    assert SQLiteSettings().busy_timeout_ms == 5000
+    with pytest.raises(ValidationError):
+        SQLiteSettings.model_validate({"busy_timeout": 10})
+    with pytest.raises(ValidationError):
+        SQLiteSettings.model_validate({"synchronous": "SOMETIMES"})
+    cfg = RecallConfig(plugins={"sqlite": {"busy_timeout_ms": 100}})
+    assert plugin_settings(cfg, "sqlite", SQLiteSettings).busy_timeout_ms == 100
+    with pytest.raises(ConfigError, match="busy_timeout_ms"):
+        plugin_settings(RecallConfig(plugins={"sqlite": {"typo": 1}}), "sqlite", SQLiteSettings)
+
+
+def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECALL_PLUGIN_SQLITE_CACHE_SIZE_KIB", "1024")
+    assert plugin_settings(RecallConfig(), "sqlite", SQLiteSettings).cache_size_kib == 1024
+
+
+def test_register_storage_hook(recall_plugin_manager) -> None:
+    pm = recall_plugin_manager
+    pm.register(recall_sqlite, name="sqlite-under-test")
+    try:
+        registry = collect(pm, "register_storage", "storage")
+        entry = registry.get("sqlite")
+        assert entry.settings is SQLiteSettings
+        built = entry.factory("sqlite:////tmp/never-opened.db", SQLiteSettings())
+        assert isinstance(built, SQLiteStorage) and built.path == "/tmp/never-opened.db"
+    finally:
+        pm.unregister(name="sqlite-under-test")
+
+
+def test_entry_point_is_declared() -> None:
+    eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="recall")}
+    assert eps.get("sqlite") == "recall_sqlite"
