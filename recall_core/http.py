@@ -6,6 +6,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
+from .a2a import mount_a2a
 from .app import Runtime, build_mcp
 
 
@@ -29,4 +30,5 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
                              "degraded": readiness(runtime)})
 
     app = mcp.http_app(path="/mcp")
+    mount_a2a(app, runtime, public_url=public_url)
     return app

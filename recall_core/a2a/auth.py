@@ -1,0 +1,110 @@
+"""Bearer auth for the A2A routes, and how the verified namespace reaches the SDK.
+
+The JSON-RPC and REST routes are wrapped one by one (the agent card stays public): each
+request's `Authorization: Bearer` token is looked up in storage, exactly as the MCP verifier
+does, so a revoked token or an erased namespace gets 401 on its next request. The namespace is
+put in the ASGI scope; `NamespaceContextBuilder` turns it into the `ServerCallContext` user
+that the task store and the executor read. Nothing downstream ever takes a namespace from the
+request body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from a2a.auth.user import User
+from a2a.server.context import ServerCallContext
+from a2a.server.routes import DefaultServerCallContextBuilder
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from ..auth import hash_token
+from ..protocols import Storage
+
+SCOPE_KEY = "recall.namespace"
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+class NamespaceUser(User):
+    """The caller as the SDK sees it: its user name is the namespace its token maps to."""
+
+    def __init__(self, namespace: str):
+        self.namespace = namespace
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def user_name(self) -> str:
+        return self.namespace
+
+
+class NamespaceContextBuilder(DefaultServerCallContextBuilder):
+    """Builds the SDK call context from a request that `require_token` already let through."""
+
+    def build(self, request: Request) -> ServerCallContext:
+        ctx = super().build(request)
+        headers = ctx.state.get("headers")
+        if isinstance(headers, dict):
+            headers.pop("authorization", None)  # the SDK logs call contexts at debug level
+        return ctx
+
+    def build_user(self, request: Request) -> User:
+        return NamespaceUser(request.scope[SCOPE_KEY])
+
+
+def namespace_of(context: ServerCallContext) -> str:
+    """The verified namespace of an A2A call. Fails loudly rather than fall back to a default
+    namespace: every A2A route is behind `require_token`, so a miss here is a wiring bug."""
+    user = context.user
+    if isinstance(user, NamespaceUser) and user.namespace:
+        return user.namespace
+    raise PermissionError("A2A call without a verified namespace; the route is not behind "
+                          "recall_core.a2a.auth.require_token.")
+
+
+def _unauthorized(reason: str) -> JSONResponse:
+    return JSONResponse(
+        {"error": "unauthorized",
+         "error_description": f"{reason} Send 'Authorization: Bearer <token>' with a token from "
+                              f"`recall create-token NAMESPACE` (the same tokens as MCP)."},
+        status_code=401,
+        headers={"WWW-Authenticate": 'Bearer realm="recall", error="invalid_token"'})
+
+
+async def verify_request(storage: Storage, request: Request) -> str | JSONResponse:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return _unauthorized("Missing bearer token.")
+    namespace = await storage.namespace_for_token(hash_token(token))
+    if namespace is None:
+        return _unauthorized("Unknown or revoked token.")
+    return namespace
+
+
+def require_token(storage: Storage, endpoint: Endpoint) -> Endpoint:
+    async def guarded(request: Request) -> Response:
+        outcome = await verify_request(storage, request)
+        if isinstance(outcome, Response):
+            return outcome
+        request.scope[SCOPE_KEY] = outcome
+        return await endpoint(request)
+
+    guarded.__name__ = getattr(endpoint, "__name__", "a2a_endpoint")
+    return guarded
+
+
+def guard_routes(storage: Storage, routes: list[BaseRoute]) -> list[Route]:
+    """Plain `Route`s with their endpoints behind `require_token`. Anything else the SDK
+    returns (the REST `/{tenant}` mount) is dropped: Recall does not use path tenants, and a
+    catch-all mount at the root would shadow other routes."""
+    out: list[Route] = []
+    for route in routes:
+        if isinstance(route, Route):
+            out.append(Route(route.path, endpoint=require_token(storage, route.endpoint),
+                             methods=sorted(route.methods or ()), name=route.name))
+    return out

@@ -1,0 +1,65 @@
+"""Mount the A2A protocol (a2a-sdk 1.3) into the HTTP app next to /mcp.
+
+    GET  /.well-known/agent-card.json   public agent card
+    POST /a2a                           JSON-RPC binding (A2A 1.0 methods, and 0.3's
+                                        message/send, message/stream, tasks/get, ...)
+    *    /a2a/message:send, /a2a/message:stream, /a2a/tasks/{id}, /a2a/tasks/{id}:cancel,
+         /a2a/tasks/{id}:subscribe, /a2a/tasks      HTTP+JSON (REST) binding
+
+Everything under /a2a needs the bearer token. Streaming (SSE) is the SDK's own: the same
+executor serves message:send and message:stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+
+from .auth import NamespaceContextBuilder, guard_routes
+from .card import A2A_PATH, build_card, card_routes, fixed_base
+from .executor import RecallAgentExecutor
+from .task_store import StorageTaskStore
+
+# A task parked in input-required holds an in-memory slot in the SDK until it is resumed; after
+# this long the slot is released and a later reply rebuilds it from storage.
+PARKED_TASK_SECONDS = 300.0
+
+
+def build_handler(runtime: Any, public_url: str | None = None) -> DefaultRequestHandler:
+    return DefaultRequestHandler(
+        agent_executor=RecallAgentExecutor(runtime),
+        task_store=StorageTaskStore(runtime.storage),
+        agent_card=build_card(fixed_base(public_url) or "http://localhost"),
+        interrupted_task_timeout=PARKED_TASK_SECONDS)
+
+
+def mount_a2a(app: Any, runtime: Any, *, public_url: str | None = None) -> DefaultRequestHandler:
+    """Add the agent card and the A2A routes to `app` (a Starlette app) and close the SDK's
+    in-memory task registry when the app shuts down. Returns the request handler."""
+    handler = build_handler(runtime, public_url)
+    builder = NamespaceContextBuilder()
+    storage = runtime.storage
+    routes = [
+        *card_routes(public_url),
+        *guard_routes(storage, create_jsonrpc_routes(handler, A2A_PATH, context_builder=builder,
+                                                     enable_v0_3_compat=True)),
+        *guard_routes(storage, create_rest_routes(handler, context_builder=builder,
+                                                  path_prefix=A2A_PATH)),
+    ]
+    app.router.routes[0:0] = routes
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a: Any) -> AsyncIterator[Any]:
+        async with inner(a) as state:
+            try:
+                yield state
+            finally:
+                await handler.aclose()
+
+    app.router.lifespan_context = lifespan
+    return handler
