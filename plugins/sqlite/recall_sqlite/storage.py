@@ -7,7 +7,6 @@ nothing, also against other processes using the same file.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -18,21 +17,15 @@ import aiosqlite
 
 from recall_core.models import MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord, utcnow
 
-from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, fts_match, memory_from_row,
-                    memory_params, now_text, operation_from_row, operation_params, pack_vector, quote_terms,
+from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, memory_from_row,
+                    memory_params, now_text, operation_from_row, operation_params, pack_vector,
                     to_db, unpack_vector)
 from .connection import Database, chunks
 from .settings import SQLiteSettings
-from .vectors import RESET, VectorCache, VectorIndex
+from .fulltext import FullText
+from .vectors import PRUNE_EVERY, RESET, VectorSearch, prune_vector_events
 
 _ITER_BATCH = 500
-# The vector event log keeps this many recent events; an index further behind reloads.
-_KEEP_EVENTS = 100_000
-_PRUNE_EVERY = 1000
-# Below this many active memories full-text search uses every term as given.
-_COMMON_TERM_MIN_ROWS = 2000
-# Above this many floats the matrix product runs in a worker thread, off the event loop.
-_THREAD_FLOATS = 2_000_000
 
 
 class SQLiteStorage:
@@ -42,8 +35,8 @@ class SQLiteStorage:
     def __init__(self, path: str, settings: SQLiteSettings | None = None):
         self.settings = settings or SQLiteSettings()
         self.db = Database(path, self.settings)
-        self._vectors = VectorCache(self.settings.vector_cache_namespaces)
-        self._vector_locks: dict[str, asyncio.Lock] = {}
+        self._fulltext = FullText(self.db, self._active_count)
+        self._vectors = VectorSearch(self.db, self.settings.vector_cache_namespaces)
         self._writes = 0
 
     @property
@@ -57,7 +50,7 @@ class SQLiteStorage:
     async def open(self) -> None:
         await self.db.open()
         async with self.db.transaction() as db:
-            await _prune_vector_events(db)
+            await prune_vector_events(db)
 
     async def close(self) -> None:
         await self.db.close()
@@ -297,7 +290,7 @@ class SQLiteStorage:
             await db.execute("INSERT INTO vector_events (namespace, memory_seq) VALUES (?, ?)",
                              (namespace, RESET))
             await self._changed(db, [namespace])
-        self._vectors.drop(namespace)
+        self._vectors.forget(namespace)
         return memories, tokens
 
     async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
@@ -325,94 +318,15 @@ class SQLiteStorage:
                 "SELECT ?, value FROM version_counter WHERE id = 1 "
                 "ON CONFLICT (namespace) DO UPDATE SET version = excluded.version", (namespace,))
         self._writes += 1
-        if self._writes % _PRUNE_EVERY == 0:
-            await _prune_vector_events(db)
+        if self._writes % PRUNE_EVERY == 0:
+            await prune_vector_events(db)
 
     # -- retrieval ----------------------------------------------------------------------------
     async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
-        quoted = quote_terms(terms)
-        if not quoted or limit <= 0:
-            return []
-        if len(quoted) > 1:
-            quoted = await self._informative_terms(namespace, quoted)
-        # Ranked inside FTS5 (namespace-scoped MATCH, active rows only, the ns column weighted
-        # 0), then only the top `limit` rowids are joined; the join re-checks namespace and
-        # activity. bm25() is lower-is-better, so it is negated into higher-is-better.
-        rows = await self.db.fetch(
-            "SELECT m.id, hit.rank FROM ("
-            " SELECT rowid, bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts"
-            " WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) AS hit "
-            "JOIN memories AS m ON m.seq = hit.rowid "
-            "WHERE m.namespace = ? AND m.valid_until IS NULL ORDER BY hit.rank",
-            (fts_match(namespace, quoted), limit, namespace))
-        return [ScoredId(id=r[0], score=-float(r[1])) for r in rows]
-
-    async def _informative_terms(self, namespace: str, quoted: list[str]) -> list[str]:
-        """Drop terms found in more than half of a large namespace's memories.
-
-        bm25() must score every row that matches any term, so one word like "the" makes a
-        query over 100k rows cost ~100 ms. Such a term has an IDF of about zero in BM25
-        (FTS5 clamps it to 1e-6), so it barely moves the ranking; without it the query costs
-        what the informative terms cost. The rarest term is always kept.
-        """
-        total = await self._active_count(namespace)
-        if total < _COMMON_TERM_MIN_ROWS:
-            return quoted
-        half = total // 2
-        counts = (await self.db.fetch(
-            "SELECT " + ", ".join(
-                "(SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? "
-                "LIMIT ?))" for _ in quoted),
-            [p for term in quoted for p in (fts_match(namespace, [term]), half + 1)]))[0]
-        kept = [term for term, n in zip(quoted, counts) if n <= half]
-        return kept or [min(zip(counts, quoted))[1]]
+        return await self._fulltext.search(namespace, terms, limit)
 
     async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
-        dim = len(vector)
-        if dim == 0 or limit <= 0:
-            return []
-        async with self._vector_locks.setdefault(namespace, asyncio.Lock()):
-            index = await self._fresh_index(namespace, dim)
-            hits = await _maybe_thread(len(index) * dim, index.search, vector, limit)
-        return [ScoredId(id=i, score=s) for i, s in hits]
-
-    async def _fresh_index(self, namespace: str, dim: int) -> VectorIndex:
-        """The namespace's index with every committed change applied (see vectors.py)."""
-        index = self._vectors.get(namespace, dim)
-        if index is not None:
-            pruned = await self.db.fetch_one("SELECT upto FROM vector_events_pruned")
-            if index.cursor < pruned[0]:
-                index = None
-        if index is not None:
-            events = await self.db.fetch(
-                "SELECT seq, memory_seq FROM vector_events WHERE namespace = ? AND seq > ? "
-                "ORDER BY seq", (namespace, index.cursor))
-            changed = {e[1] for e in events}
-            if RESET in changed:
-                index = None
-            elif events:
-                rows: list[Any] = []
-                for part in chunks(sorted(changed)):
-                    rows += await self.db.fetch(
-                        "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
-                        "AND valid_until IS NULL AND embedding IS NOT NULL "
-                        f"AND seq IN ({', '.join('?' * len(part))})", (namespace, *part))
-                index.remove(changed)
-                index.add(rows)
-                index.cursor = events[-1][0]
-        if index is None:
-            # Cursor first: rows written after it are loaded now and re-applied later, which
-            # is harmless (remove then add); the other order could miss a change.
-            cursor = (await self.db.fetch_one(
-                "SELECT coalesce(max(seq), 0) FROM vector_events"))[0]
-            rows = await self.db.fetch(
-                "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
-                "AND valid_until IS NULL AND embedding IS NOT NULL AND length(embedding) = ?",
-                (namespace, dim * 4))
-            index = VectorIndex(dim, cursor)
-            await _maybe_thread(len(rows) * dim, index.add, rows)
-            self._vectors.put(namespace, index)
-        return index
+        return [ScoredId(id=i, score=s) for i, s in await self._vectors.search(namespace, vector, limit)]
 
     async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
         if not items:
@@ -482,17 +396,3 @@ def _check_namespace(namespace: str, memories: Iterable[Memory]) -> None:
 async def _insert_memories(db: aiosqlite.Connection, memories: Sequence[Memory]) -> None:
     if memories:
         await db.executemany(INSERT_MEMORY, [memory_params(m) for m in memories])
-
-
-async def _prune_vector_events(db: aiosqlite.Connection) -> None:
-    rows = await db.execute_fetchall("SELECT coalesce(max(seq), 0) FROM vector_events")
-    upto = rows[0][0] - _KEEP_EVENTS
-    if upto > 0:
-        await db.execute("DELETE FROM vector_events WHERE seq <= ?", (upto,))
-        await db.execute("UPDATE vector_events_pruned SET upto = max(upto, ?) WHERE id = 1", (upto,))
-
-
-async def _maybe_thread(floats: int, fn: Any, *args: Any) -> Any:
-    if floats >= _THREAD_FLOATS:
-        return await asyncio.to_thread(fn, *args)
-    return fn(*args)

@@ -13,13 +13,24 @@ load happens on first use, after the event log was pruned past the cursor, or wh
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
+import aiosqlite
 import numpy as np
+
+from .connection import Database, chunks
 
 #: `vector_events.memory_seq` meaning "forget everything of this namespace".
 RESET = -1
+#: The event log keeps this many recent events; an index further behind reloads.
+KEEP_EVENTS = 100_000
+#: Prune the log every this many write transactions of one storage instance.
+PRUNE_EVERY = 1000
+#: Above this many floats, loading and multiplying run in a worker thread, off the event loop.
+THREAD_FLOATS = 2_000_000
 _MIN_CAPACITY = 64
 
 
@@ -124,3 +135,75 @@ class VectorCache:
     def drop(self, namespace: str) -> None:
         for key in [k for k in self._entries if k[0] == namespace]:
             del self._entries[key]
+
+
+class VectorSearch:
+    """Per-namespace indexes of one storage instance, refreshed from the event log."""
+
+    def __init__(self, db: Database, max_namespaces: int):
+        self.db = db
+        self._cache = VectorCache(max_namespaces)
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def forget(self, namespace: str) -> None:
+        self._cache.drop(namespace)
+
+    async def search(self, namespace: str, vector: Sequence[float], limit: int) -> list[tuple[str, float]]:
+        dim = len(vector)
+        if dim == 0 or limit <= 0:
+            return []
+        async with self._locks.setdefault(namespace, asyncio.Lock()):
+            index = await self._fresh_index(namespace, dim)
+            return await _maybe_thread(len(index) * dim, index.search, vector, limit)
+
+    async def _fresh_index(self, namespace: str, dim: int) -> VectorIndex:
+        """The namespace's index with every committed change applied."""
+        index = self._cache.get(namespace, dim)
+        if index is not None:
+            pruned = await self.db.fetch_one("SELECT upto FROM vector_events_pruned")
+            if index.cursor < pruned[0]:
+                index = None
+        if index is not None:
+            events = await self.db.fetch(
+                "SELECT seq, memory_seq FROM vector_events WHERE namespace = ? AND seq > ? "
+                "ORDER BY seq", (namespace, index.cursor))
+            changed = {e[1] for e in events}
+            if RESET in changed:
+                index = None
+            elif events:
+                rows: list[Any] = []
+                for part in chunks(sorted(changed)):
+                    rows += await self.db.fetch(
+                        "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
+                        "AND valid_until IS NULL AND embedding IS NOT NULL "
+                        f"AND seq IN ({', '.join('?' * len(part))})", (namespace, *part))
+                index.remove(changed)
+                index.add(rows)
+                index.cursor = events[-1][0]
+        if index is None:
+            # Cursor first: rows written after it are loaded now and re-applied later, which
+            # is harmless (remove then add); the other order could miss a change.
+            cursor = (await self.db.fetch_one(
+                "SELECT coalesce(max(seq), 0) FROM vector_events"))[0]
+            rows = await self.db.fetch(
+                "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
+                "AND valid_until IS NULL AND embedding IS NOT NULL AND length(embedding) = ?",
+                (namespace, dim * 4))
+            index = VectorIndex(dim, cursor)
+            await _maybe_thread(len(rows) * dim, index.add, rows)
+            self._cache.put(namespace, index)
+        return index
+
+
+async def prune_vector_events(db: aiosqlite.Connection) -> None:
+    rows = await db.execute_fetchall("SELECT coalesce(max(seq), 0) FROM vector_events")
+    upto = rows[0][0] - KEEP_EVENTS
+    if upto > 0:
+        await db.execute("DELETE FROM vector_events WHERE seq <= ?", (upto,))
+        await db.execute("UPDATE vector_events_pruned SET upto = max(upto, ?) WHERE id = 1", (upto,))
+
+
+async def _maybe_thread(floats: int, fn: Any, *args: Any) -> Any:
+    if floats >= THREAD_FLOATS:
+        return await asyncio.to_thread(fn, *args)
+    return fn(*args)

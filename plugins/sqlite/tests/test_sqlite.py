@@ -247,9 +247,10 @@ async def test_vector_index_matches_brute_force_under_churn(storage: SQLiteStora
     import numpy as np
 
     from recall_sqlite import storage as storage_module
+    from recall_sqlite import vectors
 
-    monkeypatch.setattr(storage_module, "_KEEP_EVENTS", 40)  # force log pruning + reloads
-    monkeypatch.setattr(storage_module, "_PRUNE_EVERY", 7)
+    monkeypatch.setattr(vectors, "KEEP_EVENTS", 40)  # force log pruning + reloads
+    monkeypatch.setattr(storage_module, "PRUNE_EVERY", 7)
     other = make_storage(f"sqlite:///{db_path}")  # a second writer, as another process would be
     await other.open()
     rng = random.Random(3)

@@ -1,0 +1,63 @@
+"""Full-text search over the FTS5 index (`memories_fts`, see schema.py).
+
+The index holds active rows only, one `text` column and one `ns` column with a token per
+namespace, so a MATCH is scoped to the namespace by FTS5 itself and never scores other
+tenants' rows. Terms are quoted (see `codec.quote_terms`), so no input can reach the FTS5
+query syntax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+from recall_core.models import ScoredId
+
+from .codec import fts_match, quote_terms
+from .connection import Database
+
+#: Below this many active memories a search uses every term as given.
+COMMON_TERM_MIN_ROWS = 2000
+
+
+class FullText:
+    def __init__(self, db: Database, count_active: Callable[[str], Awaitable[int]]):
+        self.db = db
+        self._count = count_active
+
+    async def search(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
+        quoted = quote_terms(terms)
+        if not quoted or limit <= 0:
+            return []
+        if len(quoted) > 1:
+            quoted = await self._informative_terms(namespace, quoted)
+        # Ranked inside FTS5 (namespace-scoped MATCH, active rows only, the ns column weighted
+        # 0), then only the top `limit` rowids are joined; the join re-checks namespace and
+        # activity. bm25() is lower-is-better, so it is negated into higher-is-better.
+        rows = await self.db.fetch(
+            "SELECT m.id, hit.rank FROM ("
+            " SELECT rowid, bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts"
+            " WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) AS hit "
+            "JOIN memories AS m ON m.seq = hit.rowid "
+            "WHERE m.namespace = ? AND m.valid_until IS NULL ORDER BY hit.rank",
+            (fts_match(namespace, quoted), limit, namespace))
+        return [ScoredId(id=r[0], score=-float(r[1])) for r in rows]
+
+    async def _informative_terms(self, namespace: str, quoted: list[str]) -> list[str]:
+        """Drop terms found in more than half of a large namespace's memories.
+
+        bm25() must score every row that matches any term, so one word like "the" makes a
+        query over 100k rows cost ~100 ms. Such a term has an IDF of about zero in BM25
+        (FTS5 clamps it to 1e-6), so it barely moves the ranking; without it the query costs
+        what the informative terms cost. The rarest term is always kept.
+        """
+        total = await self._count(namespace)
+        if total < COMMON_TERM_MIN_ROWS:
+            return quoted
+        half = total // 2
+        counts = (await self.db.fetch(
+            "SELECT " + ", ".join(
+                "(SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? "
+                "LIMIT ?))" for _ in quoted),
+            [p for term in quoted for p in (fts_match(namespace, [term]), half + 1)]))[0]
+        kept = [term for term, n in zip(quoted, counts) if n <= half]
+        return kept or [min(zip(counts, quoted))[1]]
