@@ -178,6 +178,76 @@ async def _history(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _export(args: argparse.Namespace) -> int:
+    from .transfer import export_lines
+
+    storage = await _open_storage(_config(args))
+    count = 0
+    try:
+        async for line in export_lines(storage, args.namespace):
+            sys.stdout.write(line + "\n")
+            count += 1
+    finally:
+        await storage.close()
+    print(f"exported {count} memories from {args.namespace!r}", file=sys.stderr)
+    return 0
+
+
+async def _import(args: argparse.Namespace) -> int:
+    import time
+
+    from tqdm import tqdm
+
+    from .app import build_runtime
+    from .transfer import MalformedLine, import_extract, import_verbatim, parse_lines
+
+    try:
+        with (sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")) as fh:
+            rows = parse_lines(fh)
+    except (MalformedLine, OSError) as exc:
+        raise ConfigError(f"{args.file}: {exc}") from None
+    config = _config(args)
+    _setup_logging("WARNING")
+    runtime = await build_runtime(config, start_worker=args.extract)
+    started = time.perf_counter()
+    try:
+        bar = tqdm(total=len(rows), unit="mem", file=sys.stderr, disable=args.quiet)
+        if args.extract:
+            queued, cached = await import_extract(runtime.storage, args.namespace, rows, bar.update)
+            runtime.service.job_signal.set()
+            bar.close()
+            bar = tqdm(total=queued + cached, unit="job", desc="extracting", file=sys.stderr,
+                       disable=args.quiet)
+            while True:
+                pending = sum([await runtime.storage.count_jobs(args.namespace, s)
+                               for s in ("queued", "running")])
+                bar.n = queued + cached - pending
+                bar.refresh()
+                if pending == 0:
+                    break
+                await asyncio.sleep(0.2)
+            failed = await runtime.storage.count_jobs(args.namespace, "failed")
+            summary = {"namespace": args.namespace, "lines": len(rows), "queued": queued,
+                       "already_queued": cached, "failed_jobs": failed}
+        else:
+            embedder = runtime.embedder if not args.no_embed else None
+            if embedder is not None and hasattr(embedder, "wait_ready"):
+                await asyncio.to_thread(embedder.wait_ready, 300)
+                if not embedder.ready:
+                    raise ConfigError("the embedding model did not load; retry with --no-embed "
+                                      "(vectors are backfilled by the server later)")
+            n = await import_verbatim(runtime.storage, args.namespace, rows, embedder,
+                                      keep_ids=args.keep_ids, progress=bar.update)
+            summary = {"namespace": args.namespace, "lines": len(rows), "imported": n,
+                       "embedded": embedder is not None}
+        bar.close()
+    finally:
+        await runtime.close()
+    summary["seconds"] = round(time.perf_counter() - started, 3)
+    print(json.dumps(summary))
+    return 0
+
+
 def _db_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", help="database path or URL (default: ./recall.db; env RECALL_DB_URL)")
     p.add_argument("--config", help="recall.toml to read")
@@ -221,6 +291,26 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     _db_args(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(afunc=_history)
+
+    p = sub.add_parser("export", help="write a namespace's active memories as JSON lines to stdout")
+    p.add_argument("namespace")
+    _db_args(p)
+    p.set_defaults(afunc=_export)
+
+    p = sub.add_parser("import", help="load memories from a JSON-lines file")
+    p.add_argument("file", help="JSON-lines file, or - for stdin")
+    p.add_argument("--namespace", required=True)
+    _db_args(p)
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--verbatim", action="store_true", default=True,
+                      help="store each line as one memory (default)")
+    mode.add_argument("--extract", action="store_true",
+                      help="queue each line for extraction, like store_memory")
+    p.add_argument("--keep-ids", action="store_true",
+                   help="keep the ids in the file (re-running skips lines already imported)")
+    p.add_argument("--no-embed", action="store_true", help="skip embeddings (backfilled later)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(afunc=_import)
     return parser, sub
 
 

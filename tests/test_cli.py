@@ -1,0 +1,98 @@
+"""The CLI as a user runs it: tokens, status, plugins, export/import, history, config errors."""
+
+from __future__ import annotations
+
+import json
+
+from serverproc import recall_cli
+
+ENV = {"RECALL_DISABLE_PLUGINS": "embeddings"}
+
+
+def _export(db, ns):
+    return [json.loads(line) for line in recall_cli("export", ns, "--db", db, env=ENV).stdout.splitlines()]
+
+
+def test_export_import_round_trip_field_for_field(tmp_path):
+    db = str(tmp_path / "r.db")
+    src = tmp_path / "in.jsonl"
+    rows = [
+        {"text": "I like green tea", "topic": "drinks", "type": "preference", "importance": 0.7,
+         "created_at": "2023-05-08T13:56:00+00:00", "session_id": "s1", "agent_id": "a1"},
+        {"text": "Deploys happen on Fridays", "type": "procedure", "entity": "team",
+         "attribute": "deploy_day", "value": "friday", "created_at": "2024-01-02T03:04:05+00:00"},
+    ]
+    src.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = json.loads(recall_cli("import", str(src), "--namespace", "one", "--db", db, "--quiet", env=ENV).stdout)
+    assert out["imported"] == 2
+    first = _export(db, "one")
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("\n".join(json.dumps(r) for r in first) + "\n")
+    recall_cli("import", str(dump), "--namespace", "two", "--db", db, "--quiet", env=ENV)
+    second = _export(db, "two")
+    strip = lambda rs: sorted(({k: v for k, v in r.items() if k != "id"} for r in rs), key=lambda r: r["text"])
+    assert strip(first) == strip(second)
+    assert strip(first) == strip([{**r, "topic": r.get("topic", ""), "importance": r.get("importance", 0.5)}
+                                  for r in rows])
+    # --keep-ids (moving a namespace to another database) resumes instead of duplicating.
+    db2 = str(tmp_path / "other.db")
+    recall_cli("import", str(dump), "--namespace", "one", "--db", db2, "--keep-ids", "--quiet", env=ENV)
+    again = json.loads(recall_cli("import", str(dump), "--namespace", "one", "--db", db2,
+                                  "--keep-ids", "--quiet", env=ENV).stdout)
+    assert again["imported"] == 0 and _export(db2, "one") == first
+
+
+def test_malformed_line_is_reported_and_nothing_written(tmp_path):
+    db = str(tmp_path / "r.db")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine"}\n{"text": "also fine", "importance": 7}\n')
+    proc = recall_cli("import", str(bad), "--namespace", "x", "--db", db, check=False, env=ENV)
+    assert proc.returncode == 2 and "line 2" in proc.stderr and "importance" in proc.stderr
+    bad.write_text('{"text": "fine"}\n{oops\n')
+    proc = recall_cli("import", str(bad), "--namespace", "x", "--db", db, check=False, env=ENV)
+    assert proc.returncode == 2 and "line 2" in proc.stderr
+    assert _export(db, "x") == []
+
+
+def test_import_extract_queues_and_extracts_resumably(tmp_path):
+    db = str(tmp_path / "r.db")
+    src = tmp_path / "chat.jsonl"
+    src.write_text('{"text": "I use vim for everything."}\n{"text": "hi there!"}\n')
+    out = json.loads(recall_cli("import", str(src), "--namespace", "u", "--db", db, "--extract", "--quiet", env=ENV).stdout)
+    assert out["queued"] == 2 and out["failed_jobs"] == 0
+    again = json.loads(recall_cli("import", str(src), "--namespace", "u", "--db", db, "--extract", "--quiet", env=ENV).stdout)
+    assert again["queued"] == 0 and again["already_queued"] == 2
+    texts = [r["text"] for r in _export(db, "u")]
+    assert texts == ["I use vim for everything."]
+
+
+def test_plugins_lists_builtins_and_installed(tmp_path):
+    rows = json.loads(recall_cli("plugins", "--json").stdout)
+    names = {r["name"] for r in rows}
+    assert {"recall-core", "recall-sqlite", "recall-extractors"} <= names
+    bm25 = next(r for r in rows if r["plugin"] == "recall_core.builtin.bm25")
+    assert bm25["hooks"] == ["register_rankers"] and bm25["version"]
+
+
+def test_config_errors_name_the_choices(tmp_path):
+    cfg = tmp_path / "recall.toml"
+    cfg.write_text('extractor = "nope"\n')
+    proc = recall_cli("serve", "--config", str(cfg), "--db", str(tmp_path / "r.db"), check=False, env=ENV)
+    assert proc.returncode == 2 and "nope" in proc.stderr and "stub" in proc.stderr
+    cfg.write_text('colour = "blue"\n[limits]\ntool_timeout = 3\n')
+    proc = recall_cli("serve", "--config", str(cfg), check=False, env=ENV)
+    assert proc.returncode == 2 and "unknown key 'colour'" in proc.stderr
+    cfg.write_text('[rankers]\nbm25 = 1.0\nmagic = 1.0\n')
+    proc = recall_cli("serve", "--config", str(cfg), "--db", str(tmp_path / "r.db"), check=False, env=ENV)
+    assert proc.returncode == 2 and "magic" in proc.stderr and "bm25" in proc.stderr
+    proc = recall_cli("serve", "--db", "postgresql://nobody@127.0.0.1:1/x", check=False,
+                      env={**ENV, "RECALL_DISABLE_PLUGINS": "embeddings,postgres"})
+    assert proc.returncode == 2 and "recall-postgres" in proc.stderr
+
+
+def test_status_reports_queue(tmp_path):
+    db = str(tmp_path / "r.db")
+    recall_cli("create-token", "ns", "--db", db, env=ENV)
+    out = json.loads(recall_cli("status", "--db", db, "--json", env=ENV).stdout)
+    assert out["jobs"] == {"queued": 0, "running": 0, "done": 0, "failed": 0}
+    assert "sqlite" in out["storage"].lower() and out["extractor"] == "stub"
