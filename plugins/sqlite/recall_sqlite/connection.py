@@ -117,16 +117,16 @@ class Database:
         writes (claim, complete) can't be overtaken by another process between the two."""
         db = self._conn()
         async with self._lock:
-            await db.execute("BEGIN IMMEDIATE")
             try:
+                await db.execute("BEGIN IMMEDIATE")
                 yield db
+                await asyncio.shield(db.execute("COMMIT"))
             except BaseException:
-                if db.in_transaction:
-                    # Shielded: a cancelled caller must not leave the transaction open for
-                    # the next lock holder (aiosqlite runs statements in order regardless).
-                    await asyncio.shield(db.execute("ROLLBACK"))
+                # Shielded, and queued behind whatever this connection still has to run (a
+                # cancelled caller's BEGIN may not have executed yet): the next lock holder
+                # must never find a transaction left open.
+                await asyncio.shield(_rollback(db))
                 raise
-            await asyncio.shield(db.execute("COMMIT"))
 
     async def write(self, sql: str, params: Sequence[Any] = ()) -> int:
         """One autocommit statement under the write lock; returns the changed row count."""
@@ -146,6 +146,14 @@ class Database:
     async def fetch_one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         rows = await self.fetch(sql, params)
         return rows[0] if rows else None
+
+
+async def _rollback(db: aiosqlite.Connection) -> None:
+    try:
+        await db.execute("ROLLBACK")
+    except sqlite3.OperationalError as exc:
+        if "no transaction is active" not in str(exc):
+            raise
 
 
 def chunks(items: Sequence[Any], size: int = 500) -> Iterable[Sequence[Any]]:

@@ -187,6 +187,26 @@ async def test_enqueue_ack_is_fast(storage: SQLiteStorage) -> None:
     assert samples[len(samples) // 2] < 0.005, f"median enqueue {samples[100] * 1000:.2f} ms"
 
 
+async def test_cancelled_write_leaves_no_open_transaction(storage: SQLiteStorage) -> None:
+    expected = 0
+    for delay in (None, 0, 0.001, 0.005, 0.02):
+        rows = [Memory(namespace="a", text=f"row {i}") for i in range(3000)]
+        task = asyncio.create_task(storage.insert_memories(rows))
+        if delay is not None:
+            await asyncio.sleep(delay)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        _, total = await storage.list_memories("a", 1, 0)
+        assert total in (expected, expected + 3000)  # all or nothing
+        expected = total
+        await storage.insert_memories([Memory(namespace="a", text="after")])
+        expected += 1
+        assert (await storage.list_memories("a", 1, 0))[1] == expected
+
+
 async def test_not_opened_is_a_clear_error(db_path: Path) -> None:
     s = make_storage(f"sqlite:///{db_path}")
     with pytest.raises(RuntimeError, match="open"):
