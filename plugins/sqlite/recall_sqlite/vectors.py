@@ -71,7 +71,9 @@ class VectorIndex:
         norms[norms == 0] = 1.0
         need = self._n + len(rows)
         if need > len(self._data):
-            capacity = max(_MIN_CAPACITY, need, len(self._data) * 2)
+            # Headroom, so the writes that follow a load append in place instead of copying
+            # the whole matrix each time.
+            capacity = max(_MIN_CAPACITY, need + need // 4, len(self._data) * 3 // 2)
             data = np.zeros((capacity, self.dim), dtype=np.float32)
             data[:self._n] = self._data[:self._n]
             alive = np.zeros(capacity, dtype=bool)
