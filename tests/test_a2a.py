@@ -1,0 +1,275 @@
+"""A2A end to end: a real `recall serve` process, driven by the a2a-sdk client over HTTP.
+
+The stub extractor keys "I use vim" and "I switched to VS Code" on the same (user, editor)
+triple with the same importance, which is the contradiction the rules cannot settle.
+"""
+
+from __future__ import annotations
+
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+from a2a.client import A2AClientError, ClientConfig, create_client
+from a2a.helpers import get_data_parts, get_text_parts, new_data_part, new_text_part
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    Message,
+    Role,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskState,
+)
+from a2a.utils.errors import A2AError, TaskNotFoundError
+from google.protobuf.json_format import MessageToDict
+
+from serverproc import Agent, ServerProcess
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+COMPLETED = TaskState.TASK_STATE_COMPLETED
+INPUT_REQUIRED = TaskState.TASK_STATE_INPUT_REQUIRED
+REJECTED = TaskState.TASK_STATE_REJECTED
+CANCELED = TaskState.TASK_STATE_CANCELED
+
+
+class A2A:
+    """Another agent talking to Recall: the SDK client, a bearer token, real HTTP."""
+
+    def __init__(self, base: str, token: str | None, *, streaming: bool = True,
+                 binding: str = "JSONRPC"):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.http = httpx.AsyncClient(headers=headers, timeout=30)
+        self.config = ClientConfig(httpx_client=self.http, streaming=streaming,
+                                   supported_protocol_bindings=[binding])
+        self.base = base
+
+    async def __aenter__(self) -> A2A:
+        self.client = await create_client(self.base, self.config)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.client.close()
+        await self.http.aclose()
+
+    async def send(self, *parts: Any, task: Task | None = None) -> Task:
+        """Send one message (a new task, or a reply on `task`); the task as stored after."""
+        msg = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=list(parts))
+        if task is not None:
+            msg.task_id, msg.context_id = task.id, task.context_id
+        task_id = msg.task_id
+        async for event in self.client.send_message(SendMessageRequest(message=msg)):
+            which = event.WhichOneof("payload")
+            if which == "task":
+                task_id = event.task.id
+            elif which in ("status_update", "artifact_update"):
+                task_id = getattr(event, which).task_id
+        assert task_id, "the agent answered without a task"
+        return await self.get(task_id)
+
+    async def get(self, task_id: str) -> Task:
+        return await self.client.get_task(GetTaskRequest(id=task_id))
+
+    async def task_ids(self) -> set[str]:
+        page = await self.client.list_tasks(ListTasksRequest(page_size=100))
+        return {t.id for t in page.tasks}
+
+
+def data(**fields: Any) -> Any:
+    return new_data_part(fields)
+
+
+def consolidate(text: str, topic: str = "profile") -> Any:
+    return data(skill="consolidate_memories", text=text, topic=topic)
+
+
+def artifact(task: Task, name: str) -> dict[str, Any]:
+    (found,) = [a for a in task.artifacts if a.name == name]
+    return get_data_parts(found.parts)[0]
+
+
+def status_data(task: Task) -> dict[str, Any]:
+    return get_data_parts(task.status.message.parts)[0]
+
+
+async def editors(agent_url: str, token: str) -> set[str]:
+    async with Agent(agent_url, token) as a:
+        page = await a.ok("inspect_memories", limit=50)
+    return {m["value"] for m in page["memories"] if m.get("attribute") == "editor"}
+
+
+async def texts(agent_url: str, token: str) -> list[str]:
+    async with Agent(agent_url, token) as a:
+        return [m["text"] for m in (await a.ok("inspect_memories", limit=50))["memories"]]
+
+
+@pytest.fixture(scope="module")
+def tokens(server):
+    names = ("alice", "bob", "carol", "dave")
+    with ThreadPoolExecutor(len(names)) as pool:  # one CLI process each; start-up dominates
+        return dict(zip(names, pool.map(server.token, names)))
+
+
+async def test_agent_card_is_public_and_describes_recall(server):
+    r = httpx.get(server.base + "/.well-known/agent-card.json")
+    assert r.status_code == 200
+    card = r.json()
+    assert {s["id"] for s in card["skills"]} == {"consolidate_memories", "search_memories"}
+    assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "bearer"
+    assert card["securityRequirements"] == [{"schemes": {"bearer": {}}}]
+    endpoints = {(i["protocolBinding"], i["protocolVersion"]): i["url"]
+                 for i in card["supportedInterfaces"]}
+    assert endpoints == {("JSONRPC", "1.0"): server.base + "/a2a",
+                         ("HTTP+JSON", "1.0"): server.base + "/a2a",
+                         ("JSONRPC", "0.3"): server.base + "/a2a"}
+    assert card["capabilities"]["streaming"] is True
+    assert card["url"] == server.base + "/a2a"  # the 0.3 card field, for older clients
+
+
+async def test_missing_or_unknown_token_is_401(server):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}
+    for headers in ({}, {"Authorization": "Bearer rcl_not-a-token"}, {"Authorization": "Basic x"}):
+        r = httpx.post(server.base + "/a2a", json=body, headers=headers)
+        assert r.status_code == 401, r.text
+        assert r.headers["www-authenticate"].startswith("Bearer")
+    assert httpx.get(server.base + "/a2a/tasks").status_code == 401  # the REST binding too
+    async with A2A(server.base, None) as anon:  # the card is public, the calls are not
+        with pytest.raises(A2AClientError, match="401"):
+            await anon.send(consolidate("I live in Paris."))
+
+
+async def test_consolidate_completes_and_search_finds_it(server, tokens):
+    async with A2A(server.base, tokens["alice"], streaming=False) as alice:
+        task = await alice.send(consolidate("I live in Lisbon. We decided to deploy only on "
+                                            "Tuesdays.", topic="ops"))
+        assert task.status.state == COMPLETED
+        stored = artifact(task, "memories")["stored"]
+        assert {m["text"] for m in stored} == {"I live in Lisbon.",
+                                               "We decided to deploy only on Tuesdays."}
+        assert all(m["topic"] == "ops" for m in stored)
+    assert set(await texts(server.url, tokens["alice"])) >= {m["text"] for m in stored}
+    async with A2A(server.base, tokens["alice"]) as alice:  # streaming (message/stream)
+        found = await alice.send(data(skill="search_memories", query="Lisbon", limit=5))
+        assert found.status.state == COMPLETED
+        results = artifact(found, "search_results")["results"]
+        assert results and results[0]["text"] == "I live in Lisbon."
+        # Plain text, no data part: consolidate_memories is the default skill.
+        msg_task = await alice.send(new_text_part("I prefer tabs over spaces."))
+        assert msg_task.status.state == COMPLETED
+
+
+async def test_input_required_resumed_three_ways(server, tokens):
+    tok = tokens["carol"]
+    async with A2A(server.base, tok) as carol, \
+            A2A(server.base, tok, binding="HTTP+JSON", streaming=False) as carol_rest:
+        assert (await carol.send(consolidate("I use vim."))).status.state == COMPLETED
+
+        # 1. keep_existing: the contradicting fact is dropped, the rest of the text is stored.
+        task = await carol.send(consolidate("I switched to VS Code. I live in Oslo."))
+        assert task.status.state == INPUT_REQUIRED
+        (conflict,) = status_data(task)["conflicts"]
+        assert (conflict["entity"], conflict["attribute"]) == ("user", "editor")
+        assert [m["value"] for m in conflict["existing"]] == ["vim"]
+        assert conflict["new"]["value"] == "VS Code"
+        assert status_data(task)["options"] == ["keep_existing", "keep_new", "keep_both"]
+        assert "I live in Oslo." not in await texts(server.url, tok)  # nothing stored yet
+        task = await carol.send(new_text_part("maybe?"), task=task)
+        assert task.status.state == INPUT_REQUIRED
+        assert "not a decision" in get_text_parts(task.status.message.parts)[0]
+        task = await carol.send(new_text_part("keep_existing"), task=task)
+        assert task.status.state == COMPLETED
+        assert [m["text"] for m in artifact(task, "memories")["stored"]] == ["I live in Oslo."]
+        assert await editors(server.url, tok) == {"vim"}
+
+        # 2. keep_new, over the REST binding: the old fact is superseded.
+        task = await carol_rest.send(consolidate("I switched to VS Code."))
+        assert task.status.state == INPUT_REQUIRED
+        task = await carol_rest.send(data(decision="keep_new"), task=task)
+        assert task.status.state == COMPLETED
+        assert len(artifact(task, "memories")["superseded_ids"]) == 1
+        assert await editors(server.url, tok) == {"VS Code"}
+
+        # 3. keep_both: stored without superseding, both stay active.
+        task = await carol.send(consolidate("I use Emacs."))
+        assert task.status.state == INPUT_REQUIRED
+        task = await carol.send(new_text_part("Keep both"), task=task)
+        assert task.status.state == COMPLETED
+        assert artifact(task, "memories")["superseded_ids"] == []
+        assert await editors(server.url, tok) == {"VS Code", "Emacs"}
+        assert MessageToDict(task.metadata)["recall"] == {"pending": None, "decision": "keep_both"}
+
+
+async def test_settled_contradiction_supersedes_without_asking(server, tokens):
+    tok = tokens["dave"]
+    async with A2A(server.base, tok) as dave:
+        first = await dave.send(consolidate("I use vim."))
+        vim_id = artifact(first, "memories")["stored"][0]["id"]
+        # Importance 0.95 against 0.55: the rules settle it, newer wins as in the worker.
+        task = await dave.send(consolidate("Important: I always use Emacs for everything, "
+                                           "remember that!"))
+        assert task.status.state == COMPLETED
+        assert artifact(task, "memories")["superseded_ids"] == [vim_id]
+    assert await editors(server.url, tok) == {"Emacs"}
+
+
+async def test_tasks_are_invisible_to_other_namespaces(server, tokens):
+    async with A2A(server.base, tokens["bob"]) as bob, A2A(server.base, tokens["alice"]) as alice:
+        await bob.send(consolidate("I use nano."))
+        task = await bob.send(consolidate("I switched to Helix."))
+        assert task.status.state == INPUT_REQUIRED
+
+        with pytest.raises(TaskNotFoundError):
+            await alice.get(task.id)
+        with pytest.raises(TaskNotFoundError):
+            await alice.send(new_text_part("keep_new"), task=task)
+        with pytest.raises(TaskNotFoundError):
+            await alice.client.cancel_task(CancelTaskRequest(id=task.id))
+        with pytest.raises(A2AError):
+            async for _ in alice.client.subscribe(SubscribeToTaskRequest(id=task.id)):
+                pass
+        assert task.id not in await alice.task_ids()
+        assert task.id in await bob.task_ids()
+
+        # Still bob's, untouched: he cancels it, and nothing of it was stored.
+        assert (await bob.get(task.id)).status.state == INPUT_REQUIRED
+        cancelled = await bob.client.cancel_task(CancelTaskRequest(id=task.id))
+        assert cancelled.status.state == CANCELED
+    assert await editors(server.url, tokens["bob"]) == {"nano"}
+
+
+async def test_invalid_input_is_rejected_with_the_tool_error_code(server, tokens):
+    async with A2A(server.base, tokens["alice"]) as alice:
+        task = await alice.send(consolidate("   "))
+        assert task.status.state == REJECTED
+        assert status_data(task)["code"] == "INVALID_PARAM"
+        task = await alice.send(data(skill="forget_everything", text="x"))
+        assert task.status.state == REJECTED
+        assert "Unknown skill" in status_data(task)["error"]
+
+
+async def test_tasks_survive_restart_and_input_required_resumes(tmp_path):
+    srv = ServerProcess(str(tmp_path / "r.db"), tmp_path).start()
+    try:
+        tok = srv.token("erin")
+        async with A2A(srv.base, tok) as erin:
+            done = await erin.send(consolidate("I use vim."))
+            waiting = await erin.send(consolidate("I switched to VS Code."))
+            assert waiting.status.state == INPUT_REQUIRED
+        srv.stop()
+        srv.start()
+        async with A2A(srv.base, tok, streaming=False) as erin:
+            assert (await erin.get(done.id)).artifacts == done.artifacts
+            again = await erin.get(waiting.id)
+            assert again.status.state == INPUT_REQUIRED
+            assert status_data(again)["conflicts"] == status_data(waiting)["conflicts"]
+            assert await erin.task_ids() >= {done.id, waiting.id}
+            task = await erin.send(new_text_part("keep_new"), task=again)
+            assert task.status.state == COMPLETED
+        assert await editors(srv.url, tok) == {"VS Code"}
+    finally:
+        srv.stop()
