@@ -10,6 +10,7 @@ so reads take the lock too.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -22,6 +23,7 @@ from .schema import migrate
 from .settings import SQLiteSettings
 
 MEMORY = ":memory:"
+log = logging.getLogger(__name__)
 
 
 def path_from_url(url: str) -> str:
@@ -100,6 +102,10 @@ class Database:
             try:
                 async with self._lock:
                     await writer.execute("PRAGMA optimize")
+            except sqlite3.OperationalError as exc:
+                # Only refreshes planner statistics; another process holding the write lock
+                # past busy_timeout must not turn a clean shutdown into an error.
+                log.warning("PRAGMA optimize skipped at close of %s: %s", self.path, exc)
             finally:
                 await writer.close()
 
