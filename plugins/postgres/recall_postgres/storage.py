@@ -88,6 +88,7 @@ class PostgresStorage:
                 f"the server is running and that the database exists.") from exc
 
     async def open(self) -> None:
+        # This first connection migrates, then stays open holding the job-owner lock.
         con = await self._connect()
         try:
             async with con.transaction():
@@ -105,15 +106,16 @@ class PostgresStorage:
             else:
                 self.vectors = ArrayIndex(choice, s.array_cache_namespaces)
             await self.vectors.load(con)
-        finally:
+            self._owner = await queue.hold_owner_lock(con)
+            self._pool = await asyncpg.create_pool(
+                self.url, min_size=self.settings.pool_min, max_size=self.settings.pool_max,
+                timeout=self.settings.connect_timeout,
+                server_settings={**self._server_settings(), **self.vectors.server_settings()},
+                init=self._init_connection)
+        except BaseException:
             await con.close()
-        self._pool = await asyncpg.create_pool(
-            self.url, min_size=self.settings.pool_min, max_size=self.settings.pool_max,
-            timeout=self.settings.connect_timeout,
-            server_settings={**self._server_settings(), **self.vectors.server_settings()},
-            init=self._init_connection)
-        self._owner_con = await self._connect()
-        self._owner = await queue.hold_owner_lock(self._owner_con)
+            raise
+        self._owner_con = con
         self.description = (
             f"postgresql {redact(self.url)} (PostgreSQL {self.server_version}, schema "
             f"v{self.schema_version}, pool {self.settings.pool_min}-{self.settings.pool_max}; "

@@ -7,7 +7,7 @@ import pytest_asyncio
 from recall_core.testing import StorageContract
 from recall_postgres import PostgresSettings, make_postgres
 
-from conftest import Databases
+from conftest import Schemas
 
 
 class TestPostgresStorage(StorageContract):
@@ -20,10 +20,10 @@ class TestPostgresStorage(StorageContract):
         return make_postgres(location, self.settings)
 
     @pytest_asyncio.fixture
-    async def storage_location(self, pg_url):
-        dbs = Databases(pg_url)
-        yield await dbs.create()
-        await dbs.drop_all()
+    async def storage_location(self, pg_scratch):
+        schemas = Schemas(pg_scratch)  # a fresh schema per test, dropped after it
+        yield await schemas.create()
+        await schemas.drop_all()
 
 
 class TestPostgresStoragePgvector(StorageContract):
@@ -35,7 +35,7 @@ class TestPostgresStoragePgvector(StorageContract):
         return make_postgres(location, self.settings)
 
     @pytest_asyncio.fixture
-    async def storage_location(self, pgvector_url):
-        dbs = Databases(pgvector_url)
-        yield await dbs.create()
-        await dbs.drop_all()
+    async def storage_location(self, pgvector_scratch):
+        schemas = Schemas(pgvector_scratch)
+        yield await schemas.create()
+        await schemas.drop_all()

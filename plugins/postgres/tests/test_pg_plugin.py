@@ -88,12 +88,20 @@ async def test_status_and_start_up_log(db_url, caplog):
         await s.close()
 
 
-async def test_search_path_selects_the_schema(db_url, make_storage):
+async def test_search_path_selects_the_schema(pg_scratch, make_storage):
+    import uuid
+
     import asyncpg
-    con = await asyncpg.connect(db_url)
-    await con.execute("CREATE SCHEMA tenant_a")
-    await con.close()
-    sep = "&" if "?" in db_url else "?"
-    s = await make_storage(f"{db_url}{sep}search_path=tenant_a")
-    assert await s.pool.fetchval("SELECT to_regclass('tenant_a.memories') IS NOT NULL")
-    assert await s.pool.fetchval("SELECT to_regclass('public.memories') IS NULL")
+
+    from conftest import with_search_path
+    schema = f"tenant_{uuid.uuid4().hex[:8]}"
+    con = await asyncpg.connect(pg_scratch.url)
+    await con.execute(f"CREATE SCHEMA {schema}")
+    try:
+        s = await make_storage(with_search_path(pg_scratch.url, schema))
+        assert await s.pool.fetchval(f"SELECT to_regclass('{schema}.memories') IS NOT NULL")
+        assert await s.pool.fetchval("SELECT to_regclass('public.memories') IS NULL")
+        await s.close()
+    finally:
+        await con.execute(f"DROP SCHEMA {schema} CASCADE")
+        await con.close()

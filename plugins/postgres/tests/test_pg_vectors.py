@@ -92,8 +92,8 @@ async def test_embeddings_written_by_complete_job(vec_storage):
     assert [h.id for h in await s.search_vectors("ns", [0.3, 0.4, 0.5, 0.6], 3)] == [m.id]
 
 
-async def test_pgvector_builds_hnsw_per_dimension_and_uses_it(pgvector_databases, make_storage):
-    s = await make_storage(await pgvector_databases.create(), vector="pgvector")
+async def test_pgvector_builds_hnsw_per_dimension_and_uses_it(pgvector_schemas, make_storage):
+    s = await make_storage(await pgvector_schemas.create(), vector="pgvector")
     assert s.status()["hnsw_dims"] == []
     rng = np.random.default_rng(1)
     ms = [mem("ns", f"m{i}") for i in range(300)] + [mem("other", f"o{i}") for i in range(300)]
@@ -154,8 +154,8 @@ async def test_auto_falls_back_and_says_why(storage):
     assert "no pgvector" in storage.description
 
 
-async def test_switching_to_pgvector_converts_existing_vectors(pgvector_databases, make_storage):
-    url = await pgvector_databases.create()
+async def test_switching_to_pgvector_converts_existing_vectors(pgvector_schemas, make_storage):
+    url = await pgvector_schemas.create()
     arr = await make_storage(url, vector="array")
     m = mem("ns", "v", embedding=unit([1, 2, 2]))
     await arr.insert_memories([m])
