@@ -27,6 +27,7 @@ def make_postgres(url: str, settings: PostgresSettings | dict[str, Any] | None =
 
 @hookimpl
 def register_storage(register):
-    # libpq accepts both spellings; so do we.
-    register("postgresql", make_postgres, settings=PostgresSettings)
-    register("postgres", make_postgres, settings=PostgresSettings)
+    # libpq accepts both spellings; so do we. Core reads settings from [plugins.<scheme>]
+    # today; `config_name` says which table we would rather share (see README).
+    register("postgresql", make_postgres, settings=PostgresSettings, config_name="postgres")
+    register("postgres", make_postgres, settings=PostgresSettings, config_name="postgres")

@@ -115,3 +115,11 @@ async def count_jobs(pool: asyncpg.Pool, namespace: str | None, status: str) -> 
         return int(await pool.fetchval("SELECT count(*) FROM operations WHERE status = $1", status))
     return int(await pool.fetchval(
         "SELECT count(*) FROM operations WHERE namespace = $1 AND status = $2", namespace, status))
+
+
+async def recent_failures(pool: asyncpg.Pool, limit: int) -> list[dict]:
+    rows = await pool.fetch(
+        "SELECT id, namespace, kind, attempts, error, finished_at FROM operations "
+        "WHERE status = 'failed' ORDER BY finished_at DESC NULLS LAST, id LIMIT $1",
+        max(0, limit))
+    return [dict(r) for r in rows]

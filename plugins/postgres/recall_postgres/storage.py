@@ -271,6 +271,10 @@ class PostgresStorage:
     async def count_jobs(self, namespace: str | None, status: str) -> int:
         return await queue.count_jobs(self.pool, namespace, status)
 
+    async def recent_failures(self, limit: int = 5) -> list[dict[str, Any]]:
+        """Jobs that failed for good, newest first (`recall status`)."""
+        return await queue.recent_failures(self.pool, limit)
+
     # -- memories -------------------------------------------------------------------------
     async def insert_memories(self, memories: Sequence[Memory]) -> None:
         if not memories:
