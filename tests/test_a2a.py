@@ -6,6 +6,7 @@ triple with the same importance, which is the contradiction the rules cannot set
 
 from __future__ import annotations
 
+import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -252,8 +253,31 @@ async def test_invalid_input_is_rejected_with_the_tool_error_code(server, tokens
         assert "Unknown skill" in status_data(task)["error"]
 
 
-async def test_tasks_survive_restart_and_input_required_resumes(tmp_path):
-    srv = ServerProcess(str(tmp_path / "r.db"), tmp_path).start()
+@pytest.fixture(params=["sqlite", "postgres"])
+async def database(request, tmp_path):
+    """A fresh database for one server: SQLite, or a throwaway schema on RECALL_TEST_PG_URL."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "r.db")
+        return
+    url = os.environ.get("RECALL_TEST_PG_URL")
+    if not url:
+        pytest.skip("RECALL_TEST_PG_URL is not set "
+                    "(e.g. postgresql://postgres@127.0.0.1:5432/test)")
+    import asyncpg
+
+    schema = f"a2a_{uuid.uuid4().hex[:10]}"
+    con = await asyncpg.connect(url)
+    try:
+        await con.execute(f'CREATE SCHEMA "{schema}"')
+        sep = "&" if "?" in url else "?"
+        yield f"{url}{sep}search_path={schema}"
+    finally:
+        await con.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        await con.close()
+
+
+async def test_tasks_survive_restart_and_input_required_resumes(tmp_path, database):
+    srv = ServerProcess(database, tmp_path).start()
     try:
         tok = srv.token("erin")
         async with A2A(srv.base, tok) as erin:

@@ -66,7 +66,8 @@ def _describe(conflicts: list[dict[str, Any]]) -> str:
     lines = []
     for c in conflicts:
         old = " / ".join(repr(m.get("value")) for m in c["existing"])
-        lines.append(f"- {c['entity']}.{c['attribute']}: stored {old}, new {c['new'].get('value')!r}")
+        new = c["new"].get("value")
+        lines.append(f"- {c['entity']}.{c['attribute']}: stored {old}, new {new!r}")
     return "\n".join(lines)
 
 

@@ -135,7 +135,8 @@ async def store_extracted(storage: Storage, embedder: Embedder | None, op: Opera
             "refreshed_ids": refreshed, "decision": decision}
 
 
-async def _refresh(storage: Storage, namespace: str, refresh: Sequence[tuple[str, float]]) -> list[str]:
+async def _refresh(storage: Storage, namespace: str,
+                   refresh: Sequence[tuple[str, float]]) -> list[str]:
     """A re-stated memory keeps the higher importance (complete_job's refresh, minus the
     last_accessed_at touch, which Storage has no method for outside complete_job)."""
     wanted: dict[str, float] = {}
