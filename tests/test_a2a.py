@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -29,6 +30,8 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.errors import A2AError, TaskNotFoundError
 from google.protobuf.json_format import MessageToDict
 
+from recall_core.a2a.skills import find_conflicts
+from recall_core.models import ExtractedMemory, Memory, utcnow
 from serverproc import Agent, ServerProcess
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -251,6 +254,34 @@ async def test_invalid_input_is_rejected_with_the_tool_error_code(server, tokens
         task = await alice.send(data(skill="forget_everything", text="x"))
         assert task.status.state == REJECTED
         assert "Unknown skill" in status_data(task)["error"]
+
+
+@pytest.mark.parametrize("age_days, importance, asks", [
+    (1, 0.55, True),    # recent, same importance: the caller decides
+    (1, 0.70, True),    # |0.55 - 0.70| < 0.2 still counts as "about as important"
+    (1, 0.80, False),   # clearly less important than the new fact: newer wins
+    (40, 0.55, False),  # an old fact: newer wins
+])
+async def test_rules_ask_only_about_recent_facts_of_similar_importance(
+        tmp_path, age_days, importance, asks):
+    from recall_sqlite.storage import SQLiteStorage
+
+    storage = SQLiteStorage(str(tmp_path / "rules.db"))
+    await storage.open()
+    try:
+        now = utcnow()
+        await storage.insert_memories([Memory(
+            namespace="n", text="I use vim.", entity="user", attribute="editor", value="vim",
+            importance=importance, valid_from=now - timedelta(days=age_days),
+            created_at=now - timedelta(days=age_days))])
+        new = ExtractedMemory(text="I use Helix.", entity="User", attribute="Editor",
+                              value="Helix", importance=0.55)
+        assert bool(await find_conflicts(storage, "n", [new], now)) is asks
+        assert await find_conflicts(storage, "other", [new], now) == []  # namespaces apart
+        same = new.model_copy(update={"value": "VIM"})  # a re-statement is no contradiction
+        assert await find_conflicts(storage, "n", [same], now) == []
+    finally:
+        await storage.close()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
