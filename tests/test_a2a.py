@@ -114,7 +114,7 @@ async def texts(agent_url: str, token: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def tokens(server):
-    names = ("alice", "bob", "carol", "dave")
+    names = ("alice", "bob", "carol")
     with ThreadPoolExecutor(len(names)) as pool:  # one CLI process each; start-up dominates
         return dict(zip(names, pool.map(server.token, names)))
 
@@ -209,12 +209,12 @@ async def test_input_required_resumed_three_ways(server, tokens):
 
 
 async def test_settled_contradiction_supersedes_without_asking(server, tokens):
-    tok = tokens["dave"]
-    async with A2A(server.base, tok) as dave:
-        first = await dave.send(consolidate("I use vim."))
+    tok = tokens["alice"]  # no editor fact of hers yet
+    async with A2A(server.base, tok) as alice:
+        first = await alice.send(consolidate("I use vim."))
         vim_id = artifact(first, "memories")["stored"][0]["id"]
         # Importance 0.95 against 0.55: the rules settle it, newer wins as in the worker.
-        task = await dave.send(consolidate("Important: I always use Emacs for everything, "
+        task = await alice.send(consolidate("Important: I always use Emacs for everything, "
                                            "remember that!"))
         assert task.status.state == COMPLETED
         assert artifact(task, "memories")["superseded_ids"] == [vim_id]
