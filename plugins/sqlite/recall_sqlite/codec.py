@@ -108,6 +108,10 @@ def quote_terms(terms: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(quoted))
 
 
-def fts_match(namespace: str, quoted: Sequence[str]) -> str:
-    """MATCH expression: the namespace's token AND any of the quoted terms in the text."""
-    return f'ns : "{namespace_token(namespace)}" AND text : ({" OR ".join(quoted)})'
+def fts_match(namespace: str | None, quoted: Sequence[str]) -> str:
+    """MATCH expression: any of the quoted terms in the text column, AND the namespace's
+    token unless `namespace` is None (the caller then filters rows by namespace itself)."""
+    text = f'text : ({" OR ".join(quoted)})'
+    if namespace is None:
+        return text
+    return f'ns : "{namespace_token(namespace)}" AND {text}'

@@ -17,6 +17,14 @@ from .connection import Database
 
 #: Below this many active memories a search uses every term as given.
 COMMON_TERM_MIN_ROWS = 2000
+#: When the other namespaces hold at most this many active memories together (one tenant, or
+#: nearly), the MATCH leaves out the namespace token and over-fetches by that many rows
+#: instead: the token makes FTS5 walk the namespace's whole doclist to compute its IDF, which
+#: costs ~5 ms per query at 100k rows even for a rare term.
+UNSCOPED_MAX_OTHERS = 2000
+# Active memories outside `?`, unless there are many namespaces (then: scope the MATCH).
+_OTHERS = ("SELECT count(*), coalesce(sum(n), 0) FROM (SELECT n FROM active_counts "
+           "WHERE namespace <> ? AND n > 0 LIMIT 64)")
 
 
 class FullText:
@@ -28,21 +36,33 @@ class FullText:
         quoted = quote_terms(terms)
         if not quoted or limit <= 0:
             return []
+        groups, others = await self.db.fetch_one(_OTHERS, (namespace,))
+        scope: str | None = namespace
+        if groups < 64 and others <= UNSCOPED_MAX_OTHERS:
+            scope = None
         if len(quoted) > 1:
-            quoted = await self._informative_terms(namespace, quoted)
-        # Ranked inside FTS5 (namespace-scoped MATCH, active rows only, the ns column weighted
-        # 0), then only the top `limit` rowids are joined; the join re-checks namespace and
-        # activity. bm25() is lower-is-better, so it is negated into higher-is-better.
+            quoted = await self._informative_terms(namespace, scope, quoted)
+        # Ranked inside FTS5 (active rows only; the ns column weighted 0), then only the top
+        # rowids are joined, re-checking namespace and activity. Unscoped, the inner LIMIT
+        # grows by every active row of other namespaces (read in the same statement, so the
+        # same snapshot): even if all of them outrank ours, `limit` of ours remain.
+        # bm25() is lower-is-better, so it is negated into higher-is-better.
+        if scope is None:
+            inner_limit = "? + (SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace <> ?)"
+            limit_params: tuple[object, ...] = (limit, namespace)
+        else:
+            inner_limit, limit_params = "?", (limit,)
         rows = await self.db.fetch(
             "SELECT m.id, hit.rank FROM ("
             " SELECT rowid, bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts"
-            " WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) AS hit "
+            f" WHERE memories_fts MATCH ? ORDER BY rank LIMIT {inner_limit}) AS hit "
             "JOIN memories AS m ON m.seq = hit.rowid "
-            "WHERE m.namespace = ? AND m.valid_until IS NULL ORDER BY hit.rank",
-            (fts_match(namespace, quoted), limit, namespace))
+            "WHERE m.namespace = ? AND m.valid_until IS NULL ORDER BY hit.rank LIMIT ?",
+            (fts_match(scope, quoted), *limit_params, namespace, limit))
         return [ScoredId(id=r[0], score=-float(r[1])) for r in rows]
 
-    async def _informative_terms(self, namespace: str, quoted: list[str]) -> list[str]:
+    async def _informative_terms(self, namespace: str, scope: str | None,
+                                 quoted: list[str]) -> list[str]:
         """Drop terms found in more than half of a large namespace's memories.
 
         bm25() must score every row that matches any term, so one word like "the" makes a
@@ -58,6 +78,6 @@ class FullText:
             "SELECT " + ", ".join(
                 "(SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? "
                 "LIMIT ?))" for _ in quoted),
-            [p for term in quoted for p in (fts_match(namespace, [term]), half + 1)]))[0]
+            [p for term in quoted for p in (fts_match(scope, [term]), half + 1)]))[0]
         kept = [term for term, n in zip(quoted, counts) if n <= half]
         return kept or [min(zip(counts, quoted))[1]]

@@ -214,14 +214,40 @@ async def test_not_opened_is_a_clear_error(db_path: Path) -> None:
 
 
 # -- full text specifics ------------------------------------------------------------------
-async def test_fulltext_stems_and_folds_diacritics(storage: SQLiteStorage) -> None:
+@pytest.fixture(params=["unscoped", "scoped"])
+def fts_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test through both MATCH shapes: without the namespace token (the default while
+    other namespaces are small) and with it (forced here)."""
+    from recall_sqlite import fulltext
+
+    if request.param == "scoped":
+        monkeypatch.setattr(fulltext, "UNSCOPED_MAX_OTHERS", -1)
+    return request.param
+
+
+async def test_fulltext_isolation_and_ranking_in_both_modes(storage: SQLiteStorage, fts_mode: str) -> None:
+    # B's rows outrank all of A's (more hits, shorter); A must still get its own best 5.
+    await storage.insert_memories([Memory(namespace="b", text="zebra zebra") for _ in range(1500)])
+    mine = [Memory(namespace="a", text="zebra " + " ".join(["filler"] * i)) for i in range(1, 11)]
+    old = Memory(namespace="a", text="zebra")
+    await storage.insert_memories([*mine, old])
+    await storage.supersede_memories("a", [old.id], old.created_at, [])
+    hits = await storage.search_fulltext("a", ["zebra"], 5)
+    assert [h.id for h in hits] == [m.id for m in mine[:5]]  # shorter docs rank higher
+    assert len(await storage.search_fulltext("b", ["zebra"], 2000)) == 1500
+    for term in ("NOT", '"', "ns", "text:zebra", "*"):
+        hits = await storage.search_fulltext("a", [term, "zebra"], 20)
+        assert sorted(h.id for h in hits) == sorted(m.id for m in mine), term
+
+
+async def test_fulltext_stems_and_folds_diacritics(storage: SQLiteStorage, fts_mode: str) -> None:
     run = Memory(namespace="a", text="She runs every morning at the Café Müller")
     await storage.insert_memories([run, Memory(namespace="a", text="unrelated")])
     for term in ("running", "run", "cafe", "café", "muller", "MÜLLER".lower()):
         assert [h.id for h in await storage.search_fulltext("a", [term], 5)] == [run.id], term
 
 
-async def test_fulltext_namespace_token_is_exact(storage: SQLiteStorage) -> None:
+async def test_fulltext_namespace_token_is_exact(storage: SQLiteStorage, fts_mode: str) -> None:
     names = ["a", "ab", "a b", "ns-a", "user:42", "ünï 🚀", "x" * 300, '"quoted" ns', "NOT"]
     for ns in names:
         await storage.insert_memories([Memory(namespace=ns, text=f"shared word for {len(ns)}")])
@@ -230,7 +256,8 @@ async def test_fulltext_namespace_token_is_exact(storage: SQLiteStorage) -> None
         assert len(hits) == 1 and (await storage.get_memories(ns, [hits[0].id])), ns
 
 
-async def test_fulltext_index_stays_consistent_under_churn(storage: SQLiteStorage, db_path: Path) -> None:
+async def test_fulltext_index_stays_consistent_under_churn(storage: SQLiteStorage, db_path: Path,
+                                                            fts_mode: str) -> None:
     rows = [Memory(namespace=f"n{i % 3}", text=f"churn word{i % 7} item{i}") for i in range(300)]
     await storage.insert_memories(rows)
     for i, m in enumerate(rows):
@@ -249,7 +276,8 @@ async def test_fulltext_index_stays_consistent_under_churn(storage: SQLiteStorag
         assert sum((await storage.stats(ns)).values()) == active
 
 
-async def test_fulltext_skips_terms_in_most_of_a_large_namespace(storage: SQLiteStorage) -> None:
+async def test_fulltext_skips_terms_in_most_of_a_large_namespace(storage: SQLiteStorage,
+                                                                 fts_mode: str) -> None:
     rows = [Memory(namespace="a", text=f"the user said note {i}") for i in range(2100)]
     zebra = Memory(namespace="a", text="the user saw a zebra")
     await storage.insert_memories([*rows, zebra])
