@@ -92,6 +92,10 @@ class Storage(Protocol):
 
     async def find_active_by_triple(self, namespace: str, entity: str, attribute: str) -> list[Memory]: ...
 
+    async def latest_in_session(self, namespace: str, session_id: str) -> Memory | None:
+        """The newest active memory of a session (by created_at, then insertion order).
+        Used to give a new memory's vector the session's context."""
+
     async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
         """Active and superseded rows of one (entity, attribute), oldest first."""
 

@@ -225,6 +225,13 @@ class SQLiteStorage:
             (namespace, entity, attribute))
         return [memory_from_row(r) for r in rows]
 
+    async def latest_in_session(self, namespace: str, session_id: str) -> Memory | None:
+        row = await self.db.fetch_one(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND session_id = ? "
+            "AND valid_until IS NULL ORDER BY created_at DESC, seq DESC LIMIT 1",
+            (namespace, session_id))
+        return memory_from_row(row) if row else None
+
     async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
         rows = await self.db.fetch(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND entity = ? "
