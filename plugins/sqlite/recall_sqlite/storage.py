@@ -21,8 +21,8 @@ from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, memory_fro
                     memory_params, now_text, operation_from_row, operation_params, pack_vector,
                     to_db, unpack_vector)
 from .connection import Database, chunks
-from .settings import SQLiteSettings
 from .fulltext import FullText
+from .settings import SQLiteSettings
 from .vectors import PRUNE_EVERY, RESET, VectorSearch, prune_vector_events
 
 _ITER_BATCH = 500
@@ -109,6 +109,7 @@ class SQLiteStorage:
         if await self.db.fetch_one(self._READY, (to_db(now),)) is None:
             return None
         async with self.db.transaction() as db:
+            now = utcnow()  # again: waiting for the write lock may have taken a while
             rows = await db.execute_fetchall(self._READY, (to_db(now),))
             if not rows:
                 return None
