@@ -2,7 +2,8 @@
 
 Same tables and semantics as the SQLite plugin; what Postgres adds is concurrency across
 processes (see queue.py), a generated tsvector column with a GIN index for keyword search, and
-pgvector when the server has it (see vectors.py).
+pgvector when the server has it (see vectors.py). Memory rows live in memories.py and
+search in retrieval.py (mixins sharing `pool`, `vectors` and the `_bump`/`_insert` helpers).
 
 Lock order, to keep concurrent transactions free of deadlocks: operation row, then memory
 rows (locked in id order), then the `namespaces` version row, always last.
@@ -14,28 +15,24 @@ import asyncio
 import json
 import logging
 import urllib.parse
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from recall_core.errors import ConfigError
-from recall_core.models import Memory, Operation, ScoredId, ToolCallRecord
+from recall_core.models import Memory, Operation, ToolCallRecord
 
 from . import queue
 from .migrations import MIGRATION_LOCK, current_version, migrate
-from .rows import (INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row, memory_params,
-                   search_text)
+from .memories import MemoryMethods
+from .retrieval import RetrievalMethods
+from .rows import aware
 from .settings import PostgresSettings
 from .vectors import ArrayIndex, PgVectorIndex, choose, setup_vector_column
 
 log = logging.getLogger("recall_postgres")
-
-_BUMP = """INSERT INTO namespaces (namespace, version) VALUES ($1, nextval('namespace_version_seq'))
-           ON CONFLICT (namespace) DO UPDATE SET version = nextval('namespace_version_seq')"""
-_PAGE = 500
-_MAX_TERMS = 64
 
 
 def redact(url: str) -> str:
@@ -49,12 +46,7 @@ def redact(url: str) -> str:
     return f"{user}{host}{port}/{db}"
 
 
-def _clean_term(term: str) -> str:
-    # Postgres text cannot hold NUL, and lone surrogates cannot be encoded: drop both.
-    return term.replace("\x00", " ").encode("utf-8", "ignore").decode("utf-8")
-
-
-class PostgresStorage:
+class PostgresStorage(MemoryMethods, RetrievalMethods):
     supports_fulltext = True
     supports_vectors = True
 
@@ -169,24 +161,6 @@ class PostgresStorage:
             out["vector_fallback_reason"] = vec.choice.reason
         return out
 
-    # -- helpers ----------------------------------------------------------------------------
-    async def _bump(self, con: asyncpg.Connection, namespaces: Sequence[str]) -> None:
-        for ns in sorted(set(namespaces)):
-            await con.execute(_BUMP, ns)
-
-    async def _insert(self, con: asyncpg.Connection, memories: Sequence[Memory]) -> set[int]:
-        assert self.vectors is not None
-        dims: set[int] = set()
-        args = []
-        for m in memories:
-            emb = self.vectors.param(m.embedding)
-            if emb is not None:
-                dims.add(len(emb))
-            args.append(memory_params(m, emb))
-        if args:
-            await con.executemany(INSERT_MEMORY, args)
-        return dims
-
     # -- tokens ---------------------------------------------------------------------------
     async def create_token(self, namespace: str, token_hash: str) -> None:
         owner = await self.pool.fetchval(
@@ -274,194 +248,6 @@ class PostgresStorage:
     async def recent_failures(self, limit: int = 5) -> list[dict[str, Any]]:
         """Jobs that failed for good, newest first (`recall status`)."""
         return await queue.recent_failures(self.pool, limit)
-
-    # -- memories -------------------------------------------------------------------------
-    async def insert_memories(self, memories: Sequence[Memory]) -> None:
-        if not memories:
-            return
-        async with self.pool.acquire() as con, con.transaction():
-            dims = await self._insert(con, memories)
-            await self._bump(con, [m.namespace for m in memories])
-        await self.vectors.ensure_indexes(self.pool, dims)
-
-    async def get_memories(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
-        if not ids:
-            return []
-        rows = await self.pool.fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 "
-            f"AND id = ANY($2::text[]) AND valid_until IS NULL", namespace, list(ids))
-        return [memory_from_row(r) for r in rows]
-
-    async def list_memories(self, namespace: str, limit: int, offset: int) -> tuple[list[Memory], int]:
-        async with self.pool.acquire() as con, con.transaction(isolation="repeatable_read",
-                                                                readonly=True):
-            total = await con.fetchval(
-                "SELECT count(*) FROM memories WHERE namespace = $1 AND valid_until IS NULL",
-                namespace)
-            rows = await con.fetch(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 "
-                f"AND valid_until IS NULL ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
-                namespace, max(0, limit), max(0, offset))
-        return [memory_from_row(r) for r in rows], int(total)
-
-    async def iter_memories(self, namespace: str, active_only: bool = True) -> AsyncIterator[Memory]:
-        # Keyset pages: no connection or transaction stays open while the caller holds the
-        # iterator, however slowly it consumes it or if it stops early.
-        active = "AND valid_until IS NULL" if active_only else ""
-        rows = await self.pool.fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 {active} "
-            f"ORDER BY created_at, id LIMIT {_PAGE}", namespace)
-        while rows:
-            for r in rows:
-                yield memory_from_row(r)
-            if len(rows) < _PAGE:
-                return
-            last = rows[-1]
-            rows = await self.pool.fetch(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 {active} "
-                f"AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT {_PAGE}",
-                namespace, last["created_at"], last["id"])
-
-    async def find_active_by_triple(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
-        rows = await self.pool.fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND entity = $2 "
-            f"AND attribute = $3 AND valid_until IS NULL ORDER BY created_at, id",
-            namespace, entity, attribute)
-        return [memory_from_row(r) for r in rows]
-
-    async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
-        rows = await self.pool.fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND entity = $2 "
-            f"AND attribute = $3 ORDER BY valid_from, created_at, id",
-            namespace, entity, attribute)
-        return [memory_from_row(r) for r in rows]
-
-    async def delete_memory(self, namespace: str, memory_id: str) -> bool:
-        async with self.pool.acquire() as con, con.transaction():
-            deleted = await con.fetchval(
-                "DELETE FROM memories WHERE namespace = $1 AND id = $2 AND valid_until IS NULL "
-                "RETURNING id", namespace, memory_id)
-            if deleted is None:
-                return False
-            await self._bump(con, [namespace])
-        return True
-
-    async def supersede_memories(self, namespace: str, ids: Sequence[str], at: datetime,
-                                 new: Sequence[Memory]) -> None:
-        for m in new:
-            if m.namespace != namespace:
-                raise ValueError(f"supersede_memories in namespace {namespace!r} was given a "
-                                 f"memory of namespace {m.namespace!r}")
-        async with self.pool.acquire() as con, con.transaction():
-            if ids:
-                await con.execute(
-                    """UPDATE memories m SET valid_until = $3
-                         FROM (SELECT id FROM memories WHERE namespace = $1
-                                 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
-                        WHERE m.id = l.id AND m.valid_until IS NULL""",
-                    namespace, list(ids), aware(at))
-            dims = await self._insert(con, new)
-            await self._bump(con, [namespace])
-        await self.vectors.ensure_indexes(self.pool, dims)
-
-    async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
-        if not ids:
-            return
-        # Not a version change: access counts feed scoring, not any cached index.
-        await self.pool.execute(
-            """UPDATE memories m SET access_count = m.access_count + 1, last_accessed_at = $3
-                 FROM (SELECT id FROM memories WHERE namespace = $1
-                         AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
-                WHERE m.id = l.id""", namespace, list(ids), aware(at))
-
-    async def stats(self, namespace: str) -> dict[str, int]:
-        rows = await self.pool.fetch(
-            "SELECT type, count(*) AS n FROM memories WHERE namespace = $1 "
-            "AND valid_until IS NULL GROUP BY type", namespace)
-        return {r["type"]: int(r["n"]) for r in rows}
-
-    async def namespace_version(self, namespace: str) -> int:
-        v = await self.pool.fetchval("SELECT version FROM namespaces WHERE namespace = $1",
-                                     namespace)
-        return int(v or 0)
-
-    async def delete_namespace(self, namespace: str) -> tuple[int, int]:
-        async with self.pool.acquire() as con, con.transaction():
-            memories = await con.execute("DELETE FROM memories WHERE namespace = $1", namespace)
-            await con.execute("DELETE FROM operations WHERE namespace = $1", namespace)
-            await con.execute("DELETE FROM a2a_tasks WHERE namespace = $1", namespace)
-            await con.execute("DELETE FROM tool_call_records WHERE namespace = $1", namespace)
-            tokens = await con.execute(
-                "UPDATE api_tokens SET revoked_at = clock_timestamp() "
-                "WHERE namespace = $1 AND revoked_at IS NULL", namespace)
-            await self._bump(con, [namespace])
-        return int(memories.split()[-1]), int(tokens.split()[-1])
-
-    async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
-        if not updates:
-            return
-        ups = sorted(updates, key=lambda u: u[1])
-        async with self.pool.acquire() as con, con.transaction():
-            await con.execute(
-                """UPDATE memories m SET importance = u.imp
-                     FROM unnest($1::text[], $2::text[], $3::float8[]) AS u(ns, id, imp),
-                          (SELECT id FROM memories WHERE id = ANY($2::text[])
-                            ORDER BY id FOR UPDATE) AS l
-                    WHERE m.id = l.id AND m.id = u.id AND m.namespace = u.ns""",
-                [u[0] for u in ups], [u[1] for u in ups], [float(u[2]) for u in ups])
-            await self._bump(con, [u[0] for u in ups])
-
-    # -- retrieval ------------------------------------------------------------------------
-    async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
-        # Each term goes through plainto_tsquery as a bound parameter, so no character of it
-        # can act as tsquery syntax; the per-term queries are OR-ed together.
-        clean = [t for t in (_clean_term(search_text(str(t))) for t in terms) if t.strip()]
-        clean = list(dict.fromkeys(clean))[:_MAX_TERMS]
-        if not clean or limit < 1:
-            return []
-        q = " || ".join(f"plainto_tsquery('english', ${i + 3})" for i in range(len(clean)))
-        rows = await self.pool.fetch(
-            f"""SELECT m.id, ts_rank_cd(m.tsv, q.q) AS score
-                  FROM memories m, (SELECT {q} AS q) AS q
-                 WHERE m.namespace = $1 AND m.valid_until IS NULL AND m.tsv @@ q.q
-                 ORDER BY score DESC, m.created_at DESC, m.id
-                 LIMIT $2""", namespace, limit, *clean)
-        return [ScoredId(id=r["id"], score=float(r["score"])) for r in rows]
-
-    async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
-        if limit < 1 or len(vector) == 0:
-            return []
-        return await self.vectors.search(self.pool, namespace, vector, limit)
-
-    async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
-        if not items:
-            return
-        params = []
-        dims: set[int] = set()
-        for mid, vec in sorted(items, key=lambda kv: kv[0]):
-            emb = self.vectors.param(vec)
-            if emb is not None:
-                dims.add(len(emb))
-            params.append((namespace, mid, emb))
-        async with self.pool.acquire() as con, con.transaction():
-            await con.executemany(
-                "UPDATE memories SET embedding = $3 WHERE namespace = $1 AND id = $2", params)
-            await self._bump(con, [namespace])
-        await self.vectors.ensure_indexes(self.pool, dims)
-
-    async def get_embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]:
-        if not ids:
-            return {}
-        rows = await self.pool.fetch(
-            "SELECT id, embedding FROM memories WHERE namespace = $1 AND id = ANY($2::text[]) "
-            "AND embedding IS NOT NULL", namespace, list(ids))
-        return {r["id"]: list(r["embedding"]) for r in rows}
-
-    async def ids_missing_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
-        rows = await self.pool.fetch(
-            "SELECT namespace, id, text FROM memories WHERE valid_until IS NULL "
-            "AND embedding IS NULL ORDER BY created_at, id LIMIT $1", max(0, limit))
-        return [(r["namespace"], r["id"], r["text"]) for r in rows]
 
     # -- audit and A2A --------------------------------------------------------------------
     async def record_tool_call(self, record: ToolCallRecord) -> None:

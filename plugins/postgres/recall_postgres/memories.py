@@ -1,0 +1,184 @@
+"""Memory rows: writes, reads, namespace versions and erasure (mixed into PostgresStorage).
+
+Every write that changes what a namespace's active memories are bumps its row in
+`namespaces` last in the transaction (see the lock order in storage.py), so in-process caches
+keyed by `namespace_version` never serve stale data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import asyncpg
+
+from recall_core.models import Memory
+
+from .rows import INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row, memory_params
+
+if TYPE_CHECKING:
+    from .vectors import ArrayIndex, PgVectorIndex
+
+_BUMP = """INSERT INTO namespaces (namespace, version) VALUES ($1, nextval('namespace_version_seq'))
+           ON CONFLICT (namespace) DO UPDATE SET version = nextval('namespace_version_seq')"""
+_PAGE = 500
+
+
+class MemoryMethods:
+    pool: asyncpg.Pool
+    vectors: PgVectorIndex | ArrayIndex | None
+
+    # -- helpers ----------------------------------------------------------------------------
+    async def _bump(self, con: asyncpg.Connection, namespaces: Sequence[str]) -> None:
+        for ns in sorted(set(namespaces)):
+            await con.execute(_BUMP, ns)
+
+    async def _insert(self, con: asyncpg.Connection, memories: Sequence[Memory]) -> set[int]:
+        assert self.vectors is not None
+        dims: set[int] = set()
+        args = []
+        for m in memories:
+            emb = self.vectors.param(m.embedding)
+            if emb is not None:
+                dims.add(len(emb))
+            args.append(memory_params(m, emb))
+        if args:
+            await con.executemany(INSERT_MEMORY, args)
+        return dims
+
+    # -- memories -------------------------------------------------------------------------
+    async def insert_memories(self, memories: Sequence[Memory]) -> None:
+        if not memories:
+            return
+        async with self.pool.acquire() as con, con.transaction():
+            dims = await self._insert(con, memories)
+            await self._bump(con, [m.namespace for m in memories])
+        await self.vectors.ensure_indexes(self.pool, dims)
+
+    async def get_memories(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        rows = await self.pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 "
+            f"AND id = ANY($2::text[]) AND valid_until IS NULL", namespace, list(ids))
+        return [memory_from_row(r) for r in rows]
+
+    async def list_memories(self, namespace: str, limit: int, offset: int) -> tuple[list[Memory], int]:
+        async with self.pool.acquire() as con, con.transaction(isolation="repeatable_read",
+                                                                readonly=True):
+            total = await con.fetchval(
+                "SELECT count(*) FROM memories WHERE namespace = $1 AND valid_until IS NULL",
+                namespace)
+            rows = await con.fetch(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 "
+                f"AND valid_until IS NULL ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
+                namespace, max(0, limit), max(0, offset))
+        return [memory_from_row(r) for r in rows], int(total)
+
+    async def iter_memories(self, namespace: str, active_only: bool = True) -> AsyncIterator[Memory]:
+        # Keyset pages: no connection or transaction stays open while the caller holds the
+        # iterator, however slowly it consumes it or if it stops early.
+        active = "AND valid_until IS NULL" if active_only else ""
+        rows = await self.pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 {active} "
+            f"ORDER BY created_at, id LIMIT {_PAGE}", namespace)
+        while rows:
+            for r in rows:
+                yield memory_from_row(r)
+            if len(rows) < _PAGE:
+                return
+            last = rows[-1]
+            rows = await self.pool.fetch(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 {active} "
+                f"AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT {_PAGE}",
+                namespace, last["created_at"], last["id"])
+
+    async def find_active_by_triple(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
+        rows = await self.pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND entity = $2 "
+            f"AND attribute = $3 AND valid_until IS NULL ORDER BY created_at, id",
+            namespace, entity, attribute)
+        return [memory_from_row(r) for r in rows]
+
+    async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
+        rows = await self.pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND entity = $2 "
+            f"AND attribute = $3 ORDER BY valid_from, created_at, id",
+            namespace, entity, attribute)
+        return [memory_from_row(r) for r in rows]
+
+    async def delete_memory(self, namespace: str, memory_id: str) -> bool:
+        async with self.pool.acquire() as con, con.transaction():
+            deleted = await con.fetchval(
+                "DELETE FROM memories WHERE namespace = $1 AND id = $2 AND valid_until IS NULL "
+                "RETURNING id", namespace, memory_id)
+            if deleted is None:
+                return False
+            await self._bump(con, [namespace])
+        return True
+
+    async def supersede_memories(self, namespace: str, ids: Sequence[str], at: datetime,
+                                 new: Sequence[Memory]) -> None:
+        for m in new:
+            if m.namespace != namespace:
+                raise ValueError(f"supersede_memories in namespace {namespace!r} was given a "
+                                 f"memory of namespace {m.namespace!r}")
+        async with self.pool.acquire() as con, con.transaction():
+            if ids:
+                await con.execute(
+                    """UPDATE memories m SET valid_until = $3
+                         FROM (SELECT id FROM memories WHERE namespace = $1
+                                 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
+                        WHERE m.id = l.id AND m.valid_until IS NULL""",
+                    namespace, list(ids), aware(at))
+            dims = await self._insert(con, new)
+            await self._bump(con, [namespace])
+        await self.vectors.ensure_indexes(self.pool, dims)
+
+    async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        if not ids:
+            return
+        # Not a version change: access counts feed scoring, not any cached index.
+        await self.pool.execute(
+            """UPDATE memories m SET access_count = m.access_count + 1, last_accessed_at = $3
+                 FROM (SELECT id FROM memories WHERE namespace = $1
+                         AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
+                WHERE m.id = l.id""", namespace, list(ids), aware(at))
+
+    async def stats(self, namespace: str) -> dict[str, int]:
+        rows = await self.pool.fetch(
+            "SELECT type, count(*) AS n FROM memories WHERE namespace = $1 "
+            "AND valid_until IS NULL GROUP BY type", namespace)
+        return {r["type"]: int(r["n"]) for r in rows}
+
+    async def namespace_version(self, namespace: str) -> int:
+        v = await self.pool.fetchval("SELECT version FROM namespaces WHERE namespace = $1",
+                                     namespace)
+        return int(v or 0)
+
+    async def delete_namespace(self, namespace: str) -> tuple[int, int]:
+        async with self.pool.acquire() as con, con.transaction():
+            memories = await con.execute("DELETE FROM memories WHERE namespace = $1", namespace)
+            await con.execute("DELETE FROM operations WHERE namespace = $1", namespace)
+            await con.execute("DELETE FROM a2a_tasks WHERE namespace = $1", namespace)
+            await con.execute("DELETE FROM tool_call_records WHERE namespace = $1", namespace)
+            tokens = await con.execute(
+                "UPDATE api_tokens SET revoked_at = clock_timestamp() "
+                "WHERE namespace = $1 AND revoked_at IS NULL", namespace)
+            await self._bump(con, [namespace])
+        return int(memories.split()[-1]), int(tokens.split()[-1])
+
+    async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
+        if not updates:
+            return
+        ups = sorted(updates, key=lambda u: u[1])
+        async with self.pool.acquire() as con, con.transaction():
+            await con.execute(
+                """UPDATE memories m SET importance = u.imp
+                     FROM unnest($1::text[], $2::text[], $3::float8[]) AS u(ns, id, imp),
+                          (SELECT id FROM memories WHERE id = ANY($2::text[])
+                            ORDER BY id FOR UPDATE) AS l
+                    WHERE m.id = l.id AND m.id = u.id AND m.namespace = u.ns""",
+                [u[0] for u in ups], [u[1] for u in ups], [float(u[2]) for u in ups])
+            await self._bump(con, [u[0] for u in ups])

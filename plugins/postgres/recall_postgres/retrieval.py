@@ -1,0 +1,79 @@
+"""Retrieval: keyword search on the tsvector, dense vectors (mixed into PostgresStorage)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import asyncpg
+
+from recall_core.models import ScoredId
+
+from .rows import search_text
+
+if TYPE_CHECKING:
+    from .vectors import ArrayIndex, PgVectorIndex
+
+_MAX_TERMS = 64
+
+
+def _clean_term(term: str) -> str:
+    # Postgres text cannot hold NUL, and lone surrogates cannot be encoded: drop both.
+    return term.replace("\x00", " ").encode("utf-8", "ignore").decode("utf-8")
+
+
+class RetrievalMethods:
+    pool: asyncpg.Pool
+    vectors: PgVectorIndex | ArrayIndex | None
+
+    # -- retrieval ------------------------------------------------------------------------
+    async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
+        # Each term goes through plainto_tsquery as a bound parameter, so no character of it
+        # can act as tsquery syntax; the per-term queries are OR-ed together.
+        clean = [t for t in (_clean_term(search_text(str(t))) for t in terms) if t.strip()]
+        clean = list(dict.fromkeys(clean))[:_MAX_TERMS]
+        if not clean or limit < 1:
+            return []
+        q = " || ".join(f"plainto_tsquery('english', ${i + 3})" for i in range(len(clean)))
+        rows = await self.pool.fetch(
+            f"""SELECT m.id, ts_rank_cd(m.tsv, q.q) AS score
+                  FROM memories m, (SELECT {q} AS q) AS q
+                 WHERE m.namespace = $1 AND m.valid_until IS NULL AND m.tsv @@ q.q
+                 ORDER BY score DESC, m.created_at DESC, m.id
+                 LIMIT $2""", namespace, limit, *clean)
+        return [ScoredId(id=r["id"], score=float(r["score"])) for r in rows]
+
+    async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
+        if limit < 1 or len(vector) == 0:
+            return []
+        return await self.vectors.search(self.pool, namespace, vector, limit)
+
+    async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
+        if not items:
+            return
+        params = []
+        dims: set[int] = set()
+        for mid, vec in sorted(items, key=lambda kv: kv[0]):
+            emb = self.vectors.param(vec)
+            if emb is not None:
+                dims.add(len(emb))
+            params.append((namespace, mid, emb))
+        async with self.pool.acquire() as con, con.transaction():
+            await con.executemany(
+                "UPDATE memories SET embedding = $3 WHERE namespace = $1 AND id = $2", params)
+            await self._bump(con, [namespace])
+        await self.vectors.ensure_indexes(self.pool, dims)
+
+    async def get_embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        rows = await self.pool.fetch(
+            "SELECT id, embedding FROM memories WHERE namespace = $1 AND id = ANY($2::text[]) "
+            "AND embedding IS NOT NULL", namespace, list(ids))
+        return {r["id"]: list(r["embedding"]) for r in rows}
+
+    async def ids_missing_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
+        rows = await self.pool.fetch(
+            "SELECT namespace, id, text FROM memories WHERE valid_until IS NULL "
+            "AND embedding IS NULL ORDER BY created_at, id LIMIT $1", max(0, limit))
+        return [(r["namespace"], r["id"], r["text"]) for r in rows]
