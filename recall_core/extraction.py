@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from .context import embed_in_context
 from .models import ExtractedMemory, Memory, Operation
 from .protocols import Embedder, Extractor, NotReady, Storage
 from .textproc import jaccard, query_terms, token_set
@@ -92,16 +93,21 @@ async def plan_memories(storage: Storage, op: Operation, extracted: Sequence[Ext
     return plan
 
 
-async def embed_memories(embedder: Embedder | None, memories: Sequence[Memory]) -> None:
-    """Attach vectors when the model is ready; otherwise the backfill loop adds them later."""
+async def embed_memories(embedder: Embedder | None, memories: Sequence[Memory],
+                         storage: Storage | None = None) -> None:
+    """Attach vectors (with session context when `storage` is given) if the model is ready;
+    otherwise the backfill loop adds plain vectors later."""
     if embedder is None or not memories or not embedder.ready:
         return
     try:
-        vectors = await embedder.embed([m.text for m in memories])
+        if storage is None:
+            for m, vec in zip(memories, await embedder.embed([m.text for m in memories])):
+                m.embedding = list(vec)
+        else:
+            await embed_in_context(embedder, storage, memories[0].namespace, memories)
     except NotReady:
-        return
-    for m, vec in zip(memories, vectors):
-        m.embedding = list(vec)
+        for m in memories:
+            m.embedding = None
 
 
 async def process(storage: Storage, extractor: Extractor, embedder: Embedder | None,
@@ -110,6 +116,6 @@ async def process(storage: Storage, extractor: Extractor, embedder: Embedder | N
     worker took the job over), in which case nothing was written."""
     extracted = await extractor.extract(op.payload.get("text", ""), op.payload.get("topic", ""))
     plan = await plan_memories(storage, op, extracted, now)
-    await embed_memories(embedder, plan.memories)
+    await embed_memories(embedder, plan.memories, storage)
     return await storage.complete_job(op.id, op.attempts, plan.memories, plan.supersede,
                                       plan.refresh)

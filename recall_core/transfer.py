@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .context import embed_in_context
 from .models import Memory, MemoryType, Operation
 from .protocols import Embedder, Storage
 
@@ -95,10 +96,10 @@ async def import_verbatim(storage: Storage, namespace: str, rows: list[tuple[int
         existing = {m.id for m in await storage.get_memories(namespace, [m.id for m in memories])}
         memories = [m for m in memories if m.id not in existing]  # resume: skip what is there
     if embedder is not None:
+        last: dict[str, Any] = {}  # session context carried across batches, in file order
         for start in range(0, len(memories), batch):
             chunk = memories[start:start + batch]
-            for m, vec in zip(chunk, await embedder.embed([m.text for m in chunk])):
-                m.embedding = list(vec)
+            await embed_in_context(embedder, storage, namespace, chunk, last)
             if progress:
                 progress(len(chunk))
     await storage.insert_memories(memories)
