@@ -15,6 +15,7 @@ import asyncpg
 
 from recall_core.models import Memory
 
+from .tx import in_transaction
 from .rows import INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row, memory_params
 
 if TYPE_CHECKING:
@@ -51,10 +52,12 @@ class MemoryMethods:
     async def insert_memories(self, memories: Sequence[Memory]) -> None:
         if not memories:
             return
-        async with self.pool.acquire() as con, con.transaction():
+        async def body(con: asyncpg.Connection) -> set[int]:
             dims = await self._insert(con, memories)
             await self._bump(con, [m.namespace for m in memories])
-        await self.vectors.ensure_indexes(self.pool, dims)
+            return dims
+
+        await self.vectors.ensure_indexes(self.pool, await in_transaction(self.pool, body))
 
     async def get_memories(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
         if not ids:
@@ -72,7 +75,7 @@ class MemoryMethods:
                 namespace)
             rows = await con.fetch(
                 f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 "
-                f"AND valid_until IS NULL ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
+                f"AND valid_until IS NULL ORDER BY created_at DESC, seq DESC LIMIT $2 OFFSET $3",
                 namespace, max(0, limit), max(0, offset))
         return [memory_from_row(r) for r in rows], int(total)
 
@@ -81,8 +84,8 @@ class MemoryMethods:
         # iterator, however slowly it consumes it or if it stops early.
         active = "AND valid_until IS NULL" if active_only else ""
         rows = await self.pool.fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 {active} "
-            f"ORDER BY created_at, id LIMIT {_PAGE}", namespace)
+            f"SELECT {MEMORY_COLUMNS}, seq FROM memories WHERE namespace = $1 {active} "
+            f"ORDER BY created_at, seq LIMIT {_PAGE}", namespace)
         while rows:
             for r in rows:
                 yield memory_from_row(r)
@@ -90,33 +93,42 @@ class MemoryMethods:
                 return
             last = rows[-1]
             rows = await self.pool.fetch(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 {active} "
-                f"AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT {_PAGE}",
-                namespace, last["created_at"], last["id"])
+                f"SELECT {MEMORY_COLUMNS}, seq FROM memories WHERE namespace = $1 {active} "
+                f"AND (created_at, seq) > ($2, $3) ORDER BY created_at, seq LIMIT {_PAGE}",
+                namespace, last["created_at"], last["seq"])
 
     async def find_active_by_triple(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
         rows = await self.pool.fetch(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND entity = $2 "
-            f"AND attribute = $3 AND valid_until IS NULL ORDER BY created_at, id",
+            f"AND attribute = $3 AND valid_until IS NULL ORDER BY created_at, seq",
             namespace, entity, attribute)
         return [memory_from_row(r) for r in rows]
+
+    async def latest_in_session(self, namespace: str, session_id: str) -> Memory | None:
+        row = await self.pool.fetchrow(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND session_id = $2 "
+            f"AND valid_until IS NULL ORDER BY created_at DESC, seq DESC LIMIT 1",
+            namespace, session_id)
+        return memory_from_row(row) if row is not None else None
 
     async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
         rows = await self.pool.fetch(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND entity = $2 "
-            f"AND attribute = $3 ORDER BY valid_from, created_at, id",
+            f"AND attribute = $3 ORDER BY created_at, seq",
             namespace, entity, attribute)
         return [memory_from_row(r) for r in rows]
 
     async def delete_memory(self, namespace: str, memory_id: str) -> bool:
-        async with self.pool.acquire() as con, con.transaction():
+        async def body(con: asyncpg.Connection) -> bool:
             deleted = await con.fetchval(
                 "DELETE FROM memories WHERE namespace = $1 AND id = $2 AND valid_until IS NULL "
                 "RETURNING id", namespace, memory_id)
             if deleted is None:
                 return False
             await self._bump(con, [namespace])
-        return True
+            return True
+
+        return await in_transaction(self.pool, body)
 
     async def supersede_memories(self, namespace: str, ids: Sequence[str], at: datetime,
                                  new: Sequence[Memory]) -> None:
@@ -124,7 +136,7 @@ class MemoryMethods:
             if m.namespace != namespace:
                 raise ValueError(f"supersede_memories in namespace {namespace!r} was given a "
                                  f"memory of namespace {m.namespace!r}")
-        async with self.pool.acquire() as con, con.transaction():
+        async def body(con: asyncpg.Connection) -> set[int]:
             if ids:
                 await con.execute(
                     """UPDATE memories m SET valid_until = $3
@@ -134,17 +146,22 @@ class MemoryMethods:
                     namespace, list(ids), aware(at))
             dims = await self._insert(con, new)
             await self._bump(con, [namespace])
-        await self.vectors.ensure_indexes(self.pool, dims)
+            return dims
+
+        await self.vectors.ensure_indexes(self.pool, await in_transaction(self.pool, body))
 
     async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:
             return
         # Not a version change: access counts feed scoring, not any cached index.
-        await self.pool.execute(
-            """UPDATE memories m SET access_count = m.access_count + 1, last_accessed_at = $3
-                 FROM (SELECT id FROM memories WHERE namespace = $1
-                         AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
-                WHERE m.id = l.id""", namespace, list(ids), aware(at))
+        async def body(con: asyncpg.Connection) -> None:
+            await con.execute(
+                """UPDATE memories m SET access_count = m.access_count + 1, last_accessed_at = $3
+                     FROM (SELECT id FROM memories WHERE namespace = $1
+                             AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
+                    WHERE m.id = l.id""", namespace, list(ids), aware(at))
+
+        await in_transaction(self.pool, body)
 
     async def stats(self, namespace: str) -> dict[str, int]:
         rows = await self.pool.fetch(
@@ -158,7 +175,7 @@ class MemoryMethods:
         return int(v or 0)
 
     async def delete_namespace(self, namespace: str) -> tuple[int, int]:
-        async with self.pool.acquire() as con, con.transaction():
+        async def body(con: asyncpg.Connection) -> tuple[int, int]:
             memories = await con.execute("DELETE FROM memories WHERE namespace = $1", namespace)
             await con.execute("DELETE FROM operations WHERE namespace = $1", namespace)
             await con.execute("DELETE FROM a2a_tasks WHERE namespace = $1", namespace)
@@ -167,13 +184,15 @@ class MemoryMethods:
                 "UPDATE api_tokens SET revoked_at = clock_timestamp() "
                 "WHERE namespace = $1 AND revoked_at IS NULL", namespace)
             await self._bump(con, [namespace])
-        return int(memories.split()[-1]), int(tokens.split()[-1])
+            return int(memories.split()[-1]), int(tokens.split()[-1])
+
+        return await in_transaction(self.pool, body)
 
     async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
         if not updates:
             return
         ups = sorted(updates, key=lambda u: u[1])
-        async with self.pool.acquire() as con, con.transaction():
+        async def body(con: asyncpg.Connection) -> None:
             await con.execute(
                 """UPDATE memories m SET importance = u.imp
                      FROM unnest($1::text[], $2::text[], $3::float8[]) AS u(ns, id, imp),
@@ -182,3 +201,5 @@ class MemoryMethods:
                     WHERE m.id = l.id AND m.id = u.id AND m.namespace = u.ns""",
                 [u[0] for u in ups], [u[1] for u in ups], [float(u[2]) for u in ups])
             await self._bump(con, [u[0] for u in ups])
+
+        await in_transaction(self.pool, body)

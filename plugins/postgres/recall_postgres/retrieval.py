@@ -10,6 +10,7 @@ import asyncpg
 from recall_core.models import ScoredId
 
 from .rows import search_text
+from .tx import in_transaction
 
 if TYPE_CHECKING:
     from .vectors import ArrayIndex, PgVectorIndex
@@ -39,7 +40,7 @@ class RetrievalMethods:
             f"""SELECT m.id, ts_rank_cd(m.tsv, q.q) AS score
                   FROM memories m, (SELECT {q} AS q) AS q
                  WHERE m.namespace = $1 AND m.valid_until IS NULL AND m.tsv @@ q.q
-                 ORDER BY score DESC, m.created_at DESC, m.id
+                 ORDER BY score DESC, m.created_at DESC, m.seq DESC
                  LIMIT $2""", namespace, limit, *clean)
         return [ScoredId(id=r["id"], score=float(r["score"])) for r in rows]
 
@@ -58,10 +59,12 @@ class RetrievalMethods:
             if emb is not None:
                 dims.add(len(emb))
             params.append((namespace, mid, emb))
-        async with self.pool.acquire() as con, con.transaction():
+        async def body(con: asyncpg.Connection) -> None:
             await con.executemany(
                 "UPDATE memories SET embedding = $3 WHERE namespace = $1 AND id = $2", params)
             await self._bump(con, [namespace])
+
+        await in_transaction(self.pool, body)
         await self.vectors.ensure_indexes(self.pool, dims)
 
     async def get_embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]:
@@ -75,5 +78,5 @@ class RetrievalMethods:
     async def ids_missing_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
         rows = await self.pool.fetch(
             "SELECT namespace, id, text FROM memories WHERE valid_until IS NULL "
-            "AND embedding IS NULL ORDER BY created_at, id LIMIT $1", max(0, limit))
+            "AND embedding IS NULL ORDER BY seq LIMIT $1", max(0, limit))
         return [(r["namespace"], r["id"], r["text"]) for r in rows]

@@ -29,6 +29,7 @@ from .migrations import MIGRATION_LOCK, current_version, migrate
 from .memories import MemoryMethods
 from .retrieval import RetrievalMethods
 from .rows import aware
+from .tx import in_transaction
 from .settings import PostgresSettings
 from .vectors import ArrayIndex, PgVectorIndex, choose, setup_vector_column
 
@@ -88,7 +89,8 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
                 await con.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
                 await migrate(con)
                 choice = await choose(con, self.settings.vector)
-                await setup_vector_column(con, choice)
+                await setup_vector_column(con, choice, self.settings.hnsw_m,
+                                          self.settings.hnsw_ef_construction)
             self.schema_version = await current_version(con)
             self.server_version = await con.fetchval("SHOW server_version")
             s = self.settings
@@ -195,12 +197,12 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
     async def complete_job(self, op_id: str, attempts: int, memories: Sequence[Memory],
                            supersede: Sequence[tuple[str, datetime]] = (),
                            refresh: Sequence[tuple[str, float]] = ()) -> bool:
-        async with self.pool.acquire() as con, con.transaction():
+        async def body(con: asyncpg.Connection) -> set[int] | None:
             ns = await con.fetchval(
                 "SELECT namespace FROM operations WHERE id = $1 AND status = 'running' "
                 "AND attempts = $2 FOR UPDATE", op_id, attempts)
             if ns is None:
-                return False
+                return None
             for m in memories:
                 if m.namespace != ns:
                     raise ValueError(f"job {op_id} belongs to namespace {ns!r} but a memory "
@@ -233,6 +235,11 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
                     WHERE id = $1""", op_id)
             if memories or supersede or refresh:
                 await self._bump(con, [ns])
+            return dims
+
+        dims = await in_transaction(self.pool, body)
+        if dims is None:
+            return False
         await self.vectors.ensure_indexes(self.pool, dims)
         return True
 

@@ -124,7 +124,16 @@ async def choose(con: asyncpg.Connection, requested: str) -> VectorChoice:
     return VectorChoice("array", problem)
 
 
-async def setup_vector_column(con: asyncpg.Connection, choice: VectorChoice) -> None:
+def hnsw_index_sql(vs: str, dim: int, m: int, ef_construction: int) -> str:
+    name = quote_ident(f"{INDEX_PREFIX}{int(dim)}")
+    return (f"CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw "
+            f"((embedding::{vs}.vector({int(dim)})) {vs}.vector_cosine_ops) "
+            f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) "
+            f"WHERE {vs}.vector_dims(embedding) = {int(dim)} AND valid_until IS NULL")
+
+
+async def setup_vector_column(con: asyncpg.Connection, choice: VectorChoice,
+                              hnsw_m: int = 16, hnsw_ef_construction: int = 64) -> None:
     """Add `memories.embedding` with the chosen type, or convert it when the choice changed
     (e.g. pgvector was installed since). Runs under the migration lock."""
     current = await con.fetchval(
@@ -138,19 +147,28 @@ async def setup_vector_column(con: asyncpg.Connection, choice: VectorChoice) -> 
         is_target = current == "real[]"
     if current is None:
         await con.execute(f"ALTER TABLE memories ADD COLUMN embedding {target}")
-        # The backfill loop's question: active memories still without a vector.
-        await con.execute("CREATE INDEX IF NOT EXISTS memories_missing_embedding "
-                          "ON memories (created_at, id) "
-                          "WHERE embedding IS NULL AND valid_until IS NULL")
+    # The backfill loop's question: active memories still without a vector, oldest first.
+    await con.execute("CREATE INDEX IF NOT EXISTS memories_missing_embedding ON memories (seq) "
+                      "WHERE embedding IS NULL AND valid_until IS NULL")
+    if current is None or is_target:
         return
-    if is_target:
-        return
-    log.warning("converting memories.embedding from %s to %s (vector mode is now %s)",
+    log.warning("converting memories.embedding from %s to %s (vector mode is now %s); this "
+                "rewrites the table and blocks writes until it is done",
                 current, target, choice.mode)
     for name in await hnsw_index_names(con):
         await con.execute(f"DROP INDEX IF EXISTS {quote_ident(name)}")
     await con.execute(
         f"ALTER TABLE memories ALTER COLUMN embedding TYPE {target} USING embedding::{target}")
+    if choice.mode == "pgvector":
+        # Build the indexes now, inside the start-up migration, rather than lazily at the
+        # first write later on while a whole table of vectors blocks other writers.
+        vs = quote_ident(choice.schema or "public")
+        dims = await con.fetch(
+            f"SELECT DISTINCT {vs}.vector_dims(embedding) AS d FROM memories "
+            f"WHERE embedding IS NOT NULL AND valid_until IS NULL")
+        for row in dims:
+            if row["d"] <= HNSW_MAX_DIMS:
+                await con.execute(hnsw_index_sql(vs, row["d"], hnsw_m, hnsw_ef_construction))
 
 
 async def hnsw_index_names(con: asyncpg.Connection) -> list[str]:
@@ -217,16 +235,13 @@ class PgVectorIndex:
                                 "search for them is an exact scan", dim, HNSW_MAX_DIMS)
                     self.indexed_dims.add(dim)
                     continue
-                name = quote_ident(f"{INDEX_PREFIX}{dim}")
+                # A new dimension has few rows yet, so this short build under the table's
+                # SHARE lock is cheap; whole-table builds happen at start-up (conversion).
                 async with pool.acquire() as con, con.transaction():
                     await con.execute("SET LOCAL statement_timeout = 0")
                     await con.execute("SELECT pg_advisory_xact_lock($1)", INDEX_LOCK)
-                    await con.execute(
-                        f"CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw "
-                        f"((embedding::{self.vs}.vector({dim})) {self.vs}.vector_cosine_ops) "
-                        f"WITH (m = {int(self.m)}, ef_construction = {int(self.ef_construction)}) "
-                        f"WHERE {self.vs}.vector_dims(embedding) = {dim} AND valid_until IS NULL")
-                log.info("created HNSW index %s for %d-dimensional embeddings", name, dim)
+                    await con.execute(hnsw_index_sql(self.vs, dim, self.m, self.ef_construction))
+                log.info("HNSW index ready for %d-dimensional embeddings", dim)
                 self.indexed_dims.add(dim)
 
     async def search(self, pool: asyncpg.Pool, namespace: str, vector: Sequence[float],
@@ -307,7 +322,7 @@ class ArrayIndex:
                     rows = await con.fetch(
                         "SELECT id, embedding FROM memories WHERE namespace = $1 "
                         "AND valid_until IS NULL AND array_length(embedding, 1) = $2 "
-                        "ORDER BY created_at, id", namespace, dim)
+                        "ORDER BY seq", namespace, dim)
                 ids = [r["id"] for r in rows]
                 mat = np.array([r["embedding"] for r in rows], dtype=np.float32).reshape(len(rows), dim)
                 norms = np.linalg.norm(mat, axis=1, keepdims=True)

@@ -214,3 +214,20 @@ async def test_fulltext_uses_the_gin_index(storage):
             "EXPLAIN SELECT id FROM memories WHERE namespace = 'ns' AND valid_until IS NULL "
             "AND tsv @@ plainto_tsquery('english', 'topic7')"))
     assert "memories_tsv" in plan, plan
+
+
+async def test_latest_in_session_breaks_ties_by_insertion_order(storage):
+    a = mem("ns", "first", session_id="s1")
+    b = mem("ns", "second, same instant", session_id="s1")  # a job's memories share created_at
+    older = mem("ns", "older", minutes=-5, session_id="s1")
+    await storage.insert_memories([a, b, older, mem("ns", "other session", minutes=9, session_id="s2"),
+                                   mem("x", "other namespace", minutes=9, session_id="s1")])
+    assert (await storage.latest_in_session("ns", "s1")).id == b.id
+    await storage.supersede_memories("ns", [b.id], T0, [])
+    assert (await storage.latest_in_session("ns", "s1")).id == a.id
+    assert await storage.latest_in_session("ns", "none") is None
+    assert await storage.latest_in_session("y", "s1") is None
+    # the same tie order everywhere: list newest first, iterate oldest first
+    page, _ = await storage.list_memories("ns", 10, 0)
+    assert [m.text for m in page] == ["other session", "first", "older"]
+    assert [m.text async for m in storage.iter_memories("ns")] == ["older", "first", "other session"]

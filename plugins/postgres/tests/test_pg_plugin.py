@@ -105,3 +105,40 @@ async def test_search_path_selects_the_schema(pg_scratch, make_storage):
     finally:
         await con.execute(f"DROP SCHEMA {schema} CASCADE")
         await con.close()
+
+
+async def test_upgrades_a_version_1_database_in_place(db_url, make_storage):
+    import asyncpg
+
+    from recall_postgres.migrations import MIGRATIONS
+    con = await asyncpg.connect(db_url)
+    try:
+        # A database as recall-postgres with only migration 1 left it, with data in it.
+        await con.execute("CREATE TABLE schema_version (version integer PRIMARY KEY, "
+                          "description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        version, description, sql = MIGRATIONS[0]
+        await con.execute(sql)
+        await con.execute("INSERT INTO schema_version (version, description) VALUES ($1, $2)",
+                          version, description)
+        await con.execute("ALTER TABLE memories ADD COLUMN embedding real[]")
+        await con.execute(
+            "INSERT INTO memories (id, namespace, text, type, valid_from, created_at, search_text, "
+            "session_id) VALUES ('m1', 'ns', 'Kept across upgrades', 'fact', now(), now(), "
+            "'kept across upgrades', 's')")
+    finally:
+        await con.close()
+    s = await make_storage(db_url)
+    assert s.schema_version == LATEST >= 2
+    assert (await s.latest_in_session("ns", "s")).text == "Kept across upgrades"
+    assert [h.id for h in await s.search_fulltext("ns", ["upgrade"], 5)] == ["m1"]
+    assert await s.ids_missing_embeddings(5) == [("ns", "m1", "Kept across upgrades")]
+
+
+async def test_refuses_a_database_newer_than_itself(db_url, make_storage):
+    await make_storage(db_url)
+    import asyncpg
+    con = await asyncpg.connect(db_url)
+    await con.execute("INSERT INTO schema_version (version, description) VALUES (999, 'future')")
+    await con.close()
+    with pytest.raises(ConfigError, match="newer than this recall-postgres"):
+        await make_storage(db_url)

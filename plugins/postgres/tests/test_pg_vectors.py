@@ -162,5 +162,6 @@ async def test_switching_to_pgvector_converts_existing_vectors(pgvector_schemas,
     await arr.close()
     pg = await make_storage(url, vector="auto")
     assert pg.vectors.mode == "pgvector"
+    assert pg.status()["hnsw_dims"] == [3]  # built during the conversion, not at a later write
     assert (await pg.get_embeddings("ns", [m.id]))[m.id] == pytest.approx(unit([1, 2, 2]))
     assert [h.id for h in await pg.search_vectors("ns", [1, 2, 2], 2)] == [m.id]
