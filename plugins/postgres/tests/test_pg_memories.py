@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta, timezone
 
-import asyncpg
-
 from recall_core.models import Memory, ToolCallRecord
 
 from pg_helpers import T0, mem, op
