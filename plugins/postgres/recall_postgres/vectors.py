@@ -191,8 +191,10 @@ class PgVectorIndex:
         self.m = m
         self.ef_construction = ef_construction
         self.indexed_dims: set[int] = set()
+        self.exact_dims: set[int] = set()  # seen, but searched without an index (see log)
         self._lock = asyncio.Lock()
         self.iterative = _version_tuple(choice.version) >= (0, 8)
+        self.hnsw = _version_tuple(choice.version) >= (0, 5)  # HNSW arrived in pgvector 0.5
 
     @property
     def column_type(self) -> str:
@@ -200,7 +202,10 @@ class PgVectorIndex:
 
     def describe(self) -> str:
         dims = ",".join(str(d) for d in sorted(self.indexed_dims)) or "none yet"
-        return f"pgvector {self.choice.version}, HNSW cosine (dims indexed: {dims})"
+        out = f"pgvector {self.choice.version}, HNSW cosine (dims indexed: {dims})"
+        if self.exact_dims:
+            out += f", exact scan for dims {','.join(str(d) for d in sorted(self.exact_dims))}"
+        return out
 
     def server_settings(self) -> dict[str, str]:
         # Given at connect time, so they are the session defaults that the pool's RESET ALL
@@ -225,24 +230,40 @@ class PgVectorIndex:
         return None if vec is None or len(vec) == 0 else as_float32(vec)
 
     async def ensure_indexes(self, pool: asyncpg.Pool, dims: set[int]) -> None:
-        missing = {d for d in dims if d not in self.indexed_dims}
+        missing = dims - self.indexed_dims - self.exact_dims
         if not missing:
             return
         async with self._lock:
-            for dim in sorted(missing - self.indexed_dims):
+            for dim in sorted(missing - self.indexed_dims - self.exact_dims):
+                if not self.hnsw:
+                    log.warning("pgvector %s has no HNSW (0.5+): %d-dimensional vector search "
+                                "is an exact scan; upgrade pgvector for an index",
+                                self.choice.version, dim)
+                    self.exact_dims.add(dim)
+                    continue
                 if dim > HNSW_MAX_DIMS:
                     log.warning("embeddings of %d dimensions: HNSW indexes at most %d, vector "
                                 "search for them is an exact scan", dim, HNSW_MAX_DIMS)
-                    self.indexed_dims.add(dim)
+                    self.exact_dims.add(dim)
                     continue
                 # A new dimension has few rows yet, so this short build under the table's
                 # SHARE lock is cheap; whole-table builds happen at start-up (conversion).
-                async with pool.acquire() as con, con.transaction():
-                    await con.execute("SET LOCAL statement_timeout = 0")
-                    await con.execute("SELECT pg_advisory_xact_lock($1)", INDEX_LOCK)
-                    await con.execute(hnsw_index_sql(self.vs, dim, self.m, self.ef_construction))
-                log.info("HNSW index ready for %d-dimensional embeddings", dim)
-                self.indexed_dims.add(dim)
+                try:
+                    async with pool.acquire() as con, con.transaction():
+                        await con.execute("SET LOCAL statement_timeout = 0")
+                        await con.execute("SELECT pg_advisory_xact_lock($1)", INDEX_LOCK)
+                        await con.execute(
+                            hnsw_index_sql(self.vs, dim, self.m, self.ef_construction))
+                except asyncpg.PostgresError as exc:
+                    # The rows are committed and searches stay correct (exact scan); only
+                    # the index is missing. Said once per process; the next start retries.
+                    log.warning("could not create the HNSW index for %d-dimensional vectors "
+                                "(%s: %s); vector search for them is an exact scan until it "
+                                "exists", dim, type(exc).__name__, exc)
+                    self.exact_dims.add(dim)
+                else:
+                    log.info("HNSW index ready for %d-dimensional embeddings", dim)
+                    self.indexed_dims.add(dim)
 
     async def search(self, pool: asyncpg.Pool, namespace: str, vector: Sequence[float],
                      limit: int) -> list[ScoredId]:
@@ -304,38 +325,37 @@ class ArrayIndex:
         return None
 
     async def _matrix(self, pool: asyncpg.Pool, namespace: str, dim: int) -> tuple[list[str], np.ndarray]:
-        async with pool.acquire() as con:
-            version = await con.fetchval(
-                "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
-            cached = self._cache.get(namespace)
-            if cached is not None and cached.version == version and dim in cached.by_dim:
-                self._cache.move_to_end(namespace)
-                return cached.by_dim[dim]
-            async with self._lock:
-                # Version and rows from one snapshot: the matrix is exactly that version.
-                async with con.transaction(isolation="repeatable_read", readonly=True):
-                    version = await con.fetchval(
-                        "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
-                    cached = self._cache.get(namespace)
-                    if cached is not None and cached.version == version and dim in cached.by_dim:
-                        return cached.by_dim[dim]
-                    rows = await con.fetch(
-                        "SELECT id, embedding FROM memories WHERE namespace = $1 "
-                        "AND valid_until IS NULL AND array_length(embedding, 1) = $2 "
-                        "ORDER BY seq", namespace, dim)
-                ids = [r["id"] for r in rows]
-                mat = np.array([r["embedding"] for r in rows], dtype=np.float32).reshape(len(rows), dim)
-                norms = np.linalg.norm(mat, axis=1, keepdims=True)
-                norms[norms == 0] = 1.0  # zero vectors score 0 instead of NaN
-                mat /= norms
-                if cached is None or cached.version != version:
-                    cached = _Matrix(version)
-                cached.by_dim[dim] = (ids, mat)
-                self._cache[namespace] = cached
-                self._cache.move_to_end(namespace)
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
-                return ids, mat
+        version = await pool.fetchval(
+            "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
+        cached = self._cache.get(namespace)
+        if cached is not None and cached.version == version and dim in cached.by_dim:
+            self._cache.move_to_end(namespace)
+            return cached.by_dim[dim]
+        async with self._lock, pool.acquire() as con:
+            # Version and rows from one snapshot: the matrix is exactly that version.
+            async with con.transaction(isolation="repeatable_read", readonly=True):
+                version = await con.fetchval(
+                    "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
+                cached = self._cache.get(namespace)
+                if cached is not None and cached.version == version and dim in cached.by_dim:
+                    return cached.by_dim[dim]
+                rows = await con.fetch(
+                    "SELECT id, embedding FROM memories WHERE namespace = $1 "
+                    "AND valid_until IS NULL AND array_length(embedding, 1) = $2 "
+                    "ORDER BY seq", namespace, dim)
+            ids = [r["id"] for r in rows]
+            mat = np.array([r["embedding"] for r in rows], dtype=np.float32).reshape(len(rows), dim)
+            norms = np.linalg.norm(mat, axis=1, keepdims=True)
+            norms[norms == 0] = 1.0  # zero vectors score 0 instead of NaN
+            mat /= norms
+            if cached is None or cached.version != version:
+                cached = _Matrix(version)
+            cached.by_dim[dim] = (ids, mat)
+            self._cache[namespace] = cached
+            self._cache.move_to_end(namespace)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+            return ids, mat
 
     async def search(self, pool: asyncpg.Pool, namespace: str, vector: Sequence[float],
                      limit: int) -> list[ScoredId]:

@@ -165,3 +165,13 @@ async def test_switching_to_pgvector_converts_existing_vectors(pgvector_schemas,
     assert pg.status()["hnsw_dims"] == [3]  # built during the conversion, not at a later write
     assert (await pg.get_embeddings("ns", [m.id]))[m.id] == pytest.approx(unit([1, 2, 2]))
     assert [h.id for h in await pg.search_vectors("ns", [1, 2, 2], 2)] == [m.id]
+
+
+async def test_pgvector_over_hnsw_limit_is_an_exact_scan(pgvector_schemas, make_storage):
+    s = await make_storage(await pgvector_schemas.create(), vector="pgvector")
+    rng = np.random.default_rng(3)
+    ms = [mem("ns", f"m{i}", embedding=rng.normal(size=2048).tolist()) for i in range(20)]
+    await s.insert_memories(ms)
+    assert s.status()["hnsw_dims"] == [] and s.vectors.exact_dims == {2048}
+    q = np.asarray(ms[7].embedding) + rng.normal(scale=0.1, size=2048)
+    assert (await s.search_vectors("ns", q.tolist(), 3))[0].id == ms[7].id
