@@ -25,12 +25,12 @@ from recall_core.errors import ConfigError
 from recall_core.models import Memory, Operation, ToolCallRecord
 
 from . import queue
-from .migrations import MIGRATION_LOCK, current_version, migrate
 from .memories import MemoryMethods
+from .migrations import MIGRATION_LOCK, current_version, migrate
 from .retrieval import RetrievalMethods
 from .rows import aware
-from .tx import in_transaction
 from .settings import PostgresSettings
+from .tx import in_transaction
 from .vectors import ArrayIndex, PgVectorIndex, choose, setup_vector_column
 
 log = logging.getLogger("recall_postgres")
@@ -58,6 +58,7 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
         self.vectors: PgVectorIndex | ArrayIndex | None = None
         self.schema_version: int | None = None
         self.server_version: str | None = None
+        self.schema: str | None = None
         self._pool: asyncpg.Pool | None = None
         self._owner_con: asyncpg.Connection | None = None
         self._owner: int = 0
@@ -93,6 +94,7 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
                                           self.settings.hnsw_ef_construction)
             self.schema_version = await current_version(con)
             self.server_version = await con.fetchval("SHOW server_version")
+            self.schema = await con.fetchval("SELECT current_schema()")
             s = self.settings
             if choice.mode == "pgvector":
                 self.vectors = PgVectorIndex(choice, s.hnsw_ef_search, s.hnsw_m,
@@ -112,7 +114,7 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
         self._owner_con = con
         self.description = (
             f"postgresql {redact(self.url)} (PostgreSQL {self.server_version}, schema "
-            f"v{self.schema_version}, pool {self.settings.pool_min}-{self.settings.pool_max}; "
+            f"{self.schema} v{self.schema_version}, pool {self.settings.pool_min}-{self.settings.pool_max}; "
             f"vectors: {self.vectors.describe()})")
         log.info("storage: %s", self.description)
 
@@ -147,6 +149,7 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
             "backend": "postgresql",
             "database": redact(self.url),
             "server_version": self.server_version,
+            "schema": self.schema,
             "schema_version": self.schema_version,
             "pool": {"min": self.settings.pool_min, "max": self.settings.pool_max},
             "vector_mode": vec.mode if vec else None,
