@@ -170,6 +170,7 @@ async def main() -> None:
     ap.add_argument("--mmr", type=float, default=1.0, help="mmr_lambda for the searches")
     ap.add_argument("--only", nargs="*", help="configs to run (bm25 dense hybrid)")
     ap.add_argument("--json", help="write results to this file")
+    ap.add_argument("--weights", help="hybrid ranker weights, e.g. bm25=1,dense=0.7")
     ap.add_argument("--cache", help="reuse (or create) the loaded database at this path")
     args = ap.parse_args()
     data = json.loads(DATA.read_text())
@@ -191,6 +192,8 @@ async def main() -> None:
 
     reg = Registries.from_pm(get_plugin_manager())
     default = {n: float(e.extra.get("default_weight", 1.0)) for n, e in reg.rankers.entries.items()}
+    if args.weights:
+        default = {k: float(v) for k, v in (p.split("=") for p in args.weights.split(","))}
     results = {}
     for name, rankers in CONFIGS.items():
         if args.only and name not in args.only:

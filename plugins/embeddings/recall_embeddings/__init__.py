@@ -21,4 +21,4 @@ __all__ = ["DEFAULT_MODEL", "DenseRanker", "DenseSettings", "ModelNotFound",
 
 @hookimpl
 def register_rankers(register):
-    register("dense", make_dense, settings=DenseSettings, default_weight=1.0)
+    register("dense", make_dense, settings=DenseSettings, default_weight=0.7)

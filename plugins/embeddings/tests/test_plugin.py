@@ -20,7 +20,7 @@ def test_register_rankers_offers_dense(recall_plugin_manager):
         entry = collect(pm, "register_rankers", "ranker").get("dense")
         assert entry.factory is make_dense
         assert entry.settings is DenseSettings
-        assert entry.extra == {"default_weight": 1.0}
+        assert entry.extra == {"default_weight": 0.7}
     finally:
         pm.unregister(recall_embeddings)
 
