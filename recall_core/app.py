@@ -67,7 +67,8 @@ class Runtime:
 
 
 def _build(entry, config: RecallConfig, *args: Any) -> Any:
-    settings = plugin_settings(config, entry.name, entry.settings)
+    # A plugin can name its config table (postgres registers two URL schemes, one table).
+    settings = plugin_settings(config, entry.extra.get("config_name", entry.name), entry.settings)
     try:
         return entry.factory(*args, settings)
     except ConfigError:

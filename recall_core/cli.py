@@ -122,10 +122,10 @@ async def _status(args: argparse.Namespace) -> int:
     try:
         jobs = {s: await storage.count_jobs(None, s) for s in ("queued", "running", "done", "failed")}
         extra = storage.status() if hasattr(storage, "status") else {}
-        failures = await storage.recent_failures(5) if hasattr(storage, "recent_failures") else []
+        failures = await storage.recent_failures(None, 5)
     finally:
         await storage.close()
-    info = {"storage": storage.description, "db": config.db_url, "jobs": jobs,
+    info = {"storage": storage.description, "db": redact(config.db_url), "jobs": jobs,
             "extractor": choose_extractor_name(config, registries),
             "rankers": config.rankers or {n: e.extra.get("default_weight", 1.0)
                                           for n, e in registries.rankers.entries.items()},
@@ -142,6 +142,17 @@ async def _status(args: argparse.Namespace) -> int:
         for f in failures:
             print(f"failed job {f.get('id')}: {f.get('error')}")
     return 0
+
+
+def redact(url: str) -> str:
+    """Hide a password in a database URL before printing it."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
 
 
 def _plugins(args: argparse.Namespace) -> int:

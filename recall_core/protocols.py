@@ -30,6 +30,8 @@ class Storage(Protocol):
 
     async def close(self) -> None: ...
 
+    # Optional, found with hasattr by `recall status`: `status() -> dict` (backend details).
+
     # -- tokens ---------------------------------------------------------------------------
     async def create_token(self, namespace: str, token_hash: str) -> None: ...
     async def namespace_for_token(self, token_hash: str) -> str | None:
@@ -69,25 +71,34 @@ class Storage(Protocol):
         makes a re-run after a crash never write twice.
         """
 
-    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool) -> None:
-        """Record `error`; back to queued when `retry`, else failed for good."""
+    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool) -> bool:
+        """Record `error`; back to queued when `retry`, else failed for good. Like
+        complete_job, only applies while the job is running with the same `attempts`;
+        returns False (and changes nothing) for a stale claim."""
 
     async def requeue_running(self) -> int:
-        """At start-up: every running job goes back to queued. Returns how many."""
+        """At start-up: jobs whose worker is gone go back to queued (this instance's own
+        from before a restart, and any whose lease expired or whose process is dead; with
+        one process per database that is every running job). Returns how many."""
 
     async def count_jobs(self, namespace: str | None, status: str) -> int: ...
+
+    async def recent_failures(self, namespace: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
+        """Newest failed jobs (all namespaces when None): dicts with id, namespace, kind,
+        attempts, error, finished_at. Shown by get_memory_stats and `recall status`."""
 
     # -- memories -------------------------------------------------------------------------
     async def insert_memories(self, memories: Sequence[Memory]) -> None:
         """Insert rows as given (bulk import). All or nothing."""
 
     async def get_memories(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
-        """Active memories with these ids in this namespace, in no particular order."""
+        """Active memories with these ids in this namespace, in no particular order.
+        Reads may leave `Memory.embedding` None; use get_embeddings for vectors."""
 
     async def list_memories(self, namespace: str, limit: int, offset: int) -> tuple[list[Memory], int]:
         """Active memories newest first, and the total count of active memories."""
 
-    async def iter_memories(self, namespace: str, active_only: bool = True) -> AsyncIterator[Memory]:
+    def iter_memories(self, namespace: str, active_only: bool = True) -> AsyncIterator[Memory]:
         """Every memory of the namespace, oldest first (export, fallback indexes)."""
 
     async def find_active_by_triple(self, namespace: str, entity: str, attribute: str) -> list[Memory]: ...
@@ -113,11 +124,14 @@ class Storage(Protocol):
         """Active memory count per type."""
 
     async def namespace_version(self, namespace: str) -> int:
-        """A number that changes whenever the namespace's active memories change
-        (cache invalidation for in-process indexes)."""
+        """A number that changes whenever the namespace's active memories change, including
+        update_importance and set_embeddings (cache invalidation for in-process indexes).
+        record_access does NOT change it (every search would empty the caches)."""
 
     async def delete_namespace(self, namespace: str) -> tuple[int, int]:
-        """Erase every row of the namespace and revoke its tokens. (memories, tokens)."""
+        """Erase every row of the namespace (memories including superseded ones, operations,
+        A2A tasks, audit rows) and revoke its tokens. Returns (memory rows erased, tokens
+        revoked)."""
 
     async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
         """(namespace, id, importance) triples, for the decay job."""

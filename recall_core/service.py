@@ -112,8 +112,14 @@ class MemoryService:
         queued = await self.storage.count_jobs(namespace, "queued")
         running = await self.storage.count_jobs(namespace, "running")
         failed = await self.storage.count_jobs(namespace, "failed")
-        return {"by_type": counts, "total": sum(counts.values()),
-                "pending_extractions": queued + running, "failed_extractions": failed}
+        data: dict[str, Any] = {"by_type": counts, "total": sum(counts.values()),
+                                "pending_extractions": queued + running,
+                                "failed_extractions": failed}
+        if failed:
+            data["recent_failures"] = [
+                {"job_id": f["id"], "error": f["error"], "attempts": f["attempts"]}
+                for f in await self.storage.recent_failures(namespace, 3)]
+        return data
 
     async def delete_namespace(self, namespace: str, confirm: Any) -> dict[str, Any]:
         if confirm != CONFIRM_PHRASE:

@@ -17,6 +17,8 @@ def text(value: Any, name: str, max_bytes: int) -> str:
         raise InvalidParam(f"{name} must be a string, got {type(value).__name__}. Send the text to remember as a string.")
     if not value.strip():
         raise InvalidParam(f"{name} is empty. Expected non-blank text; send what should be remembered.")
+    if "\x00" in value:
+        raise InvalidParam(f"{name} contains a NUL character (\\x00), which cannot be stored. Remove it and retry.")
     size = len(value.encode("utf-8"))
     if size > max_bytes:
         raise TextTooLarge(
@@ -54,6 +56,8 @@ def topic(value: Any) -> str:
     if not isinstance(value, str):
         raise InvalidParam(f"topic must be a string, got {type(value).__name__}.")
     value = value.strip()
+    if "\x00" in value:
+        raise InvalidParam("topic contains a NUL character (\\x00). Remove it and retry.")
     if len(value) > MAX_TOPIC_CHARS:
         raise InvalidParam(f"topic is {len(value)} characters; at most {MAX_TOPIC_CHARS} are allowed. Use a short label such as 'editor' or 'project-x'.")
     return value

@@ -117,9 +117,10 @@ async def count_jobs(pool: asyncpg.Pool, namespace: str | None, status: str) -> 
         "SELECT count(*) FROM operations WHERE namespace = $1 AND status = $2", namespace, status))
 
 
-async def recent_failures(pool: asyncpg.Pool, limit: int) -> list[dict]:
+async def recent_failures(pool: asyncpg.Pool, namespace: str | None, limit: int) -> list[dict]:
     rows = await pool.fetch(
         "SELECT id, namespace, kind, attempts, error, finished_at FROM operations "
-        "WHERE status = 'failed' ORDER BY finished_at DESC NULLS LAST, id LIMIT $1",
-        max(0, limit))
+        "WHERE status = 'failed' AND ($1::text IS NULL OR namespace = $1) "
+        "ORDER BY finished_at DESC NULLS LAST, id LIMIT $2",
+        namespace, max(0, limit))
     return [dict(r) for r in rows]

@@ -255,9 +255,8 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
     async def count_jobs(self, namespace: str | None, status: str) -> int:
         return await queue.count_jobs(self.pool, namespace, status)
 
-    async def recent_failures(self, limit: int = 5) -> list[dict[str, Any]]:
-        """Jobs that failed for good, newest first (`recall status`)."""
-        return await queue.recent_failures(self.pool, limit)
+    async def recent_failures(self, namespace: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
+        return await queue.recent_failures(self.pool, namespace, limit)
 
     # -- audit and A2A --------------------------------------------------------------------
     async def record_tool_call(self, record: ToolCallRecord) -> None:

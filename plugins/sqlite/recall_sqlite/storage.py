@@ -160,6 +160,14 @@ class SQLiteStorage:
             ("queued" if retry else "failed", error, None if retry else now_text(), op_id,
              attempts))
 
+    async def recent_failures(self, namespace: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
+        rows = await self.db.fetch(
+            "SELECT id, namespace, kind, attempts, error, finished_at FROM operations "
+            "WHERE status = 'failed' AND (? IS NULL OR namespace = ?) "
+            "ORDER BY finished_at DESC, id LIMIT ?", (namespace, namespace, max(0, limit)))
+        return [{"id": r[0], "namespace": r[1], "kind": r[2], "attempts": r[3], "error": r[4],
+                 "finished_at": r[5]} for r in rows]
+
     async def requeue_running(self) -> int:
         return await self.db.write(
             "UPDATE operations SET status = 'queued', lease_until = NULL WHERE status = 'running'")
