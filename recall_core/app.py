@@ -106,6 +106,8 @@ def choose_extractor_name(config: RecallConfig, registries: Registries) -> str:
 
 
 def build_rankers(config: RecallConfig, registries: Registries) -> list[RankerSlot]:
+    # No [rankers] table: every installed ranker at its default weight (0 = installed but
+    # off until configured).
     wanted = config.rankers or {name: float(e.extra.get("default_weight", 1.0))
                                 for name, e in registries.rankers.entries.items()}
     slots = []
