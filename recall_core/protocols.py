@@ -9,9 +9,24 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from .models import ExtractedMemory, Memory, Operation, ScoredId, ToolCallRecord
+
+
+class DecayRow(NamedTuple):
+    """What the decay job reads about one active memory (`Storage.decay_candidates`)."""
+
+    namespace: str
+    id: str
+    #: The importance before any decay: as last written by an insert, a re-statement
+    #: (complete_job's refresh) or update_importance. apply_decay never changes it.
+    base_importance: float
+    #: The importance the tools see now (base, or what apply_decay last wrote).
+    importance: float
+    created_at: datetime
+    last_accessed_at: datetime | None
+    access_count: int
 
 
 @runtime_checkable
@@ -63,8 +78,9 @@ class Storage(Protocol):
     ) -> bool:
         """In ONE transaction: insert `memories`, set valid_until on the (id, at) pairs in
         `supersede`, and for each (id, importance) in `refresh` (a fact re-stated with the same
-        value) set importance = max(importance, given) and last_accessed_at = now; then mark
-        the job done (status done, finished_at, error NULL).
+        value) set importance = max(base importance, given) (undoing any decay; it is the new
+        base) and last_accessed_at = now; then mark the job done (status done, finished_at,
+        error NULL).
 
         Only applies if the job is still running with the same `attempts` count (the claim
         that computed the result); otherwise writes nothing and returns False. This is what
@@ -134,7 +150,21 @@ class Storage(Protocol):
         revoked)."""
 
     async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
-        """(namespace, id, importance) triples, for the decay job."""
+        """(namespace, id, importance) triples: set the importance as a new undecayed value
+        (it also becomes the base importance decay starts from)."""
+
+    # -- decay ----------------------------------------------------------------------------
+    async def decay_candidates(self, after: str | None, limit: int) -> list[DecayRow]:
+        """Up to `limit` active memories of EVERY namespace with id > `after` (all when None),
+        ordered by id: keyset pages for the decay job (`recall_core.decay.run_decay`), which
+        passes the last id of a page as the next `after`. A memory that stays active during
+        the walk is seen exactly once."""
+
+    async def apply_decay(self, updates: Sequence[tuple[str, str, float]]) -> None:
+        """(namespace, id, importance) triples from the decay job: set the importance the
+        tools see, keeping the base importance as it was (so the next run recomputes from the
+        base and runs never compound). Only active rows of the named namespace change;
+        namespace_version changes like for update_importance."""
 
     # -- retrieval ------------------------------------------------------------------------
     async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:

@@ -36,7 +36,7 @@ import pytest
 import pytest_asyncio
 
 from recall_core.models import Memory, Operation, ScoredId, ToolCallRecord, new_id, utcnow
-from recall_core.protocols import Storage
+from recall_core.protocols import DecayRow, Storage
 
 A = "ns-a"
 B = "ns-b"
@@ -550,6 +550,91 @@ class StorageContract:
         assert (await storage.get_memories(A, [a.id]))[0].importance == 0.25
         assert (await storage.get_memories(B, [b.id]))[0].importance == 0.5
 
+    # == decay ==============================================================================
+    @staticmethod
+    async def decay_rows(storage: Storage, page: int = 1000) -> dict[str, DecayRow]:
+        """Every row decay_candidates returns, walking pages of `page` like run_decay."""
+        out: dict[str, DecayRow] = {}
+        after: str | None = None
+        while True:
+            rows = await storage.decay_candidates(after, page)
+            for r in rows:
+                assert r.id not in out, f"decay_candidates returned {r.id} twice"
+                out[r.id] = r
+            if len(rows) < page:
+                return out
+            after = rows[-1].id
+
+    async def test_decay_candidates_page_every_active_memory_of_every_namespace(
+            self, storage: Storage) -> None:
+        rows = [memory(ns, f"{ns} memory {i}", importance=i / 10, minutes=i)
+                for ns in (A, B) for i in range(7)]
+        gone = memory(A, "superseded", importance=0.9)
+        await storage.insert_memories([*rows, gone])
+        await storage.supersede_memories(A, [gone.id], T0, [])
+        t1 = T0 + timedelta(days=3)
+        await storage.record_access(B, [rows[-1].id], t1)
+        assert await storage.decay_candidates(None, 0) == []
+        for page in (1, 3, 100):
+            got = await self.decay_rows(storage, page)
+            assert sorted(got) == sorted(m.id for m in rows)
+            ids = [r.id for r in await storage.decay_candidates(None, 100)]
+            assert ids == sorted(ids), "decay_candidates must be ordered by id"
+        after = sorted(m.id for m in rows)[5]
+        assert [r.id for r in await storage.decay_candidates(after, 100)] == \
+            sorted(m.id for m in rows)[6:]
+        for m in rows:
+            r = got[m.id]
+            assert (r.namespace, r.base_importance, r.importance) == (m.namespace, m.importance,
+                                                                      m.importance)
+            assert r.created_at == m.created_at
+            assert_utc(r.created_at, r.last_accessed_at)
+        assert got[rows[-1].id].last_accessed_at == t1 and got[rows[-1].id].access_count == 1
+        assert got[rows[0].id].last_accessed_at is None and got[rows[0].id].access_count == 0
+
+    async def test_apply_decay_keeps_the_base_importance(self, storage: Storage) -> None:
+        a, b = memory(A, "a", importance=0.8), memory(B, "b", importance=0.8)
+        await storage.insert_memories([a, b])
+        before = await storage.namespace_version(A)
+        await storage.apply_decay([(A, a.id, 0.4), (A, b.id, 0.1), (B, a.id, 0.1)])
+        assert (await storage.get_memories(A, [a.id]))[0].importance == 0.4
+        assert (await storage.get_memories(B, [b.id]))[0].importance == 0.8  # wrong namespace
+        assert await storage.namespace_version(A) != before
+        await storage.apply_decay([(A, a.id, 0.2)])  # the base stays what was written
+        row = (await self.decay_rows(storage))[a.id]
+        assert (row.base_importance, row.importance) == (0.8, 0.2)
+        await storage.apply_decay([(A, a.id, 0.8)])
+        row = (await self.decay_rows(storage))[a.id]
+        assert (row.base_importance, row.importance) == (0.8, 0.8)
+        # a superseded row is never touched
+        await storage.supersede_memories(A, [a.id], T0, [])
+        await storage.apply_decay([(A, a.id, 0.1)])
+        assert [m.importance for m in await self.all_memories(storage, A, active_only=False)] == [0.8]
+        await storage.apply_decay([])
+
+    async def test_restating_or_setting_importance_resets_the_base(self, storage: Storage) -> None:
+        m = memory(A, "user likes tea", importance=0.6)
+        await storage.insert_memories([m])
+        await storage.apply_decay([(A, m.id, 0.3)])
+        # a re-statement undoes decay: max(base 0.6, 0.5), and the clock restarts
+        op, _ = await storage.enqueue(operation(A))
+        await storage.claim_job(60)
+        assert await storage.complete_job(op.id, 1, [], refresh=[(m.id, 0.5)]) is True
+        row = (await self.decay_rows(storage))[m.id]
+        assert (row.base_importance, row.importance) == (0.6, 0.6)
+        assert row.last_accessed_at is not None
+        await storage.apply_decay([(A, m.id, 0.3)])
+        op, _ = await storage.enqueue(operation(A, minutes=1))
+        await storage.claim_job(60)
+        assert await storage.complete_job(op.id, 1, [], refresh=[(m.id, 0.9)]) is True
+        row = (await self.decay_rows(storage))[m.id]
+        assert (row.base_importance, row.importance) == (0.9, 0.9)
+        # update_importance sets a new undecayed value
+        await storage.apply_decay([(A, m.id, 0.3)])
+        await storage.update_importance([(A, m.id, 0.7)])
+        row = (await self.decay_rows(storage))[m.id]
+        assert (row.base_importance, row.importance) == (0.7, 0.7)
+
     async def test_namespace_version_changes_on_every_change(self, storage: Storage) -> None:
         seen = [await storage.namespace_version(A)]
 
@@ -571,6 +656,8 @@ class StorageContract:
         await storage.complete_job(op.id, 1, [m4])
         await changed()
         await storage.update_importance([(A, m4.id, 0.25)])
+        await changed()
+        await storage.apply_decay([(A, m4.id, 0.125)])
         await changed()
         if storage.supports_vectors:
             await storage.set_embeddings(A, [(m4.id, self.vec(1))])

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 import asyncpg
 
 from recall_core.models import Memory
+from recall_core.protocols import DecayRow
 
 from .tx import in_transaction
-from .rows import INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row, memory_params
+from .rows import INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row, memory_params, utc
 
 if TYPE_CHECKING:
     from .vectors import ArrayIndex, PgVectorIndex
@@ -194,12 +195,44 @@ class MemoryMethods:
         ups = sorted(updates, key=lambda u: u[1])
         async def body(con: asyncpg.Connection) -> None:
             await con.execute(
-                """UPDATE memories m SET importance = u.imp
+                """UPDATE memories m SET importance = u.imp, base_importance = NULL
                      FROM unnest($1::text[], $2::text[], $3::float8[]) AS u(ns, id, imp),
                           (SELECT id FROM memories WHERE id = ANY($2::text[])
                             ORDER BY id FOR UPDATE) AS l
                     WHERE m.id = l.id AND m.id = u.id AND m.namespace = u.ns""",
                 [u[0] for u in ups], [u[1] for u in ups], [float(u[2]) for u in ups])
             await self._bump(con, [u[0] for u in ups])
+
+        await in_transaction(self.pool, body)
+
+    # -- decay ------------------------------------------------------------------------------
+    async def decay_candidates(self, after: str | None, limit: int) -> list[DecayRow]:
+        # Walks the primary key; superseded rows are skipped, not returned.
+        rows = await self.pool.fetch(
+            """SELECT namespace, id, coalesce(base_importance, importance) AS base, importance,
+                      created_at, last_accessed_at, access_count
+                 FROM memories WHERE id > $1 AND valid_until IS NULL ORDER BY id LIMIT $2""",
+            after or "", max(0, limit))
+        return [DecayRow(r["namespace"], r["id"], float(r["base"]), float(r["importance"]),
+                         utc(r["created_at"]), utc(r["last_accessed_at"]), int(r["access_count"]))
+                for r in rows]
+
+    async def apply_decay(self, updates: Sequence[tuple[str, str, float]]) -> None:
+        if not updates:
+            return
+        ups = sorted(updates, key=lambda u: u[1])  # lock rows in id order, like every writer
+        async def body(con: asyncpg.Connection) -> None:
+            changed = await con.fetch(
+                """UPDATE memories m
+                      SET base_importance = coalesce(m.base_importance, m.importance),
+                          importance = u.imp
+                     FROM unnest($1::text[], $2::text[], $3::float8[]) AS u(ns, id, imp),
+                          (SELECT id FROM memories WHERE id = ANY($2::text[])
+                            ORDER BY id FOR UPDATE) AS l
+                    WHERE m.id = l.id AND m.id = u.id AND m.namespace = u.ns
+                      AND m.valid_until IS NULL
+                RETURNING m.namespace""",
+                [u[0] for u in ups], [u[1] for u in ups], [float(u[2]) for u in ups])
+            await self._bump(con, [r["namespace"] for r in changed])
 
         await in_transaction(self.pool, body)

@@ -133,10 +133,17 @@ CREATE INDEX memories_session_newest ON memories (namespace, session_id, created
     WHERE valid_until IS NULL AND session_id IS NOT NULL;
 """
 
+# The decay job's base: the importance before decay. NULL = same as `importance` (nothing
+# decayed since it was last written); `importance` is what tools see.
+_V3 = """
+ALTER TABLE memories ADD COLUMN base_importance double precision;
+"""
+
 # (version, description, SQL). Append only; never edit a released step.
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "memories, operations, tokens, audit, a2a tasks, namespace versions", _V1),
     (2, "memories.seq (insertion order) and session index", _V2),
+    (3, "memories.base_importance (importance decay)", _V3),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -225,7 +225,9 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
                 ref = sorted(refresh)
                 await con.execute(
                     """UPDATE memories m
-                          SET importance = greatest(m.importance, r.imp),
+                          SET importance = greatest(coalesce(m.base_importance, m.importance),
+                                                    r.imp),
+                              base_importance = NULL,
                               last_accessed_at = clock_timestamp()
                          FROM unnest($2::text[], $3::float8[]) AS r(id, imp),
                               (SELECT id FROM memories WHERE namespace = $1

@@ -176,6 +176,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         )""",
         "INSERT INTO version_counter (id, value) VALUES (1, 0)",
     )),
+    (2, (
+        # The decay job's base: the importance before decay. NULL = same as `importance`
+        # (nothing decayed since it was last written); `importance` is what tools see.
+        "ALTER TABLE memories ADD COLUMN base_importance REAL",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -16,8 +16,9 @@ from typing import Any
 import aiosqlite
 
 from recall_core.models import MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord, utcnow
+from recall_core.protocols import DecayRow
 
-from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, memory_from_row,
+from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, from_db, memory_from_row,
                     memory_params, now_text, operation_from_row, operation_params, pack_vector,
                     to_db, unpack_vector)
 from .connection import Database, chunks
@@ -142,7 +143,8 @@ class SQLiteStorage:
                     [(to_db(at), namespace, mid) for mid, at in supersede])
             if refresh:
                 await db.executemany(
-                    "UPDATE memories SET importance = max(importance, ?), last_accessed_at = ? "
+                    "UPDATE memories SET importance = max(coalesce(base_importance, importance), ?), "
+                    "base_importance = NULL, last_accessed_at = ? "
                     "WHERE namespace = ? AND id = ? AND valid_until IS NULL",
                     [(float(imp), now, namespace, mid) for mid, imp in refresh])
             await db.execute(
@@ -319,7 +321,36 @@ class SQLiteStorage:
             changed = []
             for namespace, params in by_namespace.items():
                 cur = await db.executemany(
-                    "UPDATE memories SET importance = ? WHERE namespace = ? AND id = ?", params)
+                    "UPDATE memories SET importance = ?, base_importance = NULL "
+                    "WHERE namespace = ? AND id = ?", params)
+                if cur.rowcount:
+                    changed.append(namespace)
+            await self._changed(db, changed)
+
+    # -- decay --------------------------------------------------------------------------------
+    async def decay_candidates(self, after: str | None, limit: int) -> list[DecayRow]:
+        # Walks the unique index on id; superseded rows are skipped, not returned.
+        rows = await self.db.fetch(
+            "SELECT namespace, id, coalesce(base_importance, importance), importance, "
+            "created_at, last_accessed_at, access_count FROM memories "
+            "WHERE id > ? AND valid_until IS NULL ORDER BY id LIMIT ?",
+            (after or "", max(0, limit)))
+        return [DecayRow(r[0], r[1], float(r[2]), float(r[3]), from_db(r[4]), from_db(r[5]),
+                         int(r[6])) for r in rows]
+
+    async def apply_decay(self, updates: Sequence[tuple[str, str, float]]) -> None:
+        if not updates:
+            return
+        by_namespace: dict[str, list[tuple[float, str, str]]] = defaultdict(list)
+        for namespace, mid, importance in updates:
+            by_namespace[namespace].append((float(importance), namespace, mid))
+        async with self.db.transaction() as db:
+            changed = []
+            for namespace, params in by_namespace.items():
+                cur = await db.executemany(
+                    "UPDATE memories SET base_importance = coalesce(base_importance, importance), "
+                    "importance = ? WHERE namespace = ? AND id = ? AND valid_until IS NULL",
+                    params)
                 if cur.rowcount:
                     changed.append(namespace)
             await self._changed(db, changed)
