@@ -47,9 +47,17 @@ class SearchSettings(_Section):
 
 
 class DecaySettings(_Section):
-    interval: float = Field(3600.0, ge=0)  # seconds; 0 disables the decay job
-    # ln(2)/35 days: importance halves in ~35 days without access
+    # seconds between runs of the decay job; 0 disables it. Env: RECALL_DECAY_JOB_INTERVAL.
+    interval: float = Field(3600.0, ge=0)
+    # per day; ln(2)/35: an untouched memory's importance halves in ~35 days, each access
+    # divides the rate by 1 + access_count (recall_core/decay.py). Env: RECALL_DECAY_LAMBDA.
     rate: float = Field(0.0198, ge=0)
+
+
+# Documented env names -> the nested names pydantic-settings reads (the nested name wins when
+# both are set). Applied at the environment's precedence: above recall.toml, below CLI flags.
+ENV_ALIASES = {"RECALL_DECAY_JOB_INTERVAL": "RECALL_DECAY__INTERVAL",
+               "RECALL_DECAY_LAMBDA": "RECALL_DECAY__RATE"}
 
 
 class RecallConfig(BaseSettings):
@@ -139,14 +147,24 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
 
     _Config._toml_source = staticmethod(lambda cls: InitSettingsSource(cls, init_kwargs=data))
     saved = {k: os.environ.pop(k) for k in ("RECALL_DB_URL", "RECALL_DB_PATH") if k in os.environ}
+    aliased = [target for alias, target in ENV_ALIASES.items()
+               if os.environ.get(alias, "").strip() and target not in os.environ]
+    for alias, target in ENV_ALIASES.items():
+        if target in aliased:
+            os.environ[target] = os.environ[alias]
     try:
         cfg = _Config(**overrides)
         return RecallConfig.model_validate(cfg.model_dump())
     except ValidationError as exc:
+        if aliased:
+            origin += " (" + ", ".join(f"{a} is read as {t}" for a, t in ENV_ALIASES.items()
+                                       if t in aliased) + ")"
         raise ConfigError(_format_validation(exc, origin)) from None
     except SettingsError as exc:
         raise ConfigError(f"Invalid RECALL_* environment variable: {exc}. Fix or unset it.") from None
     finally:
+        for target in aliased:
+            os.environ.pop(target, None)
         os.environ.update(saved)
 
 

@@ -1,4 +1,4 @@
-"""Background worker: drains the durable queue, and backfills embeddings.
+"""Background worker: drains the durable queue, backfills embeddings, runs importance decay.
 
 Jobs are claimed with a lease from storage, so several workers (and several processes on one
 Postgres) share one queue; a job whose worker died is claimed again when its lease expires,
@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from .config import RecallConfig
+from .decay import run_decay
 from .extraction import process
 from .models import utcnow
 from .protocols import Embedder, ExtractionError, Extractor, NotReady, Storage
@@ -30,6 +33,8 @@ class Worker:
         self.signal = signal or asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
         self._stopping = asyncio.Event()
+        #: The decay job's "now" (tests put a fake clock here).
+        self.clock: Callable[[], datetime] = utcnow
 
     async def start(self) -> None:
         requeued = await self.storage.requeue_running()
@@ -39,6 +44,8 @@ class Worker:
             self._tasks.append(asyncio.create_task(self._loop(i), name=f"recall-worker-{i}"))
         if self.embedder is not None:
             self._tasks.append(asyncio.create_task(self._backfill_loop(), name="recall-backfill"))
+        if self.config.decay.interval > 0:
+            self._tasks.append(asyncio.create_task(self._decay_loop(), name="recall-decay"))
 
     async def stop(self) -> None:
         self._stopping.set()
@@ -87,6 +94,28 @@ class Worker:
             retry = op.attempts < cfg.max_attempts
             log.error("job %s attempt %d crashed: %s", op.id, op.attempts, traceback.format_exc())
             await self.storage.fail_job(op.id, op.attempts, f"{type(exc).__name__}: {exc}", retry)
+
+    async def _decay_loop(self) -> None:
+        """Run decay every `decay.interval` seconds. The first run waits one interval, at
+        most a minute, so start-up never competes with it. Decay is a pure function of the
+        stored timestamps, so a missed or repeated run (or one per process on a shared
+        database) changes nothing: the next run catches up exactly."""
+        cfg = self.config.decay
+        delay = min(cfg.interval, 60.0)
+        while True:
+            try:
+                await asyncio.wait_for(self._stopping.wait(), timeout=delay)
+                return
+            except TimeoutError:
+                pass
+            delay = cfg.interval
+            try:
+                report = await run_decay(self.storage, cfg.rate, self.clock())
+                log.log(logging.INFO if report.updated else logging.DEBUG,
+                        "decay: %d active memories, %d importances changed (%.2f s)",
+                        report.scanned, report.updated, report.seconds)
+            except Exception:  # noqa: BLE001 - try again next interval
+                log.exception("decay run failed; retrying in %.0f s", cfg.interval)
 
     async def _backfill_loop(self) -> None:
         """Embed memories written while the model was warming up (or imported verbatim)."""
