@@ -62,9 +62,11 @@ async def plan_memories(storage: Storage, op: Operation, extracted: Sequence[Ext
         if has_triple:
             key = (entity, attribute)
             if key in claimed:
-                # The same text stated the attribute twice: the later statement wins.
-                plan.memories = [m for m in plan.memories
-                                 if (m.entity, m.attribute) != key]
+                # The same text stated the attribute twice ("I use vim. I switched to VS
+                # Code."): the later statement wins, the earlier one is kept as history.
+                for m in plan.memories:
+                    if (m.entity, m.attribute) == key and m.valid_until is None:
+                        m.valid_until = now
             existing = await storage.find_active_by_triple(op.namespace, entity, attribute)
             same = [m for m in existing if _norm(m.value) == _norm(em.value)]
             if same:
