@@ -34,9 +34,9 @@ async def test_kill9_with_500_jobs_loses_nothing_and_duplicates_nothing(tmp_path
     env = {"RECALL_WORKER__CONCURRENCY": "1", "RECALL_PLUGIN_MODULES": "plugins_for_tests.slow_extractor",
            "RECALL_EXTRACTOR": "slow", "PYTHONPATH": str(Path(__file__).parent)}
     srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, env=env).start()
-    token = srv.token("dave")
     texts = [f"Fact {i}: the build agent number {i} runs on host h{i}.example.lan." for i in range(500)]
     try:
+        token = srv.token("dave")
         async with Agent(srv.url, token) as a:
             sem = asyncio.Semaphore(20)
 
