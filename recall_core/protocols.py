@@ -97,7 +97,10 @@ class Storage(Protocol):
         from before a restart, and any whose lease expired or whose process is dead; with
         one process per database that is every running job). Returns how many."""
 
-    async def count_jobs(self, namespace: str | None, status: str) -> int: ...
+    async def count_jobs(self, namespace: str | None, status: str | Sequence[str]) -> int:
+        """Jobs of the namespace (all when None) in `status`, or in any of several statuses
+        counted in one read (get_memory_stats: ("queued", "running"), so a job moving from
+        one to the other is never missed or counted twice)."""
 
     async def recent_failures(self, namespace: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
         """Newest failed jobs (all namespaces when None): dicts with id, namespace, kind,

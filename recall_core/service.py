@@ -107,13 +107,15 @@ class MemoryService:
         return {"deleted": memory_id.strip()}
 
     async def stats(self, namespace: str) -> dict[str, Any]:
+        # Pending jobs in ONE read (a job being claimed is neither missed nor counted twice),
+        # taken before the memory counts: when it says 0, every finished job's memories are
+        # already in `total`.
+        pending = await self.storage.count_jobs(namespace, ("queued", "running"))
         by_type = await self.storage.stats(namespace)
         counts = {t: int(by_type.get(t, 0)) for t in MEMORY_TYPES}
-        queued = await self.storage.count_jobs(namespace, "queued")
-        running = await self.storage.count_jobs(namespace, "running")
         failed = await self.storage.count_jobs(namespace, "failed")
         data: dict[str, Any] = {"by_type": counts, "total": sum(counts.values()),
-                                "pending_extractions": queued + running,
+                                "pending_extractions": pending,
                                 "failed_extractions": failed}
         if failed:
             data["recent_failures"] = [

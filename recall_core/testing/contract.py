@@ -399,6 +399,10 @@ class StorageContract:
         assert await storage.count_jobs(B, "queued") == 1
         assert await storage.count_jobs(None, "queued") == 2
         assert await storage.count_jobs(None, "done") == 0
+        # several statuses in one read
+        assert await storage.count_jobs(A, ("queued", "running")) == 2
+        assert await storage.count_jobs(None, ["queued", "running"]) == 3
+        assert await storage.count_jobs(A, ("done", "failed")) == 0
 
     # == memories ==========================================================================
     async def test_insert_and_get_round_trip_every_field(self, storage: Storage) -> None:

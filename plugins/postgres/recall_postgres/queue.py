@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import asyncpg
 
@@ -110,11 +111,15 @@ async def requeue_running(pool: asyncpg.Pool, owner: int) -> int:
     return int(result.split()[-1])
 
 
-async def count_jobs(pool: asyncpg.Pool, namespace: str | None, status: str) -> int:
+async def count_jobs(pool: asyncpg.Pool, namespace: str | None,
+                     status: str | Sequence[str]) -> int:
+    statuses = [status] if isinstance(status, str) else list(status)
     if namespace is None:
-        return int(await pool.fetchval("SELECT count(*) FROM operations WHERE status = $1", status))
+        return int(await pool.fetchval(
+            "SELECT count(*) FROM operations WHERE status = ANY($1::text[])", statuses))
     return int(await pool.fetchval(
-        "SELECT count(*) FROM operations WHERE namespace = $1 AND status = $2", namespace, status))
+        "SELECT count(*) FROM operations WHERE namespace = $1 AND status = ANY($2::text[])",
+        namespace, statuses))
 
 
 async def recent_failures(pool: asyncpg.Pool, namespace: str | None, limit: int) -> list[dict]:

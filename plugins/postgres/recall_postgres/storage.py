@@ -254,7 +254,7 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
     async def requeue_running(self) -> int:
         return await queue.requeue_running(self.pool, self._owner)
 
-    async def count_jobs(self, namespace: str | None, status: str) -> int:
+    async def count_jobs(self, namespace: str | None, status: str | Sequence[str]) -> int:
         return await queue.count_jobs(self.pool, namespace, status)
 
     async def recent_failures(self, namespace: str | None = None, limit: int = 5) -> list[dict[str, Any]]:

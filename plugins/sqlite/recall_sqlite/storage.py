@@ -174,14 +174,18 @@ class SQLiteStorage:
         return await self.db.write(
             "UPDATE operations SET status = 'queued', lease_until = NULL WHERE status = 'running'")
 
-    async def count_jobs(self, namespace: str | None, status: str) -> int:
+    async def count_jobs(self, namespace: str | None, status: str | Sequence[str]) -> int:
+        statuses = (status,) if isinstance(status, str) else tuple(status)
+        if not statuses:
+            return 0
+        marks = ", ".join("?" * len(statuses))
         if namespace is None:
             row = await self.db.fetch_one(
-                "SELECT count(*) FROM operations WHERE status = ?", (status,))
+                f"SELECT count(*) FROM operations WHERE status IN ({marks})", statuses)
         else:
             row = await self.db.fetch_one(
-                "SELECT count(*) FROM operations WHERE namespace = ? AND status = ?",
-                (namespace, status))
+                f"SELECT count(*) FROM operations WHERE namespace = ? AND status IN ({marks})",
+                (namespace, *statuses))
         return int(row[0])
 
     # -- memories -----------------------------------------------------------------------------
