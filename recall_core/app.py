@@ -4,7 +4,6 @@ middleware, tools. Nothing here knows a plugin by name except through the config
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,9 +11,11 @@ import pluggy
 from fastmcp import FastMCP
 
 from .auth import StorageTokenVerifier
+from .compose import (Registries, build_plugin, build_rankers, build_storage,
+                      choose_extractor_name)
 from .config import RecallConfig, plugin_settings
-from .errors import ConfigError, PluginError
-from .plugins import Registry, collect, get_plugin_manager, plugin_label
+from .errors import PluginError
+from .plugins import get_plugin_manager, plugin_label
 from .protocols import Embedder, Extractor, Storage
 from .safety import describe_texts, injection_findings
 from .search import RankerSlot
@@ -29,21 +30,6 @@ INSTRUCTIONS = (
     "may depend on what the user told you earlier; call store_memory when the user states a "
     "preference, fact, decision or procedure worth keeping."
 )
-
-
-@dataclass
-class Registries:
-    storage: Registry
-    rankers: Registry
-    extractors: Registry
-    middleware: Registry
-
-    @classmethod
-    def from_pm(cls, pm: pluggy.PluginManager) -> Registries:
-        return cls(collect(pm, "register_storage", "storage backend"),
-                   collect(pm, "register_rankers", "ranker"),
-                   collect(pm, "register_extractors", "extractor"),
-                   collect(pm, "register_middleware", "middleware"))
 
 
 @dataclass
@@ -66,70 +52,12 @@ class Runtime:
         await self.storage.close()
 
 
-def _build(entry, config: RecallConfig, *args: Any) -> Any:
-    # A plugin can name its config table (postgres registers two URL schemes, one table).
-    settings = plugin_settings(config, entry.extra.get("config_name", entry.name), entry.settings)
-    try:
-        return entry.factory(*args, settings)
-    except ConfigError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - start-up failure names the plugin
-        raise PluginError(f'Plugin "{entry.plugin}" failed to build {entry.name!r}: '
-                          f"{type(exc).__name__}: {exc}") from exc
-
-
-def build_storage(config: RecallConfig, registries: Registries) -> Storage:
-    url = config.db_url
-    scheme = url.split("://", 1)[0].split("+", 1)[0].lower()
-    try:
-        entry = registries.storage.get(scheme)
-    except PluginError:
-        installed = ", ".join(registries.storage.names()) or "none"
-        hint = " (pip install recall-postgres)" if scheme.startswith("postgres") else ""
-        raise PluginError(f"No storage plugin handles database URLs starting with {scheme}://. "
-                          f"Installed schemes: {installed}. Install the matching plugin{hint} "
-                          f"or change --db / RECALL_DB_URL.") from None
-    return _build(entry, config, url)
-
-
-def choose_extractor_name(config: RecallConfig, registries: Registries) -> str:
-    if config.extractor != "auto":
-        return config.extractor
-    if os.environ.get("ANTHROPIC_API_KEY") and "haiku" in registries.extractors.entries:
-        return "haiku"
-    if "stub" in registries.extractors.entries:
-        return "stub"
-    names = registries.extractors.names()
-    if not names:
-        raise PluginError("No extractor is installed. pip install recall-extractors.")
-    return names[0]
-
-
-def build_rankers(config: RecallConfig, registries: Registries) -> list[RankerSlot]:
-    # No [rankers] table: every installed ranker at its default weight (0 = installed but
-    # off until configured).
-    wanted = config.rankers or {name: float(e.extra.get("default_weight", 1.0))
-                                for name, e in registries.rankers.entries.items()}
-    slots = []
-    for name, weight in wanted.items():
-        if weight < 0:
-            raise ConfigError(f"Ranker weight for {name!r} is {weight}; weights must be >= 0.")
-        entry = registries.rankers.get(name)
-        if weight == 0:
-            continue
-        slots.append(RankerSlot(_build(entry, config), float(weight)))
-    if not slots:
-        raise ConfigError("No ranker is enabled. Set at least one positive weight in [rankers], "
-                          f"installed rankers: {', '.join(registries.rankers.names())}.")
-    return slots
-
-
 async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = None,
                         *, start_worker: bool = True) -> Runtime:
     pm = pm or get_plugin_manager()
     registries = Registries.from_pm(pm)
     storage = build_storage(config, registries)
-    extractor = _build(registries.extractors.get(choose_extractor_name(config, registries)), config)
+    extractor = build_plugin(registries.extractors.get(choose_extractor_name(config, registries)), config)
     rankers = build_rankers(config, registries)
     embedder = next((getattr(s.ranker, "embedder") for s in rankers
                      if getattr(s.ranker, "embedder", None) is not None), None)

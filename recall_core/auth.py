@@ -9,37 +9,17 @@ namespace comes from RECALL_TOKEN, resolved once at start.
 from __future__ import annotations
 
 import contextvars
-import hashlib
-import secrets
 
 from fastmcp.server.auth import AccessToken, TokenVerifier
 from fastmcp.server.dependencies import get_access_token
 
 from .errors import RecallError
 from .protocols import Storage
-
-TOKEN_PREFIX = "rcl_"
+from .tokens import TOKEN_PREFIX, create_token, hash_token, new_token  # noqa: F401 (re-export)
 
 # Set for the stdio transport (one caller per process).
 _stdio_namespace: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "recall_stdio_namespace", default=None)
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def new_token() -> str:
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
-
-
-async def create_token(storage: Storage, namespace: str) -> str:
-    namespace = namespace.strip()
-    if not namespace:
-        raise ValueError("namespace must not be empty")
-    token = new_token()
-    await storage.create_token(namespace, hash_token(token))
-    return token
 
 
 class StorageTokenVerifier(TokenVerifier):

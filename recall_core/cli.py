@@ -26,7 +26,7 @@ def _config(args: argparse.Namespace, **extra: Any) -> RecallConfig:
 
 
 async def _open_storage(config: RecallConfig):
-    from .app import Registries, build_storage
+    from .compose import Registries, build_storage
     from .plugins import get_plugin_manager
 
     storage = build_storage(config, Registries.from_pm(get_plugin_manager()))
@@ -79,7 +79,7 @@ async def _serve(args: argparse.Namespace) -> int:
 
 # -- tokens ---------------------------------------------------------------------------------
 async def _create_token(args: argparse.Namespace) -> int:
-    from .auth import create_token
+    from .tokens import create_token
 
     if not args.namespace.strip():
         raise ConfigError("NAMESPACE must not be empty.")
@@ -97,7 +97,7 @@ async def _create_token(args: argparse.Namespace) -> int:
 
 
 async def _revoke_token(args: argparse.Namespace) -> int:
-    from .auth import hash_token
+    from .tokens import hash_token
 
     storage = await _open_storage(_config(args))
     try:
@@ -113,7 +113,7 @@ async def _revoke_token(args: argparse.Namespace) -> int:
 
 # -- status / plugins / history ---------------------------------------------------------
 async def _status(args: argparse.Namespace) -> int:
-    from .app import Registries, choose_extractor_name
+    from .compose import Registries, choose_extractor_name
     from .plugins import get_plugin_manager
 
     config = _config(args)

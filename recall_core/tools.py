@@ -14,7 +14,7 @@ from fastmcp.exceptions import ValidationError as ArgumentError
 from fastmcp.server.middleware import Middleware
 
 from .auth import current_namespace
-from .builtin.middleware import envelope_result
+from .middleware import envelope_result
 from .envelope import error, ok
 from .errors import RecallError
 from .service import MemoryService

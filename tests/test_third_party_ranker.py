@@ -9,7 +9,7 @@ import pytest
 
 from serverproc import Agent, ServerProcess, recall_cli
 
-pytestmark = pytest.mark.asyncio(loop_scope="function")
+
 
 
 def test_entry_point_plugin_is_listed():
@@ -18,6 +18,7 @@ def test_entry_point_plugin_is_listed():
     assert newest and newest[0]["hooks"] == ["register_rankers"] and newest[0]["version"] == "0.1.0"
 
 
+@pytest.mark.asyncio(loop_scope="function")
 async def test_running_server_fuses_the_third_party_ranker(tmp_path):
     cfg = tmp_path / "recall.toml"
     cfg.write_text("[rankers]\nbm25 = 1.0\nnewest = 0.5\n\n[plugins.newest]\nwindow = 5\n")

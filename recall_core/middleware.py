@@ -1,0 +1,82 @@
+"""The default middleware: audit and timeout (registered by recall_core.builtin.middleware).
+
+- audit (outermost): one JSON log line and one tool_call_records row per call, for successes
+  and failures alike, with the status and code the caller actually got.
+- timeout: a tool that runs longer than limits.tool_timeout answers TOOL_TIMEOUT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from typing import Any
+
+from fastmcp.server.middleware import Middleware
+from fastmcp.tools.base import ToolResult
+
+from .auth import current_namespace_or_none
+from .envelope import error
+from .models import ToolCallRecord
+
+audit_log = logging.getLogger("recall.audit")
+
+
+def envelope_result(envelope: dict[str, Any]) -> ToolResult:
+    return ToolResult(content=json.dumps(envelope), structured_content=envelope)
+
+
+def inputs_hash(arguments: Any) -> str:
+    raw = json.dumps(arguments or {}, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def _outcome(result: Any) -> tuple[str, str | None]:
+    sc = getattr(result, "structured_content", None)
+    if isinstance(sc, dict) and sc.get("status") in ("ok", "error"):
+        return sc["status"], sc.get("code")
+    if getattr(result, "is_error", False):
+        return "error", "INTERNAL"
+    return "ok", None
+
+
+class AuditMiddleware(Middleware):
+    def __init__(self, runtime: Any):
+        self.runtime = runtime
+
+    async def on_call_tool(self, context, call_next):
+        started = time.perf_counter()
+        name = context.message.name
+        args = context.message.arguments
+        status, code = "error", "INTERNAL"
+        try:
+            result = await call_next(context)
+            status, code = _outcome(result)
+            return result
+        finally:
+            duration = (time.perf_counter() - started) * 1000
+            record = ToolCallRecord(tool=name, namespace=current_namespace_or_none(),
+                                    inputs_hash=inputs_hash(args), status=status, code=code,
+                                    duration_ms=round(duration, 3))
+            audit_log.info(json.dumps({"event": "tool_call", **record.model_dump(mode="json")}))
+            try:
+                await self.runtime.storage.record_tool_call(record)
+            except Exception:  # noqa: BLE001 - auditing must not turn a result into a failure
+                audit_log.exception("could not write tool_call_records row for %s", name)
+
+
+class TimeoutMiddleware(Middleware):
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    async def on_call_tool(self, context, call_next):
+        try:
+            return await asyncio.wait_for(call_next(context), timeout=self.seconds)
+        except TimeoutError:
+            return envelope_result(error(
+                "TOOL_TIMEOUT",
+                f"{context.message.name} did not finish within {self.seconds:g} s. Nothing "
+                f"was returned; retry, narrow the request (smaller limit), or raise "
+                f"limits.tool_timeout in the server config."))
