@@ -40,7 +40,8 @@ async def _serve_http(runtime, host: str, port: int) -> None:
 
     from .http import build_http_app
 
-    app = await build_http_app(runtime, public_url=f"http://{host}:{port}")
+    public_url = runtime.config.public_url or f"http://{host}:{port}"
+    app = await build_http_app(runtime, public_url=public_url)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                            lifespan="on"))
     log.info("serving MCP on http://%s:%d/mcp", host, port)

@@ -70,6 +70,9 @@ class RecallConfig(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8765
     transport: Literal["http", "stdio"] = "http"
+    # Base URL clients use to reach this server (behind a reverse proxy); the A2A agent card
+    # advertises it. Default: http://<host>:<port>.
+    public_url: str | None = None
     extractor: str = "auto"  # "auto": haiku when ANTHROPIC_API_KEY is set, else stub
     # ranker name -> RRF weight. Empty: every installed ranker at its default weight.
     rankers: dict[str, float] = Field(default_factory=dict)
