@@ -8,6 +8,11 @@ recency_weight=0 and go through MemoryService (in-process) and, with --http, thr
 
     python bench/locomo.py                 # bm25, dense, hybrid in-process
     python bench/locomo.py --http          # + hybrid over MCP/HTTP
+    python bench/locomo.py --db-url postgresql://postgres@127.0.0.1:5432/locomo   # on Postgres
+
+With --db-url the conversations are loaded into that Postgres database (created if missing;
+a rerun finds them there and skips the load, so the database is the cache), and each config
+searches its own copy, `CREATE DATABASE <db>_<config> TEMPLATE <db>`, dropped at the end.
 """
 
 from __future__ import annotations
@@ -157,6 +162,98 @@ async def run_http(db: str, data: list[dict], rankers: dict[str, float], mmr: fl
     return summarise(rows), lat
 
 
+class SqliteCopies:
+    """The loaded database as a file; each config searches a copy of it."""
+
+    label = "sqlite"
+
+    def __init__(self, cache: str | None):
+        self.tmp = Path(tempfile.mkdtemp(prefix="locomo-"))
+        self.base_db = str(self.tmp / "base.db")
+        self.cache = Path(cache) if cache else None
+
+    async def load(self, data: list[dict]) -> None:
+        if self.cache and self.cache.exists():
+            shutil.copy(self.cache, self.base_db)
+            return
+        await load(self.base_db, data, embed=True)
+        if self.cache:
+            self.cache.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(self.base_db, self.cache)
+
+    async def copy(self, name: str) -> str:
+        db = str(self.tmp / f"{name}.db")
+        shutil.copy(self.base_db, db)
+        return db
+
+    async def close(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class PostgresCopies:
+    """The loaded database on a Postgres server; each config searches a copy made with
+    CREATE DATABASE ... TEMPLATE (a database has no file to copy)."""
+
+    def __init__(self, url: str):
+        import urllib.parse
+
+        self.url = url
+        self.parts = urllib.parse.urlsplit(url)
+        self.name = urllib.parse.unquote(self.parts.path.lstrip("/"))
+        if not self.name:
+            raise SystemExit("--db-url needs a database name: postgresql://host:port/<db>")
+        self.copies: list[str] = []
+        self.label = "postgres"
+
+    def url_for(self, database: str) -> str:
+        import urllib.parse
+
+        return urllib.parse.urlunsplit(self.parts._replace(path="/" + urllib.parse.quote(database)))
+
+    async def _admin(self, *statements: str) -> None:
+        import asyncpg
+
+        con = await asyncpg.connect(self.url_for("postgres"))
+        try:
+            for sql in statements:
+                await con.execute(sql)
+        finally:
+            await con.close()
+
+    async def load(self, data: list[dict]) -> None:
+        import asyncpg
+
+        try:
+            await (await asyncpg.connect(self.url)).close()
+        except asyncpg.InvalidCatalogNameError:
+            await self._admin(f'CREATE DATABASE "{self.name}"')
+        # Verbatim import with kept ids resumes: rows already there are skipped, so a rerun
+        # on a loaded database costs a few seconds.
+        await load(self.url, data, embed=True)
+        con = await asyncpg.connect(self.url)
+        try:
+            version = await con.fetchval(
+                "SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            server = await con.fetchval("SHOW server_version")
+            vec_type = await con.fetchval(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                "WHERE attrelid = 'memories'::regclass AND attname = 'embedding'")
+        finally:
+            await con.close()
+        self.label = (f"postgres {server.split()[0]}, "
+                      + (f"pgvector {version}" if vec_type == "vector" else "real[] fallback"))
+
+    async def copy(self, name: str) -> str:
+        db = f"{self.name}_{name}"
+        await self._admin(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)',
+                          f'CREATE DATABASE "{db}" TEMPLATE "{self.name}"')
+        self.copies.append(db)
+        return self.url_for(db)
+
+    async def close(self) -> None:
+        await self._admin(*(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)' for db in self.copies))
+
+
 CONFIGS = {
     "bm25": {"bm25": 1.0},
     "dense": {"dense": 1.0},
@@ -171,22 +268,27 @@ async def main() -> None:
     ap.add_argument("--only", nargs="*", help="configs to run (bm25 dense hybrid)")
     ap.add_argument("--json", help="write results to this file")
     ap.add_argument("--weights", help="hybrid ranker weights, e.g. bm25=1,dense=0.7")
-    ap.add_argument("--cache", help="reuse (or create) the loaded database at this path")
+    ap.add_argument("--cache", help="reuse (or create) the loaded SQLite database at this path")
+    ap.add_argument("--db-url", help="run on this Postgres database (postgresql://.../<db>) "
+                                     "instead of SQLite; it is the cache (see above)")
     args = ap.parse_args()
     data = json.loads(DATA.read_text())
-    tmp = Path(tempfile.mkdtemp(prefix="locomo-"))
-    base_db = str(tmp / "base.db")
-    cached = Path(args.cache) if args.cache else None
+    backend = PostgresCopies(args.db_url) if args.db_url else SqliteCopies(args.cache)
     t0 = time.perf_counter()
-    if cached and cached.exists():
-        shutil.copy(cached, base_db)
-    else:
-        await load(base_db, data, embed=True)
-        if cached:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(base_db, cached)
-    print(f"loaded {sum(len(turns(s)) for s in data)} turns in {time.perf_counter() - t0:.1f}s; "
-          f"{sum(len(questions(s)) for s in data)} questions", file=sys.stderr)
+    await backend.load(data)
+    print(f"loaded {sum(len(turns(s)) for s in data)} turns in {time.perf_counter() - t0:.1f}s "
+          f"({backend.label}); {sum(len(questions(s)) for s in data)} questions", file=sys.stderr)
+    try:
+        results = await run_configs(backend, data, args)
+    finally:
+        await backend.close()
+    print(json.dumps(results, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+async def run_configs(backend: SqliteCopies | PostgresCopies, data: list[dict],
+                      args: argparse.Namespace) -> dict:
     from recall_core.app import Registries
     from recall_core.plugins import get_plugin_manager
 
@@ -198,23 +300,19 @@ async def main() -> None:
     for name, rankers in CONFIGS.items():
         if args.only and name not in args.only:
             continue
-        db = str(tmp / f"{name}.db")
-        shutil.copy(base_db, db)  # access counts from one run must not leak into the next
+        db = await backend.copy(name)  # access counts from one run must not leak into the next
         summary, lat = await run_inprocess(db, data, rankers or default, args.mmr)
         summary["p50_ms"] = round(statistics.median(lat), 2)
         results[f"{name} (in-process)"] = summary
         print(name, json.dumps(summary["overall"]), f"p50={summary['p50_ms']}ms", file=sys.stderr)
     if args.http:
-        db = str(tmp / "http.db")
-        shutil.copy(base_db, db)
+        db = await backend.copy("http")
         summary, lat = await run_http(db, data, default, args.mmr)
         summary["p50_ms"] = round(statistics.median(lat), 2)
         results["hybrid (MCP over HTTP)"] = summary
         print("hybrid-http", json.dumps(summary["overall"]), file=sys.stderr)
-    print(json.dumps(results, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
-    shutil.rmtree(tmp, ignore_errors=True)
+    results["backend"] = backend.label
+    return results
 
 
 if __name__ == "__main__":
