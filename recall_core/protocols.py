@@ -87,8 +87,10 @@ class Storage(Protocol):
         makes a re-run after a crash never write twice.
         """
 
-    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool) -> bool:
-        """Record `error`; back to queued when `retry`, else failed for good. Like
+    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
+                       retry_at: datetime | None = None) -> bool:
+        """Record `error`; back to queued when `retry` (not claimable before `retry_at`, if
+        given: backoff that holds across workers and processes), else failed for good. Like
         complete_job, only applies while the job is running with the same `attempts`;
         returns False (and changes nothing) for a stale claim."""
 

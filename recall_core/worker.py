@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
+from datetime import timedelta
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -87,13 +88,21 @@ class Worker:
             retry = exc.retryable and op.attempts < cfg.max_attempts
             log.warning("job %s attempt %d failed (%s): %s", op.id, op.attempts,
                         "will retry" if retry else "giving up", exc)
-            await self.storage.fail_job(op.id, op.attempts, str(exc), retry)
-            if retry and cfg.retry_backoff:
-                await asyncio.sleep(min(30.0, cfg.retry_backoff * 2 ** (op.attempts - 1)))
+            await self.storage.fail_job(op.id, op.attempts, str(exc), retry, self._retry_at(op))
         except Exception as exc:  # noqa: BLE001 - recorded on the job, never swallowed silently
             retry = op.attempts < cfg.max_attempts
             log.error("job %s attempt %d crashed: %s", op.id, op.attempts, traceback.format_exc())
-            await self.storage.fail_job(op.id, op.attempts, f"{type(exc).__name__}: {exc}", retry)
+            await self.storage.fail_job(op.id, op.attempts, f"{type(exc).__name__}: {exc}", retry,
+                                        self._retry_at(op))
+
+    def _retry_at(self, op):
+        """Exponential backoff kept in the queue itself (the job's not-before time), so no
+        worker of any process picks a rate-limited job up again too early, and this worker
+        slot is free for other jobs meanwhile."""
+        backoff = self.config.worker.retry_backoff
+        if not backoff:
+            return None
+        return utcnow() + timedelta(seconds=min(60.0, backoff * 2 ** (op.attempts - 1)))
 
     async def _decay_loop(self) -> None:
         """Run decay every `decay.interval` seconds. The first run waits one interval, at

@@ -356,6 +356,20 @@ class StorageContract:
         again = await storage.claim_job(60)
         assert again is not None and again.id == op.id and again.attempts == 2
 
+    async def test_fail_job_retry_at_holds_the_job_back(self, storage: Storage) -> None:
+        op, _ = await storage.enqueue(operation(A))
+        later, _ = await storage.enqueue(operation(A, key="later", minutes=1))
+        await storage.claim_job(60)
+        held = datetime.now(timezone.utc) + timedelta(seconds=1.5)
+        assert await storage.fail_job(op.id, 1, "rate limited", retry=True, retry_at=held) is True
+        assert await storage.count_jobs(A, "queued") == 2  # still pending, exactly
+        nxt = await storage.claim_job(60)
+        assert nxt is not None and nxt.id == later.id  # the held job is skipped, not lost
+        assert await storage.claim_job(60) is None
+        await asyncio.sleep(1.7)
+        again = await storage.claim_job(60)
+        assert again is not None and again.id == op.id and again.attempts == 2
+
     async def test_fail_job_without_retry_is_final(self, storage: Storage) -> None:
         op, _ = await storage.enqueue(operation(A))
         await storage.claim_job(60)
@@ -368,7 +382,7 @@ class StorageContract:
     async def test_fail_job_with_stale_claim_is_ignored(self, storage: Storage) -> None:
         op, _ = await storage.enqueue(operation(A))
         await self.claim_expired(storage, op.id, attempts=1)
-        await storage.fail_job(op.id, 1, "late failure", retry=False)
+        assert await storage.fail_job(op.id, 1, "late failure", retry=False) is False
         job = await storage.get_operation(A, op.id)
         assert job is not None and job.status == "running" and job.attempts == 2
         assert job.error is None

@@ -75,7 +75,8 @@ async def claim_job(pool: asyncpg.Pool, owner: int, lease_seconds: float) -> Ope
     row = await pool.fetchrow(
         f"""WITH next AS (
                 SELECT id FROM operations
-                WHERE status = 'queued'
+                WHERE (status = 'queued'
+                       AND (lease_until IS NULL OR lease_until <= clock_timestamp()))
                    OR (status = 'running' AND lease_until < clock_timestamp())
                 ORDER BY created_at, id
                 LIMIT 1
@@ -89,15 +90,19 @@ async def claim_job(pool: asyncpg.Pool, owner: int, lease_seconds: float) -> Ope
     return operation_from_row(row) if row is not None else None
 
 
-async def fail_job(pool: asyncpg.Pool, op_id: str, attempts: int, error: str, retry: bool) -> None:
+async def fail_job(pool: asyncpg.Pool, op_id: str, attempts: int, error: str, retry: bool,
+                   retry_at=None) -> bool:
     # Guarded like complete_job: a stale claimer must not undo a newer claim's state.
-    await pool.execute(
+    # A queued job's lease_until is its "not before" time.
+    result = await pool.execute(
         """UPDATE operations
               SET status = CASE WHEN $4 THEN 'queued' ELSE 'failed' END,
-                  error = $3, lease_until = NULL, claimed_by = NULL,
+                  error = $3, lease_until = CASE WHEN $4 THEN $5::timestamptz ELSE NULL END,
+                  claimed_by = NULL,
                   finished_at = CASE WHEN $4 THEN NULL ELSE clock_timestamp() END
             WHERE id = $1 AND attempts = $2 AND status = 'running'""",
-        op_id, attempts, error, retry)
+        op_id, attempts, error, retry, retry_at)
+    return result.split()[-1] != "0"
 
 
 async def requeue_running(pool: asyncpg.Pool, owner: int) -> int:

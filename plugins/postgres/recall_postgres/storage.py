@@ -248,8 +248,9 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
         await self.vectors.ensure_indexes(self.pool, dims)
         return True
 
-    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool) -> None:
-        await queue.fail_job(self.pool, op_id, attempts, error, retry)
+    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
+                       retry_at: datetime | None = None) -> bool:
+        return await queue.fail_job(self.pool, op_id, attempts, error, retry, retry_at)
 
     async def requeue_running(self) -> int:
         return await queue.requeue_running(self.pool, self._owner)

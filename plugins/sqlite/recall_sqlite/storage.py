@@ -98,7 +98,8 @@ class SQLiteStorage:
 
     _READY = ("SELECT id FROM ("
               " SELECT id, created_at, rowid AS r FROM (SELECT id, created_at, rowid FROM operations"
-              "  WHERE status = 'queued' ORDER BY created_at, rowid LIMIT 1)"
+              "  WHERE status = 'queued' AND (lease_until IS NULL OR lease_until <= ?)"
+              "  ORDER BY created_at, rowid LIMIT 1)"
               " UNION ALL"
               " SELECT id, created_at, rowid AS r FROM (SELECT id, created_at, rowid FROM operations"
               "  WHERE status = 'running' AND lease_until < ? ORDER BY created_at, rowid LIMIT 1)"
@@ -107,11 +108,11 @@ class SQLiteStorage:
     async def claim_job(self, lease_seconds: float) -> Operation | None:
         now = utcnow()
         # Idle polls stay on the reader and never take the write lock.
-        if await self.db.fetch_one(self._READY, (to_db(now),)) is None:
+        if await self.db.fetch_one(self._READY, (to_db(now), to_db(now))) is None:
             return None
         async with self.db.transaction() as db:
             now = utcnow()  # again: waiting for the write lock may have taken a while
-            rows = await db.execute_fetchall(self._READY, (to_db(now),))
+            rows = await db.execute_fetchall(self._READY, (to_db(now), to_db(now)))
             if not rows:
                 return None
             op_id = rows[0][0]
@@ -154,13 +155,16 @@ class SQLiteStorage:
                 await self._changed(db, [namespace])
         return True
 
-    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool) -> None:
+    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
+                       retry_at: datetime | None = None) -> bool:
         # Guarded like complete_job: a stale claim must not touch a job someone else now runs.
-        await self.db.write(
-            "UPDATE operations SET status = ?, error = ?, lease_until = NULL, finished_at = ? "
+        # A queued job's lease_until is its "not before" time.
+        changed = await self.db.write(
+            "UPDATE operations SET status = ?, error = ?, lease_until = ?, finished_at = ? "
             "WHERE id = ? AND status = 'running' AND attempts = ?",
-            ("queued" if retry else "failed", error, None if retry else now_text(), op_id,
-             attempts))
+            ("queued" if retry else "failed", error, to_db(retry_at) if retry else None,
+             None if retry else now_text(), op_id, attempts))
+        return changed > 0
 
     async def recent_failures(self, namespace: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
         rows = await self.db.fetch(
