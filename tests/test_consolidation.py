@@ -1,0 +1,258 @@
+"""consolidate_memories: clustering rules and failure handling in-process (a fake embedder
+with chosen vectors), then end to end on a real server with the real embedding model."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import httpx
+import numpy as np
+import pytest
+
+from recall_core.auth import create_token
+from recall_core.config import load_config
+from recall_core.consolidate import clusters
+from recall_core.errors import RecallError
+from recall_core.models import ExtractedMemory, Memory
+from recall_core.protocols import ExtractionError, NotReady
+from recall_core.service import MemoryService
+from recall_extractors import make_stub
+from recall_sqlite import SQLiteSettings, make_storage
+from serverproc import Agent, ServerProcess
+
+T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+
+
+# -- clustering -------------------------------------------------------------------------
+def naive_clusters(vectors: np.ndarray, threshold: float) -> list[list[int]]:
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    sim = unit @ unit.T
+    n = len(vectors)
+    seen, out = set(), []
+    for i in range(n):
+        if i in seen:
+            continue
+        comp, todo = {i}, [i]
+        while todo:
+            k = todo.pop()
+            for j in np.nonzero(sim[k] >= threshold)[0].tolist():
+                if j not in comp:
+                    comp.add(j)
+                    todo.append(j)
+        seen |= comp
+        if len(comp) > 1:
+            out.append(sorted(comp))
+    return out
+
+
+def test_clusters_match_the_definition_across_blocks():
+    rng = np.random.default_rng(7)
+    centers = rng.normal(size=(40, 16))
+    vectors = np.concatenate([centers[rng.integers(0, 40, 2500)] + rng.normal(scale=0.15, size=(2500, 16)),
+                              rng.normal(size=(300, 16))]).astype(np.float32)
+    got = clusters(vectors, 0.9)
+    assert sorted(got) == sorted(naive_clusters(vectors, 0.9))
+    assert len(got) >= 30
+    assert clusters(vectors[:1], 0.5) == [] and clusters(vectors[:0], 0.5) == []
+
+
+# -- in-process: a fake embedder whose vectors the test chooses ------------------------
+class FakeEmbedder:
+    name, dim = "fake", 3
+
+    def __init__(self, vectors: dict[str, list[float]]):
+        self.vectors = vectors
+        self.ready = True
+        self.calls: list[list[str]] = []
+
+    async def embed(self, texts):
+        if not self.ready:
+            raise NotReady("fake: warming up")
+        self.calls.append(list(texts))
+        return [self.vectors.get(t, [0.0, 0.0, 1.0]) for t in texts]
+
+
+STAGING = ["The staging server runs Debian 12.", "Debian 12 is the OS of the staging server.",
+           "Staging is hosted on a Debian 12 machine."]
+BACKUPS = "Backups are stored in S3."
+
+
+def vectors() -> dict[str, list[float]]:
+    return {STAGING[0]: [1.0, 0.0, 0.0], STAGING[1]: [0.95, 0.2, 0.0],
+            STAGING[2]: [0.9, 0.0, 0.3], BACKUPS: [0.0, 1.0, 0.0]}
+
+
+@pytest.fixture
+async def setup(tmp_path):
+    storage = make_storage(f"sqlite:///{tmp_path / 'r.db'}", SQLiteSettings())
+    await storage.open()
+    embedder = FakeEmbedder(vectors())
+    service = MemoryService(storage, make_stub(), [], load_config(None), embedder)
+    yield service, storage, embedder
+    await storage.close()
+
+
+def mem(text: str, minutes: int = 0, **kw) -> Memory:
+    at = T0 + timedelta(minutes=minutes)
+    kw.setdefault("topic", "ops")
+    return Memory(namespace="ns", text=text, created_at=at, valid_from=at, **kw)
+
+
+async def active_texts(storage) -> set[str]:
+    return {m.text async for m in storage.iter_memories("ns")}
+
+
+async def test_dry_run_plans_and_changes_nothing_then_the_real_run_supersedes(setup):
+    service, storage, _ = setup
+    originals = [mem(t, i, embedding=vectors()[t], access_count=i) for i, t in enumerate(STAGING)]
+    await storage.insert_memories([*originals, mem(BACKUPS, 9, embedding=vectors()[BACKUPS]),
+                                   Memory(namespace="ns", text=STAGING[0], topic="other")])
+    version = await storage.namespace_version("ns")
+    plan = await service.consolidate("ns", "ops", 0.85, True)
+    assert plan["dry_run"] is True and plan["groups_found"] == 1
+    assert sorted(plan["deleted_ids"]) == sorted(m.id for m in originals)
+    assert plan["groups"][0]["texts"] == STAGING and plan["memories_created"] == 1
+    assert await storage.namespace_version("ns") == version
+    assert await active_texts(storage) == {*STAGING, BACKUPS}
+
+    done = await service.consolidate("ns", "ops", 0.85, False)
+    assert done["deleted_ids"] == plan["deleted_ids"]
+    assert done["created"][0]["text"] == plan["created"][0]["text"]
+    canonical = done["created"][0]
+    assert await active_texts(storage) == {canonical["text"], BACKUPS, STAGING[0]}  # + "other"
+    rows = {m.id: m async for m in storage.iter_memories("ns", active_only=False)}
+    assert all(rows[m.id].valid_until is not None for m in originals)
+    new = rows[canonical["id"]]
+    assert new.access_count == 0 + 1 + 2 and new.created_at == originals[-1].created_at
+    assert (await storage.get_embeddings("ns", [new.id]))[new.id]  # embedded at once
+    # nothing left to merge: a second run finds no group
+    assert (await service.consolidate("ns", "ops", 0.85, False))["groups_found"] == 0
+
+
+async def test_session_context_in_stored_vectors_does_not_glue_different_facts(setup):
+    service, storage, embedder = setup
+    # Stored with session context, the two vectors are close; their texts are not.
+    await storage.insert_memories([
+        mem(STAGING[0], 0, session_id="s1", embedding=[1.0, 0.0, 0.0]),
+        mem(BACKUPS, 1, session_id="s1", embedding=[0.95, 0.3, 0.0])])
+    got = await service.consolidate("ns", "ops", 0.85, True)
+    assert got["groups_found"] == 0
+    assert sorted(embedder.calls[0]) == sorted([STAGING[0], BACKUPS])
+
+
+async def test_vectors_of_another_width_are_recomputed(setup):
+    service, storage, embedder = setup
+    await storage.insert_memories([mem(t, i, embedding=[0.1] * 8) for i, t in enumerate(STAGING)])
+    assert (await service.consolidate("ns", "ops", 0.85, True))["groups_found"] == 1
+    assert sorted(embedder.calls[0]) == sorted(STAGING)
+
+
+async def test_model_not_ready_is_embeddings_required(setup):
+    service, storage, embedder = setup
+    await storage.insert_memories([mem(t, i) for i, t in enumerate(STAGING)])
+    embedder.ready = False
+    with pytest.raises(RecallError) as err:
+        await service.consolidate("ns", "ops", 0.85, False)
+    assert err.value.code == "EMBEDDINGS_REQUIRED" and "Retry" in err.value.message
+
+
+async def test_a_failing_merge_changes_nothing(setup):
+    service, storage, _ = setup
+    await storage.insert_memories([mem(t, i) for i, t in enumerate([*STAGING, BACKUPS])]
+                                  + [mem("Backups live in S3 buckets.", 9)])
+    service.embedder.vectors["Backups live in S3 buckets."] = [0.0, 1.0, 0.05]
+    calls = []
+
+    async def merge(memories, topic=""):
+        calls.append(len(memories))
+        if len(calls) == 2:
+            raise ExtractionError("model refused", retryable=False)
+        return ExtractedMemory(text="merged", type="fact")
+
+    service.extractor.merge = merge
+    with pytest.raises(RecallError) as err:
+        await service.consolidate("ns", "ops", 0.85, False)
+    assert err.value.code == "EXTRACTION_FAILED" and "Nothing was changed" in err.value.message
+    assert calls == [3, 2]
+    assert await active_texts(storage) == {*STAGING, BACKUPS, "Backups live in S3 buckets."}
+
+
+async def test_a_group_whose_member_changed_meanwhile_is_skipped(setup):
+    service, storage, _ = setup
+    rows = [mem(t, i) for i, t in enumerate(STAGING)]
+    await storage.insert_memories(rows)
+    inner = service.extractor.merge
+
+    async def merge(memories, topic=""):
+        await storage.delete_memory("ns", rows[1].id)  # another call deletes a member
+        return await inner(memories, topic)
+
+    service.extractor.merge = merge
+    got = await service.consolidate("ns", "ops", 0.85, False)
+    assert got["groups_found"] == 1 and got["groups_skipped"] == 1 and got["created"] == []
+    assert await active_texts(storage) == {STAGING[0], STAGING[2]}
+
+
+async def test_canonical_never_duplicates_a_triple_held_outside_the_group(setup):
+    service, storage, _ = setup
+    outside = mem("The user's editor is Helix.", 0, entity="user", attribute="editor",
+                  value="Helix", topic="tools")
+    await storage.insert_memories([outside, *(mem(t, i + 1) for i, t in enumerate(STAGING))])
+
+    async def merge(memories, topic=""):
+        return ExtractedMemory(text="Staging runs Debian 12.", entity="User",
+                               attribute="Editor", value="vim")
+
+    service.extractor.merge = merge
+    got = await service.consolidate("ns", "ops", 0.85, False)
+    assert "entity" not in got["created"][0]
+    assert [m.value for m in await storage.find_active_by_triple("ns", "user", "editor")] == ["Helix"]
+
+
+# -- end to end: real server, real model ---------------------------------------------------
+async def test_consolidation_over_mcp_with_the_embedding_model(tmp_path):
+    db = str(tmp_path / "r.db")
+    srv = ServerProcess(db, tmp_path, env={"RECALL_DISABLE_PLUGINS": ""}).start()
+    try:
+        deadline = time.monotonic() + 120
+        while (health := httpx.get(srv.base + "/health").json())["degraded"]:
+            assert time.monotonic() < deadline, f"model never loaded: {health}\n{srv.log()}"
+            time.sleep(0.2)
+        seeded = make_storage(f"sqlite:///{db}", SQLiteSettings())
+        await seeded.open()
+        token = await create_token(seeded, "ops")
+        await seeded.close()
+        async with Agent(srv.url, token) as a:
+            for text in [*STAGING, BACKUPS]:
+                await a.ok("store_memory", text=text, topic="infra")
+            await a.ok("store_memory", text="Staging servers are all on Debian 12 now.", topic="other")
+            assert (await a.wait_idle(60))["total"] == 5
+            before = {m["id"]: m["text"] for m in (await a.ok("inspect_memories"))["memories"]}
+
+            plan = await a.ok("consolidate_memories", topic="infra", dry_run=True)
+            assert plan["dry_run"] is True and plan["groups_found"] == 1
+            assert plan["memories_consolidated"] == 3 and plan["memories_created"] == 1
+            assert sorted(before[i] for i in plan["deleted_ids"]) == sorted(STAGING)
+            after_dry = {m["id"]: m["text"] for m in (await a.ok("inspect_memories"))["memories"]}
+            assert after_dry == before
+
+            done = await a.ok("consolidate_memories", topic="infra")
+            assert done["dry_run"] is False and sorted(done["deleted_ids"]) == sorted(plan["deleted_ids"])
+            canonical = done["created"][0]
+            assert canonical["topic"] == "infra" and "Debian 12" in canonical["text"]
+            listed = {m["id"]: m["text"] for m in (await a.ok("inspect_memories"))["memories"]}
+            assert set(listed) == (set(before) - set(done["deleted_ids"])) | {canonical["id"]}
+            assert (await a.ok("get_memory_stats"))["total"] == 3
+
+            found = await a.ok("search_memories", query="Which operating system does staging run?")
+            ids = [r["id"] for r in found["results"]]
+            assert found["degraded"] == [] and ids[0] in {canonical["id"], *(
+                i for i, t in listed.items() if t == "Staging servers are all on Debian 12 now.")}
+            assert canonical["id"] in ids and not set(ids) & set(done["deleted_ids"])
+            for gone in done["deleted_ids"]:
+                assert (await a.call("delete_memory", memory_id=gone))["code"] == "MEMORY_NOT_FOUND"
+            again = await a.ok("consolidate_memories", topic="infra")
+            assert again["groups_found"] == 0
+    finally:
+        srv.stop()
