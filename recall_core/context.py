@@ -1,4 +1,8 @@
-"""Session context for dense vectors.
+"""Session context: what was said just before a memory, in the same session.
+
+Text: `Memory.context` holds the previous memory's text; the full-text index weighs it low,
+so a turn is also found by the question it answers (LoCoMo: BM25 +0.0x recall@10).
+Vectors: see below.
 
 A conversation turn is often meaningless alone ("Yes, I went there yesterday"). A memory
 written in a session gets the vector norm(e(text) + w * v_prev), where v_prev is the stored
@@ -68,3 +72,21 @@ async def embed_in_context(embedder: Embedder, storage: Storage, namespace: str,
     raw = await embedder.embed([m.text for m in memories])
     for m, vec in zip(memories, chain(raw, sessions, last)):
         m.embedding = vec
+
+
+async def attach_context(storage: Storage, namespace: str, memories: Sequence[Memory],
+                         last_text: dict[str, str] | None = None) -> None:
+    """Set `context` of each memory with a session to the text of the memory before it
+    (in the given order, then in storage). Pass the same `last_text` across batches."""
+    if last_text is None:
+        last_text = {}
+    for m in memories:
+        if m.session_id is None:
+            continue
+        if m.session_id not in last_text:
+            latest = await storage.latest_in_session(namespace, m.session_id)
+            if latest is not None:
+                last_text[m.session_id] = latest.text
+        if m.context is None and m.session_id in last_text:
+            m.context = last_text[m.session_id]
+        last_text[m.session_id] = m.text

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .context import embed_in_context
+from .context import attach_context, embed_in_context
 from .models import ExtractedMemory, Memory, Operation
 from .protocols import Embedder, Extractor, NotReady, Storage
 from .textproc import jaccard, query_terms, token_set
@@ -92,6 +92,7 @@ async def plan_memories(storage: Storage, op: Operation, extracted: Sequence[Ext
             valid_from=op.created_at, created_at=op.created_at,
             session_id=payload.get("session_id"), agent_id=payload.get("agent_id"),
             source_job_id=op.id))
+    await attach_context(storage, op.namespace, plan.memories)
     return plan
 
 

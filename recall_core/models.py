@@ -47,6 +47,10 @@ class Memory(BaseModel):
     source_job_id: str | None = None
     # Dense vector, when an embedder produced one; storage decides how to keep it.
     embedding: list[float] | None = None
+    # What was said just before in the same session, set at write time. A retrieval aid the
+    # full-text index weighs low (a turn is found by the question it answers); storage keeps
+    # it but reads need not return it, and tools never show it.
+    context: str | None = None
 
     @property
     def active(self) -> bool:

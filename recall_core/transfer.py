@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .context import embed_in_context
+from .context import attach_context, embed_in_context
 from .models import Memory, MemoryType, Operation
 from .protocols import Embedder, Storage
 
@@ -95,6 +95,7 @@ async def import_verbatim(storage: Storage, namespace: str, rows: list[tuple[int
     if keep_ids:
         existing = {m.id for m in await storage.get_memories(namespace, [m.id for m in memories])}
         memories = [m for m in memories if m.id not in existing]  # resume: skip what is there
+    await attach_context(storage, namespace, memories)
     if embedder is not None:
         last: dict[str, Any] = {}  # session context carried across batches, in file order
         for start in range(0, len(memories), batch):

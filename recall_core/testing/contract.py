@@ -769,6 +769,17 @@ class StorageContract:
         assert await storage.search_fulltext(A, [], 10) == []
         assert len(await storage.search_fulltext(A, ["gardening"], 5)) == 5
 
+    async def test_search_fulltext_matches_context_at_a_lower_weight(self, storage: Storage) -> None:
+        self.need(storage, "fulltext")
+        said = memory(A, "Melanie: I ran a charity race for mental health")
+        answer = memory(A, "Caroline: It was last Saturday, it went great",
+                        context="Melanie: when did you run the charity race?")
+        filler = [memory(A, f"Filler line {i} about the weather") for i in range(10)]
+        await storage.insert_memories([said, answer, *filler])
+        hits = [h.id for h in await storage.search_fulltext(A, ["charity", "race"], 10)]
+        assert hits[:2] == [said.id, answer.id]  # the own text outranks the context
+        assert [h.id for h in await storage.search_fulltext(A, ["saturday"], 10)] == [answer.id]
+
     async def test_search_fulltext_unicode(self, storage: Storage) -> None:
         self.need(storage, "fulltext")
         cafe = memory(A, "Meeting at the café in München, 東京 next")

@@ -139,11 +139,25 @@ _V3 = """
 ALTER TABLE memories ADD COLUMN base_importance double precision;
 """
 
+# Session context (Memory.context, the previous turn's text, folded like search_text):
+# indexed with weight D next to the text's weight A, so a turn is also found by the question
+# it answers. The generated tsvector changes, so it is dropped and re-added (with its index).
+_V4 = """
+ALTER TABLE memories ADD COLUMN search_context text;
+DROP INDEX memories_tsv;
+ALTER TABLE memories DROP COLUMN tsv;
+ALTER TABLE memories ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+    setweight(to_tsvector('english'::regconfig, search_text), 'A')
+    || setweight(to_tsvector('english'::regconfig, coalesce(search_context, '')), 'D')) STORED;
+CREATE INDEX memories_tsv ON memories USING gin (tsv);
+"""
+
 # (version, description, SQL). Append only; never edit a released step.
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "memories, operations, tokens, audit, a2a tasks, namespace versions", _V1),
     (2, "memories.seq (insertion order) and session index", _V2),
     (3, "memories.base_importance (importance decay)", _V3),
+    (4, "memories.search_context (session context in the tsvector)", _V4),
 ]
 
 LATEST = MIGRATIONS[-1][0]

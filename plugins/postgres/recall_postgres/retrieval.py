@@ -23,6 +23,10 @@ def _clean_term(term: str) -> str:
     return term.replace("\x00", " ").encode("utf-8", "ignore").decode("utf-8")
 
 
+# Weight of the session context (tsvector weight D) against the text (A); as in SQLite.
+_CONTEXT_WEIGHT = 0.4
+
+
 class RetrievalMethods:
     pool: asyncpg.Pool
     vectors: PgVectorIndex | ArrayIndex | None
@@ -37,7 +41,7 @@ class RetrievalMethods:
             return []
         q = " || ".join(f"plainto_tsquery('english', ${i + 3})" for i in range(len(clean)))
         rows = await self.pool.fetch(
-            f"""SELECT m.id, ts_rank_cd(m.tsv, q.q) AS score
+            f"""SELECT m.id, ts_rank_cd('{{{_CONTEXT_WEIGHT}, 0.2, 0.4, 1.0}}', m.tsv, q.q) AS score
                   FROM memories m, (SELECT {q} AS q) AS q
                  WHERE m.namespace = $1 AND m.valid_until IS NULL AND m.tsv @@ q.q
                  ORDER BY score DESC, m.created_at DESC, m.seq DESC

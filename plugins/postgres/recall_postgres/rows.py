@@ -56,9 +56,10 @@ def memory_params(m: Memory, embedding: Any) -> tuple[Any, ...]:
     return (m.id, m.namespace, m.text, m.topic, m.type, m.entity, m.attribute, m.value,
             float(m.importance), aware(m.valid_from), aware(m.valid_until), aware(m.created_at),
             aware(m.last_accessed_at), m.access_count, m.session_id, m.agent_id,
-            m.source_job_id, embedding, search_text(m.text))
+            m.source_job_id, embedding, search_text(m.text),
+            search_text(m.context) if m.context else None)
 
 
 INSERT_MEMORY = (
-    f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding, search_text) VALUES "
-    "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)")
+    f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding, search_text, search_context) VALUES "
+    "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)")

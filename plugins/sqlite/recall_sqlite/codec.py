@@ -58,11 +58,11 @@ def memory_params(m: Memory) -> tuple[Any, ...]:
     return (m.id, m.namespace, m.text, m.topic, m.type, m.entity, m.attribute, m.value,
             float(m.importance), to_db(m.valid_from), to_db(m.valid_until), to_db(m.created_at),
             to_db(m.last_accessed_at), int(m.access_count), m.session_id, m.agent_id,
-            m.source_job_id, pack_vector(m.embedding))
+            m.source_job_id, pack_vector(m.embedding), m.context)
 
 
-INSERT_MEMORY = (f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding) "
-                 f"VALUES ({', '.join('?' * 18)})")
+INSERT_MEMORY = (f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding, context) "
+                 f"VALUES ({', '.join('?' * 19)})")
 
 
 def memory_from_row(r: Sequence[Any]) -> Memory:
@@ -111,7 +111,7 @@ def quote_terms(terms: Sequence[str]) -> list[str]:
 def fts_match(namespace: str | None, quoted: Sequence[str]) -> str:
     """MATCH expression: any of the quoted terms in the text column, AND the namespace's
     token unless `namespace` is None (the caller then filters rows by namespace itself)."""
-    text = f'text : ({" OR ".join(quoted)})'
+    text = f'{{text context}} : ({" OR ".join(quoted)})'
     if namespace is None:
         return text
     return f'ns : "{namespace_token(namespace)}" AND {text}'

@@ -27,6 +27,10 @@ _OTHERS = ("SELECT count(*), coalesce(sum(n), 0) FROM (SELECT n FROM active_coun
            "WHERE namespace <> ? AND n > 0 LIMIT 64)")
 
 
+# Weight of the session context column (the previous turn) against the memory's own text.
+CONTEXT_WEIGHT = 0.4
+
+
 class FullText:
     def __init__(self, db: Database, count_active: Callable[[str], Awaitable[int]]):
         self.db = db
@@ -54,7 +58,7 @@ class FullText:
             inner_limit, limit_params = "?", (limit,)
         rows = await self.db.fetch(
             "SELECT m.id, hit.rank FROM ("
-            " SELECT rowid, bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts"
+            f" SELECT rowid, bm25(memories_fts, 1.0, 0.0, {CONTEXT_WEIGHT}) AS rank FROM memories_fts"
             f" WHERE memories_fts MATCH ? ORDER BY rank LIMIT {inner_limit}) AS hit "
             "JOIN memories AS m ON m.seq = hit.rowid "
             "WHERE m.namespace = ? AND m.valid_until IS NULL ORDER BY hit.rank LIMIT ?",

@@ -181,6 +181,43 @@ MIGRATIONS: tuple[Migration, ...] = (
         # (nothing decayed since it was last written); `importance` is what tools see.
         "ALTER TABLE memories ADD COLUMN base_importance REAL",
     )),
+    (3, (
+        # What was said just before in the session (Memory.context): indexed at a low weight
+        # so a turn is found by the question it answers. The FTS table gains a column, so it
+        # is rebuilt with its triggers.
+        "ALTER TABLE memories ADD COLUMN context TEXT",
+        "DROP TRIGGER memories_fts_insert",
+        "DROP TRIGGER memories_fts_delete",
+        "DROP TRIGGER memories_fts_update",
+        "DROP TABLE memories_fts",
+        """CREATE VIRTUAL TABLE memories_fts USING fts5(
+            text, ns, context, content='', tokenize='porter unicode61 remove_diacritics 2'
+        )""",
+        """INSERT INTO memories_fts (rowid, text, ns, context)
+            SELECT seq, text, 'ns' || hex(namespace), coalesce(context, '') FROM memories
+            WHERE valid_until IS NULL""",
+        """CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories
+            WHEN new.valid_until IS NULL BEGIN
+            INSERT INTO memories_fts (rowid, text, ns, context)
+                VALUES (new.seq, new.text, 'ns' || hex(new.namespace), coalesce(new.context, ''));
+        END""",
+        """CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories
+            WHEN old.valid_until IS NULL BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text, ns, context)
+                VALUES ('delete', old.seq, old.text, 'ns' || hex(old.namespace),
+                        coalesce(old.context, ''));
+        END""",
+        """CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, valid_until, namespace, context
+            ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text, ns, context)
+                SELECT 'delete', old.seq, old.text, 'ns' || hex(old.namespace),
+                       coalesce(old.context, '')
+                WHERE old.valid_until IS NULL;
+            INSERT INTO memories_fts (rowid, text, ns, context)
+                SELECT new.seq, new.text, 'ns' || hex(new.namespace), coalesce(new.context, '')
+                WHERE new.valid_until IS NULL;
+        END""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
