@@ -10,9 +10,11 @@ recency_weight=0 and go through MemoryService (in-process) and, with --http, thr
     python bench/locomo.py --http          # + hybrid over MCP/HTTP
     python bench/locomo.py --db-url postgresql://postgres@127.0.0.1:5432/locomo   # on Postgres
 
-With --db-url the conversations are loaded into that Postgres database (created if missing;
-a rerun finds them there and skips the load, so the database is the cache), and each config
-searches its own copy, `CREATE DATABASE <db>_<config> TEMPLATE <db>`, dropped at the end.
+With --db-url the conversations are loaded into that Postgres database, which the script
+creates (and drops at the end, unless --keep: then the next run with --keep reuses it, as
+--cache does for SQLite), and each config searches its own copy, `CREATE DATABASE
+<db>_<config> TEMPLATE <db>`, dropped at the end. Databases it did not create are never
+touched: the run stops instead.
 """
 
 from __future__ import annotations
@@ -192,12 +194,18 @@ class SqliteCopies:
 
 class PostgresCopies:
     """The loaded database on a Postgres server; each config searches a copy made with
-    CREATE DATABASE ... TEMPLATE (a database has no file to copy)."""
+    CREATE DATABASE ... TEMPLATE (a database has no file to copy).
 
-    def __init__(self, url: str):
+    Only databases this script created (marked with a comment) are ever dropped: an existing
+    database without the mark stops the run instead."""
+
+    MARK = "scratch database of recall bench/locomo.py"
+
+    def __init__(self, url: str, keep: bool):
         import urllib.parse
 
         self.url = url
+        self.keep = keep
         self.parts = urllib.parse.urlsplit(url)
         self.name = urllib.parse.unquote(self.parts.path.lstrip("/"))
         if not self.name:
@@ -220,15 +228,40 @@ class PostgresCopies:
         finally:
             await con.close()
 
+    async def _state(self, db: str) -> str:
+        """'absent', 'ours' (created by this script) or 'foreign'."""
+        import asyncpg
+
+        con = await asyncpg.connect(self.url_for("postgres"))
+        try:
+            row = await con.fetchrow(
+                "SELECT shobj_description(oid, 'pg_database') AS mark FROM pg_database "
+                "WHERE datname = $1", db)
+        finally:
+            await con.close()
+        if row is None:
+            return "absent"
+        return "ours" if row["mark"] == self.MARK else "foreign"
+
+    async def _create(self, db: str, template: str | None = None) -> None:
+        state = await self._state(db)
+        if state == "foreign":
+            raise SystemExit(f"database {db!r} exists and was not created by this script; "
+                             f"name a database that does not exist yet (it will be created)")
+        await self._admin(
+            *([f'DROP DATABASE "{db}" WITH (FORCE)'] if state == "ours" else []),
+            f'CREATE DATABASE "{db}"' + (f' TEMPLATE "{template}"' if template else ""),
+            f"COMMENT ON DATABASE \"{db}\" IS '{self.MARK}'")
+
     async def load(self, data: list[dict]) -> None:
         import asyncpg
 
-        try:
-            await (await asyncpg.connect(self.url)).close()
-        except asyncpg.InvalidCatalogNameError:
-            await self._admin(f'CREATE DATABASE "{self.name}"')
-        # Verbatim import with kept ids resumes: rows already there are skipped, so a rerun
-        # on a loaded database costs a few seconds.
+        reuse = self.keep and await self._state(self.name) == "ours"
+        if not reuse:
+            await self._create(self.name)
+        # Verbatim import with kept ids resumes (rows already there are skipped), so reusing
+        # a loaded database costs a few seconds. Reload (drop --keep once) after changing how
+        # memories are imported or indexed.
         await load(self.url, data, embed=True)
         con = await asyncpg.connect(self.url)
         try:
@@ -241,17 +274,18 @@ class PostgresCopies:
         finally:
             await con.close()
         self.label = (f"postgres {server.split()[0]}, "
-                      + (f"pgvector {version}" if vec_type == "vector" else "real[] fallback"))
+                      + (f"pgvector {version}" if vec_type == "vector" else "real[] fallback")
+                      + (", reused" if reuse else ""))
 
     async def copy(self, name: str) -> str:
         db = f"{self.name}_{name}"
-        await self._admin(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)',
-                          f'CREATE DATABASE "{db}" TEMPLATE "{self.name}"')
+        await self._create(db, template=self.name)
         self.copies.append(db)
         return self.url_for(db)
 
     async def close(self) -> None:
-        await self._admin(*(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)' for db in self.copies))
+        drop = list(dict.fromkeys(self.copies)) + ([] if self.keep else [self.name])
+        await self._admin(*(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)' for db in drop))
 
 
 CONFIGS = {
@@ -269,11 +303,14 @@ async def main() -> None:
     ap.add_argument("--json", help="write results to this file")
     ap.add_argument("--weights", help="hybrid ranker weights, e.g. bm25=1,dense=0.7")
     ap.add_argument("--cache", help="reuse (or create) the loaded SQLite database at this path")
-    ap.add_argument("--db-url", help="run on this Postgres database (postgresql://.../<db>) "
-                                     "instead of SQLite; it is the cache (see above)")
+    ap.add_argument("--db-url", help="run on Postgres instead of SQLite: postgresql://.../<db>, "
+                                     "a database this script creates (see above)")
+    ap.add_argument("--keep", action="store_true",
+                    help="with --db-url: keep the loaded database and reuse it next time")
     args = ap.parse_args()
     data = json.loads(DATA.read_text())
-    backend = PostgresCopies(args.db_url) if args.db_url else SqliteCopies(args.cache)
+    backend = (PostgresCopies(args.db_url, args.keep) if args.db_url
+               else SqliteCopies(args.cache))
     t0 = time.perf_counter()
     await backend.load(data)
     print(f"loaded {sum(len(turns(s)) for s in data)} turns in {time.perf_counter() - t0:.1f}s "
