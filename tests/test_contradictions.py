@@ -18,7 +18,14 @@ from recall_core.cli import _open_storage
 from recall_core.config import load_config
 from serverproc import Agent, ServerProcess, recall_cli
 
-from pg_support import Schemas, pg_scratch, pg_url  # noqa: F401 - fixtures for the postgres param
+try:
+    from pg_support import Schemas, pg_scratch, pg_url  # noqa: F401 - for the postgres param
+except ImportError as exc:  # recall-postgres not installed
+    _missing = str(exc)
+
+    @pytest.fixture(scope="session")
+    def pg_scratch():
+        pytest.skip(f"recall-postgres is not installed ({_missing})")
 
 VIM, VSCODE = "I use vim.", "I switched to VS Code."
 

@@ -19,7 +19,14 @@ from recall_sqlite import SQLiteSettings, make_storage
 from serverproc import Agent, ServerProcess
 
 # Fresh Postgres schemas for the "postgres" param (skipped unless RECALL_TEST_PG_URL is set).
-from pg_support import db_url, pg_scratch, pg_url, schemas  # noqa: F401, E402
+try:
+    from pg_support import db_url, pg_scratch, pg_url, schemas  # noqa: F401
+except ImportError as exc:  # recall-postgres not installed
+    _missing = str(exc)
+
+    @pytest.fixture
+    def db_url():
+        pytest.skip(f"recall-postgres is not installed ({_missing})")
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 RATE = 0.0198  # the default: ln 2 / 35 days
