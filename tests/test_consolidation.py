@@ -49,8 +49,8 @@ def naive_clusters(vectors: np.ndarray, threshold: float) -> list[list[int]]:
 def test_clusters_match_the_definition_across_blocks():
     rng = np.random.default_rng(7)
     centers = rng.normal(size=(40, 16))
-    vectors = np.concatenate([centers[rng.integers(0, 40, 2500)] + rng.normal(scale=0.15, size=(2500, 16)),
-                              rng.normal(size=(300, 16))]).astype(np.float32)
+    near = centers[rng.integers(0, 40, 2500)] + rng.normal(scale=0.15, size=(2500, 16))
+    vectors = np.concatenate([near, rng.normal(size=(300, 16))]).astype(np.float32)
     got = clusters(vectors, 0.9)
     assert sorted(got) == sorted(naive_clusters(vectors, 0.9))
     assert len(got) >= 30
@@ -207,7 +207,8 @@ async def test_canonical_never_duplicates_a_triple_held_outside_the_group(setup)
     service.extractor.merge = merge
     got = await service.consolidate("ns", "ops", 0.85, False)
     assert "entity" not in got["created"][0]
-    assert [m.value for m in await storage.find_active_by_triple("ns", "user", "editor")] == ["Helix"]
+    held = await storage.find_active_by_triple("ns", "user", "editor")
+    assert [m.value for m in held] == ["Helix"]
 
 
 # -- end to end: real server, real model ---------------------------------------------------
@@ -226,7 +227,8 @@ async def test_consolidation_over_mcp_with_the_embedding_model(tmp_path):
         async with Agent(srv.url, token) as a:
             for text in [*STAGING, BACKUPS]:
                 await a.ok("store_memory", text=text, topic="infra")
-            await a.ok("store_memory", text="Staging servers are all on Debian 12 now.", topic="other")
+            await a.ok("store_memory", text="Staging servers are all on Debian 12 now.",
+                       topic="other")
             assert (await a.wait_idle(60))["total"] == 5
             before = {m["id"]: m["text"] for m in (await a.ok("inspect_memories"))["memories"]}
 
@@ -238,7 +240,8 @@ async def test_consolidation_over_mcp_with_the_embedding_model(tmp_path):
             assert after_dry == before
 
             done = await a.ok("consolidate_memories", topic="infra")
-            assert done["dry_run"] is False and sorted(done["deleted_ids"]) == sorted(plan["deleted_ids"])
+            assert done["dry_run"] is False
+            assert sorted(done["deleted_ids"]) == sorted(plan["deleted_ids"])
             canonical = done["created"][0]
             assert canonical["topic"] == "infra" and "Debian 12" in canonical["text"]
             listed = {m["id"]: m["text"] for m in (await a.ok("inspect_memories"))["memories"]}

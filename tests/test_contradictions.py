@@ -89,7 +89,8 @@ async def test_switching_editor_supersedes_and_history_keeps_both(server):
     assert [(r["value"], r["active"]) for r in rows] == [("vim", False), ("VS Code", True)]
     vim, vscode = rows
     assert vim["valid_until"] is not None and vscode["valid_until"] is None
-    assert datetime.fromisoformat(vim["valid_until"]) >= datetime.fromisoformat(vscode["valid_from"])
+    until, since = vim["valid_until"], vscode["valid_from"]
+    assert datetime.fromisoformat(until) >= datetime.fromisoformat(since)
     assert [r["value"] for r in history(server, "bob")] == ["vim"]
 
 

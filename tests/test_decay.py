@@ -48,7 +48,8 @@ def test_default_rate_halves_an_untouched_memory_in_35_days():
 
 def test_access_count_divides_the_rate_and_the_last_access_restarts_the_clock():
     # read 4 times: five times slower (half-life 175 days), counted from the last read
-    assert decayed_importance(0.8, T0, days(10), 4, days(10 + 175), RATE) == pytest.approx(0.4, abs=1e-3)
+    slow = decayed_importance(0.8, T0, days(10), 4, days(10 + 175), RATE)
+    assert slow == pytest.approx(0.4, abs=1e-3)
     assert decayed_importance(0.8, T0, days(10), 4, days(10), RATE) == 0.8
     once = decayed_importance(0.8, T0, days(10), 1, days(45), RATE)
     never = decayed_importance(0.8, T0, None, 0, days(45), RATE)
@@ -187,7 +188,7 @@ async def test_worker_runs_decay_every_interval_and_stops_cleanly(tmp_path):
         config.worker.concurrency = 0
         config.decay.interval = 0.05
         clock = [days(35)]
-        worker = Worker(storage, extractor=None, embedder=None, config=config)  # type: ignore[arg-type]
+        worker = Worker(storage, None, None, config)  # type: ignore[arg-type]
         worker.clock = lambda: clock[0]
         await worker.start()
         assert [t.get_name() for t in worker._tasks] == ["recall-decay"]
@@ -217,7 +218,7 @@ async def test_interval_zero_disables_the_job(tmp_path):
         config = load_config(None)
         config.worker.concurrency = 0
         config.decay.interval = 0
-        worker = Worker(storage, extractor=None, embedder=None, config=config)  # type: ignore[arg-type]
+        worker = Worker(storage, None, None, config)  # type: ignore[arg-type]
         await worker.start()
         assert worker._tasks == []
         await worker.stop()

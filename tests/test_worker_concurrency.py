@@ -40,7 +40,8 @@ async def timed(latencies: list[float], agent: Agent, tool: str, **args):
 
 async def test_slow_extractor_never_blocks_tool_calls(tmp_path):
     db, gate = str(tmp_path / "r.db"), tmp_path / "gate"
-    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.gated_extractor", "RECALL_EXTRACTOR": "gated",
+    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.gated_extractor",
+           "RECALL_EXTRACTOR": "gated",
            "GATED_EXTRACTOR_GATE": str(gate), "GATED_EXTRACTOR_DELAY": str(DELAY),
            "PYTHONPATH": str(TESTS), "RECALL_WORKER__CONCURRENCY": str(CONCURRENCY)}
     seeded = make_storage(f"sqlite:///{db}", SQLiteSettings())
@@ -85,7 +86,8 @@ async def test_slow_extractor_never_blocks_tool_calls(tmp_path):
                 await asyncio.sleep(0.05)
             elapsed = time.monotonic() - opened
 
-        print(f"busy worker: {len(busy)} tool calls, median {statistics.median(busy) * 1000:.1f} ms, "
+        print(f"busy worker: {len(busy)} tool calls, "
+              f"median {statistics.median(busy) * 1000:.1f} ms, "
               f"max {max(busy) * 1000:.1f} ms; {JOBS} jobs drained in {elapsed:.2f} s")
         # Tool calls answered while the extractor held every slot (indefinitely: they could
         # not have been waiting for it).
