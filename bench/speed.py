@@ -575,7 +575,24 @@ async def c_http(db: str, rankers: dict[str, float], queries: list[str], stores:
         out["server_rss_mb"] = vmhwm_mb(srv.proc.pid)
     finally:
         srv.stop()
+    out["server_tool_ms"] = audit_durations(srv.log_path)
     return out
+
+
+def audit_durations(log_path: Path) -> dict[str, dict[str, float]]:
+    """Server-side time per tool from the audit log lines (duration_ms: inside the audit
+    middleware, so without HTTP/MCP transport, token check and the audit row write)."""
+    per: dict[str, list[float]] = {}
+    for line in log_path.read_text(errors="replace").splitlines():
+        at = line.find('{"event": "tool_call"')
+        if at < 0:
+            continue
+        try:
+            rec = json.loads(line[at:])
+        except ValueError:
+            continue
+        per.setdefault(rec["tool"], []).append(float(rec["duration_ms"]))
+    return {tool: summary(v) for tool, v in per.items()}
 
 
 # -- Postgres scratch databases ---------------------------------------------------------------
@@ -664,6 +681,18 @@ async def run_backend(kind: str, db: str, n: int, jsonl: Path, pool: tuple[list[
     log(f"{kind} {n}: import with pool vectors (the searched database)")
     r["import_pool"] = in_child(c_import, db, str(jsonl), "pool", pool)
     log(f"  -> {r['import_pool']}")
+    if kind == "postgres" and args.pg_analyze:
+        # What autovacuum does within a minute of a bulk load on a default server (this
+        # machine runs with autovacuum=off): without statistics the planner guesses.
+        import asyncpg
+
+        con = await asyncpg.connect(db)
+        try:
+            t0 = time.perf_counter()
+            await con.execute("ANALYZE")
+            r["analyze_s"] = round(time.perf_counter() - t0, 2)
+        finally:
+            await con.close()
     for name, rankers in (("bm25", BM25), ("hybrid", HYBRID)):
         log(f"{kind} {n}: in-process search {name}")
         prof = str(work.parent / f"profile-{kind}-{n}-{name}.txt") if args.profile else None
@@ -718,6 +747,8 @@ async def main() -> None:
     ap.add_argument("--postgres", metavar="URL", help="admin URL of a PostgreSQL server that "
                     "may CREATE DATABASE; measures it too")
     ap.add_argument("--no-sqlite", action="store_true", help="only Postgres")
+    ap.add_argument("--no-pg-analyze", dest="pg_analyze", action="store_false",
+                    help="do not ANALYZE the Postgres database after loading it")
     ap.add_argument("--json", help="write all raw results here")
     ap.add_argument("--no-write", action="store_true", help="do not update bench/RESULTS.md")
     ap.add_argument("--profile", action="store_true", help="cProfile one pass of in-process search")
@@ -749,6 +780,7 @@ async def main() -> None:
 
         con = await asyncpg.connect(args.postgres)
         info["postgres"] = (await con.fetchval("SHOW server_version")).split()[0]
+        info["pg_autovacuum"] = await con.fetchval("SHOW autovacuum")
         await con.close()
     try:
         qpairs = make_queries(args.queries)
@@ -861,7 +893,11 @@ def report(res: dict[str, Any]) -> str:
              f"code {m.get('code', '?')}; "
              f"{m['nproc']} CPUs ({m['cpu']}), {m['memory']} RAM, Python {m['python']}, "
              f"SQLite {m['sqlite']}" + (f", PostgreSQL {m['postgres']} (no pgvector: real[] "
-                                        f"fallback)" if m["postgres"] else "")
+                                        f"fallback; autovacuum={m.get('pg_autovacuum', '?')}, "
+                                        + ("so the bench runs ANALYZE after loading" if
+                                           res["args"].get("pg_analyze", True) else
+                                           "tables never analyzed") + ")"
+                                        if m["postgres"] else "")
              + f". Load average at start {m['load_start']}, at end {m['load_end']} (other "
              f"engineers' tests share the machine). Total {res['elapsed_s'] / 60:.1f} min.", "",
              f"One namespace of N synthetic memories (fixed seed), {res['args']['queries']} "
@@ -898,6 +934,12 @@ def report(res: dict[str, Any]) -> str:
             lambda r: fmt(r["http_bm25"]["after_write_summary"]))
         row(f"search right after a write, hybrid, HTTP ({res['args']['after_write']} pairs)", "",
             lambda r: fmt(r["http_hybrid"]["after_write_summary"]))
+        row("server-side tool time p50, BM25 server: search / store", "",
+            lambda r: f"{r['http_bm25']['server_tool_ms']['search_memories']['p50']:.1f} / "
+                      f"{r['http_bm25']['server_tool_ms']['store_memory']['p50']:.1f}")
+        row("server-side tool time p50, hybrid server: search / store", "",
+            lambda r: f"{r['http_hybrid']['server_tool_ms']['search_memories']['p50']:.1f} / "
+                      f"{r['http_hybrid']['server_tool_ms']['store_memory']['p50']:.1f}")
         row("first search after start, BM25 in-process / HTTP", "",
             lambda r: f"{r['inproc_bm25']['cold_ms']:.0f} / {r['http_bm25']['cold_ms']:.0f}")
         row("first search after start, hybrid in-process / HTTP", "",
