@@ -76,17 +76,22 @@ async def embed_in_context(embedder: Embedder, storage: Storage, namespace: str,
 
 async def attach_context(storage: Storage, namespace: str, memories: Sequence[Memory],
                          last_text: dict[str, str] | None = None) -> None:
-    """Set `context` of each memory with a session to the text of the memory before it
-    (in the given order, then in storage). Pass the same `last_text` across batches."""
+    """Set `context` of each memory: the text of the memory before it in its session (in
+    the given order, then in storage) and its triple's attribute. Pass the same `last_text`
+    across batches."""
     if last_text is None:
         last_text = {}
     for m in memories:
+        if m.attribute and m.context is None:
+            # The extractor's attribute is a retrieval key too: "which editor?" finds
+            # "I use vim" (user/editor = vim), whose text never says "editor".
+            m.context = m.attribute.replace("_", " ").replace(":", " ")
         if m.session_id is None:
             continue
         if m.session_id not in last_text:
             latest = await storage.latest_in_session(namespace, m.session_id)
             if latest is not None:
                 last_text[m.session_id] = latest.text
-        if m.context is None and m.session_id in last_text:
-            m.context = last_text[m.session_id]
+        if m.session_id in last_text:
+            m.context = "\n".join(p for p in (last_text[m.session_id], m.context) if p)
         last_text[m.session_id] = m.text

@@ -46,3 +46,15 @@ async def test_restating_the_same_value_refreshes_instead_of_duplicating(tmp_pat
         assert [m["text"] for m in page["memories"]] == ["I live in Lisbon."]
     finally:
         await rt.close()
+
+
+async def test_the_extracted_attribute_makes_a_memory_findable(tmp_path):
+    rt = await _runtime(tmp_path)
+    try:
+        await rt.service.store("ns", "I use vim.", session_id="s1")
+        await rt.service.store("ns", "Nice weather today, we walked to the harbour.", session_id="s1")
+        await _run_all(rt)
+        found = await rt.service.search("ns", "which editor?")
+        assert found["results"] and found["results"][0]["text"] == "I use vim."
+    finally:
+        await rt.close()
