@@ -320,20 +320,10 @@ class SQLiteStorage:
         return memories, tokens
 
     async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
-        if not updates:
-            return
-        by_namespace: dict[str, list[tuple[float, str, str]]] = defaultdict(list)
-        for namespace, mid, importance in updates:
-            by_namespace[namespace].append((float(importance), namespace, mid))
-        async with self.db.transaction() as db:
-            changed = []
-            for namespace, params in by_namespace.items():
-                cur = await db.executemany(
-                    "UPDATE memories SET importance = ?, base_importance = NULL "
-                    "WHERE namespace = ? AND id = ?", params)
-                if cur.rowcount:
-                    changed.append(namespace)
-            await self._changed(db, changed)
+        # A new base: whatever decay did before is forgotten.
+        await self._set_importance(
+            "UPDATE memories SET importance = ?, base_importance = NULL "
+            "WHERE namespace = ? AND id = ?", updates)
 
     # -- decay --------------------------------------------------------------------------------
     async def decay_candidates(self, after: str | None, limit: int) -> list[DecayRow]:
@@ -347,6 +337,14 @@ class SQLiteStorage:
                          int(r[6])) for r in rows]
 
     async def apply_decay(self, updates: Sequence[tuple[str, str, float]]) -> None:
+        # Decay keeps the base, so the next run recomputes from it instead of compounding.
+        await self._set_importance(
+            "UPDATE memories SET base_importance = coalesce(base_importance, importance), "
+            "importance = ? WHERE namespace = ? AND id = ? AND valid_until IS NULL", updates)
+
+    async def _set_importance(self, sql: str, updates: Sequence[tuple[str, str, float]]) -> None:
+        """Run `sql` with (importance, namespace, id) per update in one transaction and
+        bump the version of every namespace it changed."""
         if not updates:
             return
         by_namespace: dict[str, list[tuple[float, str, str]]] = defaultdict(list)
@@ -355,10 +353,7 @@ class SQLiteStorage:
         async with self.db.transaction() as db:
             changed = []
             for namespace, params in by_namespace.items():
-                cur = await db.executemany(
-                    "UPDATE memories SET base_importance = coalesce(base_importance, importance), "
-                    "importance = ? WHERE namespace = ? AND id = ? AND valid_until IS NULL",
-                    params)
+                cur = await db.executemany(sql, params)
                 if cur.rowcount:
                     changed.append(namespace)
             await self._changed(db, changed)
