@@ -231,8 +231,7 @@ async def _import(args: argparse.Namespace) -> int:
             bar = tqdm(total=queued + cached, unit="job", desc="extracting", file=sys.stderr,
                        disable=args.quiet)
             while True:
-                pending = sum([await runtime.storage.count_jobs(args.namespace, s)
-                               for s in ("queued", "running")])
+                pending = await runtime.storage.count_jobs(args.namespace, ("queued", "running"))
                 bar.n = queued + cached - pending
                 bar.refresh()
                 if pending == 0:
