@@ -83,8 +83,12 @@ def to_memory(namespace: str, line: ImportLine, keep_id: bool) -> Memory:
     data = line.model_dump(exclude_none=True)
     if not keep_id:
         data.pop("id", None)
-    created = line.created_at or datetime.now(timezone.utc)
-    return Memory(namespace=namespace, **{**data, "created_at": created, "valid_from": created})
+    now = datetime.now(timezone.utc)
+    created = line.created_at or now
+    # The decay clock restarts at import: an exported importance is already decayed, and
+    # decaying it again from the old created_at would count the same time twice.
+    return Memory(namespace=namespace, **{**data, "created_at": created, "valid_from": created,
+                                          "last_accessed_at": now})
 
 
 async def import_verbatim(storage: Storage, namespace: str, rows: list[tuple[int, ImportLine]],
