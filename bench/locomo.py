@@ -265,6 +265,9 @@ class PostgresCopies:
         await load(self.url, data, embed=True)
         con = await asyncpg.connect(self.url)
         try:
+            # Planner statistics, as autovacuum would gather them on a live server (it may be
+            # off or not have run yet); TEMPLATE copies carry them along.
+            await con.execute("ANALYZE")
             version = await con.fetchval(
                 "SELECT extversion FROM pg_extension WHERE extname = 'vector'")
             server = await con.fetchval("SHOW server_version")
