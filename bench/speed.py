@@ -878,6 +878,12 @@ def fmt(s: dict[str, float]) -> str:
     return f"{s['p50']:.1f} / {s['p95']:.1f}"
 
 
+def drain_rate(h: dict[str, Any]) -> float:
+    """Stored texts extracted per second: a round's stores over (its ack phase + the wait
+    until the queue was empty); the best round."""
+    return max(len(lat) / (sum(lat) / 1000 + d) for lat, d in zip(h["store_passes"], h["drain_s"]))
+
+
 def ratio(a: float, b: float) -> str:
     r = a / b
     return f"{r:.0f}x" if r >= 10 else f"{r:.1f}x"
@@ -940,6 +946,8 @@ def report(res: dict[str, Any]) -> str:
         row("server-side tool time p50, hybrid server: search / store", "",
             lambda r: f"{r['http_hybrid']['server_tool_ms']['search_memories']['p50']:.1f} / "
                       f"{r['http_hybrid']['server_tool_ms']['store_memory']['p50']:.1f}")
+        row("background extraction after a burst of stores, jobs/s: BM25 / hybrid server", "",
+            lambda r: f"{drain_rate(r['http_bm25']):.0f} / {drain_rate(r['http_hybrid']):.0f}")
         row("first search after start, BM25 in-process / HTTP", "",
             lambda r: f"{r['inproc_bm25']['cold_ms']:.0f} / {r['http_bm25']['cold_ms']:.0f}")
         row("first search after start, hybrid in-process / HTTP", "",
@@ -1041,11 +1049,15 @@ def cli_args(a: dict[str, Any]) -> list[str]:
 
 
 def write_results(section: str) -> None:
-    """Replace (or add) the '## Speed' section of bench/RESULTS.md; other sections are kept."""
+    """Replace (or add) the '## Speed' section of bench/RESULTS.md; other sections are kept,
+    and so is a hand-written '### Analysis' subsection at the end of the old Speed section."""
     text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
     pattern = re.compile(r"^## Speed\n.*?(?=^## (?!#)|\Z)", re.S | re.M)
     body = section.rstrip("\n") + "\n\n"
-    if pattern.search(text):
+    old = pattern.search(text)
+    if old and "\n### Analysis" in old.group(0):
+        body += old.group(0)[old.group(0).index("\n### Analysis") + 1:].rstrip("\n") + "\n\n"
+    if old:
         text = pattern.sub(lambda _: body, text, count=1)
     else:
         text = text.rstrip("\n") + "\n\n" + body
