@@ -48,7 +48,7 @@ class Runtime:
     async def close(self) -> None:
         if self.worker is not None:
             await self.worker.stop()
-        await self.service.drain()
+        await self.service.close()
         await self.storage.close()
 
 

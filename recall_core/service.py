@@ -18,6 +18,7 @@ from .config import RecallConfig
 from .errors import ConfirmRequired, EmbeddingsRequired, InvalidParam, MemoryNotFound
 from .models import MEMORY_TYPES, Memory, Operation, utcnow
 from .protocols import Embedder, Extractor, Storage
+from .access import AccessLog
 from .search import RankerSlot, run_search
 
 log = logging.getLogger("recall.service")
@@ -35,7 +36,7 @@ class MemoryService:
         self.embedder = embedder
         # Set on every enqueue so an idle worker starts at once instead of at its next poll.
         self.job_signal = asyncio.Event()
-        self._background: set[asyncio.Task[Any]] = set()
+        self.access = AccessLog(storage)
 
     # -- store ----------------------------------------------------------------------------
     async def store(self, namespace: str, text: Any, topic: Any = "", idempotency_key: Any = None,
@@ -76,9 +77,7 @@ class MemoryService:
             rrf_k=self.config.search.rrf_k,
             candidates=max(self.config.search.candidates, limit),
             embedder=self.embedder)
-        ids = [m.id for m, _ in outcome.results]
-        if ids:
-            self._spawn(self.storage.record_access(namespace, ids, utcnow()))
+        self.access.record(namespace, [m.id for m, _ in outcome.results])
         results = [{**m.public(), "score": round(s, 6)} for m, s in outcome.results]
         data: dict[str, Any] = {"results": results, "total": len(results),
                                 "degraded": outcome.degraded}
@@ -153,18 +152,9 @@ class MemoryService:
         return await consolidate(self, namespace, topic, threshold, dry_run)
 
     # -- internals ------------------------------------------------------------------------
-    def _spawn(self, coro: Any) -> None:
-        """Fire-and-forget bookkeeping (access counts) kept off the caller's latency."""
-        task = asyncio.get_running_loop().create_task(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-        task.add_done_callback(_log_failure)
-
     async def drain(self) -> None:
-        if self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
+        """Write the access counts gathered so far (searches batch them, see access.py)."""
+        await self.access.flush()
 
-
-def _log_failure(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.error("background task failed: %r", task.exception())
+    async def close(self) -> None:
+        await self.access.close()

@@ -3,6 +3,8 @@ degraded mode, hostile queries, budget and threshold."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 import recall_extractors
@@ -120,3 +122,39 @@ async def test_search_never_crosses_namespaces(runtime):
     await _load(runtime, "b", SUBJECTS[10:20])
     res = await runtime.service.search("b", "astronomy baking chess hobby", limit=50)
     assert all(not any(s in r["text"] for s in SUBJECTS[:10]) for r in res["results"])
+
+
+async def test_searches_raise_access_counts_in_batches(runtime):
+    await _load(runtime, subjects=SUBJECTS[:5])
+    runtime.service.access.delay_s = 0.05
+    ids = [r["id"] for r in (await runtime.service.search("u", "chess hobby", limit=2))["results"]]
+    again = [r["id"] for r in (await runtime.service.search("u", "chess", limit=1))["results"]]
+    assert again[0] == ids[0]
+
+    async def counts():
+        return {m.id: m.access_count for m in await runtime.storage.get_memories("u", ids)}
+
+    assert await counts() == {ids[0]: 0, ids[1]: 0}  # gathered, not written per search
+    for _ in range(100):  # written by the timer, without anyone calling drain()
+        if (await counts())[ids[0]]:
+            break
+        await asyncio.sleep(0.02)
+    assert await counts() == {ids[0]: 2, ids[1]: 1}
+    got = (await runtime.storage.get_memories("u", ids[:1]))[0]
+    assert got.last_accessed_at is not None
+
+
+async def test_access_counts_pending_at_shutdown_are_written(tmp_path):
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(recall_sqlite, name="sqlite")
+    pm.register(recall_extractors, name="extractors")
+    config = load_config(None, db=str(tmp_path / "r.db"))
+    rt = await build_runtime(config, pm, start_worker=False)
+    await _load(rt, subjects=SUBJECTS[:3])
+    hit = (await rt.service.search("u", "chess", limit=1))["results"][0]["id"]
+    await rt.close()  # long before the flush timer fires
+    rt = await build_runtime(config, pm, start_worker=False)
+    try:
+        assert (await rt.storage.get_memories("u", [hit]))[0].access_count == 1
+    finally:
+        await rt.close()

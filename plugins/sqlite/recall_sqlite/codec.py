@@ -108,10 +108,14 @@ def quote_terms(terms: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(quoted))
 
 
-def fts_match(namespace: str | None, quoted: Sequence[str]) -> str:
-    """MATCH expression: any of the quoted terms in the text column, AND the namespace's
-    token unless `namespace` is None (the caller then filters rows by namespace itself)."""
+def fts_match(namespace: str | None, quoted: Sequence[str],
+              also: Sequence[str] | None = None) -> str:
+    """MATCH expression: any of the quoted terms in the text columns, AND (when given) any of
+    the `also` terms, AND the namespace's token unless `namespace` is None (the caller then
+    filters rows by namespace itself)."""
     text = f'{{text context}} : ({" OR ".join(quoted)})'
+    if also:
+        text += f' AND {{text context}} : ({" OR ".join(also)})'
     if namespace is None:
         return text
     return f'ns : "{namespace_token(namespace)}" AND {text}'

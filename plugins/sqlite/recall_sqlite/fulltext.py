@@ -4,11 +4,21 @@ The index holds active rows only, one `text` column and one `ns` column with a t
 namespace, so a MATCH is scoped to the namespace by FTS5 itself and never scores other
 tenants' rows. Terms are quoted (see `codec.quote_terms`), so no input can reach the FTS5
 query syntax.
+
+Speed: FTS5's bm25() scores every row that matches any query term before it sorts, about 1 us
+a row. One common word ("project" in 42% of 100k memories) made a query cost 40 ms however
+rare its other words were. `search` therefore splits the terms in two (max-score, as search
+engines do): the rare terms find the candidates and the common ones only add to their
+scores; a bound on what the common terms can add proves the split answer equals the plain
+one, and when the bound cannot prove it the plain query runs. Same ranking, a fraction of the
+work (bench/RESULTS.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import math
+from collections import Counter
+from collections.abc import Sequence
 
 from recall_core.models import ScoredId
 
@@ -22,30 +32,90 @@ COMMON_TERM_MIN_ROWS = 2000
 #: instead: the token makes FTS5 walk the namespace's whole doclist to compute its IDF, which
 #: costs ~5 ms per query at 100k rows even for a rare term.
 UNSCOPED_MAX_OTHERS = 2000
-# Active memories outside `?`, unless there are many namespaces (then: scope the MATCH).
-_OTHERS = ("SELECT count(*), coalesce(sum(n), 0) FROM (SELECT n FROM active_counts "
-           "WHERE namespace <> ? AND n > 0 LIMIT 64)")
-
+#: A split is tried when the rare side holds at most this share of the rows the plain query
+#: would score: it runs two queries over the rare side (measured: each costs about what the
+#: plain query costs per row). Only speed depends on it; the answer is the same either way.
+SPLIT_MAX_SHARE = 0.35
+# Namespace size, the other namespaces' (count of (namespace, type) groups, rows), and an
+# upper bound of the rows in the index (max rowid; IDF grows with it, so bounds stay bounds).
+_SIZES = ("SELECT (SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace = ?), "
+          "count(*), coalesce(sum(n), 0), (SELECT coalesce(max(seq), 0) FROM memories) "
+          "FROM (SELECT n FROM active_counts WHERE namespace <> ? AND n > 0 LIMIT 64)")
 
 # Weight of the session context column (the previous turn) against the memory's own text.
 CONTEXT_WEIGHT = 0.4
+# FTS5's bm25() constants (fts5_aux.c); a term adds at most idf * (K1 + 1) to a row's score.
+K1 = 1.2
+
+
+def idf(rows: int, hits: int) -> float:
+    """FTS5's IDF of a term in `hits` of `rows` rows, clamped as FTS5 clamps it."""
+    value = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return value if value > 0 else 1e-6
 
 
 class FullText:
-    def __init__(self, db: Database, count_active: Callable[[str], Awaitable[int]]):
+    def __init__(self, db: Database):
         self.db = db
-        self._count = count_active
+        #: How each search was answered (single query / split / split then plain); tests and
+        #: benchmarks read it.
+        self.plans: Counter[str] = Counter()
 
     async def search(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
         quoted = quote_terms(terms)
         if not quoted or limit <= 0:
             return []
-        groups, others = await self.db.fetch_one(_OTHERS, (namespace,))
+        mine, groups, others, max_rowid = await self.db.fetch_one(_SIZES, (namespace, namespace))
         scope: str | None = namespace
         if groups < 64 and others <= UNSCOPED_MAX_OTHERS:
             scope = None
-        if len(quoted) > 1:
-            quoted = await self._informative_terms(namespace, scope, quoted)
+        rows = max(int(max_rowid), mine + others)
+        if len(quoted) > 1 and mine >= COMMON_TERM_MIN_ROWS:
+            hits = await self._hits(scope, quoted)
+            quoted, hits = _informative(quoted, hits, rows)
+            found = await self._by_splits(namespace, scope, quoted, hits, rows, limit)
+            if found is not None:
+                return found
+        else:
+            self.plans["single"] += 1
+        return await self._ranked(namespace, scope, quoted, None, limit)
+
+    async def _by_splits(self, namespace: str, scope: str | None, quoted: list[str],
+                         hits: list[int], rows: int, limit: int) -> list[ScoredId] | None:
+        """The split answer when one is likely to be provable and cheaper; None otherwise
+        (the caller then runs the plain query)."""
+        split = choose_split(sorted(zip(hits, quoted)), rows, limit)
+        if split is None:
+            self.plans["single"] += 1
+            return None
+        rare, common, bound = split
+        found = await self._split(namespace, scope, rare, common, bound, limit)
+        self.plans["split" if found is not None else "split, then plain"] += 1
+        return found
+
+    async def _split(self, namespace: str, scope: str | None, rare: list[str],
+                     common: list[str], bound: float, limit: int) -> list[ScoredId] | None:
+        """The top `limit` of the plain query, computed from the rare terms, or None.
+
+        Rows matching a rare term: those without a common term are scored exactly by the
+        rare-only query, those with one by `rare AND common`; a row of either kind that
+        belongs in the top `limit` is in that query's top `limit` (rows above it there score
+        at least as much in the plain query too). Rows with only common terms score at most
+        `bound` (every common term at full weight), so if the `limit`-th best row found beats
+        the bound, none of them can enter.
+        """
+        alone = await self._ranked(namespace, scope, rare, None, limit)
+        both = await self._ranked(namespace, scope, rare, common, limit)
+        best: dict[str, float] = {}
+        for hit in (*alone, *both):  # a row in both: the second (full) score is the larger
+            best[hit.id] = max(best.get(hit.id, hit.score), hit.score)
+        ranked = sorted(best.items(), key=lambda p: -p[1])[:limit]
+        if len(ranked) < limit or ranked[-1][1] <= bound:
+            return None
+        return [ScoredId(id=i, score=s) for i, s in ranked]
+
+    async def _ranked(self, namespace: str, scope: str | None, terms: list[str],
+                      also: list[str] | None, limit: int) -> list[ScoredId]:
         # Ranked inside FTS5 (active rows only; the ns column weighted 0), then only the top
         # rowids are joined, re-checking namespace and activity. Unscoped, the inner LIMIT
         # grows by every active row of other namespaces (read in the same statement, so the
@@ -62,26 +132,46 @@ class FullText:
             f" WHERE memories_fts MATCH ? ORDER BY rank LIMIT {inner_limit}) AS hit "
             "JOIN memories AS m ON m.seq = hit.rowid "
             "WHERE m.namespace = ? AND m.valid_until IS NULL ORDER BY hit.rank LIMIT ?",
-            (fts_match(scope, quoted), *limit_params, namespace, limit))
+            (fts_match(scope, terms, also), *limit_params, namespace, limit))
         return [ScoredId(id=r[0], score=-float(r[1])) for r in rows]
 
-    async def _informative_terms(self, namespace: str, scope: str | None,
-                                 quoted: list[str]) -> list[str]:
-        """Drop terms found in more than half of a large namespace's memories.
-
-        bm25() must score every row that matches any term, so one word like "the" makes a
-        query over 100k rows cost ~100 ms. Such a term has an IDF of about zero in BM25
-        (FTS5 clamps it to 1e-6), so it barely moves the ranking; without it the query costs
-        what the informative terms cost. The rarest term is always kept.
-        """
-        total = await self._count(namespace)
-        if total < COMMON_TERM_MIN_ROWS:
-            return quoted
-        half = total // 2
-        counts = (await self.db.fetch(
+    async def _hits(self, scope: str | None, quoted: list[str]) -> list[int]:
+        """How many rows each term matches (in the namespace when scoped). Counting walks a
+        doclist without scoring it: ~0.05 us a row against bm25()'s ~1 us."""
+        return list((await self.db.fetch(
             "SELECT " + ", ".join(
-                "(SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? "
-                "LIMIT ?))" for _ in quoted),
-            [p for term in quoted for p in (fts_match(scope, [term]), half + 1)]))[0]
-        kept = [term for term, n in zip(quoted, counts) if n <= half]
-        return kept or [min(zip(counts, quoted))[1]]
+                "(SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?)" for _ in quoted),
+            [fts_match(scope, [term]) for term in quoted]))[0])
+
+
+def choose_split(order: list[tuple[int, str]], rows: int, limit: int
+                 ) -> tuple[list[str], list[str], float] | None:
+    """(rare terms, common terms, bound on what the common ones add) or None.
+
+    `order` is (hits, term), rarest first. The rare side is the fewest rarest terms that can
+    find `limit` rows and whose most frequent term alone is worth more than all the common
+    terms together at full weight: a row holding it scores about its IDF, so the proof (see
+    `FullText._split`) is then likely to hold.
+    """
+    total = sum(n for n, _ in order)
+    found = 0
+    for i in range(1, len(order)):
+        found += order[i - 1][0]
+        if found < limit:
+            continue
+        bound = sum(idf(rows, n) * (K1 + 1) for n, _ in order[i:])
+        if bound < idf(rows, order[i - 1][0]):
+            if found > SPLIT_MAX_SHARE * total:
+                return None
+            return [t for _, t in order[:i]], [t for _, t in order[i:]], bound
+    return None
+
+
+def _informative(quoted: list[str], hits: list[int], rows: int) -> tuple[list[str], list[int]]:
+    """Drop terms found in at least half of all rows: FTS5 clamps their IDF to 1e-6, so they
+    cannot move the ranking, yet bm25() would score every row holding them (one "the"
+    made a query over 100k rows cost ~100 ms). The rarest term is always kept."""
+    kept = [(t, n) for t, n in zip(quoted, hits) if 2 * n < rows]
+    if not kept:
+        kept = [min(zip(quoted, hits), key=lambda p: p[1])]
+    return [t for t, _ in kept], [n for _, n in kept]

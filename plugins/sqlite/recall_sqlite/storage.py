@@ -27,6 +27,19 @@ from .settings import SQLiteSettings
 from .vectors import PRUNE_EVERY, RESET, VectorSearch, prune_vector_events
 
 _ITER_BATCH = 500
+#: An insert of at least this many memories (an import) merges the full-text index after.
+OPTIMIZE_AFTER_ROWS = 5000
+
+
+def by_ids(columns: str, condition: str, n: int) -> str:
+    """SELECT of `n` memories by id within one namespace (parameters: namespace, *ids).
+
+    The unary `+` keeps the planner off the namespace indexes: without it, SQLite looked up a
+    100-id IN list by scanning the whole namespace through `memories_all` (62 ms at 100k
+    memories instead of 0.5 ms, measured) because it guessed the namespace was small.
+    """
+    return (f"SELECT {columns} FROM memories WHERE +namespace = ? AND {condition} "
+            f"AND id IN ({', '.join('?' * n)})")
 
 
 class SQLiteStorage:
@@ -36,7 +49,7 @@ class SQLiteStorage:
     def __init__(self, path: str, settings: SQLiteSettings | None = None):
         self.settings = settings or SQLiteSettings()
         self.db = Database(path, self.settings)
-        self._fulltext = FullText(self.db, self._active_count)
+        self._fulltext = FullText(self.db)
         self._vectors = VectorSearch(self.db, self.settings.vector_cache_namespaces)
         self._writes = 0
 
@@ -199,14 +212,17 @@ class SQLiteStorage:
         async with self.db.transaction() as db:
             await _insert_memories(db, memories)
             await self._changed(db, [m.namespace for m in memories])
+        if len(memories) >= OPTIMIZE_AFTER_ROWS:
+            # A bulk load leaves the full-text index in many segments; merging them into one
+            # made queries ~25% faster at 100k rows and costs ~0.2 s there (bench/speed.py).
+            async with self.db.transaction() as db:
+                await db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
 
     async def get_memories(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
         out: list[Memory] = []
         for part in chunks(list(dict.fromkeys(ids))):
-            rows = await self.db.fetch(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? "
-                f"AND valid_until IS NULL AND id IN ({', '.join('?' * len(part))})",
-                (namespace, *part))
+            rows = await self.db.fetch(by_ids(MEMORY_COLUMNS, "valid_until IS NULL", len(part)),
+                                       (namespace, *part))
             out.extend(memory_from_row(r) for r in rows)
         return out
 
@@ -391,9 +407,8 @@ class SQLiteStorage:
     async def get_embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {}
         for part in chunks(list(dict.fromkeys(ids))):
-            rows = await self.db.fetch(
-                "SELECT id, embedding FROM memories WHERE namespace = ? AND embedding IS NOT NULL "
-                f"AND id IN ({', '.join('?' * len(part))})", (namespace, *part))
+            rows = await self.db.fetch(by_ids("id, embedding", "embedding IS NOT NULL", len(part)),
+                                       (namespace, *part))
             out.update((r[0], unpack_vector(r[1])) for r in rows)
         return out
 
