@@ -1,10 +1,13 @@
 """Connections, transactions and the write lock.
 
-A file database gets two aiosqlite connections (each on its own thread): one writer, guarded
-by an asyncio lock so a transaction's statements never interleave with another coroutine's,
-and one read-only reader, which in WAL mode never waits for the writer and only ever sees
-committed data. `:memory:` has a single connection (a second would be a different database),
-so reads take the lock too.
+A file database gets one writer connection, guarded by an asyncio lock so a transaction's
+statements never interleave with another coroutine's, and `readers` read-only connections,
+which in WAL mode never wait for the writer and only ever see committed data. Each aiosqlite
+connection runs its statements one after another on its own thread, so with a single reader a
+token check or a search queued behind the worker's 30 ms full-text query (bench/speed.py:
+store ack p50 33 ms where the tool took 1 ms); a read goes to the reader with the fewest
+statements in flight. `:memory:` has a single connection (a second would be a different
+database), so reads take the lock too.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ class Database:
         self.settings = settings
         self.journal_mode = "?"
         self._writer: aiosqlite.Connection | None = None
-        self._reader: aiosqlite.Connection | None = None
+        self._readers: list[aiosqlite.Connection] = []
+        self._busy: list[int] = []  # statements in flight per reader
         self._lock = asyncio.Lock()
 
     @property
@@ -74,9 +78,15 @@ class Database:
                         f"backend (recall-postgres).") from exc
                 raise
             if not self.in_memory:
-                self._reader = await self._connect()
-                await self._reader.execute("PRAGMA query_only = ON")
+                for _ in range(self.settings.readers):
+                    reader = await self._connect()
+                    self._readers.append(reader)
+                    await reader.execute("PRAGMA query_only = ON")
+                self._busy = [0] * len(self._readers)
         except BaseException:
+            for reader in self._readers:
+                await reader.close()
+            self._readers, self._busy = [], []
             await writer.close()
             raise
         self._writer = writer
@@ -94,9 +104,9 @@ class Database:
         return db
 
     async def close(self) -> None:
-        reader, writer = self._reader, self._writer
-        self._reader = self._writer = None
-        if reader is not None:
+        readers, writer = self._readers, self._writer
+        self._readers, self._busy, self._writer = [], [], None
+        for reader in readers:
             await reader.close()
         if writer is not None:
             try:
@@ -143,8 +153,14 @@ class Database:
 
     # -- reads --------------------------------------------------------------------------------
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row | tuple]:
-        if self._reader is not None:
-            return list(await self._reader.execute_fetchall(sql, params))
+        if self._readers:
+            i = min(range(len(self._readers)), key=self._busy.__getitem__)
+            self._busy[i] += 1
+            try:
+                return list(await self._readers[i].execute_fetchall(sql, params))
+            finally:
+                if i < len(self._busy):  # close() may have emptied the pool meanwhile
+                    self._busy[i] -= 1
         db = self._conn()
         async with self._lock:
             return list(await db.execute_fetchall(sql, params))

@@ -19,6 +19,9 @@ class SQLiteSettings(BaseModel):
     #: `NORMAL` is crash-safe in WAL mode (a killed process loses nothing); only a power cut
     #: can drop the last commits. `FULL` fsyncs every commit (slower acks, power-cut safe).
     synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "NORMAL"
+    #: Read-only connections (each its own thread and page cache). Reads go to the least busy
+    #: one, so a quick read never queues behind a slow one (the worker's full-text checks).
+    readers: int = Field(3, ge=1, le=32)
     #: Memory-mapped I/O size in MiB (0 disables); speeds up reads of large databases.
     mmap_size_mib: int = Field(256, ge=0)
     #: How many namespaces keep their vector matrix cached in memory (least recently used
