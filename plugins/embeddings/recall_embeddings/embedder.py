@@ -4,6 +4,10 @@ The model loads in a daemon thread started by the constructor; until it is ready
 it failed) `embed` raises `NotReady` at once, and search answers from the other rankers.
 Encoding runs in a worker thread, one chunk of `batch_size` texts at a time, so a search
 query waits behind at most one chunk of a large write-time batch.
+
+Two backends compute the same vectors: onnxruntime (`onnx_backend`, an export of the model
+cached on disk and checked against torch when loaded) and sentence-transformers on torch.
+`backend = "auto"` picks onnxruntime when it can and says why when it cannot.
 """
 
 from __future__ import annotations
@@ -69,6 +73,10 @@ def peek_dim(path: Path) -> int:
     return 0
 
 
+class BackendUnavailable(Exception):
+    """backend = "onnx" was asked for and cannot be served; reported as a load failure."""
+
+
 class SentenceTransformerEmbedder:
     """`recall_core.Embedder` backed by a local sentence-transformers model."""
 
@@ -79,11 +87,15 @@ class SentenceTransformerEmbedder:
         self.settings = settings
         self._loader = loader or load_sentence_transformer
         self._model: Any = None
+        self._onnx: Any = None  # onnx_backend.OnnxEncoder when that backend serves
+        self._backend: str | None = None
+        self._backend_reason: str | None = None
+        self._onnx_export_seconds: float | None = None
         self._error: str | None = None
         self._state = "idle"
         self._load_seconds: float | None = None
         self._done = threading.Event()
-        self._encode_lock = threading.Lock()  # one forward pass at a time; torch threads are shared
+        self._encode_lock = threading.Lock()  # one forward pass at a time; the threads are shared
         self._thread: threading.Thread | None = None
         try:
             self._model_path: str | None = str(settings.resolve_model_path())
@@ -110,8 +122,10 @@ class SentenceTransformerEmbedder:
         try:
             model = self._loader(self.settings)
             dim = _model_dim(model)
+            self._pick_backend(model)
         except BaseException as exc:  # noqa: BLE001 - kept for status and NotReady, never raised
-            self._error = str(exc) if isinstance(exc, ModelNotFound) else f"{type(exc).__name__}: {exc}"
+            known = isinstance(exc, (ModelNotFound, BackendUnavailable))
+            self._error = str(exc) if known else f"{type(exc).__name__}: {exc}"
             self._state = "failed"
             log.error("dense: model failed to load: %s", self._error)
         else:
@@ -119,10 +133,42 @@ class SentenceTransformerEmbedder:
             self._model = model
             self._state = "ready"
             self._load_seconds = time.perf_counter() - started
-            log.info("dense: model %s ready in %.2fs (dim %d)", self.settings.model,
-                     self._load_seconds, dim)
+            log.info("dense: model %s ready in %.2fs (dim %d, backend %s)", self.settings.model,
+                     self._load_seconds, dim, self._backend)
         finally:
             self._done.set()
+
+    def _pick_backend(self, model: Any) -> None:
+        """Set up onnxruntime when the settings allow it and it works, else keep torch."""
+        s = self.settings
+        if s.backend == "torch":
+            self._backend, self._backend_reason = "torch", 'backend = "torch" in the settings'
+            return
+        from . import onnx_backend
+
+        try:
+            if s.device != "cpu":
+                raise onnx_backend.OnnxUnavailable(f"device {s.device!r}: the ONNX backend runs on CPU only")
+            if self._model_path is None:
+                raise onnx_backend.OnnxUnavailable("the model directory is unknown")
+            built = onnx_backend.build(model, Path(self._model_path), s.resolve_onnx_cache_dir(),
+                                       s.threads)
+        except Exception as exc:  # noqa: BLE001 - any failure means torch or, for "onnx", a load failure
+            known = isinstance(exc, onnx_backend.OnnxUnavailable)
+            reason = str(exc) if known else f"{type(exc).__name__}: {exc}"
+            if s.backend == "onnx":
+                raise BackendUnavailable(
+                    f'backend "onnx" is not possible: {reason}. Set [plugins.dense] backend = '
+                    f'"auto" (falls back to torch) or "torch"') from exc
+            self._backend, self._backend_reason = "torch", f"onnx not used: {reason}"
+            log.warning("dense: using the torch backend; %s", self._backend_reason)
+            return
+        self._onnx = built.encoder
+        self._onnx_export_seconds = built.export_seconds
+        self._backend, self._backend_reason = "onnx", None
+        log.info("dense: onnx backend (%s, %s; probe cosine %.6f)", built.encoder.path,
+                 "cached" if built.export_seconds is None else f"exported in {built.export_seconds:.1f}s",
+                 built.cosine)
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Block until loading finished (for the CLI and benchmarks). True when ready."""
@@ -149,6 +195,11 @@ class SentenceTransformerEmbedder:
     def error(self) -> str | None:
         return self._error
 
+    @property
+    def backend(self) -> str | None:
+        """"onnx" or "torch" once loaded; None while loading or after a failure."""
+        return self._backend
+
     def status(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -158,6 +209,12 @@ class SentenceTransformerEmbedder:
             "model_path": self._model_path,
             "device": self.settings.device,
             "dim": self._dim,
+            "backend": self._backend,  # onnx | torch | None until loaded
+            "backend_setting": self.settings.backend,
+            "backend_reason": self._backend_reason,  # why torch, when it is torch
+            "onnx_file": None if self._onnx is None else str(self._onnx.path),
+            "onnx_export_seconds": None if self._onnx_export_seconds is None
+            else round(self._onnx_export_seconds, 2),  # None when the cached export was used
             "load_seconds": None if self._load_seconds is None else round(self._load_seconds, 3),
             "error": self._error,
         }
@@ -191,8 +248,11 @@ class SentenceTransformerEmbedder:
 
     def _encode_sync(self, model: Any, chunk: list[str]) -> list[list[float]]:
         with self._encode_lock:
-            arr = model.encode(chunk, batch_size=len(chunk), normalize_embeddings=True,
-                               convert_to_numpy=True, show_progress_bar=False)
+            if self._onnx is not None:
+                arr = self._onnx.encode(chunk)
+            else:
+                arr = model.encode(chunk, batch_size=len(chunk), normalize_embeddings=True,
+                                   convert_to_numpy=True, show_progress_bar=False)
         return arr.tolist()
 
 

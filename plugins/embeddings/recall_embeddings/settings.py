@@ -7,7 +7,9 @@ a packaged model (by its short name) or a local sentence-transformers directory.
 from __future__ import annotations
 
 import importlib.resources
+import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,13 +35,27 @@ class DenseSettings(BaseModel):
     device: str = "cpu"
     #: Texts per forward pass; also the largest unit a search query can wait behind.
     batch_size: int = Field(32, ge=1, le=1024)
-    #: torch.set_num_threads; None keeps torch's default. Process-wide in torch.
+    #: torch.set_num_threads and onnxruntime's intra-op threads; None keeps their defaults.
     threads: int | None = Field(None, ge=1)
+    #: "auto": onnxruntime when possible, else torch (reason in status). "onnx": onnxruntime or
+    #: a load failure that says why. "torch": sentence-transformers on torch only.
+    backend: Literal["auto", "onnx", "torch"] = "auto"
+    #: Where the one-time ONNX export is cached. None: $RECALL_CACHE_DIR/onnx if that variable
+    #: is set, else ~/.cache/recall/onnx.
+    onnx_cache_dir: str | None = None
     #: Prepended to search queries / stored texts (bge/e5-style models want these).
     query_prefix: str = ""
     passage_prefix: str = ""
     #: Load in a background thread so start-up and tool calls never wait for the model.
     load_in_background: bool = True
+
+    def resolve_onnx_cache_dir(self) -> Path:
+        """The directory for exported ONNX files (not created here)."""
+        if self.onnx_cache_dir:
+            return Path(self.onnx_cache_dir).expanduser()
+        root = os.environ.get("RECALL_CACHE_DIR")
+        base = Path(root).expanduser() if root else Path.home() / ".cache" / "recall"
+        return base / "onnx"
 
     def resolve_model_path(self) -> Path:
         """The directory to load. Raises ModelNotFound with the fix; never touches the network."""
