@@ -14,6 +14,17 @@ class NetworkAttempt(AssertionError):
     pass
 
 
+@pytest.fixture(scope="session", autouse=True)
+def onnx_cache_dir(tmp_path_factory: pytest.TempPathFactory):
+    """RECALL_CACHE_DIR for the whole session, so no test writes the ONNX export to ~/.cache.
+    Embedders with default settings share it: the session exports the model once."""
+    mp = pytest.MonkeyPatch()
+    root = tmp_path_factory.mktemp("recall-cache")
+    mp.setenv("RECALL_CACHE_DIR", str(root))
+    yield root / "onnx"
+    mp.undo()
+
+
 @pytest.fixture(scope="session")
 def network_attempts() -> list[str]:
     return []

@@ -43,11 +43,29 @@ def test_defaults():
     s = DenseSettings()
     assert (s.device, s.threads, s.query_prefix, s.passage_prefix, s.load_in_background) == \
         ("cpu", None, "", "", True)
+    assert (s.backend, s.onnx_cache_dir) == ("auto", None)
+
+
+def test_backend_values():
+    assert [DenseSettings(backend=b).backend for b in ("auto", "onnx", "torch")] == ["auto", "onnx", "torch"]
+    with pytest.raises(ValidationError, match="backend"):
+        DenseSettings(backend="tensorrt")
+
+
+def test_onnx_cache_dir(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("RECALL_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert DenseSettings().resolve_onnx_cache_dir() == tmp_path / "home" / ".cache" / "recall" / "onnx"
+    monkeypatch.setenv("RECALL_CACHE_DIR", str(tmp_path / "shared"))
+    assert DenseSettings().resolve_onnx_cache_dir() == tmp_path / "shared" / "onnx"
+    assert DenseSettings(onnx_cache_dir="~/x").resolve_onnx_cache_dir() == tmp_path / "home" / "x"
 
 
 def test_core_config_and_env_override(tmp_path: Path, monkeypatch):
     cfg_file = tmp_path / "recall.toml"
     cfg_file.write_text('[plugins.dense]\nbatch_size = 8\nquery_prefix = "query: "\n')
     monkeypatch.setenv("RECALL_PLUGIN_DENSE_THREADS", "2")
+    monkeypatch.setenv("RECALL_PLUGIN_DENSE_BACKEND", "torch")
     settings = plugin_settings(load_config(cfg_file), "dense", DenseSettings)
     assert (settings.batch_size, settings.threads, settings.query_prefix) == (8, 2, "query: ")
+    assert settings.backend == "torch"
