@@ -10,6 +10,7 @@ from typing import Any
 import pluggy
 from fastmcp import FastMCP
 
+from .audit import AuditLog
 from .auth import StorageTokenVerifier
 from .compose import (Registries, build_plugin, build_rankers, build_storage,
                       choose_extractor_name)
@@ -43,12 +44,15 @@ class Runtime:
     embedder: Embedder | None
     service: MemoryService
     worker: Worker | None = None
+    audit: AuditLog | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
     async def close(self) -> None:
         if self.worker is not None:
             await self.worker.stop()
         await self.service.close()
+        if self.audit is not None:
+            await self.audit.close()
         await self.storage.close()
 
 
@@ -63,7 +67,8 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
                      if getattr(s.ranker, "embedder", None) is not None), None)
     await storage.open()
     service = MemoryService(storage, extractor, rankers, config, embedder)
-    runtime = Runtime(config, pm, registries, storage, extractor, rankers, embedder, service)
+    runtime = Runtime(config, pm, registries, storage, extractor, rankers, embedder, service,
+                      audit=AuditLog(storage))
     if start_worker and config.worker.concurrency > 0:
         runtime.worker = Worker(storage, extractor, embedder, config, service.job_signal)
         await runtime.worker.start()

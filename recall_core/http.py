@@ -29,6 +29,6 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
         return JSONResponse({"status": "ok", "storage": runtime.storage.description,
                              "degraded": readiness(runtime)})
 
-    app = mcp.http_app(path="/mcp")
+    app = mcp.http_app(path="/mcp", json_response=True)
     mount_a2a(app, runtime, public_url=public_url)
     return app

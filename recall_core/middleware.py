@@ -1,7 +1,8 @@
 """The default middleware: audit and timeout (registered by recall_core.builtin.middleware).
 
 - audit (outermost): one JSON log line and one tool_call_records row per call, for successes
-  and failures alike, with the status and code the caller actually got.
+  and failures alike, with the status and code the caller actually got (the line at once,
+  the row in a batch right after, see audit.py).
 - timeout: a tool that runs longer than limits.tool_timeout answers TOOL_TIMEOUT.
 """
 
@@ -61,10 +62,14 @@ class AuditMiddleware(Middleware):
                                     inputs_hash=inputs_hash(args), status=status, code=code,
                                     duration_ms=round(duration, 3))
             audit_log.info(json.dumps({"event": "tool_call", **record.model_dump(mode="json")}))
-            try:
-                await self.runtime.storage.record_tool_call(record)
-            except Exception:  # noqa: BLE001 - auditing must not turn a result into a failure
-                audit_log.exception("could not write tool_call_records row for %s", name)
+            # The row is written in a batch after the answer (audit.py).
+            if self.runtime.audit is not None:
+                self.runtime.audit.record(record)
+            else:
+                try:
+                    await self.runtime.storage.record_tool_call(record)
+                except Exception:  # noqa: BLE001 - auditing must not turn a result into a failure
+                    audit_log.exception("could not write tool_call_records row for %s", name)
 
 
 class TimeoutMiddleware(Middleware):

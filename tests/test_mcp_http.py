@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import uuid
 
 import httpx
@@ -176,6 +177,17 @@ async def test_audit_log_line_per_call(server, tokens):
     match = [r for r in lines if r["tool"] == "delete_memory" and r["namespace"] == "bob"]
     assert match and match[-1]["status"] == "error" and match[-1]["code"] == "MEMORY_NOT_FOUND"
     assert match[-1]["duration_ms"] >= 0 and len(match[-1]["inputs_hash"]) == 64
+    # and its tool_call_records row, written in a batch right after the answer
+    rows: list = []
+    for _ in range(50):
+        with sqlite3.connect(server.db) as conn:
+            rows = conn.execute(
+                "SELECT status, code FROM tool_call_records WHERE tool = 'delete_memory' "
+                "AND namespace = 'bob' AND inputs_hash = ?", (match[-1]["inputs_hash"],)).fetchall()
+        if rows:
+            break
+        await asyncio.sleep(0.1)
+    assert rows == [("error", "MEMORY_NOT_FOUND")]
 
 
 async def test_tools_are_annotated_and_documented(server, tokens):

@@ -421,11 +421,18 @@ class SQLiteStorage:
 
     # -- audit and A2A ------------------------------------------------------------------------
     async def record_tool_call(self, record: ToolCallRecord) -> None:
-        await self.db.write(
-            "INSERT INTO tool_call_records (tool, namespace, inputs_hash, status, code, "
-            "duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (record.tool, record.namespace, record.inputs_hash, record.status, record.code,
-             float(record.duration_ms), to_db(record.at)))
+        await self.record_tool_calls([record])
+
+    async def record_tool_calls(self, records: Sequence[ToolCallRecord]) -> None:
+        """Several rows in one transaction (the audit middleware's batches)."""
+        if not records:
+            return
+        async with self.db.transaction() as db:
+            await db.executemany(
+                "INSERT INTO tool_call_records (tool, namespace, inputs_hash, status, code, "
+                "duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(r.tool, r.namespace, r.inputs_hash, r.status, r.code, float(r.duration_ms),
+                  to_db(r.at)) for r in records])
 
     async def save_task(self, namespace: str, task_id: str, data: dict[str, Any]) -> None:
         now = now_text()
