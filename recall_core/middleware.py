@@ -57,19 +57,24 @@ class AuditMiddleware(Middleware):
             status, code = _outcome(result)
             return result
         finally:
-            duration = (time.perf_counter() - started) * 1000
-            record = ToolCallRecord(tool=name, namespace=current_namespace_or_none(),
-                                    inputs_hash=inputs_hash(args), status=status, code=code,
-                                    duration_ms=round(duration, 3))
-            audit_log.info(json.dumps({"event": "tool_call", **record.model_dump(mode="json")}))
-            # The row is written in a batch after the answer (audit.py).
-            if self.runtime.audit is not None:
-                self.runtime.audit.record(record)
-            else:
-                try:
-                    await self.runtime.storage.record_tool_call(record)
-                except Exception:  # noqa: BLE001 - auditing must not turn a result into a failure
-                    audit_log.exception("could not write tool_call_records row for %s", name)
+            await audit_call(self.runtime, name, current_namespace_or_none(), args, status, code,
+                             (time.perf_counter() - started) * 1000)
+
+
+async def audit_call(runtime: Any, tool: str, namespace: str | None, args: Any, status: str,
+                     code: str | None, duration_ms: float) -> None:
+    """One JSON log line now and one tool_call_records row (batched, see audit.py) for a call
+    through any transport (MCP tools here, A2A tasks in a2a/executor.py)."""
+    record = ToolCallRecord(tool=tool, namespace=namespace, inputs_hash=inputs_hash(args),
+                            status=status, code=code, duration_ms=round(duration_ms, 3))
+    audit_log.info(json.dumps({"event": "tool_call", **record.model_dump(mode="json")}))
+    if runtime.audit is not None:
+        runtime.audit.record(record)
+        return
+    try:
+        await runtime.storage.record_tool_call(record)
+    except Exception:  # noqa: BLE001 - auditing must not turn a result into a failure
+        audit_log.exception("could not write tool_call_records row for %s", tool)
 
 
 class TimeoutMiddleware(Middleware):

@@ -6,7 +6,9 @@ triple with the same importance, which is the contradiction the rules cannot set
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sqlite3
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -254,6 +256,25 @@ async def test_invalid_input_is_rejected_with_the_tool_error_code(server, tokens
         task = await alice.send(data(skill="forget_everything", text="x"))
         assert task.status.state == REJECTED
         assert "Unknown skill" in status_data(task)["error"]
+
+
+async def test_a2a_tasks_are_audited_like_tool_calls(server):
+    async with A2A(server.base, server.token("auditee")) as caller:
+        await caller.send(data(skill="search_memories", query="editor"))
+        await caller.send(consolidate("   "))
+    rows: list = []
+    for _ in range(50):
+        with sqlite3.connect(server.db) as conn:
+            rows = conn.execute(
+                "SELECT tool, status, code FROM tool_call_records WHERE namespace = 'auditee' "
+                "ORDER BY rowid").fetchall()
+        if len(rows) >= 2:
+            break
+        await asyncio.sleep(0.1)
+    assert rows == [("a2a:search_memories", "ok", None),
+                    ("a2a:consolidate_memories", "error", "INVALID_PARAM")]
+    lines = [line for line in server.log().splitlines() if '"tool": "a2a:' in line]
+    assert any('"namespace": "auditee"' in line for line in lines)
 
 
 @pytest.mark.parametrize("age_days, importance, asks", [

@@ -13,6 +13,7 @@ tools, e.g. INVALID_PARAM); failed when extraction or storage failed.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import asdict
 from typing import Any
 
@@ -24,6 +25,7 @@ from a2a.types.a2a_pb2 import Message, Task, TaskState, TaskStatus
 from google.protobuf.json_format import MessageToDict
 
 from ..errors import InvalidParam, RecallError
+from ..middleware import audit_call
 from ..models import ExtractedMemory, utcnow
 from ..protocols import ExtractionError
 from . import skills
@@ -77,6 +79,24 @@ class RecallAgentExecutor(AgentExecutor):
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         namespace = namespace_of(context.call_context)
+        started = time.perf_counter()
+        outcome: tuple[str, str | None] = ("error", "INTERNAL")
+        try:
+            outcome = await self._execute(namespace, context, event_queue)
+        finally:
+            # Audited like an MCP tool call: "a2a:<skill>" (or a2a:resume for a reply).
+            try:
+                args, _ = message_args(context)
+            except Exception:  # noqa: BLE001 - an unreadable message is still audited
+                args = {}
+            skill = "resume" if context.current_task is not None else (
+                args.get("skill") or "consolidate_memories")
+            await audit_call(self.runtime, f"a2a:{skill}", namespace, args, *outcome,
+                             (time.perf_counter() - started) * 1000)
+
+    async def _execute(self, namespace: str, context: RequestContext,
+                       event_queue: EventQueue) -> tuple[str, str | None]:
+        """Runs the task; returns the (status, code) the audit records."""
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         task = context.current_task
         if task is None:
@@ -95,18 +115,23 @@ class RecallAgentExecutor(AgentExecutor):
                 await updater.failed(self._say(
                     updater, "This task is not waiting for input (the server may have stopped "
                              "while it ran). Send the request again as a new task."))
+                return "error", "TASK_NOT_RESUMABLE"
         except RecallError as exc:
             await updater.reject(self._error(updater, exc.code, exc.message))
+            return "error", exc.code
         except ExtractionError as exc:
             log.warning("a2a task %s: extraction failed: %s", context.task_id, exc)
             await updater.failed(self._error(
                 updater, "EXTRACTION_FAILED", f"Extraction failed: {exc}. Nothing was stored; "
                                               f"retry as a new task."))
+            return "error", "EXTRACTION_FAILED"
         except Exception as exc:  # noqa: BLE001 - reported as failed, with the log line to look at
             log.exception("a2a task %s failed", context.task_id)
             await updater.failed(self._error(
                 updater, "INTERNAL", f"Internal error ({type(exc).__name__}). Nothing was reported "
                                      f"as done; retry, and if it persists check the server log."))
+            return "error", "INTERNAL"
+        return "ok", None
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
