@@ -2,7 +2,9 @@
 
 Every write that changes what a namespace's active memories are bumps its row in
 `namespaces` last in the transaction (see the lock order in storage.py), so in-process caches
-keyed by `namespace_version` never serve stale data.
+keyed by `namespace_version` never serve stale data. Writes that add or retire active rows
+also update the keyword index and its statistics (`fulltext.sync`) just before, and the bump
+applies the namespace's counters.
 """
 
 from __future__ import annotations
@@ -16,14 +18,22 @@ import asyncpg
 from recall_core.models import Memory
 from recall_core.protocols import DecayRow
 
+from .fulltext import Counts, sync
 from .tx import in_transaction
 from .rows import INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row, memory_params, utc
 
 if TYPE_CHECKING:
     from .vectors import ArrayIndex, PgVectorIndex
 
-_BUMP = """INSERT INTO namespaces (namespace, version) VALUES ($1, nextval('namespace_version_seq'))
-           ON CONFLICT (namespace) DO UPDATE SET version = nextval('namespace_version_seq')"""
+_BUMP = """
+INSERT INTO namespaces (namespace, version, ft_docs, ft_len, ft_min_len)
+VALUES ($1, nextval('namespace_version_seq'), $2, $3, $4)
+    ON CONFLICT (namespace) DO UPDATE
+   SET version = nextval('namespace_version_seq'),
+       ft_docs = namespaces.ft_docs + excluded.ft_docs,
+       ft_len = namespaces.ft_len + excluded.ft_len,
+       ft_min_len = CASE WHEN namespaces.ft_docs + excluded.ft_docs > 0
+                         THEN least(namespaces.ft_min_len, excluded.ft_min_len) END"""
 _PAGE = 500
 
 
@@ -32,9 +42,12 @@ class MemoryMethods:
     vectors: PgVectorIndex | ArrayIndex | None
 
     # -- helpers ----------------------------------------------------------------------------
-    async def _bump(self, con: asyncpg.Connection, namespaces: Sequence[str]) -> None:
-        for ns in sorted(set(namespaces)):
-            await con.execute(_BUMP, ns)
+    async def _bump(self, con: asyncpg.Connection, namespaces: Sequence[str],
+                    counts: dict[str, Counts] | None = None) -> None:
+        counts = counts or {}
+        for ns in sorted(set(namespaces) | set(counts)):
+            c = counts.get(ns, Counts())
+            await con.execute(_BUMP, ns, c.docs, c.length, c.min_len)
 
     async def _insert(self, con: asyncpg.Connection, memories: Sequence[Memory]) -> set[int]:
         assert self.vectors is not None
@@ -55,7 +68,8 @@ class MemoryMethods:
             return
         async def body(con: asyncpg.Connection) -> set[int]:
             dims = await self._insert(con, memories)
-            await self._bump(con, [m.namespace for m in memories])
+            counts = await sync(con, added=[m.id for m in memories])
+            await self._bump(con, [m.namespace for m in memories], counts)
             return dims
 
         await self.vectors.ensure_indexes(self.pool, await in_transaction(self.pool, body))
@@ -126,7 +140,7 @@ class MemoryMethods:
                 "RETURNING id", namespace, memory_id)
             if deleted is None:
                 return False
-            await self._bump(con, [namespace])
+            await self._bump(con, [namespace], await sync(con, removed=[deleted]))
             return True
 
         return await in_transaction(self.pool, body)
@@ -138,15 +152,18 @@ class MemoryMethods:
                 raise ValueError(f"supersede_memories in namespace {namespace!r} was given a "
                                  f"memory of namespace {m.namespace!r}")
         async def body(con: asyncpg.Connection) -> set[int]:
+            retired = []
             if ids:
-                await con.execute(
+                retired = [r["id"] for r in await con.fetch(
                     """UPDATE memories m SET valid_until = $3
                          FROM (SELECT id FROM memories WHERE namespace = $1
                                  AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
-                        WHERE m.id = l.id AND m.valid_until IS NULL""",
-                    namespace, list(ids), aware(at))
+                        WHERE m.id = l.id AND m.valid_until IS NULL
+                    RETURNING m.id""",
+                    namespace, list(ids), aware(at))]
             dims = await self._insert(con, new)
-            await self._bump(con, [namespace])
+            counts = await sync(con, added=[m.id for m in new], removed=retired)
+            await self._bump(con, [namespace], counts)
             return dims
 
         await self.vectors.ensure_indexes(self.pool, await in_transaction(self.pool, body))
@@ -178,13 +195,14 @@ class MemoryMethods:
     async def delete_namespace(self, namespace: str) -> tuple[int, int]:
         async def body(con: asyncpg.Connection) -> tuple[int, int]:
             memories = await con.execute("DELETE FROM memories WHERE namespace = $1", namespace)
+            counts = await sync(con, namespace=namespace)
             await con.execute("DELETE FROM operations WHERE namespace = $1", namespace)
             await con.execute("DELETE FROM a2a_tasks WHERE namespace = $1", namespace)
             await con.execute("DELETE FROM tool_call_records WHERE namespace = $1", namespace)
             tokens = await con.execute(
                 "UPDATE api_tokens SET revoked_at = clock_timestamp() "
                 "WHERE namespace = $1 AND revoked_at IS NULL", namespace)
-            await self._bump(con, [namespace])
+            await self._bump(con, [namespace], counts)
             return int(memories.split()[-1]), int(tokens.split()[-1])
 
         return await in_transaction(self.pool, body)

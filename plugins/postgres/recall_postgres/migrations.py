@@ -152,12 +152,73 @@ ALTER TABLE memories ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
 CREATE INDEX memories_tsv ON memories USING gin (tsv);
 """
 
+# Keyword search moves to its own narrow table with exact BM25 statistics (see fulltext.py).
+# - recall_ft_vector(text): the tsvector of a folded text. ASCII punctuation becomes spaces
+#   first, so the parser makes the same words core makes of a query: "REC-1050" was 'rec' and
+#   '-1050' (a signed number no query term can equal), "3.5" one float, "foo.com" one host.
+# - fulltext: one row per ACTIVE memory (text weight A, session context weight D, `len` its
+#   number of lexemes), so a search reads ~40 rows a page instead of a few wide memory rows
+#   (their vectors make them ~2 kB), and never filters out superseded rows.
+# - fulltext_terms: per namespace and lexeme, how many active rows hold it (df), in the text
+#   (df_text), in both text and context (df_both). namespaces.ft_docs / ft_len: active rows
+#   and their total length; ft_min_len: a lower bound of the shortest non-empty one.
+#   Maintained by the plugin's writes in the same transactions (fulltext.py: sync).
+# The generated memories.tsv and its GIN index are dropped: nothing reads them any more.
+_V5 = r"""
+CREATE FUNCTION recall_ft_vector(text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT to_tsvector('english'::regconfig,
+                             translate($1, '!"#$%&''()*+,-./:;<=>?@[\]^_`{|}~',
+                                       '                                ')) $$;
+CREATE TABLE fulltext (
+    id         text PRIMARY KEY,
+    namespace  text NOT NULL,
+    created_at timestamptz NOT NULL,
+    seq        bigint NOT NULL,
+    len        integer NOT NULL,
+    tsv        tsvector NOT NULL
+);
+INSERT INTO fulltext (id, namespace, created_at, seq, len, tsv)
+SELECT m.id, m.namespace, m.created_at, m.seq, length(v.tsv), v.tsv
+  FROM memories m CROSS JOIN LATERAL (
+       SELECT setweight(recall_ft_vector(m.search_text), 'A')
+              || setweight(recall_ft_vector(coalesce(m.search_context, '')), 'D') AS tsv) v
+ WHERE m.valid_until IS NULL;
+CREATE INDEX fulltext_tsv ON fulltext USING gin (tsv);
+CREATE TABLE fulltext_terms (
+    namespace text NOT NULL,
+    lexeme    text NOT NULL,
+    df        integer NOT NULL,
+    df_text   integer NOT NULL,
+    df_both   integer NOT NULL,
+    PRIMARY KEY (namespace, lexeme)
+);
+INSERT INTO fulltext_terms (namespace, lexeme, df, df_text, df_both)
+SELECT f.namespace, t.lexeme, count(*),
+       count(*) FILTER (WHERE 'A' = ANY (t.weights)),
+       count(*) FILTER (WHERE 'A' = ANY (t.weights) AND 'D' = ANY (t.weights))
+  FROM fulltext f CROSS JOIN LATERAL unnest(f.tsv) AS t
+ GROUP BY f.namespace, t.lexeme;
+ALTER TABLE namespaces ADD COLUMN ft_docs bigint NOT NULL DEFAULT 0,
+                       ADD COLUMN ft_len bigint NOT NULL DEFAULT 0,
+                       ADD COLUMN ft_min_len integer;
+INSERT INTO namespaces (namespace, version, ft_docs, ft_len, ft_min_len)
+SELECT namespace, nextval('namespace_version_seq'), count(*), sum(len),
+       min(len) FILTER (WHERE len > 0)
+  FROM fulltext GROUP BY namespace
+    ON CONFLICT (namespace) DO UPDATE
+   SET ft_docs = excluded.ft_docs, ft_len = excluded.ft_len, ft_min_len = excluded.ft_min_len;
+DROP INDEX memories_tsv;
+ALTER TABLE memories DROP COLUMN tsv;
+"""
+
 # (version, description, SQL). Append only; never edit a released step.
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "memories, operations, tokens, audit, a2a tasks, namespace versions", _V1),
     (2, "memories.seq (insertion order) and session index", _V2),
     (3, "memories.base_importance (importance decay)", _V3),
     (4, "memories.search_context (session context in the tsvector)", _V4),
+    (5, "fulltext table with BM25 statistics (document frequencies, lengths)", _V5),
 ]
 
 LATEST = MIGRATIONS[-1][0]

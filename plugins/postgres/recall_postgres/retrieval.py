@@ -1,4 +1,4 @@
-"""Retrieval: keyword search on the tsvector, dense vectors (mixed into PostgresStorage)."""
+"""Retrieval: keyword search (fulltext.py), dense vectors (mixed into PostgresStorage)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import asyncpg
 
 from recall_core.models import ScoredId
 
+from .fulltext import FullText
 from .rows import search_text
 from .tx import in_transaction
 
@@ -23,30 +24,20 @@ def _clean_term(term: str) -> str:
     return term.replace("\x00", " ").encode("utf-8", "ignore").decode("utf-8")
 
 
-# Weight of the session context (tsvector weight D) against the text (A); as in SQLite.
-_CONTEXT_WEIGHT = 0.4
-
-
 class RetrievalMethods:
     pool: asyncpg.Pool
     vectors: PgVectorIndex | ArrayIndex | None
+    fulltext: FullText
 
     # -- retrieval ------------------------------------------------------------------------
     async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
-        # Each term goes through plainto_tsquery as a bound parameter, so no character of it
-        # can act as tsquery syntax; the per-term queries are OR-ed together.
+        # Terms are bound parameters turned into lexemes by to_tsvector, and lexemes are
+        # quoted into tsquery operands (fulltext.quote): no input can form query syntax.
         clean = [t for t in (_clean_term(search_text(str(t))) for t in terms) if t.strip()]
         clean = list(dict.fromkeys(clean))[:_MAX_TERMS]
         if not clean or limit < 1:
             return []
-        q = " || ".join(f"plainto_tsquery('english', ${i + 3})" for i in range(len(clean)))
-        rows = await self.pool.fetch(
-            f"""SELECT m.id, ts_rank_cd('{{{_CONTEXT_WEIGHT}, 0.2, 0.4, 1.0}}', m.tsv, q.q) AS score
-                  FROM memories m, (SELECT {q} AS q) AS q
-                 WHERE m.namespace = $1 AND m.valid_until IS NULL AND m.tsv @@ q.q
-                 ORDER BY score DESC, m.created_at DESC, m.seq DESC
-                 LIMIT $2""", namespace, limit, *clean)
-        return [ScoredId(id=r["id"], score=float(r["score"])) for r in rows]
+        return await self.fulltext.search(self.pool, namespace, clean, limit)
 
     async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
         if limit < 1 or len(vector) == 0:

@@ -6,7 +6,8 @@ pgvector when the server has it (see vectors.py). Memory rows live in memories.p
 search in retrieval.py (mixins sharing `pool`, `vectors` and the `_bump`/`_insert` helpers).
 
 Lock order, to keep concurrent transactions free of deadlocks: operation row, then memory
-rows (locked in id order), then the `namespaces` version row, always last.
+rows (locked in id order), then keyword statistics rows (`fulltext_terms`, locked in lexeme
+order by fulltext.sync), then the `namespaces` version row, always last.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from recall_core.models import Memory, Operation, ToolCallRecord
 
 from . import queue
 from .memories import MemoryMethods
+from .fulltext import FullText, sync
 from .migrations import MIGRATION_LOCK, current_version, migrate
 from .retrieval import RetrievalMethods
 from .rows import aware
@@ -62,6 +64,7 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
         self._pool: asyncpg.Pool | None = None
         self._owner_con: asyncpg.Connection | None = None
         self._owner: int = 0
+        self.fulltext = FullText()
 
     # -- lifecycle ------------------------------------------------------------------------
     def _server_settings(self) -> dict[str, str]:
@@ -154,7 +157,7 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
             "pool": {"min": self.settings.pool_min, "max": self.settings.pool_max},
             "vector_mode": vec.mode if vec else None,
             "vector_detail": vec.describe() if vec else None,
-            "fulltext": "tsvector (english) + GIN, ts_rank_cd",
+            "fulltext": "tsvector (english) + GIN, BM25 (exact, level-pruned)",
             "queue": "FOR UPDATE SKIP LOCKED with leases",
         }
         if self._pool is not None:
@@ -211,15 +214,17 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
                     raise ValueError(f"job {op_id} belongs to namespace {ns!r} but a memory "
                                      f"to write is in {m.namespace!r}")
             dims = await self._insert(con, memories)
+            retired = []
             if supersede:
                 sup = sorted(supersede)
-                await con.execute(
+                retired = await con.fetch(
                     """UPDATE memories m SET valid_until = s.at
                          FROM unnest($2::text[], $3::timestamptz[]) AS s(id, at),
                               (SELECT id FROM memories WHERE namespace = $1
                                  AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
                         WHERE m.id = l.id AND m.id = s.id AND m.namespace = $1
-                          AND m.valid_until IS NULL""",
+                          AND m.valid_until IS NULL
+                    RETURNING m.id""",
                     ns, [i for i, _ in sup], [aware(at) for _, at in sup])
             if refresh:
                 ref = sorted(refresh)
@@ -234,12 +239,14 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
                                  AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
                         WHERE m.id = l.id AND m.id = r.id AND m.namespace = $1""",
                     ns, [i for i, _ in ref], [float(v) for _, v in ref])
+            counts = await sync(con, added=[m.id for m in memories],
+                                removed=[r["id"] for r in retired])
             await con.execute(
                 """UPDATE operations SET status = 'done', finished_at = clock_timestamp(),
                           error = NULL, lease_until = NULL, claimed_by = NULL
                     WHERE id = $1""", op_id)
             if memories or supersede or refresh:
-                await self._bump(con, [ns])
+                await self._bump(con, [ns], counts)
             return dims
 
         dims = await in_transaction(self.pool, body)

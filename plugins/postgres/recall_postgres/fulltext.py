@@ -1,0 +1,345 @@
+"""Keyword search: BM25 over the `fulltext` table, and the bookkeeping that keeps its
+statistics exact.
+
+Tables (migrations.py, step 5): `fulltext` holds one narrow row per active memory (its
+tsvector: text at weight A, session context at weight D; `len`, its number of lexemes);
+`fulltext_terms` the document frequencies per namespace and lexeme; `namespaces` the number
+of active rows, their total length and a lower bound of the shortest one. Every write of the
+plugin calls `sync` in its transaction, after its memory rows and before the namespace's
+version row (the lock order of storage.py), so any snapshot sees statistics that match its
+rows, and two writers never wait on each other in opposite orders (lexeme rows are locked
+sorted). Nothing is counted at query time.
+
+Ranking: BM25 with two fields (the variant measured on LoCoMo, bench/RESULTS.md):
+
+    score = sum over the query's lexemes t of  idf(t) * tf * (K1 + 1) / (tf + K1 * norm)
+    tf = 1 if the text holds t, + CONTEXT_WEIGHT if the session context does
+    norm = 1 - B + B * len / average len,   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
+
+Speed: Postgres evaluates that for about 1 us a row, so scoring every row that holds a
+common word costs tens of ms at 100k memories. A lexeme adds at most its `bound` to any row
+(idf * the largest tf it has in the namespace, at the shortest length), so a row whose
+lexemes' bounds sum to less than a level L scores less than L. `search` therefore asks for
+the top `limit` among the rows whose bounds reach L only: the rows holding one of the
+minimal sets of lexemes whose bounds sum to L (a GIN scan per set: `tsv @@ ANY(array of
+AND-queries)`). When the `limit`-th score found is at least L, no other row can enter the
+answer, which is therefore exactly the plain query's (same order, same ties). Otherwise the
+`limit`-th score found is a lower bound of the true one and one more query at that level is
+exact. L is chosen from the document frequencies (rows expected to score L or more, terms
+taken as independent); the plain query (every matching row) only runs for small sets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import asyncpg
+
+from recall_core.models import ScoredId
+
+K1 = 1.2
+B = 0.75
+#: Weight of the session context (the previous turn) against the memory's own text.
+CONTEXT_WEIGHT = 0.4
+#: When the query's lexemes match at most this many rows together, they are all scored.
+PLAIN_MAX_ROWS = 1500
+#: The levels tried, highest first: where about this many times `limit` rows are expected
+#: to score (terms taken as independent; words that go together make it more).
+TARGETS = (0.25, 4.0, 32.0)
+#: Most conjunctions one query ORs (each is a GIN scan); more and the cover is coarser.
+MAX_SETS = 16
+#: How many of the query's lexemes (the weightiest) the estimate looks at.
+ESTIMATE_TERMS = 8
+# Bounds are inflated by this much so that float rounding never makes a bound too low.
+_SLACK = 1e-9
+
+TSV = ("setweight(recall_ft_vector(m.search_text), 'A') || "
+       "setweight(recall_ft_vector(coalesce(m.search_context, '')), 'D')")
+
+# -- bookkeeping ------------------------------------------------------------------------------
+_SYNC = """
+WITH gone AS (
+    DELETE FROM fulltext f WHERE {gone} RETURNING f.namespace, f.len, f.tsv),
+new AS (
+    INSERT INTO fulltext (id, namespace, created_at, seq, len, tsv)
+    SELECT m.id, m.namespace, m.created_at, m.seq, length(v.tsv), v.tsv
+      FROM memories m CROSS JOIN LATERAL (SELECT {tsv} AS tsv) v
+     WHERE m.id = ANY ($1::text[]) AND m.valid_until IS NULL
+        ON CONFLICT (id) DO NOTHING
+    RETURNING namespace, len, tsv),
+ch AS (SELECT namespace, len, tsv, 1 AS s FROM new
+       UNION ALL SELECT namespace, len, tsv, -1 FROM gone),
+terms AS (
+    SELECT ch.namespace, t.lexeme, sum(ch.s)::int AS df,
+           coalesce(sum(ch.s) FILTER (WHERE 'A' = ANY (t.weights)), 0)::int AS df_text,
+           coalesce(sum(ch.s) FILTER (WHERE 'A' = ANY (t.weights) AND 'D' = ANY (t.weights)),
+                    0)::int AS df_both
+      FROM ch CROSS JOIN LATERAL unnest(ch.tsv) AS t
+     GROUP BY ch.namespace, t.lexeme),
+up AS (
+    INSERT INTO fulltext_terms AS ft (namespace, lexeme, df, df_text, df_both)
+    SELECT namespace, lexeme, df, df_text, df_both FROM terms
+     WHERE df <> 0 OR df_text <> 0 OR df_both <> 0
+     ORDER BY namespace, lexeme COLLATE "C"
+        ON CONFLICT (namespace, lexeme) DO UPDATE
+       SET df = ft.df + excluded.df, df_text = ft.df_text + excluded.df_text,
+           df_both = ft.df_both + excluded.df_both
+    RETURNING ft.namespace, ft.lexeme, ft.df)
+SELECT c.namespace, c.docs, c.len, c.min_len, e.emptied
+  FROM (SELECT namespace, sum(s)::bigint AS docs, sum(s * len)::bigint AS len,
+               min(len) FILTER (WHERE s > 0 AND len > 0) AS min_len
+          FROM ch GROUP BY namespace) AS c
+  LEFT JOIN (SELECT namespace, array_agg(lexeme) AS emptied FROM up WHERE df <= 0
+              GROUP BY namespace) AS e ON e.namespace = c.namespace
+"""
+_SYNC_IDS = _SYNC.format(gone="f.id = ANY ($2::text[])", tsv=TSV)
+_SYNC_NAMESPACE = _SYNC.format(gone="f.namespace = $2", tsv=TSV)
+_DROP_EMPTIED = ("DELETE FROM fulltext_terms WHERE namespace = $1 AND lexeme = ANY ($2::text[]) "
+                 "AND df <= 0")
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What one transaction changed in a namespace's statistics."""
+    docs: int = 0
+    length: int = 0
+    min_len: int | None = None  # shortest non-empty row it added
+
+
+async def sync(con: asyncpg.Connection, added: Sequence[str] = (), removed: Sequence[str] = (),
+               namespace: str | None = None) -> dict[str, Counts]:
+    """Index the memories `added` (those still active) and unindex `removed` (or every row
+    of `namespace`), adjusting the document frequencies. Returns the changes to the
+    namespace counters, which the caller applies with its version bump (the last lock)."""
+    if namespace is not None:
+        rows = await con.fetch(_SYNC_NAMESPACE, list(added), namespace)
+    elif added or removed:
+        rows = await con.fetch(_SYNC_IDS, list(added), list(removed))
+    else:
+        return {}
+    out = {}
+    for r in rows:
+        if r["emptied"]:
+            await con.execute(_DROP_EMPTIED, r["namespace"], r["emptied"])
+        out[r["namespace"]] = Counts(int(r["docs"]), int(r["len"]), r["min_len"])
+    return out
+
+
+# -- search -----------------------------------------------------------------------------------
+_STATS = """
+SELECT q.lexeme, coalesce(t.df, 0) AS df, coalesce(t.df_text, 0) AS df_text,
+       coalesce(t.df_both, 0) AS df_both, n.ft_docs, n.ft_len, n.ft_min_len
+  FROM (SELECT DISTINCT l.lexeme
+          FROM unnest($2::text[]) AS q(term),
+               unnest(tsvector_to_array(recall_ft_vector(q.term))) AS l(lexeme)) AS q
+  LEFT JOIN fulltext_terms t ON t.namespace = $1 AND t.lexeme = q.lexeme
+  LEFT JOIN namespaces n ON n.namespace = $1
+"""
+
+
+@dataclass(frozen=True)
+class Term:
+    lexeme: str
+    df: int
+    idf: float
+    in_text: bool      # some active row holds it in its text
+    in_context: bool   # ... in its session context
+    bound: float       # the most it adds to any row's score
+
+
+def quote(lexeme: str, weight: str = "") -> str:
+    """A tsquery operand that matches exactly `lexeme` (no input can form query syntax)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" + (
+        ":" + weight if weight else "")
+
+
+def norm_factor(length: float, avglen: float) -> float:
+    return K1 * (1 - B + B * length / avglen)
+
+
+def weigh(lexemes: Sequence[tuple[str, int, int, int]], docs: int, total_len: int,
+          min_len: int | None) -> tuple[list[Term], float]:
+    """Terms (heaviest bound first) and the average length, from (lexeme, df, df_text,
+    df_both) of the query's lexemes found in the namespace."""
+    found = [x for x in lexemes if x[1] > 0]
+    if not found:
+        return [], 1.0
+    # Counters that drifted (someone edited rows by hand) must not break the arithmetic.
+    n = max(docs, max(df for _, df, _, _ in found))
+    avglen = max(total_len / docs, 1.0) if docs > 0 else 1.0
+    shortest = norm_factor(max(1, min_len or 1), avglen)
+    terms = []
+    for lexeme, df, df_text, df_both in found:
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        in_text = df_text > 0
+        in_context = df_text < df or df_both > 0
+        tf = 1 + CONTEXT_WEIGHT if df_both > 0 else (1.0 if in_text else CONTEXT_WEIGHT)
+        bound = idf * tf * (K1 + 1) / (tf + shortest) * (1 + _SLACK)
+        terms.append(Term(lexeme, df, idf, in_text, in_context, bound))
+    terms.sort(key=lambda t: (-t.bound, t.lexeme))
+    return terms, avglen
+
+
+def minimal_sets(terms: Sequence[Term], level: float, cap: int = MAX_SETS) -> list[list[int]]:
+    """Indexes (into `terms`, heaviest first) of the minimal sets of terms whose bounds sum
+    to `level` or more: a row holds one of them exactly when its terms' bounds reach the
+    level. Beyond `cap` sets, a coarser cover: each of the heaviest terms alone, as many as
+    the remaining ones cannot reach the level without (the max-score split)."""
+    n = len(terms)
+    if level <= 0:
+        return [[i] for i in range(n)]
+    suffix = [0.0] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + terms[i].bound
+    out: list[list[int]] = []
+
+    def walk(start: int, chosen: list[int], total: float) -> bool:
+        for i in range(start, n):
+            if total + suffix[i] < level:
+                return True
+            reached = total + terms[i].bound
+            if reached >= level:
+                out.append(chosen + [i])
+                if len(out) > cap:
+                    return False
+            elif not walk(i + 1, chosen + [i], reached):
+                return False
+        return True
+
+    if walk(0, [], 0.0):
+        return out
+    split = next(i for i in range(n + 1) if suffix[i] < level)
+    return [[i] for i in range(split)]
+
+
+def first_level(terms: Sequence[Term], docs: int, want: float) -> float:
+    """The highest score that about `want` rows are expected to reach (terms independent,
+    a row holding term t typically scoring idf(t))."""
+    dist: dict[float, float] = {0.0: 1.0}
+    for t in terms[:ESTIMATE_TERMS]:
+        p = min(1.0, t.df / docs) if docs else 1.0
+        nxt: dict[float, float] = {}
+        for s, q in dist.items():
+            nxt[s] = nxt.get(s, 0.0) + q * (1 - p)
+            k = round(s + t.idf, 9)
+            nxt[k] = nxt.get(k, 0.0) + q * p
+        dist = nxt
+    need = want / max(docs, 1)
+    acc = 0.0
+    for s in sorted(dist, reverse=True):
+        acc += dist[s]
+        if acc >= need:
+            return s
+    return 0.0
+
+
+def scoring_statement(terms: Sequence[Term], avglen: float) -> tuple[str, list[object]]:
+    """The scoring statement and its parameters from $4 on ($1 namespace, $2 the array of
+    AND-queries a row must match one of, $3 limit). Terms are taken grouped by kind, so
+    the statement's text depends on how many of each kind there are, not on their order
+    (fewer prepared statements)."""
+    # Everything float8 (a numeric literal times an integer would be numeric arithmetic).
+    norm = f"{K1 * (1 - B)!r}::float8 + f.len * $4::float8"
+    both = 1 + CONTEXT_WEIGHT
+    params: list[object] = [K1 * B / avglen]
+    parts = []
+    for t in sorted(terms, key=lambda t: (not t.in_text, not t.in_context)):
+        params.append(t.idf)
+        w = f"${len(params) + 3}::float8"
+        text_only = f"{w} * {K1 + 1} / (1 + {norm})"
+        ctx_only = f"{w} * {CONTEXT_WEIGHT * (K1 + 1)} / ({CONTEXT_WEIGHT} + {norm})"
+        with_ctx = f"{w} * {both * (K1 + 1)} / ({both} + {norm})"
+        if t.in_text:
+            params.append(quote(t.lexeme, "A"))
+            a = f"${len(params) + 3}::tsquery"
+        if t.in_context:
+            params.append(quote(t.lexeme, "D"))
+            d = f"${len(params) + 3}::tsquery"
+        if t.in_text and t.in_context:
+            parts.append(f"CASE WHEN f.tsv @@ {a} THEN CASE WHEN f.tsv @@ {d} THEN {with_ctx} "
+                         f"ELSE {text_only} END WHEN f.tsv @@ {d} THEN {ctx_only} ELSE 0 END")
+        elif t.in_text:
+            parts.append(f"CASE WHEN f.tsv @@ {a} THEN {text_only} ELSE 0 END")
+        else:
+            parts.append(f"CASE WHEN f.tsv @@ {d} THEN {ctx_only} ELSE 0 END")
+    sql = f"""SELECT id, score FROM (
+                  SELECT f.id, f.created_at, f.seq, {" + ".join(parts)} AS score
+                    FROM fulltext f
+                   WHERE f.namespace = $1 AND f.tsv @@ ANY ($2::tsquery[])) AS s
+               ORDER BY score DESC, created_at DESC, seq DESC LIMIT $3"""
+    return sql, params
+
+
+class FullText:
+    """Keyword search on one pool. `plans` counts how searches were answered (tests and
+    benchmarks read it)."""
+
+    def __init__(self) -> None:
+        self.plans: Counter[str] = Counter()
+
+    async def search(self, pool: asyncpg.Pool, namespace: str, terms: Sequence[str],
+                     limit: int, plain: bool = False) -> list[ScoredId]:
+        """The top `limit` rows for `terms` (already folded). `plain` scores every matching
+        row, without levels: the reference the levels must equal (tests, benchmarks)."""
+        async with pool.acquire() as con, con.transaction(isolation="repeatable_read",
+                                                          readonly=True):
+            # One snapshot: the statistics, the first and the second query agree.
+            stats = await con.fetch(_STATS, namespace, list(terms))
+            if not stats:
+                return []
+            first = stats[0]
+            weighed, avglen = weigh(
+                [(r["lexeme"], int(r["df"]), int(r["df_text"]), int(r["df_both"])) for r in stats],
+                int(first["ft_docs"] or 0), int(first["ft_len"] or 0), first["ft_min_len"])
+            if not weighed:
+                return []
+            if plain:
+                return await _Scoring(con, namespace, weighed, avglen, limit).run(0.0)
+            return await self._ranked(con, namespace, weighed, avglen, limit,
+                                      int(first["ft_docs"] or 0))
+
+    async def _ranked(self, con: asyncpg.Connection, namespace: str, terms: list[Term],
+                      avglen: float, limit: int, docs: int) -> list[ScoredId]:
+        scoring = _Scoring(con, namespace, terms, avglen, limit)
+        if len(terms) > 1 and sum(t.df for t in terms) > max(PLAIN_MAX_ROWS, 2 * limit):
+            tried = math.inf
+            for want in TARGETS:
+                level = first_level(terms, docs, want * limit)
+                if level >= tried:
+                    continue
+                if scoring.covers_all(level):
+                    break
+                found = await scoring.run(level)
+                if len(found) == limit and found[-1].score >= level:
+                    self.plans[f"level {want:g}"] += 1
+                    return found
+                if len(found) == limit:
+                    # The limit-th score found is a lower bound of the true one, so the
+                    # rows that can reach it hold the answer: exact at that level.
+                    self.plans[f"level {want:g}, then its score"] += 1
+                    return await scoring.run(found[-1].score)
+                tried = level
+        self.plans["plain"] += 1
+        return await scoring.run(0.0)
+
+
+class _Scoring:
+    def __init__(self, con: asyncpg.Connection, namespace: str, terms: list[Term],
+                 avglen: float, limit: int):
+        self.con = con
+        self.namespace = namespace
+        self.terms = terms
+        self.limit = limit
+        self.sql, self.params = scoring_statement(terms, avglen)
+
+    def covers_all(self, level: float) -> bool:
+        return level <= min(t.bound for t in self.terms)
+
+    async def run(self, level: float) -> list[ScoredId]:
+        sets = minimal_sets(self.terms, level)
+        queries = [" & ".join(quote(self.terms[i].lexeme) for i in s) for s in sets]
+        rows = await self.con.fetch(self.sql, self.namespace, queries, self.limit, *self.params)
+        return [ScoredId(id=r["id"], score=float(r["score"])) for r in rows]

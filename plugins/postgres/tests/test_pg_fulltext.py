@@ -1,0 +1,321 @@
+"""Keyword search: the BM25 ranking, its statistics staying exact under concurrent writers,
+the level-pruned search equal to the plain one, hostile input, upgrading a v4 database."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+from datetime import timedelta
+
+import asyncpg
+import pytest
+
+from recall_core.models import Memory
+from recall_postgres import fulltext
+from recall_postgres.fulltext import CONTEXT_WEIGHT, K1, B
+
+from pg_helpers import T0, mem, op
+
+
+# -- helpers --------------------------------------------------------------------------------------
+async def recount(con: asyncpg.Connection) -> tuple[dict, dict, set]:
+    """The statistics recomputed from the memory rows: per namespace (docs, total length,
+    shortest non-empty), per (namespace, lexeme) (df, df_text, df_both), and the active ids."""
+    rows = await con.fetch(f"""
+        SELECT m.id, m.namespace, {fulltext.TSV} AS tsv FROM memories m
+         WHERE m.valid_until IS NULL""")
+    docs: dict[str, list[int]] = {}
+    terms: dict[tuple[str, str], list[int]] = {}
+    for r in rows:
+        lex = await con.fetch("SELECT lexeme, weights FROM unnest($1::tsvector)", r["tsv"])
+        d = docs.setdefault(r["namespace"], [0, 0, 10**9])
+        d[0] += 1
+        d[1] += len(lex)
+        if lex:
+            d[2] = min(d[2], len(lex))
+        for x in lex:
+            t = terms.setdefault((r["namespace"], x["lexeme"]), [0, 0, 0])
+            t[0] += 1
+            t[1] += "A" in x["weights"]
+            t[2] += "A" in x["weights"] and "D" in x["weights"]
+    return ({ns: tuple(v) for ns, v in docs.items()}, {k: tuple(v) for k, v in terms.items()},
+            {r["id"] for r in rows})
+
+
+async def assert_exact(storage) -> None:
+    async with storage.pool.acquire() as con:
+        docs, terms, active = await recount(con)
+        stored = {r["namespace"]: r for r in await con.fetch("SELECT * FROM namespaces")}
+        for ns in set(docs) | set(stored):
+            n, length, shortest = docs.get(ns, (0, 0, 10**9))
+            row = stored[ns]
+            assert (row["ft_docs"], row["ft_len"]) == (n, length), ns
+            if n:  # a lower bound of the shortest row (deletes never raise it)
+                assert row["ft_min_len"] is not None and row["ft_min_len"] <= shortest, ns
+        got = {(r["namespace"], r["lexeme"]): (r["df"], r["df_text"], r["df_both"])
+               for r in await con.fetch("SELECT * FROM fulltext_terms")}
+        assert got == terms
+        assert {r["id"] for r in await con.fetch("SELECT id FROM fulltext")} == active
+
+
+def reference_scores(rows: list[tuple[str, int, dict[str, set[str]]]], query: list[str],
+                     n: int, avglen: float, df: dict[str, int]) -> dict[str, float]:
+    """BM25 as documented in fulltext.py, in plain Python."""
+    out = {}
+    for rid, length, lex in rows:
+        s = 0.0
+        for t in query:
+            w = lex.get(t)
+            if not w:
+                continue
+            tf = ("A" in w) + CONTEXT_WEIGHT * ("D" in w)
+            idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            s += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avglen))
+        if s:
+            out[rid] = s
+    return out
+
+
+# -- ranking --------------------------------------------------------------------------------------
+async def test_rare_term_outranks_common_one(storage):
+    common = [mem("ns", f"coffee break number {i}", minutes=i) for i in range(30)]
+    rare = mem("ns", "espresso break number 99", minutes=-10)  # oldest: recency cannot help
+    await storage.insert_memories([*common, rare])
+    hits = await storage.search_fulltext("ns", ["coffee", "espresso"], 5)
+    assert hits[0].id == rare.id
+    assert hits[0].score > 2 * hits[1].score  # idf: 1 row of 31 against 30 of 31
+
+
+async def test_idf_decides_between_otherwise_equal_rows(storage):
+    a = mem("ns", "alpha gamma delta", minutes=1)
+    b = mem("ns", "beta gamma delta", minutes=2)  # same length, newer: would win a tie
+    filler = [mem("ns", f"beta filler {i}", minutes=-3 - i) for i in range(10)]
+    await storage.insert_memories([a, b, *filler])
+    hits = await storage.search_fulltext("ns", ["alpha", "beta"], 3)
+    assert [h.id for h in hits[:2]] == [a.id, b.id]
+    assert hits[0].score > 2 * hits[1].score
+
+
+async def test_shorter_rows_score_higher(storage):
+    short = mem("ns", "zebra crossing", minutes=1)
+    long = mem("ns", "zebra seen near the river bank late one windy autumn evening", minutes=2)
+    await storage.insert_memories([short, long, *[mem("ns", f"other note {i}") for i in range(5)]])
+    hits = await storage.search_fulltext("ns", ["zebra"], 5)
+    assert [h.id for h in hits] == [short.id, long.id]
+
+
+async def test_session_context_counts_less_than_the_text(storage):
+    in_text = mem("ns", "the giraffe ate leaves", minutes=1)
+    in_context = mem("ns", "yes it ate leaves", minutes=2)
+    in_context.context = "what did the giraffe eat"
+    in_both = mem("ns", "the giraffe ate leaves", minutes=3)
+    in_both.context = "what did the giraffe eat"
+    await storage.insert_memories([in_text, in_context, in_both,
+                                   *[mem("ns", f"unrelated {i}") for i in range(5)]])
+    hits = {h.id: h.score for h in await storage.search_fulltext("ns", ["giraffe"], 5)}
+    assert set(hits) == {in_text.id, in_context.id, in_both.id}
+    assert hits[in_both.id] > hits[in_text.id] > hits[in_context.id] > 0
+
+
+async def test_scores_are_the_documented_bm25(storage):
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(40)]
+    ms = []
+    for i in range(120):
+        m = mem("ns", " ".join(rng.choices(words, weights=[1 / (k + 1) for k in range(40)],
+                                           k=rng.randint(1, 9))), minutes=i)
+        if i % 3 == 0:
+            m.context = " ".join(rng.choices(words, k=rng.randint(1, 5)))
+        ms.append(m)
+    await storage.insert_memories(ms)
+    await storage.supersede_memories("ns", [ms[0].id, ms[5].id], T0, [])
+    async with storage.pool.acquire() as con:
+        rows = []
+        for r in await con.fetch("SELECT id, len, tsv FROM fulltext WHERE namespace = 'ns'"):
+            lex = {x["lexeme"]: set(x["weights"]) for x in
+                   await con.fetch("SELECT lexeme, weights FROM unnest($1::tsvector)", r["tsv"])}
+            rows.append((r["id"], r["len"], lex))
+    n = len(rows)
+    avglen = sum(r[1] for r in rows) / n
+    df = {w: sum(1 for r in rows if w in r[2]) for w in words}
+    for query in (["w0"], ["w1", "w7"], ["w3", "w0", "w22", "w39"], words[:12]):
+        want = reference_scores(rows, query, n, avglen, df)
+        hits = await storage.search_fulltext("ns", query, 200)
+        assert {h.id for h in hits} == set(want)
+        for h in hits:
+            assert h.score == pytest.approx(want[h.id], rel=1e-9)
+
+
+# -- levels equal the plain query -----------------------------------------------------------------
+async def test_levels_return_exactly_the_plain_ranking(storage, monkeypatch):
+    # Zipf-distributed words, short rows (so many exact ties, broken by created_at, seq),
+    # session context on a third, two namespaces sharing the vocabulary.
+    monkeypatch.setattr(fulltext, "PLAIN_MAX_ROWS", 0)
+    rng = random.Random(20261122)
+    vocab = [f"t{i}" for i in range(800)]
+    weights = [1 / (k + 1) ** 1.05 for k in range(len(vocab))]
+    batch = []
+    for i in range(6000):
+        m = mem("ns" if i % 7 else "other", " ".join(rng.choices(vocab, weights, k=rng.randint(2, 12))),
+                minutes=i // 3)
+        if i % 3 == 0:
+            m.context = " ".join(rng.choices(vocab, weights, k=rng.randint(1, 8)))
+        batch.append(m)
+    await storage.insert_memories(batch)
+    await storage.pool.execute("ANALYZE")
+    queries = [rng.choices(vocab, weights, k=rng.randint(2, 7)) for _ in range(120)]
+    queries += [rng.choices(vocab[:30], k=rng.randint(2, 5)) for _ in range(40)]  # all common
+    queries += [[rng.choice(vocab[300:])] + rng.choices(vocab[:10], k=3) for _ in range(40)]
+    for limit in (10, 100):
+        for q in queries:
+            got = await storage.fulltext.search(storage.pool, "ns", q, limit)
+            want = await storage.fulltext.search(storage.pool, "ns", q, limit, plain=True)
+            assert [(h.id, h.score) for h in got] == [(h.id, h.score) for h in want], q
+    plans = storage.fulltext.plans
+    assert sum(v for k, v in plans.items() if k.startswith("level")) > len(queries), plans
+    assert any(k.endswith("then its score") for k in plans), plans
+
+
+def test_minimal_sets_cover_exactly_the_rows_that_reach_the_level():
+    terms = [fulltext.Term(f"t{i}", 10, b, True, False, b) for i, b in
+             enumerate([5.0, 3.0, 2.5, 1.0, 0.5])]
+    for level in (0.4, 1.0, 3.0, 5.5, 6.0, 8.0, 11.9, 12.0, 12.1):
+        sets = fulltext.minimal_sets(terms, level)
+        for mask in range(1, 32):
+            held = {i for i in range(5) if mask >> i & 1}
+            covered = any(set(s) <= held for s in sets)
+            assert covered == (sum(terms[i].bound for i in held) >= level), (level, held)
+    # Too many sets: the coarser cover still holds every row that can reach the level.
+    many = [fulltext.Term(f"t{i}", 10, 1.0, True, False, 1.0) for i in range(12)]
+    sets = fulltext.minimal_sets(many, 6.0, cap=16)
+    assert all(len(s) == 1 for s in sets) and len(sets) == 7
+
+
+# -- statistics under concurrent writers ----------------------------------------------------------
+async def test_statistics_stay_exact_under_concurrent_writers(db_url, make_storage):
+    # Three storages = three processes, each with its own pool, writing the same namespaces.
+    stores = [await make_storage(db_url, pool_max=6) for _ in range(3)]
+    rng = random.Random(7)
+    words = "apple pear plum fig kiwi lime date grape melon berry cherry mango".split()
+
+    def text() -> str:
+        return " ".join(rng.sample(words, rng.randint(1, 6))) + f" n{rng.randint(0, 50)}"
+
+    async def inserts(s, ns, n):
+        for i in range(n):
+            ms = [mem(ns, text(), minutes=i) for _ in range(rng.randint(1, 4))]
+            if i % 2:
+                ms[0].context = text()
+            await s.insert_memories(ms)
+
+    async def supersedes(s, ns, n):
+        for i in range(n):
+            page, _ = await s.list_memories(ns, 20, 0)
+            old = [m.id for m in rng.sample(page, min(2, len(page)))]
+            await s.supersede_memories(ns, old, T0, [mem(ns, text(), minutes=100 + i)])
+
+    async def deletes(s, ns, n):
+        for _ in range(n):
+            page, _ = await s.list_memories(ns, 20, 0)
+            if page:
+                await s.delete_memory(ns, rng.choice(page).id)
+
+    async def jobs(s, ns, n):
+        for i in range(n):
+            await s.enqueue(op(ns, f"k{ns}{i}{rng.random()}"))
+            job = await s.claim_job(60)
+            if job is None:
+                continue
+            page, _ = await s.list_memories(job.namespace, 10, 0)
+            sup = [(m.id, T0) for m in page[:1]]
+            await s.complete_job(job.id, job.attempts, [mem(job.namespace, text())], sup)
+
+    async def erase(s, ns):
+        await asyncio.sleep(0.3)
+        await s.delete_namespace(ns)
+
+    await asyncio.gather(
+        *[inserts(stores[i % 3], ns, 25) for i, ns in enumerate(["a", "b", "a", "c", "b"])],
+        *[supersedes(stores[i % 3], ns, 15) for i, ns in enumerate(["a", "b", "c"])],
+        *[deletes(stores[i % 3], ns, 15) for i, ns in enumerate(["b", "a", "c"])],
+        *[jobs(stores[i % 3], ns, 10) for i, ns in enumerate(["a", "c"])],
+        erase(stores[1], "c"))
+    await assert_exact(stores[0])
+    assert (await stores[0].list_memories("a", 1, 0))[1] > 0
+    # Emptying a namespace leaves no statistics behind.
+    await stores[0].delete_namespace("a")
+    await assert_exact(stores[0])
+    assert not await stores[0].pool.fetchval(
+        "SELECT count(*) FROM fulltext_terms WHERE namespace = 'a'")
+
+
+# -- hostile input ------------------------------------------------------------------------------
+WEIRD = ["o'brien", "back\\slash", "colon:A", "amp&ersand", "pipe|x", "bang!x", "<->", "a:*",
+         "quote''d", "tab\tbed", "ümlaut", "日本語のテキスト", "emoji🙂", "x" * 300, "e-mail",
+         "REC-1050", "3.14", "foo.example.com", "/usr/local/bin", "v1.2.3", "#tag", "@user"]
+
+
+async def test_hostile_and_odd_terms_find_exactly_their_rows(storage):
+    rows = [mem("ns", f"row about {w}", minutes=i) for i, w in enumerate(WEIRD)]
+    await storage.insert_memories(rows + [mem("ns", "nothing special here")])
+    for m, w in zip(rows, WEIRD):
+        hits = {h.id for h in await storage.search_fulltext("ns", [w], 50)}
+        if w in ("<->", "a:*"):  # no word in it ('a' is a stop word)
+            assert hits == set(), w
+        else:
+            assert m.id in hits, w
+    # Every lexeme the index holds, quoted, matches its own row and is valid tsquery.
+    async with storage.pool.acquire() as con:
+        for r in await con.fetch("SELECT id, tsv FROM fulltext"):
+            for lex in await con.fetch("SELECT lexeme FROM unnest($1::tsvector)", r["tsv"]):
+                q = fulltext.quote(lex["lexeme"])
+                assert await con.fetchval("SELECT $1::tsvector @@ $2::tsquery", r["tsv"], q), q
+
+
+async def test_hostile_terms_with_many_rows_take_the_level_path(storage, monkeypatch):
+    monkeypatch.setattr(fulltext, "PLAIN_MAX_ROWS", 0)
+    await storage.insert_memories([mem("ns", f"common words {i % 7} and o'brien's back\\slash",
+                                       minutes=i) for i in range(300)])
+    for terms in (["o'brien", "back\\slash", "common"], ["'", "\\", "common", "words"],
+                  ["a & b", "!x", "words"], ["\x00", "words", "7"]):
+        got = await storage.search_fulltext("ns", terms, 10)
+        assert got == await storage.fulltext.search(
+            storage.pool, "ns", [t.replace("\x00", " ") for t in terms], 10, plain=True)
+    assert (await storage.pool.fetchval("SELECT count(*) FROM memories")) == 300
+
+
+# -- schema -----------------------------------------------------------------------------------------
+async def test_upgrades_a_version_4_database_and_backfills_the_statistics(db_url, make_storage):
+    from recall_postgres.migrations import MIGRATIONS
+    con = await asyncpg.connect(db_url)
+    try:
+        await con.execute("CREATE TABLE schema_version (version integer PRIMARY KEY, "
+                          "description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        for version, description, sql in MIGRATIONS[:4]:
+            await con.execute(sql)
+            await con.execute("INSERT INTO schema_version (version, description) VALUES ($1, $2)",
+                              version, description)
+        await con.execute("ALTER TABLE memories ADD COLUMN embedding real[]")
+        for i in range(40):
+            ns = "a" if i % 3 else "b"
+            await con.execute(
+                "INSERT INTO memories (id, namespace, text, type, valid_from, created_at, "
+                "search_text, search_context, valid_until) VALUES ($1, $2, $3, 'fact', now(), "
+                "now(), $3, $4, $5)", f"m{i}", ns, f"ticket REC-{1000 + i} about apples {i % 4}",
+                "what about apples" if i % 2 else None,
+                T0 if i % 5 == 0 else None)
+            await con.execute(
+                "INSERT INTO namespaces VALUES ($1, nextval('namespace_version_seq')) "
+                "ON CONFLICT (namespace) DO UPDATE SET version = nextval('namespace_version_seq')",
+                ns)
+    finally:
+        await con.close()
+    s = await make_storage(db_url)
+    assert s.schema_version == 5
+    await assert_exact(s)
+    assert [h.id for h in await s.search_fulltext("a", ["1001"], 5)] == ["m1"]  # REC-1001
+    assert await s.search_fulltext("a", ["1005"], 5) == []  # superseded before the upgrade
+    assert not await s.pool.fetchval(
+        "SELECT count(*) FROM information_schema.columns "
+        "WHERE table_name = 'memories' AND column_name = 'tsv' AND table_schema = current_schema()")
