@@ -540,6 +540,17 @@ async def c_http(db: str, rankers: dict[str, float], queries: list[str], stores:
             assert not res["degraded"], res["degraded"]
             for q in queries[1:6]:
                 await agent.ok("search_memories", query=q, limit=10)
+            # The floor of any tool call over MCP/HTTP here: a call that does almost nothing
+            # (get_memory_stats: two indexed reads), with the server's and this client's CPU
+            # time per call (both Python; on 2 cores they add up to the latency).
+            lat, cpu0, me0 = [], proc_cpu_s(srv.proc.pid), time.process_time()
+            for _ in range(100):
+                t0 = time.perf_counter()
+                await agent.ok("get_memory_stats")
+                lat.append((time.perf_counter() - t0) * 1000)
+            out["noop"] = summary(lat)
+            out["noop_cpu_ms"] = {"server": round((proc_cpu_s(srv.proc.pid) - cpu0) * 10, 2),
+                                  "client": round((time.process_time() - me0) * 10, 2)}
             out["search_passes"] = []
             for _ in range(passes):
                 lat = []
@@ -577,6 +588,12 @@ async def c_http(db: str, rankers: dict[str, float], queries: list[str], stores:
         srv.stop()
     out["server_tool_ms"] = audit_durations(srv.log_path)
     return out
+
+
+def proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process has used (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def audit_durations(log_path: Path) -> dict[str, dict[str, float]]:
@@ -936,6 +953,10 @@ def report(res: dict[str, Any]) -> str:
         row("store ack, HTTP (BM25 server)", "p50 < 5" if kind == "sqlite" else "p50 < 15",
             lambda r: fmt(best(r["http_bm25"]["store"])))
         row("store ack, HTTP (hybrid server)", "", lambda r: fmt(best(r["http_hybrid"]["store"])))
+        row("floor: get_memory_stats over HTTP (BM25 server)", "", lambda r: fmt(r["http_bm25"]["noop"]))
+        row("floor: CPU ms per get_memory_stats call, server / client", "",
+            lambda r: f"{r['http_bm25']['noop_cpu_ms']['server']:.1f} / "
+                      f"{r['http_bm25']['noop_cpu_ms']['client']:.1f}")
         row(f"search right after a write, BM25, HTTP ({res['args']['after_write']} pairs)", "",
             lambda r: fmt(r["http_bm25"]["after_write_summary"]))
         row(f"search right after a write, hybrid, HTTP ({res['args']['after_write']} pairs)", "",
