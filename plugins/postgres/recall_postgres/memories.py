@@ -20,7 +20,8 @@ from recall_core.protocols import DecayRow
 
 from .fulltext import Counts, sync
 from .tx import in_transaction
-from .rows import INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row, memory_params, utc
+from .rows import (IN_NAMESPACE, INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row,
+                   memory_params, utc)
 
 if TYPE_CHECKING:
     from .vectors import ArrayIndex, PgVectorIndex
@@ -78,8 +79,8 @@ class MemoryMethods:
         if not ids:
             return []
         rows = await self.pool.fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 "
-            f"AND id = ANY($2::text[]) AND valid_until IS NULL", namespace, list(ids))
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ANY($2::text[]) "
+            f"AND {IN_NAMESPACE} AND valid_until IS NULL", namespace, list(ids))
         return [memory_from_row(r) for r in rows]
 
     async def list_memories(self, namespace: str, limit: int, offset: int) -> tuple[list[Memory], int]:
@@ -155,9 +156,9 @@ class MemoryMethods:
             retired = []
             if ids:
                 retired = [r["id"] for r in await con.fetch(
-                    """UPDATE memories m SET valid_until = $3
-                         FROM (SELECT id FROM memories WHERE namespace = $1
-                                 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
+                    f"""UPDATE memories m SET valid_until = $3
+                         FROM (SELECT id FROM memories WHERE id = ANY($2::text[])
+                                 AND {IN_NAMESPACE} ORDER BY id FOR UPDATE) AS l
                         WHERE m.id = l.id AND m.valid_until IS NULL
                     RETURNING m.id""",
                     namespace, list(ids), aware(at))]
@@ -174,9 +175,9 @@ class MemoryMethods:
         # Not a version change: access counts feed scoring, not any cached index.
         async def body(con: asyncpg.Connection) -> None:
             await con.execute(
-                """UPDATE memories m SET access_count = m.access_count + 1, last_accessed_at = $3
-                     FROM (SELECT id FROM memories WHERE namespace = $1
-                             AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
+                f"""UPDATE memories m SET access_count = m.access_count + 1, last_accessed_at = $3
+                     FROM (SELECT id FROM memories WHERE id = ANY($2::text[])
+                             AND {IN_NAMESPACE} ORDER BY id FOR UPDATE) AS l
                     WHERE m.id = l.id""", namespace, list(ids), aware(at))
 
         await in_transaction(self.pool, body)

@@ -10,7 +10,7 @@ import asyncpg
 from recall_core.models import ScoredId
 
 from .fulltext import FullText
-from .rows import search_text
+from .rows import IN_NAMESPACE, search_text
 from .tx import in_transaction
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class RetrievalMethods:
         if not ids:
             return {}
         rows = await self.pool.fetch(
-            "SELECT id, embedding FROM memories WHERE namespace = $1 AND id = ANY($2::text[]) "
+            f"SELECT id, embedding FROM memories WHERE id = ANY($2::text[]) AND {IN_NAMESPACE} "
             "AND embedding IS NOT NULL", namespace, list(ids))
         return {r["id"]: list(r["embedding"]) for r in rows}
 

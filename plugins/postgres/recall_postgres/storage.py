@@ -30,7 +30,7 @@ from .memories import MemoryMethods
 from .fulltext import FullText, sync
 from .migrations import MIGRATION_LOCK, current_version, migrate
 from .retrieval import RetrievalMethods
-from .rows import aware
+from .rows import IN_NAMESPACE, aware
 from .settings import PostgresSettings
 from .tx import in_transaction
 from .vectors import ArrayIndex, PgVectorIndex, choose, setup_vector_column
@@ -218,26 +218,25 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
             if supersede:
                 sup = sorted(supersede)
                 retired = await con.fetch(
-                    """UPDATE memories m SET valid_until = s.at
+                    f"""UPDATE memories m SET valid_until = s.at
                          FROM unnest($2::text[], $3::timestamptz[]) AS s(id, at),
-                              (SELECT id FROM memories WHERE namespace = $1
-                                 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
-                        WHERE m.id = l.id AND m.id = s.id AND m.namespace = $1
-                          AND m.valid_until IS NULL
+                              (SELECT id FROM memories WHERE id = ANY($2::text[])
+                                 AND {IN_NAMESPACE} ORDER BY id FOR UPDATE) AS l
+                        WHERE m.id = l.id AND m.id = s.id AND m.valid_until IS NULL
                     RETURNING m.id""",
                     ns, [i for i, _ in sup], [aware(at) for _, at in sup])
             if refresh:
                 ref = sorted(refresh)
                 await con.execute(
-                    """UPDATE memories m
+                    f"""UPDATE memories m
                           SET importance = greatest(coalesce(m.base_importance, m.importance),
                                                     r.imp),
                               base_importance = NULL,
                               last_accessed_at = clock_timestamp()
                          FROM unnest($2::text[], $3::float8[]) AS r(id, imp),
-                              (SELECT id FROM memories WHERE namespace = $1
-                                 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE) AS l
-                        WHERE m.id = l.id AND m.id = r.id AND m.namespace = $1""",
+                              (SELECT id FROM memories WHERE id = ANY($2::text[])
+                                 AND {IN_NAMESPACE} ORDER BY id FOR UPDATE) AS l
+                        WHERE m.id = l.id AND m.id = r.id""",
                     ns, [i for i, _ in ref], [float(v) for _, v in ref])
             counts = await sync(con, added=[m.id for m in memories],
                                 removed=[r["id"] for r in retired])

@@ -14,6 +14,7 @@ import pytest
 from recall_core.models import Memory
 from recall_postgres import fulltext
 from recall_postgres.fulltext import CONTEXT_WEIGHT, K1, B
+from recall_postgres.rows import IN_NAMESPACE
 
 from pg_helpers import T0, mem, op
 
@@ -319,3 +320,41 @@ async def test_upgrades_a_version_4_database_and_backfills_the_statistics(db_url
     assert not await s.pool.fetchval(
         "SELECT count(*) FROM information_schema.columns "
         "WHERE table_name = 'memories' AND column_name = 'tsv' AND table_schema = current_schema()")
+
+
+async def test_memory_lookups_by_id_use_the_primary_key(storage):
+    # What search does after ranking: get_memories / get_embeddings of ~100 ids. A prepared
+    # statement ends up with a generic plan, which knows neither the namespace nor the ids;
+    # with one big namespace among many tiny ones it must still probe the primary key, not
+    # scan "the" namespace (SQLite's planner did, at 62 ms a search).
+    await storage.insert_memories([mem("big", f"row {i}", embedding=[1.0, float(i)])
+                                   for i in range(6000)])
+    await storage.insert_memories([mem(f"tiny{i}", "row", embedding=[1.0, 0.0])
+                                   for i in range(3000)])
+    await storage.pool.execute("ANALYZE memories")
+    ids = [r["id"] for r in await storage.pool.fetch(
+        "SELECT id FROM memories WHERE namespace = 'big' ORDER BY random() LIMIT 100")]
+    lit = "ARRAY[" + ",".join(f"'{i}'" for i in ids) + "]"
+    async with storage.pool.acquire() as con, con.transaction():
+        await con.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        for name, sql in (
+                ("mems", f"SELECT id FROM memories WHERE id = ANY($2::text[]) "
+                         f"AND {IN_NAMESPACE} AND valid_until IS NULL"),
+                ("embs", f"SELECT id, embedding FROM memories WHERE id = ANY($2::text[]) "
+                         f"AND {IN_NAMESPACE} AND embedding IS NOT NULL"),
+                ("lock", f"SELECT id FROM memories WHERE id = ANY($2::text[]) "
+                         f"AND {IN_NAMESPACE} ORDER BY id FOR UPDATE")):
+            await con.execute(f"PREPARE {name}(text, text[]) AS {sql}")
+            plan = "\n".join(r[0] for r in await con.fetch(
+                f"EXPLAIN EXECUTE {name}('big', {lit})"))
+            await con.execute(f"DEALLOCATE {name}")
+            assert "memories_pkey" in plan, plan
+        # What the statement looked like before: the generic plan walks the namespace.
+        await con.execute("PREPARE old(text, text[]) AS SELECT id FROM memories "
+                          "WHERE namespace = $1 AND id = ANY($2::text[]) AND valid_until IS NULL")
+        plan = "\n".join(r[0] for r in await con.fetch(f"EXPLAIN EXECUTE old('big', {lit})"))
+        await con.execute("DEALLOCATE old")
+        assert "memories_pkey" not in plan, plan
+    got = await storage.get_memories("big", ids)
+    assert {m.id for m in got} == set(ids)
+    assert await storage.get_memories("tiny1", ids) == []
