@@ -96,7 +96,6 @@ SELECT c.namespace, c.docs, c.len, c.min_len, e.emptied
               GROUP BY namespace) AS e ON e.namespace = c.namespace
 """
 _SYNC_IDS = _SYNC.format(gone="f.id = ANY ($2::text[])", tsv=TSV)
-_SYNC_NAMESPACE = _SYNC.format(gone="f.namespace = $2", tsv=TSV)
 _DROP_EMPTIED = ("DELETE FROM fulltext_terms WHERE namespace = $1 AND lexeme = ANY ($2::text[]) "
                  "AND df <= 0")
 
@@ -109,17 +108,16 @@ class Counts:
     min_len: int | None = None  # shortest non-empty row it added
 
 
-async def sync(con: asyncpg.Connection, added: Sequence[str] = (), removed: Sequence[str] = (),
-               namespace: str | None = None) -> dict[str, Counts]:
-    """Index the memories `added` (those still active) and unindex `removed` (or every row
-    of `namespace`), adjusting the document frequencies. Returns the changes to the
-    namespace counters, which the caller applies with its version bump (the last lock)."""
-    if namespace is not None:
-        rows = await con.fetch(_SYNC_NAMESPACE, list(added), namespace)
-    elif added or removed:
-        rows = await con.fetch(_SYNC_IDS, list(added), list(removed))
-    else:
+async def sync(con: asyncpg.Connection, added: Sequence[str] = (),
+               removed: Sequence[str] = ()) -> dict[str, Counts]:
+    """Index the memories `added` (those still active) and unindex `removed` (the ids this
+    transaction's own statements retired or deleted, from their RETURNING: rows another
+    transaction changed meanwhile are never counted twice), adjusting the document
+    frequencies. Returns the changes to the namespace counters, which the caller applies
+    with its version bump (the last lock)."""
+    if not added and not removed:
         return {}
+    rows = await con.fetch(_SYNC_IDS, list(added), list(removed))
     out = {}
     for r in rows:
         if r["emptied"]:

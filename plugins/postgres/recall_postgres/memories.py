@@ -195,8 +195,12 @@ class MemoryMethods:
 
     async def delete_namespace(self, namespace: str) -> tuple[int, int]:
         async def body(con: asyncpg.Connection) -> tuple[int, int]:
-            memories = await con.execute("DELETE FROM memories WHERE namespace = $1", namespace)
-            counts = await sync(con, namespace=namespace)
+            # Unindex exactly the rows this statement deleted: a memory another transaction
+            # committed meanwhile survives (this statement never saw it), and so must its
+            # index row and counts.
+            deleted = [r["id"] for r in await con.fetch(
+                "DELETE FROM memories WHERE namespace = $1 RETURNING id", namespace)]
+            counts = await sync(con, removed=deleted)
             await con.execute("DELETE FROM operations WHERE namespace = $1", namespace)
             await con.execute("DELETE FROM a2a_tasks WHERE namespace = $1", namespace)
             await con.execute("DELETE FROM tool_call_records WHERE namespace = $1", namespace)
@@ -204,7 +208,7 @@ class MemoryMethods:
                 "UPDATE api_tokens SET revoked_at = clock_timestamp() "
                 "WHERE namespace = $1 AND revoked_at IS NULL", namespace)
             await self._bump(con, [namespace], counts)
-            return int(memories.split()[-1]), int(tokens.split()[-1])
+            return len(deleted), int(tokens.split()[-1])
 
         return await in_transaction(self.pool, body)
 

@@ -233,11 +233,12 @@ async def test_statistics_stay_exact_under_concurrent_writers(db_url, make_stora
             await s.complete_job(job.id, job.attempts, [mem(job.namespace, text())], sup)
 
     async def erase(s, ns):
-        await asyncio.sleep(0.3)
-        await s.delete_namespace(ns)
+        for _ in range(4):  # while the other writers are busy in it
+            await asyncio.sleep(0.15)
+            await s.delete_namespace(ns)
 
     await asyncio.gather(
-        *[inserts(stores[i % 3], ns, 25) for i, ns in enumerate(["a", "b", "a", "c", "b"])],
+        *[inserts(stores[i % 3], ns, 25) for i, ns in enumerate(["a", "b", "a", "c", "b", "c"])],
         *[supersedes(stores[i % 3], ns, 15) for i, ns in enumerate(["a", "b", "c"])],
         *[deletes(stores[i % 3], ns, 15) for i, ns in enumerate(["b", "a", "c"])],
         *[jobs(stores[i % 3], ns, 10) for i, ns in enumerate(["a", "c"])],
@@ -249,6 +250,29 @@ async def test_statistics_stay_exact_under_concurrent_writers(db_url, make_stora
     await assert_exact(stores[0])
     assert not await stores[0].pool.fetchval(
         "SELECT count(*) FROM fulltext_terms WHERE namespace = 'a'")
+
+
+async def test_erasure_unindexes_only_the_rows_it_deleted(storage):
+    # A writer commits a new memory while delete_namespace's DELETE waits on a row lock of
+    # that writer: the DELETE (its snapshot taken before) leaves the new memory alone, so the
+    # erasure must leave its index row and counts alone too.
+    old = mem("c", "an old pear")
+    await storage.insert_memories([old])
+    new = mem("c", "a new plum", minutes=1)
+    async with storage.pool.acquire() as con:
+        tx = con.transaction()
+        await tx.start()
+        await con.execute("SELECT 1 FROM memories WHERE id = $1 FOR UPDATE", old.id)
+        await storage._insert(con, [new])
+        await storage._bump(con, ["c"], await fulltext.sync(con, added=[new.id]))
+        erase = asyncio.ensure_future(storage.delete_namespace("c"))
+        await asyncio.sleep(0.3)  # the erasure's DELETE is now waiting for `old`
+        assert not erase.done()
+        await tx.commit()
+    assert (await erase)[0] == 1
+    assert [m.id for m in await storage.get_memories("c", [old.id, new.id])] == [new.id]
+    await assert_exact(storage)
+    assert [h.id for h in await storage.search_fulltext("c", ["plum"], 5)] == [new.id]
 
 
 # -- hostile input ------------------------------------------------------------------------------
