@@ -1,6 +1,7 @@
 """Measure the dense embedder on this machine: load time and ms per text (single, batched).
 
     python plugins/embeddings/scripts/measure.py [--threads N] [--model NAME_OR_PATH]
+        [--backend auto|onnx|torch] [--onnx-cache-dir DIR]
 
 Numbers go into the README. Runs through the real plugin API (make_dense -> embed).
 """
@@ -20,13 +21,27 @@ TEXTS = [
 ]
 
 
+def rss_mb() -> float:
+    """Resident set size of this process (Linux /proc; ru_maxrss, the peak, elsewhere)."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 async def run(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     from recall_embeddings import make_dense
 
-    settings = {"model": args.model, "batch_size": 64}
+    settings = {"model": args.model, "batch_size": 64, "backend": args.backend}
     if args.threads:
         settings["threads"] = args.threads
+    if args.onnx_cache_dir:
+        settings["onnx_cache_dir"] = args.onnx_cache_dir
     ranker = make_dense(settings)
     returned = time.perf_counter() - t0
     if not ranker.embedder.wait_ready(300):
@@ -35,6 +50,9 @@ async def run(args: argparse.Namespace) -> None:
     emb = ranker.embedder
     print(f"factory returned after {returned * 1000:.1f} ms; ready after {total:.2f} s "
           f"(cold process: torch import + model load)")
+    status = emb.status()
+    print(f"backend: {status['backend']} ({status['backend_reason'] or status['onnx_file']}); "
+          f"onnx export: {status['onnx_export_seconds']} s (None: cached or torch)")
 
     import torch
     print(f"torch threads: {torch.get_num_threads()}, cpus: {os.cpu_count()}")
@@ -63,6 +81,15 @@ async def run(args: argparse.Namespace) -> None:
     print(f"batch of 64: median {statistics.median(per_text):.2f} ms/text "
           f"({statistics.median(per_text) * 64:.0f} ms per batch)")
 
+    rates = []
+    for i in range(8):
+        chunk = TEXTS[(i * 32) % 256:(i * 32) % 256 + 32]
+        s = time.perf_counter()
+        await emb.embed(chunk)
+        rates.append(32 / (time.perf_counter() - s))
+    print(f"batch of 32: median {statistics.median(rates):.0f} texts/s")
+    print(f"process RSS: {rss_mb():.0f} MB")
+
     # reload in the same process (torch already imported): the model load alone
     s = time.perf_counter()
     again = make_dense(settings).embedder
@@ -74,6 +101,8 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--model", default="all-MiniLM-L6-v2")
+    p.add_argument("--backend", default="auto", choices=["auto", "onnx", "torch"])
+    p.add_argument("--onnx-cache-dir", default=None)
     asyncio.run(run(p.parse_args()))
 
 
