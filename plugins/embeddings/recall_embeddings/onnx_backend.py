@@ -229,6 +229,9 @@ def make_session(path: Path, threads: int | None) -> Any:
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     opts.log_severity_level = 3
+    # onnxruntime's pool threads spin-wait after each run by default, burning the CPU that the
+    # search's full-text and vector work (and the HTTP server) need on a small machine.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
 
 
