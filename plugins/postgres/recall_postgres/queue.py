@@ -4,14 +4,18 @@
   race reads the winner's row, so concurrent callers with one key all get the same job.
 - claim: SELECT ... FOR UPDATE SKIP LOCKED inside an UPDATE, so two claimers never take the
   same job; a claim is a lease (lease_until, on the database clock so processes agree).
-  A running job whose lease expired is claimable again: a killed process loses nothing.
+  A running job whose lease expired, or whose owner process is gone (see liveness), is
+  claimable again: a killed process loses nothing, and a live sibling takes its jobs over
+  at its next claim instead of waiting out the lease.
 - complete/fail only apply to the claim that is still current (status running, same attempts),
   so a worker that lost its lease can never write twice (complete lives in storage.py
   because it writes memories in the same transaction).
 - liveness: each storage instance holds a session advisory lock (LOCK_CLASS, owner) on a
-  dedicated connection and stamps its claims with `claimed_by = owner`. `requeue_running` at
-  start-up re-queues jobs whose owner is gone (its lock vanished with its connection) or is
-  this instance, and leaves live siblings' jobs alone.
+  dedicated connection and stamps its claims with `claimed_by = owner`. A claim takes over
+  running jobs whose owner's lock vanished with its connection; `requeue_running` at start-up
+  re-queues those and this instance's own, and leaves live siblings' jobs alone. (A live
+  process whose lock connection dropped would see its job taken over; its own completion is
+  then refused as stale, so nothing is written twice.)
 """
 
 from __future__ import annotations
@@ -77,7 +81,8 @@ async def claim_job(pool: asyncpg.Pool, owner: int, lease_seconds: float) -> Ope
                 SELECT id FROM operations
                 WHERE (status = 'queued'
                        AND (lease_until IS NULL OR lease_until <= clock_timestamp()))
-                   OR (status = 'running' AND lease_until < clock_timestamp())
+                   OR (status = 'running' AND (lease_until < clock_timestamp()
+                                               OR (claimed_by IS NOT NULL AND NOT {_OWNER_ALIVE})))
                 ORDER BY created_at, id
                 LIMIT 1
                 FOR UPDATE SKIP LOCKED)

@@ -200,3 +200,28 @@ async def test_job_of_a_killed_process_is_not_lost(db_url, make_storage):
     job = await survivor.claim_job(30)
     assert job.id == stored.id and job.attempts == 2
     assert await survivor.complete_job(job.id, job.attempts, [mem("ns", "done once")])
+
+
+async def test_a_running_sibling_takes_over_a_killed_process_job_at_once(db_url, make_storage):
+    # No restart and a lease of 10 minutes: the next claim of a live process takes the job
+    # once the killed process's owner lock is gone with its connection.
+    survivor = await make_storage(db_url)
+    stored, _ = await survivor.enqueue(op("ns", "k"))
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_WORKER, db_url],
+                            stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 30)
+        assert line.strip() == stored.id
+        assert await survivor.claim_job(600) is None  # its owner is alive: left alone
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    job = None
+    for _ in range(50):
+        job = await survivor.claim_job(600)
+        if job is not None:
+            break
+        await asyncio.sleep(0.1)
+    assert job is not None and job.id == stored.id and job.attempts == 2
+    assert await survivor.complete_job(job.id, job.attempts, [mem("ns", "done once")])
+    assert await survivor.claim_job(600) is None
