@@ -349,6 +349,24 @@ async def test_fulltext_split_answers_exactly_what_the_plain_query_answers(
     assert eager_plans.get("split, then plain", 0) >= 5, eager_plans
 
 
+async def test_fulltext_term_counts_are_refreshed_by_writes(storage: SQLiteStorage,
+                                                            fts_mode: str) -> None:
+    # Term counts are cached per data version. A word that was common and became rare must
+    # not keep its old count: its bound would be too low and the split would prune the rows
+    # that now lead.
+    await storage.insert_memories([Memory(namespace="a", text=f"filler {i}") for i in range(2200)])
+    common = [Memory(namespace="a", text=f"common filler{i}") for i in range(1000)]
+    await storage.insert_memories(common)
+    await storage.insert_memories([Memory(namespace="a", text="rare beta") for _ in range(60)])
+    first = await storage.search_fulltext("a", ["rare", "common"], 30)
+    assert first and storage._fulltext._hit_cache  # counted and kept
+    for m in common[5:]:
+        await storage.delete_memory("a", m.id)
+    again = await storage.search_fulltext("a", ["rare", "common"], 30)
+    # now the rarer word: its five rows lead
+    assert {h.id for h in again[:5]} == {m.id for m in common[:5]}
+
+
 async def test_get_memories_looks_ids_up_by_the_id_index(storage: SQLiteStorage,
                                                         db_path: Path) -> None:
     # Scanning the namespace instead made a 100-id lookup cost 62 ms at 100k memories.
