@@ -56,22 +56,26 @@ ESTIMATE_TERMS = 8
 # Bounds are inflated by this much so that float rounding never makes a bound too low.
 _SLACK = 1e-9
 
+#: Memory types, as the memories table's CHECK constraint has them; namespaces counts the
+#: active rows of each (active_<type>).
+TYPES = ("preference", "fact", "decision", "procedure")
+
 TSV = ("setweight(recall_ft_vector(m.search_text), 'A') || "
        "setweight(recall_ft_vector(coalesce(m.search_context, '')), 'D')")
 
 # -- bookkeeping ------------------------------------------------------------------------------
 _SYNC = """
 WITH gone AS (
-    DELETE FROM fulltext f WHERE {gone} RETURNING f.namespace, f.len, f.tsv),
+    DELETE FROM fulltext f WHERE {gone} RETURNING f.namespace, f.type, f.len, f.tsv),
 new AS (
-    INSERT INTO fulltext (id, namespace, created_at, seq, len, tsv)
-    SELECT m.id, m.namespace, m.created_at, m.seq, length(v.tsv), v.tsv
+    INSERT INTO fulltext (id, namespace, created_at, seq, type, len, tsv)
+    SELECT m.id, m.namespace, m.created_at, m.seq, m.type, length(v.tsv), v.tsv
       FROM memories m CROSS JOIN LATERAL (SELECT {tsv} AS tsv) v
      WHERE m.id = ANY ($1::text[]) AND m.valid_until IS NULL
         ON CONFLICT (id) DO NOTHING
-    RETURNING namespace, len, tsv),
-ch AS (SELECT namespace, len, tsv, 1 AS s FROM new
-       UNION ALL SELECT namespace, len, tsv, -1 FROM gone),
+    RETURNING namespace, type, len, tsv),
+ch AS (SELECT namespace, type, len, tsv, 1 AS s FROM new
+       UNION ALL SELECT namespace, type, len, tsv, -1 FROM gone),
 terms AS (
     SELECT ch.namespace, t.lexeme, sum(ch.s)::int AS df,
            coalesce(sum(ch.s) FILTER (WHERE 'A' = ANY (t.weights)), 0)::int AS df_text,
@@ -88,14 +92,18 @@ up AS (
        SET df = ft.df + excluded.df, df_text = ft.df_text + excluded.df_text,
            df_both = ft.df_both + excluded.df_both
     RETURNING ft.namespace, ft.lexeme, ft.df)
-SELECT c.namespace, c.docs, c.len, c.min_len, e.emptied
+SELECT c.*, e.emptied
   FROM (SELECT namespace, sum(s)::bigint AS docs, sum(s * len)::bigint AS len,
-               min(len) FILTER (WHERE s > 0 AND len > 0) AS min_len
+               min(len) FILTER (WHERE s > 0 AND len > 0) AS min_len,
+               {by_type}
           FROM ch GROUP BY namespace) AS c
   LEFT JOIN (SELECT namespace, array_agg(lexeme) AS emptied FROM up WHERE df <= 0
               GROUP BY namespace) AS e ON e.namespace = c.namespace
 """
-_SYNC_IDS = _SYNC.format(gone="f.id = ANY ($2::text[])", tsv=TSV)
+_SYNC_IDS = _SYNC.format(
+    gone="f.id = ANY ($2::text[])", tsv=TSV,
+    by_type=", ".join(f"coalesce(sum(s) FILTER (WHERE type = '{t}'), 0)::bigint AS {t}"
+                      for t in TYPES))
 _DROP_EMPTIED = ("DELETE FROM fulltext_terms WHERE namespace = $1 AND lexeme = ANY ($2::text[]) "
                  "AND df <= 0")
 
@@ -106,6 +114,7 @@ class Counts:
     docs: int = 0
     length: int = 0
     min_len: int | None = None  # shortest non-empty row it added
+    by_type: tuple[int, ...] = (0,) * len(TYPES)  # active rows per type, in TYPES order
 
 
 async def sync(con: asyncpg.Connection, added: Sequence[str] = (),
@@ -122,7 +131,8 @@ async def sync(con: asyncpg.Connection, added: Sequence[str] = (),
     for r in rows:
         if r["emptied"]:
             await con.execute(_DROP_EMPTIED, r["namespace"], r["emptied"])
-        out[r["namespace"]] = Counts(int(r["docs"]), int(r["len"]), r["min_len"])
+        out[r["namespace"]] = Counts(int(r["docs"]), int(r["len"]), r["min_len"],
+                                     tuple(int(r[t]) for t in TYPES))
     return out
 
 

@@ -18,7 +18,7 @@ import asyncpg
 from recall_core.models import Memory
 from recall_core.protocols import DecayRow
 
-from .fulltext import Counts, sync
+from .fulltext import TYPES, Counts, sync
 from .tx import in_transaction
 from .rows import (IN_NAMESPACE, INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row,
                    memory_params, utc)
@@ -26,15 +26,18 @@ from .rows import (IN_NAMESPACE, INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_fr
 if TYPE_CHECKING:
     from .vectors import ArrayIndex, PgVectorIndex
 
-_BUMP = """
-INSERT INTO namespaces (namespace, version, ft_docs, ft_len, ft_min_len)
-VALUES ($1, nextval('namespace_version_seq'), $2, $3, $4)
+_BUMP = f"""
+INSERT INTO namespaces (namespace, version, ft_docs, ft_len, ft_min_len,
+                        {", ".join(f"active_{t}" for t in TYPES)})
+VALUES ($1, nextval('namespace_version_seq'), $2, $3, $4,
+        {", ".join(f"${5 + i}" for i in range(len(TYPES)))})
     ON CONFLICT (namespace) DO UPDATE
    SET version = nextval('namespace_version_seq'),
        ft_docs = namespaces.ft_docs + excluded.ft_docs,
        ft_len = namespaces.ft_len + excluded.ft_len,
        ft_min_len = CASE WHEN namespaces.ft_docs + excluded.ft_docs > 0
-                         THEN least(namespaces.ft_min_len, excluded.ft_min_len) END"""
+                         THEN least(namespaces.ft_min_len, excluded.ft_min_len) END,
+       {", ".join(f"active_{t} = namespaces.active_{t} + excluded.active_{t}" for t in TYPES)}"""
 _PAGE = 500
 
 
@@ -48,7 +51,7 @@ class MemoryMethods:
         counts = counts or {}
         for ns in sorted(set(namespaces) | set(counts)):
             c = counts.get(ns, Counts())
-            await con.execute(_BUMP, ns, c.docs, c.length, c.min_len)
+            await con.execute(_BUMP, ns, c.docs, c.length, c.min_len, *c.by_type)
 
     async def _insert(self, con: asyncpg.Connection, memories: Sequence[Memory]) -> set[int]:
         assert self.vectors is not None
@@ -183,10 +186,13 @@ class MemoryMethods:
         await in_transaction(self.pool, body)
 
     async def stats(self, namespace: str) -> dict[str, int]:
-        rows = await self.pool.fetch(
-            "SELECT type, count(*) AS n FROM memories WHERE namespace = $1 "
-            "AND valid_until IS NULL GROUP BY type", namespace)
-        return {r["type"]: int(r["n"]) for r in rows}
+        # Counters the writes keep exact (see fulltext.sync), not a count of the namespace.
+        row = await self.pool.fetchrow(
+            f"SELECT {', '.join(f'active_{t}' for t in TYPES)} FROM namespaces "
+            f"WHERE namespace = $1", namespace)
+        if row is None:
+            return {}
+        return {t: int(row[f"active_{t}"]) for t in TYPES if row[f"active_{t}"]}
 
     async def namespace_version(self, namespace: str) -> int:
         v = await self.pool.fetchval("SELECT version FROM namespaces WHERE namespace = $1",

@@ -161,8 +161,9 @@ CREATE INDEX memories_tsv ON memories USING gin (tsv);
 #   (their vectors make them ~2 kB), and never filters out superseded rows.
 # - fulltext_terms: per namespace and lexeme, how many active rows hold it (df), in the text
 #   (df_text), in both text and context (df_both). namespaces.ft_docs / ft_len: active rows
-#   and their total length; ft_min_len: a lower bound of the shortest non-empty one.
-#   Maintained by the plugin's writes in the same transactions (fulltext.py: sync).
+#   and their total length; ft_min_len: a lower bound of the shortest non-empty one;
+#   active_<type>: active rows per type (`stats` read them instead of counting: 70 ms at
+#   100k). Maintained by the plugin's writes in the same transactions (fulltext.py: sync).
 # The generated memories.tsv and its GIN index are dropped: nothing reads them any more.
 _V5 = r"""
 CREATE FUNCTION recall_ft_vector(text) RETURNS tsvector
@@ -175,11 +176,12 @@ CREATE TABLE fulltext (
     namespace  text NOT NULL,
     created_at timestamptz NOT NULL,
     seq        bigint NOT NULL,
+    type       text NOT NULL,
     len        integer NOT NULL,
     tsv        tsvector NOT NULL
 );
-INSERT INTO fulltext (id, namespace, created_at, seq, len, tsv)
-SELECT m.id, m.namespace, m.created_at, m.seq, length(v.tsv), v.tsv
+INSERT INTO fulltext (id, namespace, created_at, seq, type, len, tsv)
+SELECT m.id, m.namespace, m.created_at, m.seq, m.type, length(v.tsv), v.tsv
   FROM memories m CROSS JOIN LATERAL (
        SELECT setweight(recall_ft_vector(m.search_text), 'A')
               || setweight(recall_ft_vector(coalesce(m.search_context, '')), 'D') AS tsv) v
@@ -201,13 +203,23 @@ SELECT f.namespace, t.lexeme, count(*),
  GROUP BY f.namespace, t.lexeme;
 ALTER TABLE namespaces ADD COLUMN ft_docs bigint NOT NULL DEFAULT 0,
                        ADD COLUMN ft_len bigint NOT NULL DEFAULT 0,
-                       ADD COLUMN ft_min_len integer;
-INSERT INTO namespaces (namespace, version, ft_docs, ft_len, ft_min_len)
+                       ADD COLUMN ft_min_len integer,
+                       ADD COLUMN active_preference bigint NOT NULL DEFAULT 0,
+                       ADD COLUMN active_fact bigint NOT NULL DEFAULT 0,
+                       ADD COLUMN active_decision bigint NOT NULL DEFAULT 0,
+                       ADD COLUMN active_procedure bigint NOT NULL DEFAULT 0;
+INSERT INTO namespaces (namespace, version, ft_docs, ft_len, ft_min_len, active_preference,
+                        active_fact, active_decision, active_procedure)
 SELECT namespace, nextval('namespace_version_seq'), count(*), sum(len),
-       min(len) FILTER (WHERE len > 0)
+       min(len) FILTER (WHERE len > 0), count(*) FILTER (WHERE type = 'preference'),
+       count(*) FILTER (WHERE type = 'fact'), count(*) FILTER (WHERE type = 'decision'),
+       count(*) FILTER (WHERE type = 'procedure')
   FROM fulltext GROUP BY namespace
     ON CONFLICT (namespace) DO UPDATE
-   SET ft_docs = excluded.ft_docs, ft_len = excluded.ft_len, ft_min_len = excluded.ft_min_len;
+   SET ft_docs = excluded.ft_docs, ft_len = excluded.ft_len, ft_min_len = excluded.ft_min_len,
+       active_preference = excluded.active_preference, active_fact = excluded.active_fact,
+       active_decision = excluded.active_decision,
+       active_procedure = excluded.active_procedure;
 DROP INDEX memories_tsv;
 ALTER TABLE memories DROP COLUMN tsv;
 """
@@ -218,7 +230,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (2, "memories.seq (insertion order) and session index", _V2),
     (3, "memories.base_importance (importance decay)", _V3),
     (4, "memories.search_context (session context in the tsvector)", _V4),
-    (5, "fulltext table with BM25 statistics (document frequencies, lengths)", _V5),
+    (5, "fulltext table with BM25 statistics (document frequencies, lengths, counts)", _V5),
 ]
 
 LATEST = MIGRATIONS[-1][0]

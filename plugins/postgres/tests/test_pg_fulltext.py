@@ -24,14 +24,15 @@ async def recount(con: asyncpg.Connection) -> tuple[dict, dict, set]:
     """The statistics recomputed from the memory rows: per namespace (docs, total length,
     shortest non-empty), per (namespace, lexeme) (df, df_text, df_both), and the active ids."""
     rows = await con.fetch(f"""
-        SELECT m.id, m.namespace, {fulltext.TSV} AS tsv FROM memories m
+        SELECT m.id, m.namespace, m.type, {fulltext.TSV} AS tsv FROM memories m
          WHERE m.valid_until IS NULL""")
     docs: dict[str, list[int]] = {}
     terms: dict[tuple[str, str], list[int]] = {}
     for r in rows:
         lex = await con.fetch("SELECT lexeme, weights FROM unnest($1::tsvector)", r["tsv"])
-        d = docs.setdefault(r["namespace"], [0, 0, 10**9])
+        d = docs.setdefault(r["namespace"], [0, 0, 10**9] + [0] * len(fulltext.TYPES))
         d[0] += 1
+        d[3 + fulltext.TYPES.index(r["type"])] += 1
         d[1] += len(lex)
         if lex:
             d[2] = min(d[2], len(lex))
@@ -49,9 +50,11 @@ async def assert_exact(storage) -> None:
         docs, terms, active = await recount(con)
         stored = {r["namespace"]: r for r in await con.fetch("SELECT * FROM namespaces")}
         for ns in set(docs) | set(stored):
-            n, length, shortest = docs.get(ns, (0, 0, 10**9))
+            n, length, shortest, *by_type = docs.get(ns, (0, 0, 10**9) + (0,) * 4)
             row = stored[ns]
             assert (row["ft_docs"], row["ft_len"]) == (n, length), ns
+            assert [row[f"active_{t}"] for t in fulltext.TYPES] == by_type, ns
+            assert await storage.stats(ns) == {t: n for t, n in zip(fulltext.TYPES, by_type) if n}
             if n:  # a lower bound of the shortest row (deletes never raise it)
                 assert row["ft_min_len"] is not None and row["ft_min_len"] <= shortest, ns
         got = {(r["namespace"], r["lexeme"]): (r["df"], r["df_text"], r["df_both"])
@@ -205,7 +208,8 @@ async def test_statistics_stay_exact_under_concurrent_writers(db_url, make_stora
 
     async def inserts(s, ns, n):
         for i in range(n):
-            ms = [mem(ns, text(), minutes=i) for _ in range(rng.randint(1, 4))]
+            ms = [mem(ns, text(), minutes=i, type=rng.choice(fulltext.TYPES))
+                  for _ in range(rng.randint(1, 4))]
             if i % 2:
                 ms[0].context = text()
             await s.insert_memories(ms)
@@ -326,10 +330,10 @@ async def test_upgrades_a_version_4_database_and_backfills_the_statistics(db_url
             ns = "a" if i % 3 else "b"
             await con.execute(
                 "INSERT INTO memories (id, namespace, text, type, valid_from, created_at, "
-                "search_text, search_context, valid_until) VALUES ($1, $2, $3, 'fact', now(), "
+                "search_text, search_context, valid_until) VALUES ($1, $2, $3, $6, now(), "
                 "now(), $3, $4, $5)", f"m{i}", ns, f"ticket REC-{1000 + i} about apples {i % 4}",
                 "what about apples" if i % 2 else None,
-                T0 if i % 5 == 0 else None)
+                T0 if i % 5 == 0 else None, fulltext.TYPES[i % 4])
             await con.execute(
                 "INSERT INTO namespaces VALUES ($1, nextval('namespace_version_seq')) "
                 "ON CONFLICT (namespace) DO UPDATE SET version = nextval('namespace_version_seq')",
