@@ -269,11 +269,21 @@ class PostgresStorage(MemoryMethods, RetrievalMethods):
 
     # -- audit and A2A --------------------------------------------------------------------
     async def record_tool_call(self, record: ToolCallRecord) -> None:
+        await self.record_tool_calls([record])
+
+    async def record_tool_calls(self, records: Sequence[ToolCallRecord]) -> None:
+        """Several rows in one statement (core's audit log writes them in batches)."""
+        if not records:
+            return
         await self.pool.execute(
-            "INSERT INTO tool_call_records (tool, namespace, inputs_hash, status, code, "
-            "duration_ms, at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            record.tool, record.namespace, record.inputs_hash, record.status, record.code,
-            float(record.duration_ms), aware(record.at))
+            """INSERT INTO tool_call_records (tool, namespace, inputs_hash, status, code,
+                                              duration_ms, at)
+               SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+                                    $6::float8[], $7::timestamptz[])""",
+            [r.tool for r in records], [r.namespace for r in records],
+            [r.inputs_hash for r in records], [r.status for r in records],
+            [r.code for r in records], [float(r.duration_ms) for r in records],
+            [aware(r.at) for r in records])
 
     async def save_task(self, namespace: str, task_id: str, data: dict[str, Any]) -> None:
         await self.pool.execute(

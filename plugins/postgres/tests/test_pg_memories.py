@@ -108,9 +108,19 @@ async def test_audit_and_tasks_are_namespaced(storage):
                                                   code="INVALID_PARAM", duration_ms=1.5))
     await storage.record_tool_call(ToolCallRecord(tool="health", namespace=None,
                                                   inputs_hash="", status="ok", duration_ms=0.1))
+    # A batch (core's audit log) is one statement, kept in order.
+    await storage.record_tool_calls([
+        ToolCallRecord(tool=f"t{i}", namespace="ns" if i % 2 else None, inputs_hash=str(i),
+                       status="ok", duration_ms=i / 3, at=T0 + timedelta(seconds=i))
+        for i in range(5)])
+    await storage.record_tool_calls([])
     rows = await storage.pool.fetch("SELECT tool, status, code FROM tool_call_records ORDER BY id")
     assert [tuple(r) for r in rows] == [("store_memory", "error", "INVALID_PARAM"),
-                                        ("health", "ok", None)]
+                                        ("health", "ok", None)] + [
+                                        (f"t{i}", "ok", None) for i in range(5)]
+    last = await storage.pool.fetchrow("SELECT * FROM tool_call_records ORDER BY id DESC LIMIT 1")
+    assert (last["namespace"], last["duration_ms"], last["at"]) == (None, 4 / 3,
+                                                                    T0 + timedelta(seconds=4))
     await storage.save_task("ns", "t1", {"state": "working", "n": [1, 2]})
     await storage.save_task("ns", "t1", {"state": "completed"})
     await storage.save_task("ns", "t2", {"state": "working"})
