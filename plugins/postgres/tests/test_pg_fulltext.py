@@ -190,10 +190,24 @@ def test_minimal_sets_cover_exactly_the_rows_that_reach_the_level():
             held = {i for i in range(5) if mask >> i & 1}
             covered = any(set(s) <= held for s in sets)
             assert covered == (sum(terms[i].bound for i in held) >= level), (level, held)
-    # Too many sets: the coarser cover still holds every row that can reach the level.
+    # Too many sets: the coarser cover (the heaviest terms alone) still holds every row that
+    # can reach the level.
     many = [fulltext.Term(f"t{i}", 10, 1.0, True, False, 1.0) for i in range(12)]
     sets = fulltext.minimal_sets(many, 6.0, cap=16)
     assert all(len(s) == 1 for s in sets) and len(sets) == 7
+    rng = random.Random(5)
+    for _ in range(300):
+        n = rng.randint(2, 9)
+        bounds = sorted((rng.uniform(0.2, 8) for _ in range(n)), reverse=True)
+        terms = [fulltext.Term(f"t{i}", 10, b, True, False, b) for i, b in enumerate(bounds)]
+        level = rng.uniform(0.1, sum(bounds) * 1.1)
+        cap = rng.choice([2, 4, 8, 32])
+        sets = fulltext.minimal_sets(terms, level, cap=cap)
+        assert len(sets) <= max(cap, n)
+        for mask in range(1, 2 ** n):
+            held = {i for i in range(n) if mask >> i & 1}
+            if sum(bounds[i] for i in held) >= level:
+                assert any(set(s) <= held for s in sets), (bounds, level, held, sets)
 
 
 # -- statistics under concurrent writers ----------------------------------------------------------
