@@ -44,6 +44,9 @@ K1 = 1.2
 B = 0.75
 #: Weight of the session context (the previous turn) against the memory's own text.
 CONTEXT_WEIGHT = 0.4
+#: Lexemes held by more than this share of the namespace's rows are left out of a query
+#: (idf below ln(1 + 1/9) = 0.105, against ~3 for a word in 5% of the rows).
+COMMON_SHARE = 0.9
 #: When the query's lexemes match at most this many rows together, they are all scored.
 PLAIN_MAX_ROWS = 1500
 #: The levels tried, highest first: where about this many times `limit` rows are expected
@@ -184,6 +187,10 @@ def weigh(lexemes: Sequence[tuple[str, int, int, int]], docs: int, total_len: in
         return [], 1.0
     # Counters that drifted (someone edited rows by hand) must not break the arithmetic.
     n = max(docs, max(df for _, df, _, _ in found))
+    # Lexemes in nearly every row (a speaker's name in a conversation) weigh ~nothing but
+    # would make every row a candidate: left out, the rarest one always kept.
+    informative = [x for x in found if x[1] <= COMMON_SHARE * n]
+    found = informative or [min(found, key=lambda x: (x[1], x[0]))]
     avglen = max(total_len / docs, 1.0) if docs > 0 else 1.0
     shortest = norm_factor(max(1, min_len or 1), avglen)
     terms = []

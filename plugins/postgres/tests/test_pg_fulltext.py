@@ -66,6 +66,9 @@ async def assert_exact(storage) -> None:
 def reference_scores(rows: list[tuple[str, int, dict[str, set[str]]]], query: list[str],
                      n: int, avglen: float, df: dict[str, int]) -> dict[str, float]:
     """BM25 as documented in fulltext.py, in plain Python."""
+    query = [t for t in query if df.get(t)]
+    kept = [t for t in query if df[t] <= fulltext.COMMON_SHARE * n]
+    query = kept or [min(query, key=lambda t: (df[t], t))]
     out = {}
     for rid, length, lex in rows:
         s = 0.0
@@ -89,6 +92,19 @@ async def test_rare_term_outranks_common_one(storage):
     hits = await storage.search_fulltext("ns", ["coffee", "espresso"], 5)
     assert hits[0].id == rare.id
     assert hits[0].score > 2 * hits[1].score  # idf: 1 row of 41 against 30 of 41
+
+
+async def test_words_in_nearly_every_row_are_left_out_unless_alone(storage):
+    # "Caroline" in every turn of her conversation weighs ~nothing (idf ~0) yet would make
+    # every row a candidate: it is left out when the query has a rarer word.
+    rows = [mem("ns", f"caroline said thing number {i}", minutes=i) for i in range(40)]
+    rows.append(mem("ns", "caroline went hiking", minutes=50))
+    await storage.insert_memories(rows)
+    hits = await storage.search_fulltext("ns", ["caroline", "hiking"], 10)
+    assert [h.id for h in hits] == [rows[-1].id]
+    only = await storage.search_fulltext("ns", ["caroline"], 10)
+    assert len(only) == 10  # alone, it is still searched
+    assert storage.fulltext.plans["plain"] >= 1
 
 
 async def test_idf_decides_between_otherwise_equal_rows(storage):
