@@ -198,6 +198,18 @@ class Storage(Protocol):
     async def delete_task(self, namespace: str, task_id: str) -> None: ...
 
 
+@runtime_checkable
+class NearDuplicateSearch(Protocol):
+    """Optional storage capability for the worker's near-duplicate check (extraction.py)."""
+
+    async def search_near_duplicates(self, namespace: str, terms: Sequence[str],
+                                     max_missing: int, limit: int) -> list[ScoredId]:
+        """Up to `limit` active memories ranked for `terms`, among which is every memory
+        holding all but at most `max_missing` of the terms (if any). A storage can thus
+        score only the memories that hold one of the `max_missing + 1` rarest terms (any
+        near-duplicate must), instead of every memory sharing a common word."""
+
+
 class NotReady(Exception):
     """Raised by a ranker that cannot answer yet (e.g. its model is still loading).
 

@@ -65,6 +65,9 @@ class FullText:
         # 42% of 100k rows costs 2.4 ms, and the same words come back query after query.
         self._hit_cache: dict[tuple[str | None, str], int] = {}
         self._hit_version: int | None = None
+        # The same counts, kept across writes, for choosing near-duplicate candidates (where
+        # a stale count costs speed, never correctness).
+        self._loose_hits: dict[tuple[str | None, str], int] = {}
         #: How each search was answered (single query / split / split then plain); tests and
         #: benchmarks read it.
         self.plans: Counter[str] = Counter()
@@ -103,6 +106,33 @@ class FullText:
         found = await self._split(namespace, scope, rare, common, bound, limit)
         self.plans["split" if found is not None else "split, then plain"] += 1
         return found
+
+    async def near_duplicates(self, namespace: str, terms: Sequence[str], max_missing: int,
+                              limit: int) -> list[ScoredId]:
+        """See recall_core.protocols.NearDuplicateSearch: only rows holding one of the
+        `max_missing + 1` rarest terms are scored (by every term; the rare ones count twice,
+        which suits a search for rows holding them all)."""
+        quoted = quote_terms(terms)
+        if not quoted or limit <= 0:
+            return []
+        mine, groups, others, _, version = await self.db.fetch_one(
+            _SIZES, (namespace, namespace))
+        if version != self._hit_version or len(self._hit_cache) > HITS_CACHE_SIZE:
+            self._hit_cache, self._hit_version = {}, version
+        scope = None if groups < 64 and others <= UNSCOPED_MAX_OTHERS else namespace
+        if len(quoted) <= max_missing + 1 or mine < COMMON_TERM_MIN_ROWS:
+            return await self._ranked(namespace, scope, quoted, None, limit)
+        # Any max_missing + 1 terms would be correct (a near-duplicate holds one of them); the
+        # rarest are merely the cheapest, so counts of an older data version serve too.
+        unknown = [t for t in quoted if (scope, t) not in self._loose_hits]
+        if unknown:
+            if len(self._loose_hits) > HITS_CACHE_SIZE:
+                self._loose_hits = {}
+            self._loose_hits.update(zip(((scope, t) for t in unknown),
+                                        await self._hits(scope, unknown)))
+        rarest = sorted(quoted, key=lambda t: self._loose_hits[(scope, t)])[:max_missing + 1]
+        self.plans["near-duplicates"] += 1
+        return await self._ranked(namespace, scope, rarest, quoted, limit)
 
     async def _split(self, namespace: str, scope: str | None, rare: list[str],
                      common: list[str], bound: float, limit: int) -> list[ScoredId] | None:

@@ -391,6 +391,10 @@ class SQLiteStorage:
     async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
         return await self._fulltext.search(namespace, terms, limit)
 
+    async def search_near_duplicates(self, namespace: str, terms: Sequence[str],
+                                     max_missing: int, limit: int) -> list[ScoredId]:
+        return await self._fulltext.near_duplicates(namespace, terms, max_missing, limit)
+
     async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
         return [ScoredId(id=i, score=s) for i, s in await self._vectors.search(namespace, vector, limit)]
 

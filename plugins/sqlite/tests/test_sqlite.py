@@ -367,6 +367,20 @@ async def test_fulltext_term_counts_are_refreshed_by_writes(storage: SQLiteStora
     assert {h.id for h in again[:5]} == {m.id for m in common[:5]}
 
 
+async def test_near_duplicate_search_scores_only_rows_with_a_rare_term(storage: SQLiteStorage,
+                                                                       fts_mode: str) -> None:
+    rows = [Memory(namespace="a", text=f"the team project update number {i % 50}") for i in range(3000)]
+    twin = Memory(namespace="a", text="the team project update about Zorblax migration")
+    await storage.insert_memories([*rows, twin])
+    terms = ["team", "project", "update", "zorblax", "migration"]
+    hits = await storage.search_near_duplicates("a", terms, 1, 5)
+    assert hits[0].id == twin.id
+    assert storage._fulltext.plans["near-duplicates"] == 1
+    # only rows holding one of the two rarest terms are candidates: none of the 3000 others
+    assert [h.id for h in await storage.search_near_duplicates(
+        "a", ["zorblax", "quux", "team"], 1, 5)] == [twin.id]
+
+
 async def test_get_memories_looks_ids_up_by_the_id_index(storage: SQLiteStorage,
                                                         db_path: Path) -> None:
     # Scanning the namespace instead made a 100-id lookup cost 62 ms at 100k memories.
