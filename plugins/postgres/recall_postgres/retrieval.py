@@ -39,6 +39,17 @@ class RetrievalMethods:
             return []
         return await self.fulltext.search(self.pool, namespace, clean, limit)
 
+    async def search_near_duplicates(self, namespace: str, terms: Sequence[str],
+                                     max_missing: int, limit: int) -> list[ScoredId]:
+        """Candidates for the worker's near-duplicate check: ranked for all `terms`, among
+        the rows holding one of the `max_missing + 1` rarest (see FullText.near_duplicates)."""
+        clean = [t for t in (_clean_term(search_text(str(t))) for t in terms) if t.strip()]
+        clean = list(dict.fromkeys(clean))[:_MAX_TERMS]
+        if not clean or limit < 1:
+            return []
+        return await self.fulltext.near_duplicates(self.pool, namespace, clean, max_missing,
+                                                   limit)
+
     async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
         if limit < 1 or len(vector) == 0:
             return []

@@ -227,6 +227,27 @@ def test_minimal_sets_cover_exactly_the_rows_that_reach_the_level():
                 assert any(set(s) <= held for s in sets), (bounds, level, held, sets)
 
 
+async def test_near_duplicate_candidates_hold_a_rare_term(storage):
+    # The worker's near-duplicate check: every row lacking at most `max_missing` of the
+    # words is a candidate, rows sharing only common words are never scored.
+    words = "maria likes the oat milk flat white every morning".split()
+    near = mem("ns", "maria likes oat milk flat white every day")  # lacks 'morning'
+    far = mem("ns", "maria likes tea every morning")
+    common = [mem("ns", f"maria every morning {i}") for i in range(200)]
+    await storage.insert_memories([near, far, *common])
+    hits = await storage.search_near_duplicates("ns", words, 1, 5)
+    assert hits and hits[0].id == near.id
+    assert far.id not in {h.id for h in hits}  # holds none of the two rarest words
+    assert all(h.id not in {m.id for m in common} for h in hits)
+    assert storage.fulltext.plans["near duplicates"] == 1
+    # Scores are the plain ranking's scores.
+    plain = {h.id: h.score for h in await storage.fulltext.search(
+        storage.pool, "ns", words, 500, plain=True)}
+    assert all(h.score == plain[h.id] for h in hits)
+    assert await storage.search_near_duplicates("ns", ["absent"], 1, 5) == []
+    assert await storage.search_near_duplicates("ns", [], 1, 5) == []
+
+
 # -- statistics under concurrent writers ----------------------------------------------------------
 async def test_statistics_stay_exact_under_concurrent_writers(db_url, make_storage):
     # Three storages = three processes, each with its own pool, writing the same namespaces.
@@ -334,6 +355,16 @@ async def test_searches_stay_inside_their_namespace_in_the_index(storage):
             "EXPLAIN EXECUTE st('big', ARRAY['common'])"))
         await con.execute("DEALLOCATE st")
         assert "Index Cond: ((namespace = $1) AND (lexeme = " in plan, plan
+
+
+def test_scans_skip_the_namespace_token_only_when_other_namespaces_are_small():
+    def scope(rows, mine):
+        return fulltext.scope({"rows": rows, "ft_docs": mine, "scope": "ns x"})
+    assert scope(100_000, 100_000) is None  # one tenant: nothing to keep out
+    assert scope(100_500, 100_000) is None
+    assert scope(120_000, 100_000) == "ns x"
+    assert scope(120_000, 1) == "ns x"
+    assert scope(0, 5) == "ns x"  # unknown (statistics not flushed yet): scoped
 
 
 # -- hostile input ------------------------------------------------------------------------------
