@@ -43,16 +43,15 @@ class Runtime:
     rankers: list[RankerSlot]
     embedder: Embedder | None
     service: MemoryService
+    audit: AuditLog
     worker: Worker | None = None
-    audit: AuditLog | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
     async def close(self) -> None:
         if self.worker is not None:
             await self.worker.stop()
         await self.service.close()
-        if self.audit is not None:
-            await self.audit.close()
+        await self.audit.close()
         await self.storage.close()
 
 
@@ -68,7 +67,7 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
     await storage.open()
     service = MemoryService(storage, extractor, rankers, config, embedder)
     runtime = Runtime(config, pm, registries, storage, extractor, rankers, embedder, service,
-                      audit=AuditLog(storage))
+                      AuditLog(storage))
     if start_worker and config.worker.concurrency > 0:
         runtime.worker = Worker(storage, extractor, embedder, config, service.job_signal)
         await runtime.worker.start()

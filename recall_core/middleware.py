@@ -57,24 +57,18 @@ class AuditMiddleware(Middleware):
             status, code = _outcome(result)
             return result
         finally:
-            await audit_call(self.runtime, name, current_namespace_or_none(), args, status, code,
+            audit_call(self.runtime, name, current_namespace_or_none(), args, status, code,
                              (time.perf_counter() - started) * 1000)
 
 
-async def audit_call(runtime: Any, tool: str, namespace: str | None, args: Any, status: str,
+def audit_call(runtime: Any, tool: str, namespace: str | None, args: Any, status: str,
                      code: str | None, duration_ms: float) -> None:
     """One JSON log line now and one tool_call_records row (batched, see audit.py) for a call
     through any transport (MCP tools here, A2A tasks in a2a/executor.py)."""
     record = ToolCallRecord(tool=tool, namespace=namespace, inputs_hash=inputs_hash(args),
                             status=status, code=code, duration_ms=round(duration_ms, 3))
     audit_log.info(json.dumps({"event": "tool_call", **record.model_dump(mode="json")}))
-    if runtime.audit is not None:
-        runtime.audit.record(record)
-        return
-    try:
-        await runtime.storage.record_tool_call(record)
-    except Exception:  # noqa: BLE001 - auditing must not turn a result into a failure
-        audit_log.exception("could not write tool_call_records row for %s", tool)
+    runtime.audit.record(record)  # a failed batch write is logged there, never raised here
 
 
 class TimeoutMiddleware(Middleware):

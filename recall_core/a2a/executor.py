@@ -91,7 +91,7 @@ class RecallAgentExecutor(AgentExecutor):
                 args = {}
             skill = "resume" if context.current_task is not None else (
                 args.get("skill") or "consolidate_memories")
-            await audit_call(self.runtime, f"a2a:{skill}", namespace, args, *outcome,
+            audit_call(self.runtime, f"a2a:{skill}", namespace, args, *outcome,
                              (time.perf_counter() - started) * 1000)
 
     async def _execute(self, namespace: str, context: RequestContext,

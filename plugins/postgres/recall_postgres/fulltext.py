@@ -309,6 +309,23 @@ def scope(stats: asyncpg.Record) -> str | None:
     return stats["scope"]
 
 
+async def _prepare(con: asyncpg.Connection, namespace: str, terms: Sequence[str], limit: int
+                   ) -> tuple[_Scoring, list, int] | None:
+    """The query's statistics read and weighed: (scoring, weighed lexemes, documents in the
+    namespace), or None when no term is indexed."""
+    stats = await con.fetch(_STATS, namespace, list(terms))
+    if not stats:
+        return None
+    first = stats[0]
+    docs = int(first["ft_docs"] or 0)
+    weighed, avglen = weigh(
+        [(r["lexeme"], int(r["df"]), int(r["df_text"]), int(r["df_both"])) for r in stats],
+        docs, int(first["ft_len"] or 0), first["ft_min_len"])
+    if not weighed:
+        return None
+    return _Scoring(con, namespace, scope(first), weighed, avglen, limit), weighed, docs
+
+
 class FullText:
     """Keyword search on one pool. `plans` counts how searches were answered (tests and
     benchmarks read it)."""
@@ -323,19 +340,13 @@ class FullText:
         async with pool.acquire() as con, con.transaction(isolation="repeatable_read",
                                                           readonly=True):
             # One snapshot: the statistics, the first and the second query agree.
-            stats = await con.fetch(_STATS, namespace, list(terms))
-            if not stats:
+            prepared = await _prepare(con, namespace, terms, limit)
+            if prepared is None:
                 return []
-            first = stats[0]
-            weighed, avglen = weigh(
-                [(r["lexeme"], int(r["df"]), int(r["df_text"]), int(r["df_both"])) for r in stats],
-                int(first["ft_docs"] or 0), int(first["ft_len"] or 0), first["ft_min_len"])
-            if not weighed:
-                return []
-            scoring = _Scoring(con, namespace, scope(first), weighed, avglen, limit)
+            scoring, weighed, docs = prepared
             if plain:
                 return await scoring.run(0.0)
-            return await self._ranked(scoring, weighed, limit, int(first["ft_docs"] or 0))
+            return await self._ranked(scoring, weighed, limit, docs)
 
     async def near_duplicates(self, pool: asyncpg.Pool, namespace: str, terms: Sequence[str],
                               max_missing: int, limit: int) -> list[ScoredId]:
@@ -344,16 +355,10 @@ class FullText:
         one (the worker's near-duplicate check; it never scores a row for a common word)."""
         async with pool.acquire() as con, con.transaction(isolation="repeatable_read",
                                                           readonly=True):
-            stats = await con.fetch(_STATS, namespace, list(terms))
-            if not stats:
+            prepared = await _prepare(con, namespace, terms, limit)
+            if prepared is None:
                 return []
-            first = stats[0]
-            weighed, avglen = weigh(
-                [(r["lexeme"], int(r["df"]), int(r["df_text"]), int(r["df_both"])) for r in stats],
-                int(first["ft_docs"] or 0), int(first["ft_len"] or 0), first["ft_min_len"])
-            if not weighed:
-                return []
-            scoring = _Scoring(con, namespace, scope(first), weighed, avglen, limit)
+            scoring, weighed, _ = prepared
             rarest = sorted(range(len(weighed)), key=lambda i: (weighed[i].df, i))
             self.plans["near duplicates"] += 1
             return await scoring.run_sets([[i] for i in rarest[:max(0, max_missing) + 1]])

@@ -178,18 +178,24 @@ KILLED_WORKER = textwrap.dedent("""
 """)
 
 
-async def test_job_of_a_killed_process_is_not_lost(db_url, make_storage):
-    survivor = await make_storage(db_url)
+async def claimed_then_killed(db_url, survivor):
+    """Enqueue a job, let another process claim it (600 s lease) and SIGKILL that process."""
     stored, _ = await survivor.enqueue(op("ns", "k"))
     proc = subprocess.Popen([sys.executable, "-c", KILLED_WORKER, db_url],
                             stdout=subprocess.PIPE, text=True, env=dict(os.environ))
     try:
         line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 30)
         assert line.strip() == stored.id
-        assert await survivor.claim_job(600) is None  # leased by the other process
+        assert await survivor.claim_job(600) is None  # its owner is alive: left alone
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+    return stored
+
+
+async def test_job_of_a_killed_process_is_not_lost(db_url, make_storage):
+    survivor = await make_storage(db_url)
+    stored = await claimed_then_killed(db_url, survivor)
     # The server notices the dead backend; its advisory lock goes with it.
     for _ in range(50):
         if await survivor.requeue_running() == 1:
@@ -206,16 +212,7 @@ async def test_a_running_sibling_takes_over_a_killed_process_job_at_once(db_url,
     # No restart and a lease of 10 minutes: the next claim of a live process takes the job
     # once the killed process's owner lock is gone with its connection.
     survivor = await make_storage(db_url)
-    stored, _ = await survivor.enqueue(op("ns", "k"))
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_WORKER, db_url],
-                            stdout=subprocess.PIPE, text=True, env=dict(os.environ))
-    try:
-        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 30)
-        assert line.strip() == stored.id
-        assert await survivor.claim_job(600) is None  # its owner is alive: left alone
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    stored = await claimed_then_killed(db_url, survivor)
     job = None
     for _ in range(50):
         job = await survivor.claim_job(600)

@@ -76,14 +76,7 @@ class FullText:
         quoted = quote_terms(terms)
         if not quoted or limit <= 0:
             return []
-        mine, groups, others, max_rowid, version = await self.db.fetch_one(
-            _SIZES, (namespace, namespace))
-        if version != self._hit_version or len(self._hit_cache) > HITS_CACHE_SIZE:
-            self._hit_cache, self._hit_version = {}, version
-        scope: str | None = namespace
-        if groups < 64 and others <= UNSCOPED_MAX_OTHERS:
-            scope = None
-        rows = max(int(max_rowid), mine + others)
+        mine, scope, rows = await self._sizes(namespace)
         if len(quoted) > 1 and mine >= COMMON_TERM_MIN_ROWS:
             hits = await self._hits(scope, quoted)
             quoted, hits = _informative(quoted, hits, rows)
@@ -93,6 +86,16 @@ class FullText:
         else:
             self.plans["single"] += 1
         return await self._ranked(namespace, scope, quoted, None, limit)
+
+    async def _sizes(self, namespace: str) -> tuple[int, str | None, int]:
+        """(the namespace's active rows, the MATCH scope: None = unscoped, an upper bound of
+        the rows in the index); drops the cached term counts when the data changed."""
+        mine, groups, others, max_rowid, version = await self.db.fetch_one(
+            _SIZES, (namespace, namespace))
+        if version != self._hit_version or len(self._hit_cache) > HITS_CACHE_SIZE:
+            self._hit_cache, self._hit_version = {}, version
+        scope = None if groups < 64 and others <= UNSCOPED_MAX_OTHERS else namespace
+        return mine, scope, max(int(max_rowid), mine + others)
 
     async def _by_splits(self, namespace: str, scope: str | None, quoted: list[str],
                          hits: list[int], rows: int, limit: int) -> list[ScoredId] | None:
@@ -115,11 +118,7 @@ class FullText:
         quoted = quote_terms(terms)
         if not quoted or limit <= 0:
             return []
-        mine, groups, others, _, version = await self.db.fetch_one(
-            _SIZES, (namespace, namespace))
-        if version != self._hit_version or len(self._hit_cache) > HITS_CACHE_SIZE:
-            self._hit_cache, self._hit_version = {}, version
-        scope = None if groups < 64 and others <= UNSCOPED_MAX_OTHERS else namespace
+        mine, scope, _ = await self._sizes(namespace)
         if len(quoted) <= max_missing + 1 or mine < COMMON_TERM_MIN_ROWS:
             return await self._ranked(namespace, scope, quoted, None, limit)
         # Any max_missing + 1 terms would be correct (a near-duplicate holds one of them); the
