@@ -5,13 +5,18 @@ namespace, so a MATCH is scoped to the namespace by FTS5 itself and never scores
 tenants' rows. Terms are quoted (see `codec.quote_terms`), so no input can reach the FTS5
 query syntax.
 
-Speed: FTS5's bm25() scores every row that matches any query term before it sorts, about 1 us
-a row. One common word ("project" in 42% of 100k memories) made a query cost 40 ms however
-rare its other words were. `search` therefore splits the terms in two (max-score, as search
-engines do): the rare terms find the candidates and the common ones only add to their
-scores; a bound on what the common terms can add proves the split answer equals the plain
-one, and when the bound cannot prove it the plain query runs. Same ranking, a fraction of the
-work (bench/RESULTS.md).
+Scores are FTS5's bm25() without length normalisation (the index has no per-row sizes,
+schema.py migration 4): a term's weight is its IDF, saturated by how often it occurs, with the
+session context column at CONTEXT_WEIGHT. Rows holding the same terms tie and the newer one goes
+first.
+
+Speed: FTS5's bm25() scores every row that matches any query term before it sorts: ~0.2 us a
+row without the per-row size lookup (~1 us with it). One common word ("project" in 42% of 100k
+memories) still makes a plain query cost ~8 ms however rare its other words are. `search`
+therefore splits the terms in two (max-score, as search engines do): the rare terms find the
+candidates and the common ones only add to their scores; a bound on what the common terms can
+add proves the split answer equals the plain one, and when the bound cannot prove it the plain
+query runs. Same ranking, a fraction of the work (bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -48,7 +53,8 @@ HITS_CACHE_SIZE = 20_000
 
 # Weight of the session context column (the previous turn) against the memory's own text.
 CONTEXT_WEIGHT = 0.4
-# FTS5's bm25() constants (fts5_aux.c); a term adds at most idf * (K1 + 1) to a row's score.
+# FTS5's bm25() constants (fts5_aux.c); a term adds at most idf * (K1 + 1) to a row's score
+# (the pad column keeps the saturation term positive, schema.py).
 K1 = 1.2
 
 
@@ -144,40 +150,49 @@ class FullText:
         `bound` (every common term at full weight), so if the `limit`-th best row found beats
         the bound, none of them can enter.
         """
-        alone = await self._ranked(namespace, scope, rare, None, limit)
-        both = await self._ranked(namespace, scope, rare, common, limit)
-        best: dict[str, float] = {}
-        for hit in (*alone, *both):  # a row in both: the second (full) score is the larger
-            best[hit.id] = max(best.get(hit.id, hit.score), hit.score)
-        ranked = sorted(best.items(), key=lambda p: -p[1])[:limit]
+        alone = await self._rows(namespace, scope, rare, None, limit)
+        both = await self._rows(namespace, scope, rare, common, limit)
+        best: dict[str, Row] = {}
+        for row in (*alone, *both):  # a row in both: the second (full) score is the larger
+            if row[0] not in best or row[1] > best[row[0]][1]:
+                best[row[0]] = row
+        ranked = sorted(best.values(), key=_order)[:limit]
         if len(ranked) < limit or ranked[-1][1] <= bound:
             return None
-        return [ScoredId(id=i, score=s) for i, s in ranked]
+        return _scored(ranked)
 
     async def _ranked(self, namespace: str, scope: str | None, terms: list[str],
                       also: list[str] | None, limit: int) -> list[ScoredId]:
-        # Ranked inside FTS5 (active rows only; the ns column weighted 0), then only the top
-        # rowids are joined, re-checking namespace and activity. Unscoped, the inner LIMIT
-        # grows by every active row of other namespaces (read in the same statement, so the
-        # same snapshot): even if all of them outrank ours, `limit` of ours remain.
-        # bm25() is lower-is-better, so it is negated into higher-is-better.
+        return _scored(await self._rows(namespace, scope, terms, also, limit))
+
+    async def _rows(self, namespace: str, scope: str | None, terms: list[str],
+                    also: list[str] | None, limit: int) -> list[Row]:
+        # Ranked inside FTS5 (active rows only; the ns and pad columns weighted 0), then only
+        # the top rowids are joined, re-checking namespace and activity. Unscoped, the inner
+        # LIMIT grows by every active row of other namespaces (read in the same statement, so
+        # the same snapshot): even if all of them outrank ours, `limit` of ours remain.
+        # bm25() is lower-is-better, so it is negated into higher-is-better. Scores ignore
+        # length (schema.py, migration 4), so rows holding the same terms tie: the newer row
+        # (higher rowid) goes first, in every query alike, so a split answer stays the plain one.
         if scope is None:
             inner_limit = "? + (SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace <> ?)"
             limit_params: tuple[object, ...] = (limit, namespace)
         else:
             inner_limit, limit_params = "?", (limit,)
         rows = await self.db.fetch(
-            "SELECT m.id, hit.rank FROM ("
-            f" SELECT rowid, bm25(memories_fts, 1.0, 0.0, {CONTEXT_WEIGHT}) AS rank FROM memories_fts"
-            f" WHERE memories_fts MATCH ? ORDER BY rank LIMIT {inner_limit}) AS hit "
+            "SELECT m.id, -hit.rank, hit.rowid FROM ("
+            f" SELECT rowid, bm25(memories_fts, 1.0, 0.0, {CONTEXT_WEIGHT}, 0.0) AS rank"
+            f" FROM memories_fts WHERE memories_fts MATCH ?"
+            f" ORDER BY rank, rowid DESC LIMIT {inner_limit}) AS hit "
             "JOIN memories AS m ON m.seq = hit.rowid "
-            "WHERE m.namespace = ? AND m.valid_until IS NULL ORDER BY hit.rank LIMIT ?",
+            "WHERE m.namespace = ? AND m.valid_until IS NULL ORDER BY hit.rank, hit.rowid DESC "
+            "LIMIT ?",
             (fts_match(scope, terms, also), *limit_params, namespace, limit))
-        return [ScoredId(id=r[0], score=-float(r[1])) for r in rows]
+        return [(r[0], float(r[1]), r[2]) for r in rows]
 
     async def _hits(self, scope: str | None, quoted: list[str]) -> list[int]:
         """How many rows each term matches (in the namespace when scoped). Counting walks a
-        doclist without scoring it: ~0.05 us a row against bm25()'s ~1 us."""
+        doclist without scoring it: ~0.05 us a row against bm25()'s ~0.2 us."""
         missing = [t for t in quoted if (scope, t) not in self._hit_cache]
         if missing:
             counts = (await self.db.fetch(
@@ -187,6 +202,19 @@ class FullText:
                 [fts_match(scope, [term]) for term in missing]))[0]
             self._hit_cache.update(((scope, t), int(n)) for t, n in zip(missing, counts))
         return [self._hit_cache[(scope, t)] for t in quoted]
+
+
+#: (memory id, score, rowid) of one full-text hit.
+Row = tuple[str, float, int]
+
+
+def _order(row: Row) -> tuple[float, int]:
+    """Best first: higher score, then the newer row (see `FullText._rows`)."""
+    return (-row[1], -row[2])
+
+
+def _scored(rows: Sequence[Row]) -> list[ScoredId]:
+    return [ScoredId(id=r[0], score=r[1]) for r in rows]
 
 
 def choose_split(order: list[tuple[int, str]], rows: int, limit: int

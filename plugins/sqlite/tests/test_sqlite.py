@@ -68,6 +68,33 @@ async def test_new_migration_runs_once(storage: SQLiteStorage, db_path: Path,
     assert versions[-1] == nxt and versions.count(nxt) == 1
 
 
+async def test_a_version_3_file_is_reindexed_for_length_free_scores(
+        db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Files written before migration 4 keep their memories searchable: the full-text index is
+    # rebuilt (columnsize=0 plus the pad column) from the active rows.
+    with monkeypatch.context() as m:
+        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
+        old = make_storage(f"sqlite:///{db_path}")
+        await old.open()
+        kept = Memory(namespace="a", text="the heron nests by the river", context="birds?")
+        gone = Memory(namespace="a", text="the heron moved away")
+        await old.insert_memories([kept, gone])
+        await old.supersede_memories("a", [gone.id], gone.created_at, [])
+        await old.close()
+    new = make_storage(f"sqlite:///{db_path}")
+    await new.open()
+    try:
+        assert [h.id for h in await new.search_fulltext("a", ["heron"], 5)] == [kept.id]
+        assert [h.id for h in await new.search_fulltext("a", ["birds"], 5)] == [kept.id]
+    finally:
+        await new.close()
+    conn = raw(db_path)
+    conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
+    assert conn.execute("SELECT max(version) FROM schema_version").fetchone()[0] == schema.LATEST
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'memories_fts_docsize'"
+                        ).fetchone()[0] == 0
+
+
 async def test_failed_migration_changes_nothing(storage: SQLiteStorage, db_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     await storage.close()
@@ -245,18 +272,35 @@ def fts_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
 
 
 async def test_fulltext_isolation_and_ranking_in_both_modes(storage: SQLiteStorage, fts_mode: str) -> None:
-    # B's rows outrank all of A's (more hits, shorter); A must still get its own best 5.
+    # B's rows outrank all of A's (the term twice); A must still get its own best 5.
     await storage.insert_memories([Memory(namespace="b", text="zebra zebra") for _ in range(1500)])
     mine = [Memory(namespace="a", text="zebra " + " ".join(["filler"] * i)) for i in range(1, 11)]
     old = Memory(namespace="a", text="zebra")
-    await storage.insert_memories([*mine, old])
+    await storage.insert_memories(mine)
+    await storage.insert_memories([old])
     await storage.supersede_memories("a", [old.id], old.created_at, [])
     hits = await storage.search_fulltext("a", ["zebra"], 5)
-    assert [h.id for h in hits] == [m.id for m in mine[:5]]  # shorter docs rank higher
+    # Scores ignore length, so A's rows tie: the newest go first (the superseded one is gone).
+    assert [h.id for h in hits] == [m.id for m in mine[::-1][:5]]
+    assert len({h.score for h in hits}) == 1
     assert len(await storage.search_fulltext("b", ["zebra"], 2000)) == 1500
     for term in ("NOT", '"', "ns", "text:zebra", "*"):
         hits = await storage.search_fulltext("a", [term, "zebra"], 20)
         assert sorted(h.id for h in hits) == sorted(m.id for m in mine), term
+
+
+async def test_fulltext_text_hits_outrank_context_hits_however_short_the_memories(
+        storage: SQLiteStorage, fts_mode: str) -> None:
+    # Scores ignore length; FTS5 then saturates a term by k1 * (1 - b - b * columns / avgdl),
+    # which turns negative for short rows unless the pad column keeps avgdl up (migration 4):
+    # a one-word context hit would then outscore a one-word text hit.
+    await storage.insert_memories([Memory(namespace="a", text=f"w{i}") for i in range(300)])
+    in_text = Memory(namespace="a", text="kiwi")
+    in_context = Memory(namespace="a", text="ok", context="kiwi")
+    await storage.insert_memories([in_text, in_context])
+    hits = await storage.search_fulltext("a", ["kiwi"], 5)
+    assert [h.id for h in hits] == [in_text.id, in_context.id]
+    assert hits[0].score > hits[1].score > 0
 
 
 async def test_fulltext_stems_and_folds_diacritics(storage: SQLiteStorage, fts_mode: str) -> None:
