@@ -28,6 +28,8 @@ here more most other out over own same very s t don now ll re ve d m o y also ye
 
 def fold(text: str) -> str:
     """Lowercase and strip diacritics so 'Café' and 'cafe' meet."""
+    if text.isascii():  # nothing to strip; most text, and the per-character pass is slow
+        return text.lower()
     text = unicodedata.normalize("NFKD", text.lower())
     return "".join(ch for ch in text if not unicodedata.combining(ch))
 
@@ -59,8 +61,10 @@ _SUFFIXES = ("ational", "ization", "fulness", "iveness", "ingly", "ments", "emen
              "ment", "ings", "edly", "ies", "ing", "ers", "est", "ed", "er", "ly", "es", "s")
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(token: str) -> str:
-    """A light suffix stripper for the in-process BM25 fallback (no native FTS)."""
+    """A light suffix stripper for the in-process BM25 fallback (no native FTS) and MMR's
+    token sets. Cached: the same words recur text after text."""
     if len(token) <= 3 or not token.isalpha():
         return token
     for suf in _SUFFIXES:

@@ -8,7 +8,9 @@ from datetime import timedelta
 import pytest
 
 from recall_core.models import Memory, ScoredId, utcnow
-from recall_core.search import budget, combine, mmr, recency, rrf, score_weights, strength
+from recall_core.search import (budget, combine, mmr, recency, rrf, score_weights, strength,
+                                token_jaccard)
+from recall_core.textproc import jaccard, token_set
 
 
 def mem(i: int, text: str = "", **kw) -> Memory:
@@ -104,6 +106,20 @@ def test_mmr_falls_back_to_token_overlap():
               (mem(2, "my cat is called miso"), 0.9)]
     picked = [m.id for m, _ in mmr(scored, 0.5, 2)]
     assert picked == ["m0", "m2"]
+
+
+def test_token_jaccard_matrix_equals_pairwise_jaccard():
+    import random
+
+    rng = random.Random(3)
+    words = ["alpha", "beta", "gamma", "delta", "running", "runs", "the", "of", "Café", "cafe"]
+    texts = [" ".join(rng.choices(words, k=rng.randint(0, 6))) for _ in range(40)]
+    texts += ["", "", "!!!"]  # no tokens at all: two empty sets count as identical
+    sim = token_jaccard(texts)
+    for i, a in enumerate(texts):
+        for j, b in enumerate(texts):
+            want = 0.0 if i == j else jaccard(token_set(a), token_set(b))
+            assert sim[i, j] == pytest.approx(want, abs=1e-6), (a, b)
 
 
 def test_budget_stops_at_first_result_that_does_not_fit():
