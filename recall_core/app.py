@@ -121,4 +121,24 @@ async def build_mcp(runtime: Runtime, *, auth: bool = True) -> FastMCP:
                         f"{', '.join(found)}: {text[:120]!r}. Tool descriptions are read by the "
                         f"agent's model as instructions, so this is refused. Fix the plugin or "
                         f"disable it with RECALL_DISABLE_PLUGINS.")
+    await _schema_lookup_by_name(mcp)
     return mcp
+
+
+async def _schema_lookup_by_name(mcp: FastMCP) -> None:
+    """Give the MCP SDK each tool's input schema by name.
+
+    For `Mcp-Param-*` header validation the SDK otherwise runs the whole `tools/list` handler
+    (through every middleware) before each `tools/call` with arguments (python-sdk issue
+    #3565); FastMCP 4.1 does not set the by-name lookup the SDK offers for this. Measured
+    here: ~8% of a search call's server time. Our tools are fixed once the server is built,
+    so the schemas are read once. The low-level server is private to FastMCP, hence the
+    guard: without it the SDK keeps its slow path, which is still correct.
+    """
+    lowlevel = getattr(mcp, "_mcp_server", None)
+    if lowlevel is None or not hasattr(lowlevel, "get_tool_input_schema"):
+        log.warning("FastMCP's low-level server has no get_tool_input_schema; every tools/call "
+                    "will list the tools first (slower, still correct)")
+        return
+    schemas = {t.name: t.parameters for t in await mcp.list_tools(run_middleware=False)}
+    lowlevel.get_tool_input_schema = schemas.get

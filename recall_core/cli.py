@@ -325,6 +325,17 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     return parser, sub
 
 
+def run_async(coro):
+    """asyncio.run, on uvloop when it is installed (recall-core depends on it where it
+    builds): the event loop's own overhead was a measurable share of a tool call."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(coro)
+
+
 def main(argv: list[str] | None = None) -> int:
     from .plugins import get_plugin_manager
 
@@ -333,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         get_plugin_manager().hook.register_commands(cli=sub)
         args = parser.parse_args(argv)
         if getattr(args, "afunc", None) is not None:
-            return asyncio.run(args.afunc(args))
+            return run_async(args.afunc(args))
         return int(args.func(args) or 0)
     except ConfigError as exc:
         print(f"recall: error: {exc}", file=sys.stderr)

@@ -203,3 +203,28 @@ async def test_tools_are_annotated_and_documented(server, tokens):
     for t in tools.values():
         first = t.description.strip().splitlines()[0]
         assert any(w in first for w in ("ms", "millisecond", "seconds")), first
+
+
+async def test_a_tool_call_does_not_list_every_tool_first(tmp_path):
+    # The MCP SDK validates Mcp-Param-* headers against the called tool's schema; without the
+    # by-name lookup app.py installs it ran the whole tools/list handler before each call.
+    from pathlib import Path
+
+    from serverproc import ServerProcess
+
+    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.listing_counter",
+           "PYTHONPATH": str(Path(__file__).parent)}
+    srv = ServerProcess(str(tmp_path / "recall.db"), tmp_path, env=env).start()
+    try:
+        async with Agent(srv.url, srv.token("carol")) as a:
+            # The client lists the tools once itself (to read their output schemas).
+            await a.ok("search_memories", query="warm up", limit=5)
+            before = await a.ok("count_tool_listings")
+            for i in range(3):
+                await a.ok("store_memory", text=f"Listing check number {i}.")
+                await a.ok("search_memories", query="listing check", limit=5)
+            assert await a.ok("count_tool_listings") == before
+            assert [t.name for t in await a.client.list_tools()].count("search_memories") == 1
+            assert await a.ok("count_tool_listings") == before + 1  # a real listing still counts
+    finally:
+        srv.stop()
