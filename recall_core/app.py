@@ -69,7 +69,8 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
     runtime = Runtime(config, pm, registries, storage, extractor, rankers, embedder, service,
                       AuditLog(storage))
     if start_worker and config.worker.concurrency > 0:
-        runtime.worker = Worker(storage, extractor, embedder, config, service.job_signal)
+        runtime.worker = Worker(storage, extractor, embedder, config, service.job_signal,
+                                service.activity)
         await runtime.worker.start()
     log.info("recall ready: storage=%s extractor=%s rankers=%s", storage.description,
              extractor.name, ",".join(f"{s.ranker.name}:{s.weight:g}" for s in rankers))

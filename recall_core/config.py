@@ -37,6 +37,12 @@ class WorkerSettings(_Section):
     max_attempts: int = Field(5, ge=1)
     poll_interval: float = Field(0.2, gt=0)
     retry_backoff: float = Field(1.0, ge=0)
+    # Background work gives way to tool calls (recall_core/activity.py): a job starts once
+    # calls have paused this long (0 = never wait) ...
+    yield_pause: float = Field(0.02, ge=0)
+    # ... or after waiting this long for such a pause, so a steady stream of calls slows
+    # extraction down but never stops it.
+    yield_max_wait: float = Field(1.0, ge=0)
 
 
 class SearchSettings(_Section):

@@ -8,10 +8,11 @@ its input before touching storage; errors are `RecallError`s with a stable code.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from . import validation as v
 from .config import RecallConfig
@@ -19,11 +20,23 @@ from .errors import ConfirmRequired, EmbeddingsRequired, InvalidParam, MemoryNot
 from .models import MEMORY_TYPES, Memory, Operation, utcnow
 from .protocols import Embedder, Extractor, Storage
 from .access import AccessLog
+from .activity import Activity
 from .search import RankerSlot, run_search
 
 log = logging.getLogger("recall.service")
 
 CONFIRM_PHRASE = "DELETE MY DATA"
+
+T = TypeVar("T")
+
+
+def foreground(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """A caller waits on this method: background work gives way while it runs (activity.py)."""
+    @functools.wraps(method)
+    async def wrapper(self: MemoryService, *args: Any, **kwargs: Any) -> T:
+        with self.activity.call():
+            return await method(self, *args, **kwargs)
+    return wrapper
 
 
 class MemoryService:
@@ -37,8 +50,10 @@ class MemoryService:
         # Set on every enqueue so an idle worker starts at once instead of at its next poll.
         self.job_signal = asyncio.Event()
         self.access = AccessLog(storage)
+        self.activity = Activity()
 
     # -- store ----------------------------------------------------------------------------
+    @foreground
     async def store(self, namespace: str, text: Any, topic: Any = "", idempotency_key: Any = None,
                     session_id: Any = None, agent_id: Any = None) -> dict[str, Any]:
         text = v.text(text, "text", self.config.limits.max_text_bytes)
@@ -61,6 +76,7 @@ class MemoryService:
                 "idempotency_key": key}
 
     # -- search / inspect -----------------------------------------------------------------
+    @foreground
     async def search(self, namespace: str, query: Any, limit: Any = 20, recency_weight: Any = 0.3,
                      mmr_lambda: Any = 0.5, score_threshold: Any = 0.0,
                      max_tokens: Any = None) -> dict[str, Any]:
@@ -86,6 +102,7 @@ class MemoryService:
             data["truncated"] = outcome.truncated
         return data
 
+    @foreground
     async def inspect(self, namespace: str, limit: Any = 20, offset: Any = 0) -> dict[str, Any]:
         limit = v.limit(limit, self.config.limits.page_cap)
         offset = v.offset(offset)
@@ -95,6 +112,7 @@ class MemoryService:
         return {"memories": [m.public() for m in rows], "total": total, "has_more": has_more,
                 "next_offset": next_offset if has_more else None}
 
+    @foreground
     async def delete(self, namespace: str, memory_id: Any) -> dict[str, Any]:
         if not isinstance(memory_id, str) or not memory_id.strip():
             raise InvalidParam("memory_id is empty. Pass the id of a memory as returned by "
@@ -105,6 +123,7 @@ class MemoryService:
                 f"deleted or superseded; call inspect_memories to list current memory ids.")
         return {"deleted": memory_id.strip()}
 
+    @foreground
     async def stats(self, namespace: str) -> dict[str, Any]:
         # Pending jobs in ONE read (a job being claimed is neither missed nor counted twice),
         # taken before the memory counts: when it says 0, every finished job's memories are
@@ -122,6 +141,7 @@ class MemoryService:
                 for f in await self.storage.recent_failures(namespace, 3)]
         return data
 
+    @foreground
     async def delete_namespace(self, namespace: str, confirm: Any) -> dict[str, Any]:
         if confirm != CONFIRM_PHRASE:
             raise ConfirmRequired(
@@ -130,10 +150,12 @@ class MemoryService:
         memories, tokens = await self.storage.delete_namespace(namespace)
         return {"memories_deleted": memories, "tokens_revoked": tokens}
 
+    @foreground
     async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
         return await self.storage.history(namespace, entity.strip().lower(), attribute.strip().lower())
 
     # -- consolidation --------------------------------------------------------------------
+    @foreground
     async def consolidate(self, namespace: str, topic: Any, similarity_threshold: Any = 0.85,
                           dry_run: Any = False) -> dict[str, Any]:
         from .consolidate import consolidate

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from .activity import Activity
 from .config import RecallConfig
 from .decay import run_decay
 from .extraction import process
@@ -26,12 +27,15 @@ log = logging.getLogger("recall.worker")
 
 class Worker:
     def __init__(self, storage: Storage, extractor: Extractor, embedder: Embedder | None,
-                 config: RecallConfig, signal: asyncio.Event | None = None):
+                 config: RecallConfig, signal: asyncio.Event | None = None,
+                 activity: Activity | None = None):
         self.storage = storage
         self.extractor = extractor
         self.embedder = embedder
         self.config = config
         self.signal = signal or asyncio.Event()
+        #: Tool calls of this process; background work waits for a pause in them.
+        self.activity = activity
         self._tasks: list[asyncio.Task[Any]] = []
         self._stopping = asyncio.Event()
         #: The decay job's "now" (tests put a fake clock here).
@@ -56,6 +60,12 @@ class Worker:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
 
+    async def _give_way(self) -> None:
+        """Let the tool calls of this process go first (activity.py)."""
+        if self.activity is not None:
+            cfg = self.config.worker
+            await self.activity.pause(cfg.yield_pause, cfg.yield_max_wait)
+
     async def _wait(self, seconds: float) -> None:
         try:
             await asyncio.wait_for(self.signal.wait(), timeout=seconds)
@@ -65,6 +75,7 @@ class Worker:
     async def _loop(self, index: int) -> None:
         cfg = self.config.worker
         while not self._stopping.is_set():
+            await self._give_way()
             try:
                 op = await self.storage.claim_job(cfg.lease_seconds)
             except Exception:  # noqa: BLE001 - a storage hiccup must not kill the worker
@@ -118,6 +129,7 @@ class Worker:
             except TimeoutError:
                 pass
             delay = cfg.interval
+            await self._give_way()
             try:
                 report = await run_decay(self.storage, cfg.rate, self.clock())
                 log.log(logging.INFO if report.updated else logging.DEBUG,
@@ -133,6 +145,7 @@ class Worker:
             if not self.embedder.ready:
                 await asyncio.sleep(0.5)
                 continue
+            await self._give_way()
             try:
                 rows = await self.storage.ids_missing_embeddings(64)
                 if not rows:
