@@ -91,6 +91,8 @@ class SentenceTransformerEmbedder:
         self._backend: str | None = None
         self._backend_reason: str | None = None
         self._onnx_export_seconds: float | None = None
+        self._onnx_query: Any = None  # the int8 OnnxEncoder for search queries, if any
+        self._quantize_reason: str | None = None  # why not, when it was asked for
         self._error: str | None = None
         self._state = "idle"
         self._load_seconds: float | None = None
@@ -152,7 +154,7 @@ class SentenceTransformerEmbedder:
             if self._model_path is None:
                 raise onnx_backend.OnnxUnavailable("the model directory is unknown")
             built = onnx_backend.build(model, Path(self._model_path), s.resolve_onnx_cache_dir(),
-                                       s.threads)
+                                       s.threads, s.quantize_queries)
         except Exception as exc:  # noqa: BLE001 - any failure means torch or, for "onnx", a load failure
             known = isinstance(exc, onnx_backend.OnnxUnavailable)
             reason = str(exc) if known else f"{type(exc).__name__}: {exc}"
@@ -166,9 +168,10 @@ class SentenceTransformerEmbedder:
         self._onnx = built.encoder
         self._onnx_export_seconds = built.export_seconds
         self._backend, self._backend_reason = "onnx", None
-        log.info("dense: onnx backend (%s, %s; probe cosine %.6f)", built.encoder.path,
+        self._onnx_query, self._quantize_reason = built.query_encoder, built.quantize_reason
+        log.info("dense: onnx backend (%s, %s; probe cosine %.6f; queries: %s)", built.encoder.path,
                  "cached" if built.export_seconds is None else f"exported in {built.export_seconds:.1f}s",
-                 built.cosine)
+                 built.cosine, "int8" if built.query_encoder is not None else "float32")
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Block until loading finished (for the CLI and benchmarks). True when ready."""
@@ -213,6 +216,9 @@ class SentenceTransformerEmbedder:
             "backend_setting": self.settings.backend,
             "backend_reason": self._backend_reason,  # why torch, when it is torch
             "onnx_file": None if self._onnx is None else str(self._onnx.path),
+            "onnx_query_file": None if self._onnx_query is None else str(self._onnx_query.path),
+            "quantize_queries": self._onnx_query is not None,  # what runs, not the setting
+            "quantize_reason": self._quantize_reason,  # why not, when it was asked for
             "onnx_export_seconds": None if self._onnx_export_seconds is None
             else round(self._onnx_export_seconds, 2),  # None when the cached export was used
             "load_seconds": None if self._load_seconds is None else round(self._load_seconds, 3),
@@ -233,23 +239,25 @@ class SentenceTransformerEmbedder:
         return await self._encode([self.settings.passage_prefix + t for t in _as_list(texts)])
 
     async def embed_query(self, query: str) -> list[float]:
-        """Unit vector for a search query (`query_prefix` is prepended)."""
-        return (await self._encode([self.settings.query_prefix + query]))[0]
+        """Unit vector for a search query (`query_prefix` is prepended); the int8 model's when
+        `quantize_queries` is on and it loaded."""
+        return (await self._encode([self.settings.query_prefix + query], query=True))[0]
 
-    async def _encode(self, texts: list[str]) -> list[list[float]]:
+    async def _encode(self, texts: list[str], query: bool = False) -> list[list[float]]:
         model = self._require_model()
         if not texts:
             return []
         size = self.settings.batch_size
         out: list[list[float]] = []
         for i in range(0, len(texts), size):
-            out.extend(await asyncio.to_thread(self._encode_sync, model, texts[i:i + size]))
+            out.extend(await asyncio.to_thread(self._encode_sync, model, texts[i:i + size], query))
         return out
 
-    def _encode_sync(self, model: Any, chunk: list[str]) -> list[list[float]]:
+    def _encode_sync(self, model: Any, chunk: list[str], query: bool = False) -> list[list[float]]:
         with self._encode_lock:
-            if self._onnx is not None:
-                arr = self._onnx.encode(chunk)
+            onnx = (self._onnx_query if query else None) or self._onnx
+            if onnx is not None:
+                arr = onnx.encode(chunk)
             else:
                 arr = model.encode(chunk, batch_size=len(chunk), normalize_embeddings=True,
                                    convert_to_numpy=True, show_progress_bar=False)

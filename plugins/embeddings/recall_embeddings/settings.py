@@ -40,6 +40,11 @@ class DenseSettings(BaseModel):
     #: "auto": onnxruntime when possible, else torch (reason in status). "onnx": onnxruntime or
     #: a load failure that says why. "torch": sentence-transformers on torch only.
     backend: Literal["auto", "onnx", "torch"] = "auto"
+    #: ONNX backend only: embed search queries with an int8 version of the model (weights
+    #: quantized per channel, made once and cached): ~1.5x faster queries on CPU, query
+    #: vectors within cosine ~0.99 of the model's. Stored texts always get the float32
+    #: model's exact vectors. False: queries use the float32 model too.
+    quantize_queries: bool = True
     #: Where the one-time ONNX export is cached. None: $RECALL_CACHE_DIR/onnx if that variable
     #: is set, else ~/.cache/recall/onnx.
     onnx_cache_dir: str | None = None

