@@ -322,6 +322,19 @@ def vmhwm_mb(pid: int) -> float | None:
     return None
 
 
+def cpu_probe_ms() -> float:
+    """Best of 5 runs of a fixed pure-Python loop: this VM's speed drifts by up to ~2x over
+    minutes (same code, same load), so reports carry it to make runs comparable."""
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        total = 0
+        for i in range(1_000_000):
+            total += i
+        best = min(best, (time.perf_counter() - t0) * 1000)
+    return round(best, 1)
+
+
 def loadavg() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -786,6 +799,7 @@ async def main() -> None:
     started = time.perf_counter()
     info = machine()
     info["load_start"] = loadavg()
+    info["cpu_probe_start"] = cpu_probe_ms()
     work = Path(tempfile.mkdtemp(prefix="recall-speed-"))
     (work / "srv").mkdir()
     log(f"scratch {work}")
@@ -879,6 +893,7 @@ async def main() -> None:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     info["load_end"] = loadavg()
+    info["cpu_probe_end"] = cpu_probe_ms()
     info["uptime_end"] = subprocess.run("uptime", capture_output=True, text=True).stdout.strip()
     results["elapsed_s"] = round(time.perf_counter() - started, 1)
     text = report(results)
@@ -922,7 +937,10 @@ def report(res: dict[str, Any]) -> str:
                                            "tables never analyzed") + ")"
                                         if m["postgres"] else "")
              + f". Load average at start {m['load_start']}, at end {m['load_end']} (other "
-             f"engineers' tests share the machine). Total {res['elapsed_s'] / 60:.1f} min.", "",
+             f"engineers' tests share the machine). CPU probe (a fixed 1M-iteration Python "
+             f"loop, best of 5; lower is faster) {m.get('cpu_probe_start', '?')} ms at start, "
+             f"{m.get('cpu_probe_end', '?')} ms at end: this VM's speed drifts by up to ~2x over "
+             f"minutes, and so do all the latencies below. Total {res['elapsed_s'] / 60:.1f} min.", "",
              f"One namespace of N synthetic memories (fixed seed), {res['args']['queries']} "
              f"queries (half common terms, half rare), limit=10 and the product defaults "
              f"(recency_weight 0.3, mmr_lambda 0.5). Latencies in ms as p50 / p95, best of "
