@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -67,13 +67,18 @@ def plan_decay(rows: Sequence[DecayRow], now: datetime, rate: float,
 
 
 async def run_decay(storage: Storage, rate: float, now: datetime, *, page: int = PAGE,
-                    min_change: float = MIN_CHANGE) -> DecayReport:
+                    min_change: float = MIN_CHANGE,
+                    before_page: Callable[[], Awaitable[None]] | None = None) -> DecayReport:
     """Apply `decayed_importance` to every active memory of every namespace, a page at a time
-    (no transaction or lock is held between pages)."""
+    (no transaction or lock is held between pages). `before_page` is awaited before each page:
+    the worker lets tool calls go first there, so a pass over 100k memories (200 pages) does
+    not hold up searches while it runs."""
     report = DecayReport()
     started = time.perf_counter()
     after: str | None = None
     while True:
+        if before_page is not None:
+            await before_page()
         rows = await storage.decay_candidates(after, page)
         if not rows:
             break

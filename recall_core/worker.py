@@ -129,9 +129,9 @@ class Worker:
             except TimeoutError:
                 pass
             delay = cfg.interval
-            await self._give_way()
             try:
-                report = await run_decay(self.storage, cfg.rate, self.clock())
+                report = await run_decay(self.storage, cfg.rate, self.clock(),
+                                         before_page=self._give_way)
                 log.log(logging.INFO if report.updated else logging.DEBUG,
                         "decay: %d active memories, %d importances changed (%.2f s)",
                         report.scanned, report.updated, report.seconds)

@@ -178,6 +178,18 @@ async def test_many_memories_in_pages(storage):
     assert elapsed < 20
 
 
+async def test_a_pass_waits_before_each_page(storage):
+    # The worker passes its give-way wait here, so tool calls go first between pages.
+    await storage.insert_memories([mem("a", f"memory {i}", created=-i) for i in range(1100)])
+    waits = []
+
+    async def before_page():
+        waits.append(len(waits))
+
+    report = await run_decay(storage, RATE, days(0), page=500, before_page=before_page)
+    assert report.scanned == 1100 and len(waits) == 3  # pages of 500, 500, 100
+
+
 # -- wiring: worker loop and env names -------------------------------------------------
 async def test_worker_runs_decay_every_interval_and_stops_cleanly(tmp_path):
     storage = make_storage(f"sqlite:///{tmp_path / 'r.db'}", SQLiteSettings())
