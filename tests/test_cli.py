@@ -96,3 +96,26 @@ def test_status_reports_queue(tmp_path):
     out = json.loads(recall_cli("status", "--db", db, "--json", env=ENV).stdout)
     assert out["jobs"] == {"queued": 0, "running": 0, "done": 0, "failed": 0}
     assert "sqlite" in out["storage"].lower() and out["extractor"] == "stub"
+
+
+def test_blas_threads_are_told_not_to_spin_before_numpy_loads():
+    # cli.main sets OPENBLAS_THREAD_TIMEOUT for numpy's OpenBLAS, which reads it only when
+    # numpy is first imported: importing the CLI must not import numpy already.
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, sys\n"
+            "import recall_core.cli as cli\n"
+            "assert 'numpy' not in sys.modules, 'numpy imported with the CLI module'\n"
+            "cli.main(['plugins', '--json'])\n"
+            "print(os.environ['OPENBLAS_THREAD_TIMEOUT'])\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "4"
+    # an explicit setting wins
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**env, "OPENBLAS_THREAD_TIMEOUT": "10"}, timeout=60)
+    assert out.stdout.strip().splitlines()[-1] == "10"
