@@ -1108,4 +1108,6 @@ def write_results(section: str) -> None:
 
 if __name__ == "__main__":
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # As `recall` sets it (recall_core/cli.py), so in-process figures match the server's.
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     asyncio.run(main())
