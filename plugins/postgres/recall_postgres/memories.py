@@ -23,10 +23,15 @@ from .tx import in_transaction
 from .rows import (IN_NAMESPACE, INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row,
                    memory_params, utc)
 
-if TYPE_CHECKING:
-    from .vectors import ArrayIndex, PgVectorIndex
+from .vectors import PRUNE_EVERY, ArrayIndex, prune_vector_changes
 
+if TYPE_CHECKING:
+    from .vectors import PgVectorIndex
+
+# The bump also stamps this transaction's vector_changes rows (vectors.py) with the new
+# version: other transactions' rows are uncommitted, so invisible here, and never stamped.
 _BUMP = f"""
+WITH bumped AS (
 INSERT INTO namespaces (namespace, version, ft_docs, ft_len, ft_min_len,
                         {", ".join(f"active_{t}" for t in TYPES)})
 VALUES ($1, nextval('namespace_version_seq'), $2, $3, $4,
@@ -37,13 +42,17 @@ VALUES ($1, nextval('namespace_version_seq'), $2, $3, $4,
        ft_len = namespaces.ft_len + excluded.ft_len,
        ft_min_len = CASE WHEN namespaces.ft_docs + excluded.ft_docs > 0
                          THEN least(namespaces.ft_min_len, excluded.ft_min_len) END,
-       {", ".join(f"active_{t} = namespaces.active_{t} + excluded.active_{t}" for t in TYPES)}"""
+       {", ".join(f"active_{t} = namespaces.active_{t} + excluded.active_{t}" for t in TYPES)}
+RETURNING version)
+UPDATE vector_changes SET version = (SELECT version FROM bumped)
+ WHERE namespace = $1 AND version IS NULL"""
 _PAGE = 500
 
 
 class MemoryMethods:
     pool: asyncpg.Pool
     vectors: PgVectorIndex | ArrayIndex | None
+    _bumps = 0  # version bumps by this instance (vector_changes is pruned every PRUNE_EVERY)
 
     # -- helpers ----------------------------------------------------------------------------
     async def _bump(self, con: asyncpg.Connection, namespaces: Sequence[str],
@@ -52,6 +61,10 @@ class MemoryMethods:
         for ns in sorted(set(namespaces) | set(counts)):
             c = counts.get(ns, Counts())
             await con.execute(_BUMP, ns, c.docs, c.length, c.min_len, *c.by_type)
+        if isinstance(self.vectors, ArrayIndex):
+            self._bumps += 1
+            if self._bumps % PRUNE_EVERY == 0:
+                await prune_vector_changes(con)
 
     async def _insert(self, con: asyncpg.Connection, memories: Sequence[Memory]) -> set[int]:
         assert self.vectors is not None

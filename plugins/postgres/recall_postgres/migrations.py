@@ -239,6 +239,26 @@ DROP INDEX memories_tsv;
 ALTER TABLE memories DROP COLUMN tsv;
 """
 
+# Which memories' vectors changed, stamped with the namespace version of the write that
+# changed them: the real[] fallback's in-process matrices apply just those rows instead of
+# reloading a namespace after every write (vectors.ArrayIndex). Rows are added by triggers
+# that exist only in real[] mode (vectors.setup_vector_column) and stamped by the version
+# bump that ends every write (memories._BUMP).
+_V6 = """
+CREATE TABLE vector_changes (
+    namespace  text NOT NULL,
+    version    bigint,
+    memory_seq bigint NOT NULL
+);
+CREATE INDEX vector_changes_version ON vector_changes (namespace, version);
+CREATE INDEX vector_changes_unstamped ON vector_changes (namespace) WHERE version IS NULL;
+CREATE TABLE vector_changes_pruned (
+    id   integer PRIMARY KEY CHECK (id = 1),
+    upto bigint NOT NULL
+);
+INSERT INTO vector_changes_pruned (id, upto) VALUES (1, 0);
+"""
+
 # (version, description, SQL). Append only; never edit a released step.
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "memories, operations, tokens, audit, a2a tasks, namespace versions", _V1),
@@ -246,6 +266,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (3, "memories.base_importance (importance decay)", _V3),
     (4, "memories.search_context (session context in the tsvector)", _V4),
     (5, "fulltext table with BM25 statistics (document frequencies, lengths, counts)", _V5),
+    (6, "vector_changes: which vectors each write changed (real[] fallback refresh)", _V6),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -15,10 +15,17 @@ rows are indexed (superseded ones leave the index when their valid_until is set)
 filter never starves the result list. HNSW indexes at most 2000 dimensions; above that the
 search is an exact scan.
 
-Fallback path. `embedding real[]`; search loads the namespace's active vectors of the query's
-dimension once into a row-normalised float32 matrix, cached per namespace and keyed by
-`namespace_version` (read in the same snapshot as the rows), and answers with one matrix-vector
-product and argpartition: exact cosine, no Python loop over rows.
+Fallback path. `embedding real[]`; search keeps the namespace's active vectors of the query's
+dimension in a row-normalised float32 matrix (recall_core's VectorIndex) and answers with one
+matrix-vector product and argpartition: exact cosine, no Python loop over rows. The matrix is
+loaded once (3-4 s for 100k 384-d vectors here, nearly all of it the query; the vectors come as
+`array_send` bytes that numpy decodes, not as Python floats) and then kept fresh incrementally: triggers on `memories` (real[] mode only)
+record each memory whose vector or active state changed in `vector_changes`, and the version
+bump that ends every write stamps those rows with the namespace's new version. Versions of a
+namespace are handed out under its `namespaces` row lock, right before commit, so a snapshot
+that sees version V sees every change stamped <= V: a search reads the version and the
+changes after its cursor in one snapshot, applies those few rows, and moves the cursor to V.
+It reloads when the log was pruned past its cursor or when most of the namespace changed.
 """
 
 from __future__ import annotations
@@ -26,9 +33,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
@@ -36,12 +42,41 @@ import numpy as np
 
 from recall_core.errors import ConfigError
 from recall_core.models import ScoredId
+from recall_core.vector_index import VectorCache, VectorIndex, maybe_in_thread
 
 log = logging.getLogger("recall_postgres")
 
 INDEX_LOCK = 0x524543414C4C4958  # "RECALLIX": serialises lazy HNSW index creation
 HNSW_MAX_DIMS = 2000
 INDEX_PREFIX = "memories_embedding_hnsw_"
+#: vector_changes keeps the rows of the last this many namespace versions (all namespaces
+#: count); an index whose cursor is older reloads.
+KEEP_VERSIONS = 20_000
+#: Prune vector_changes every this many version bumps of one storage instance.
+PRUNE_EVERY = 500
+_CHANGE_TRIGGERS = ("memories_vector_insert", "memories_vector_update", "memories_vector_delete")
+_CHANGE_TRIGGER_SQL = (
+    """CREATE OR REPLACE FUNCTION recall_vector_change() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'DELETE' THEN
+                INSERT INTO vector_changes (namespace, memory_seq) VALUES (OLD.namespace, OLD.seq);
+            ELSE
+                INSERT INTO vector_changes (namespace, memory_seq) VALUES (NEW.namespace, NEW.seq);
+            END IF;
+            RETURN NULL;
+        END $$""",
+    """CREATE TRIGGER memories_vector_insert AFTER INSERT ON memories FOR EACH ROW
+        WHEN (NEW.embedding IS NOT NULL AND NEW.valid_until IS NULL)
+        EXECUTE FUNCTION recall_vector_change()""",
+    """CREATE TRIGGER memories_vector_update AFTER UPDATE OF embedding, valid_until ON memories
+        FOR EACH ROW WHEN ((OLD.embedding IS NOT NULL AND OLD.valid_until IS NULL)
+                           OR (NEW.embedding IS NOT NULL AND NEW.valid_until IS NULL))
+        EXECUTE FUNCTION recall_vector_change()""",
+    """CREATE TRIGGER memories_vector_delete AFTER DELETE ON memories FOR EACH ROW
+        WHEN (OLD.embedding IS NOT NULL AND OLD.valid_until IS NULL)
+        EXECUTE FUNCTION recall_vector_change()""",
+)
 
 
 class VectorSetupError(ConfigError):
@@ -151,7 +186,10 @@ async def setup_vector_column(con: asyncpg.Connection, choice: VectorChoice,
     await con.execute("CREATE INDEX IF NOT EXISTS memories_missing_embedding ON memories (seq) "
                       "WHERE embedding IS NULL AND valid_until IS NULL")
     if current is None or is_target:
+        await _change_triggers(con, enabled=choice.mode == "array")
         return
+    # The triggers name the column, so they go before its type changes and come back after.
+    await _change_triggers(con, enabled=False)
     log.warning("converting memories.embedding from %s to %s (vector mode is now %s); this "
                 "rewrites the table and blocks writes until it is done",
                 current, target, choice.mode)
@@ -169,6 +207,38 @@ async def setup_vector_column(con: asyncpg.Connection, choice: VectorChoice,
         for row in dims:
             if row["d"] <= HNSW_MAX_DIMS:
                 await con.execute(hnsw_index_sql(vs, row["d"], hnsw_m, hnsw_ef_construction))
+    else:
+        await _change_triggers(con, enabled=True)
+
+
+async def _change_triggers(con: asyncpg.Connection, enabled: bool) -> None:
+    """The vector_changes triggers exist exactly in real[] mode (checked, not re-created, at
+    every start: DDL on memories would wait for every writer of other processes)."""
+    have = {r["tgname"] for r in await con.fetch(
+        "SELECT tgname FROM pg_trigger WHERE tgrelid = 'memories'::regclass AND NOT tgisinternal")}
+    present = [t for t in _CHANGE_TRIGGERS if t in have]
+    if enabled and len(present) < len(_CHANGE_TRIGGERS):
+        for name in present:
+            await con.execute(f"DROP TRIGGER {name} ON memories")
+        for sql in _CHANGE_TRIGGER_SQL:
+            await con.execute(sql)
+        # Changes before the triggers were never logged: no cursor may pass over that gap.
+        await con.execute("DELETE FROM vector_changes")
+        await con.execute("UPDATE vector_changes_pruned SET upto = "
+                          "(SELECT last_value FROM namespace_version_seq)")
+    elif not enabled and present:
+        for name in present:
+            await con.execute(f"DROP TRIGGER {name} ON memories")
+        await con.execute("DELETE FROM vector_changes")
+
+
+async def prune_vector_changes(con: asyncpg.Connection) -> None:
+    """Drop change rows older than the last KEEP_VERSIONS versions (any namespace's)."""
+    upto = await con.fetchval("SELECT last_value - $1 FROM namespace_version_seq", KEEP_VERSIONS)
+    if upto <= 0:
+        return
+    await con.execute("DELETE FROM vector_changes WHERE version <= $1", upto)
+    await con.execute("UPDATE vector_changes_pruned SET upto = greatest(upto, $1)", upto)
 
 
 async def hnsw_index_names(con: asyncpg.Connection) -> list[str]:
@@ -287,22 +357,38 @@ class PgVectorIndex:
         return out
 
 
-@dataclass
-class _Matrix:
-    version: int
-    by_dim: dict[int, tuple[list[str], np.ndarray]] = field(default_factory=dict)
+def _array_rows(rows: Sequence[Any], dim: int) -> tuple[list[int], list[str], np.ndarray]:
+    """(seqs, ids, matrix) of rows (seq, id, array_send(embedding)) holding a well-formed
+    vector of `dim` values; anything else (NULL elements, another shape) is skipped."""
+    size = 20 + 8 * dim
+    rows = [r for r in rows if r[2] is not None and len(r[2]) == size]
+    if not rows:
+        return [], [], np.zeros((0, dim), dtype=np.float32)
+    buf = b"".join(r[2] for r in rows)
+    head = np.ndarray(shape=(len(rows), 2), dtype=">i4", buffer=buf, strides=(size, 4))
+    good = np.flatnonzero((head[:, 0] == 1) & (head[:, 1] == 0))  # one dimension, no NULLs
+    values = np.ndarray(shape=(len(rows), dim), dtype=">f4", buffer=buf, offset=24,
+                        strides=(size, 8))
+    return ([rows[i][0] for i in good], [rows[i][1] for i in good],
+            values[good].astype(np.float32))
+
+
+_VECTORS = ("SELECT seq, id, array_send(embedding) FROM memories WHERE namespace = $1 "
+            "AND valid_until IS NULL AND array_length(embedding, 1) = $2")
 
 
 class ArrayIndex:
-    """Vectors in a real[] column; exact cosine search over a cached numpy matrix."""
+    """Vectors in a real[] column; exact cosine search over in-process matrices that follow
+    vector_changes (see the module docstring)."""
 
     mode = "array"
 
     def __init__(self, choice: VectorChoice, cache_size: int):
         self.choice = choice
-        self.cache_size = cache_size
-        self._cache: OrderedDict[str, _Matrix] = OrderedDict()
-        self._lock = asyncio.Lock()
+        self._cache = VectorCache(cache_size)
+        self._locks: dict[str, asyncio.Lock] = {}
+        #: How each search found its matrix (tests and benchmarks read it).
+        self.refreshes: dict[str, int] = {"fresh": 0, "changes": 0, "reload": 0}
 
     column_type = "real[]"
 
@@ -324,38 +410,56 @@ class ArrayIndex:
     async def ensure_indexes(self, pool: asyncpg.Pool, dims: set[int]) -> None:
         return None
 
-    async def _matrix(self, pool: asyncpg.Pool, namespace: str, dim: int) -> tuple[list[str], np.ndarray]:
+    async def _index(self, pool: asyncpg.Pool, namespace: str, dim: int) -> VectorIndex:
+        """The namespace's matrix with every committed change applied."""
         version = await pool.fetchval(
             "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
-        cached = self._cache.get(namespace)
-        if cached is not None and cached.version == version and dim in cached.by_dim:
-            self._cache.move_to_end(namespace)
-            return cached.by_dim[dim]
-        async with self._lock, pool.acquire() as con:
-            # Version and rows from one snapshot: the matrix is exactly that version.
+        index = self._cache.get(namespace, dim)
+        if index is not None and index.cursor == version:
+            self.refreshes["fresh"] += 1
+            return index
+        async with self._locks.setdefault(namespace, asyncio.Lock()), pool.acquire() as con:
+            # The version, the changes and the rows from one snapshot.
             async with con.transaction(isolation="repeatable_read", readonly=True):
                 version = await con.fetchval(
                     "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
-                cached = self._cache.get(namespace)
-                if cached is not None and cached.version == version and dim in cached.by_dim:
-                    return cached.by_dim[dim]
-                rows = await con.fetch(
-                    "SELECT id, embedding FROM memories WHERE namespace = $1 "
-                    "AND valid_until IS NULL AND array_length(embedding, 1) = $2 "
-                    "ORDER BY seq", namespace, dim)
-            ids = [r["id"] for r in rows]
-            mat = np.array([r["embedding"] for r in rows], dtype=np.float32).reshape(len(rows), dim)
-            norms = np.linalg.norm(mat, axis=1, keepdims=True)
-            norms[norms == 0] = 1.0  # zero vectors score 0 instead of NaN
-            mat /= norms
-            if cached is None or cached.version != version:
-                cached = _Matrix(version)
-            cached.by_dim[dim] = (ids, mat)
-            self._cache[namespace] = cached
-            self._cache.move_to_end(namespace)
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-            return ids, mat
+                index = self._cache.get(namespace, dim)
+                if index is not None and index.cursor == version:
+                    self.refreshes["fresh"] += 1
+                    return index
+                if index is not None and await self._apply_changes(con, namespace, index, version):
+                    self.refreshes["changes"] += 1
+                    return index
+                rows = await con.fetch(_VECTORS, namespace, dim)
+            self.refreshes["reload"] += 1
+            index = VectorIndex(dim, version)
+            seqs, ids, mat = await maybe_in_thread(len(rows) * dim, _array_rows, rows, dim)
+            await maybe_in_thread(len(rows) * dim, index.add_matrix, seqs, ids, mat)
+            self._cache.put(namespace, index)
+            return index
+
+    async def _apply_changes(self, con: asyncpg.Connection, namespace: str, index: VectorIndex,
+                             version: int) -> bool:
+        """Apply the changes between the index's cursor and `version`; False when the index
+        must reload instead (log pruned past the cursor, unstamped rows, most rows changed)."""
+        if index.cursor < await con.fetchval("SELECT upto FROM vector_changes_pruned"):
+            return False
+        changes = await con.fetch(
+            "SELECT memory_seq, version FROM vector_changes WHERE namespace = $1 "
+            "AND (version > $2 OR version IS NULL)", namespace, index.cursor)
+        if any(c["version"] is None for c in changes):
+            # Committed but never stamped: a write that skipped its version bump. Safe path.
+            log.warning("vector_changes of namespace %r has unstamped rows; reloading", namespace)
+            return False
+        seqs = sorted({c["memory_seq"] for c in changes})
+        if len(seqs) > max(1000, len(index) // 2):
+            return False
+        rows = await con.fetch(_VECTORS + " AND seq = ANY($3::bigint[])", namespace, index.dim,
+                               seqs) if seqs else []
+        index.remove(seqs)
+        index.add_matrix(*_array_rows(rows, index.dim))
+        index.cursor = version
+        return True
 
     async def search(self, pool: asyncpg.Pool, namespace: str, vector: Sequence[float],
                      limit: int) -> list[ScoredId]:
@@ -363,11 +467,6 @@ class ArrayIndex:
         norm = float(np.linalg.norm(q))
         if not np.isfinite(norm) or norm == 0.0 or limit < 1:
             return []
-        ids, mat = await self._matrix(pool, namespace, int(q.size))
-        if not ids:
-            return []
-        scores = mat @ (q / norm)
-        k = min(limit, len(ids))
-        top = np.argpartition(-scores, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [ScoredId(id=ids[i], score=float(scores[i])) for i in top]
+        index = await self._index(pool, namespace, int(q.size))
+        hits = await maybe_in_thread(len(index) * index.dim, index.search, q, limit)
+        return [ScoredId(id=mid, score=score) for mid, score in hits]

@@ -3,6 +3,8 @@ real[] + numpy fallback (RECALL_TEST_PG_URL without pgvector)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -175,3 +177,138 @@ async def test_pgvector_over_hnsw_limit_is_an_exact_scan(pgvector_schemas, make_
     assert s.status()["hnsw_dims"] == [] and s.vectors.exact_dims == {2048}
     q = np.asarray(ms[7].embedding) + rng.normal(scale=0.1, size=2048)
     assert (await s.search_vectors("ns", q.tolist(), 3))[0].id == ms[7].id
+
+
+# -- the real[] fallback's matrices follow writes incrementally (vectors.ArrayIndex) ----------
+@pytest.fixture
+async def array_url(pg_scratch):
+    from pg_support import Schemas
+
+    schemas = Schemas(pg_scratch)
+    try:
+        yield await schemas.create()
+    finally:
+        await schemas.drop_all()
+
+
+async def _fresh_answer(make_storage, url, ns, q, k):
+    """What a storage that never searched before answers (a full load)."""
+    other = await make_storage(url, vector="array")
+    return [(h.id, round(h.score, 5)) for h in await other.search_vectors(ns, q, k)]
+
+
+async def test_array_matrices_apply_each_write_instead_of_reloading(array_url, make_storage):
+    s = await make_storage(array_url, vector="array")
+    rng = np.random.default_rng(11)
+    vec = lambda: rng.normal(size=12).tolist()  # noqa: E731
+    ms = [mem("ns", f"m{i}", embedding=vec()) for i in range(400)]
+    await s.insert_memories(ms + [mem("other", "o", embedding=vec())])
+    q = vec()
+    await s.search_vectors("ns", q, 20)
+    assert s.vectors.refreshes["reload"] == 1
+    steps = [
+        lambda: s.insert_memories([mem("ns", "new", embedding=vec())]),
+        lambda: s.supersede_memories("ns", [ms[0].id, ms[1].id], T0, [mem("ns", "s", embedding=vec())]),
+        lambda: s.delete_memory("ns", ms[2].id),
+        lambda: s.set_embeddings("ns", [(ms[3].id, vec()), (ms[4].id, vec())]),
+        lambda: s.update_importance([("ns", ms[5].id, 0.9)]),  # a version bump, no vector change
+        lambda: s.insert_memories([mem("other", "o2", embedding=vec())]),  # another namespace
+        lambda: s.insert_memories([mem("ns", "plain")]),  # no vector
+    ]
+    for i, step in enumerate(steps):
+        await step()
+        got = [(h.id, round(h.score, 5)) for h in await s.search_vectors("ns", q, 20)]
+        assert got == await _fresh_answer(make_storage, array_url, "ns", q, 20), i
+    assert s.vectors.refreshes["reload"] == 1  # never reloaded: each write applied as changes
+    assert s.vectors.refreshes["changes"] == len(steps) - 1  # "other" left ns's version alone
+    # the log holds stamped rows only: every write stamped its own
+    assert await s.pool.fetchval("SELECT count(*) FROM vector_changes WHERE version IS NULL") == 0
+
+
+async def test_writes_of_another_process_and_concurrent_writers_are_all_seen(array_url,
+                                                                             make_storage):
+    a = await make_storage(array_url, vector="array")
+    b = await make_storage(array_url, vector="array")
+    rng = np.random.default_rng(5)
+    vec = lambda: rng.normal(size=8).tolist()  # noqa: E731
+    await a.insert_memories([mem("ns", f"m{i}", embedding=vec()) for i in range(50)])
+    q = vec()
+    await a.search_vectors("ns", q, 200)
+    for round_ in range(8):
+        # both instances write the namespace at once while `a` keeps searching
+        live = [h.id for h in await a.search_vectors("ns", q, 200)]
+        await asyncio.gather(
+            b.insert_memories([mem("ns", f"b{round_}-{j}", embedding=vec()) for j in range(3)]),
+            a.supersede_memories("ns", live[:2], T0, [mem("ns", f"a{round_}", embedding=vec())]),
+            b.delete_memory("ns", live[2]),
+            a.search_vectors("ns", q, 200),
+        )
+    got = [(h.id, round(h.score, 5)) for h in await a.search_vectors("ns", q, 200)]
+    assert got == await _fresh_answer(make_storage, array_url, "ns", q, 200)
+    assert len(got) == 50 + 8 * (3 + 1 - 2 - 1)
+    assert a.vectors.refreshes["reload"] == 1
+
+
+async def test_an_index_behind_the_pruned_log_reloads(array_url, make_storage, monkeypatch):
+    from recall_postgres import vectors
+
+    monkeypatch.setattr(vectors, "KEEP_VERSIONS", 3)
+    monkeypatch.setattr("recall_postgres.memories.PRUNE_EVERY", 1)
+    reader = await make_storage(array_url, vector="array")
+    writer = await make_storage(array_url, vector="array")
+    await writer.insert_memories([mem("ns", "first", embedding=unit([1, 0, 0]))])
+    assert [h.id for h in await reader.search_vectors("ns", [1, 0, 0], 5)]
+    for i in range(6):  # more versions than kept: the reader's cursor falls off the log
+        await writer.insert_memories([mem("ns", f"w{i}", embedding=unit([1, i + 1, 0]))])
+    assert await writer.pool.fetchval("SELECT upto FROM vector_changes_pruned") > 0
+    got = [h.id for h in await reader.search_vectors("ns", [1, 0, 0], 10)]
+    assert len(got) == 7 and reader.vectors.refreshes["reload"] == 2
+
+
+async def test_unstamped_change_rows_make_a_reader_reload(array_url, make_storage, caplog):
+    s = await make_storage(array_url, vector="array")
+    m = mem("ns", "v", embedding=unit([1, 1, 0]))
+    await s.insert_memories([m])
+    await s.search_vectors("ns", [1, 1, 0], 5)
+    # a write that skipped its version bump (a bug) leaves a committed, unstamped row
+    await s.pool.execute("INSERT INTO vector_changes (namespace, memory_seq) VALUES ('ns', 1)")
+    await s.update_importance([("other", "x", 0.5)])  # unrelated; ns's version unchanged
+    await s.pool.execute("UPDATE namespaces SET version = nextval('namespace_version_seq') "
+                         "WHERE namespace = 'ns'")
+    assert [h.id for h in await s.search_vectors("ns", [1, 1, 0], 5)] == [m.id]
+    assert s.vectors.refreshes["reload"] == 2 and "unstamped" in caplog.text
+
+
+async def test_change_triggers_exist_only_in_array_mode(array_url, make_storage):
+    s = await make_storage(array_url, vector="array")
+    names = {r["tgname"] for r in await s.pool.fetch(
+        "SELECT tgname FROM pg_trigger WHERE tgrelid = 'memories'::regclass")}
+    assert {"memories_vector_insert", "memories_vector_update", "memories_vector_delete"} <= names
+    # reopening does not touch them (no DDL on memories at every start)
+    oids = await s.pool.fetch("SELECT oid FROM pg_trigger WHERE tgname LIKE 'memories_vector_%'")
+    again = await make_storage(array_url, vector="array")
+    assert await again.pool.fetch(
+        "SELECT oid FROM pg_trigger WHERE tgname LIKE 'memories_vector_%'") == oids
+    # a database whose triggers are missing (written before migration 6, or in pgvector mode)
+    # gets them back at the next start, and no cursor may pass over the unlogged gap
+    reader = await make_storage(array_url, vector="array")
+    await reader.insert_memories([mem("ns", "old", embedding=unit([1, 0, 0]))])
+    assert len(await reader.search_vectors("ns", [1, 0, 0], 5)) == 1
+    for name in ("memories_vector_insert", "memories_vector_update", "memories_vector_delete"):
+        await s.pool.execute(f"DROP TRIGGER {name} ON memories")
+    await s.insert_memories([mem("ns", "unlogged", embedding=unit([1, 0, 0]))])
+    again = await make_storage(array_url, vector="array")
+    assert await again.pool.fetchval(
+        "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'memories_vector_%'") == 3
+    assert len(await reader.search_vectors("ns", [1, 0, 0], 5)) == 2  # reloaded, not missed
+    assert reader.vectors.refreshes["reload"] == 2
+
+
+async def test_a_malformed_stored_array_is_skipped_not_fatal(array_url, make_storage):
+    s = await make_storage(array_url, vector="array")
+    good, bad = mem("ns", "good", embedding=unit([1, 0, 0])), mem("ns", "bad", embedding=unit([1, 1, 0]))
+    await s.insert_memories([good, bad])
+    await s.pool.execute("UPDATE memories SET embedding = ARRAY[1, NULL, 0]::real[] WHERE id = $1",
+                         bad.id)
+    other = await make_storage(array_url, vector="array")  # a full load meets the NULL
+    assert [h.id for h in await other.search_vectors("ns", [1, 1, 0], 5)] == [good.id]

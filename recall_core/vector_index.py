@@ -1,0 +1,144 @@
+"""An in-memory exact cosine index that storage plugins keep fresh incrementally.
+
+A namespace's active vectors of one width live in one L2-normalised float32 matrix; a query
+is one matrix-vector product plus a partial sort, never a Python loop over rows. Rows are
+appended and removed by the memory's `seq` (the storage's insertion-order key), so a storage
+that knows which memories changed since the index was built applies just those instead of
+reloading: recall-sqlite from its `vector_events` log, recall-postgres (without pgvector) from
+its `vector_changes` table. Removed rows are masked until compaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+#: Above this many floats, loading and multiplying run in a worker thread, off the event loop.
+THREAD_FLOATS = 2_000_000
+_MIN_CAPACITY = 64
+
+
+class VectorIndex:
+    """Active vectors of one namespace and one width. `cursor` is the storage's own marker of
+    the last change applied (an event id, a namespace version)."""
+
+    def __init__(self, dim: int, cursor: int = 0):
+        self.dim = dim
+        self.cursor = cursor
+        self._data = np.zeros((0, dim), dtype=np.float32)
+        self._alive = np.zeros(0, dtype=bool)
+        self._ids: list[str] = []
+        self._row_of: dict[int, int] = {}  # memory seq -> row
+        self._n = 0
+        self._dead = 0
+
+    def __len__(self) -> int:
+        return self._n - self._dead
+
+    def remove(self, seqs: Iterable[int]) -> None:
+        for seq in seqs:
+            row = self._row_of.pop(seq, None)
+            if row is not None:
+                self._alive[row] = False
+                self._dead += 1
+        if self._dead > 1024 and self._dead * 4 > self._n:
+            self._compact()
+
+    def add(self, rows: Sequence[tuple[int, str, bytes]]) -> None:
+        """(memory seq, id, native float32 blob) of active rows; blobs of another width are
+        skipped."""
+        rows = [r for r in rows if len(r[2]) == self.dim * 4]
+        if rows:
+            block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
+            self.add_matrix([r[0] for r in rows], [r[1] for r in rows],
+                            block.reshape(len(rows), self.dim))
+
+    def add_matrix(self, seqs: Sequence[int], ids: Sequence[str], block: np.ndarray) -> None:
+        """Rows of `block` (n x dim) for the memories `seqs` / `ids`; a seq already present is
+        replaced."""
+        self.remove(seqs)
+        if not len(seqs):
+            return
+        block = np.asarray(block, dtype=np.float32).reshape(len(seqs), self.dim)
+        norms = np.linalg.norm(block, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0  # zero vectors score 0 instead of NaN
+        need = self._n + len(seqs)
+        if need > len(self._data):
+            # Headroom, so the writes that follow a load append in place instead of copying
+            # the whole matrix each time.
+            capacity = max(_MIN_CAPACITY, need + need // 4, len(self._data) * 3 // 2)
+            data = np.zeros((capacity, self.dim), dtype=np.float32)
+            data[:self._n] = self._data[:self._n]
+            alive = np.zeros(capacity, dtype=bool)
+            alive[:self._n] = self._alive[:self._n]
+            self._data, self._alive = data, alive
+        self._data[self._n:need] = block / norms
+        self._alive[self._n:need] = True
+        for offset, (seq, mid) in enumerate(zip(seqs, ids)):
+            self._row_of[int(seq)] = self._n + offset
+            self._ids.append(mid)
+        self._n = need
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self._alive[:self._n])
+        self._data = np.ascontiguousarray(self._data[keep])
+        self._alive = np.ones(len(keep), dtype=bool)
+        old_ids = self._ids
+        self._ids = [old_ids[i] for i in keep]
+        new_row = {int(old): new for new, old in enumerate(keep)}
+        self._row_of = {seq: new_row[row] for seq, row in self._row_of.items()}
+        self._n, self._dead = len(keep), 0
+
+    def search(self, vector: Sequence[float], limit: int) -> list[tuple[str, float]]:
+        """(id, cosine) of the `limit` nearest active rows, best first."""
+        live = len(self)
+        if live == 0 or limit <= 0:
+            return []
+        q = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        if not np.isfinite(norm) or norm == 0.0 or q.shape != (self.dim,):
+            return []
+        scores = self._data[:self._n] @ (q / norm)
+        if self._dead:
+            scores[~self._alive[:self._n]] = -np.inf
+        k = min(limit, live)
+        top = np.argpartition(-scores, k - 1)[:k] if k < self._n else np.arange(self._n)
+        top = top[np.argsort(-scores[top], kind="stable")][:k]
+        return [(self._ids[i], float(scores[i])) for i in top]
+
+
+class VectorCache:
+    """Indexes by (namespace, dim); least recently used ones are dropped beyond the limit."""
+
+    def __init__(self, max_namespaces: int):
+        self.max_namespaces = max_namespaces
+        self._entries: OrderedDict[tuple[str, int], VectorIndex] = OrderedDict()
+
+    def get(self, namespace: str, dim: int) -> VectorIndex | None:
+        entry = self._entries.get((namespace, dim))
+        if entry is not None:
+            self._entries.move_to_end((namespace, dim))
+        return entry
+
+    def put(self, namespace: str, index: VectorIndex) -> None:
+        if self.max_namespaces <= 0:
+            return
+        self._entries[(namespace, index.dim)] = index
+        self._entries.move_to_end((namespace, index.dim))
+        while len(self._entries) > self.max_namespaces:
+            self._entries.popitem(last=False)
+
+    def drop(self, namespace: str) -> None:
+        for key in [k for k in self._entries if k[0] == namespace]:
+            del self._entries[key]
+
+
+async def maybe_in_thread(floats: int, fn: Any, *args: Any) -> Any:
+    """Run `fn` in a worker thread when it touches `floats` >= THREAD_FLOATS, else inline."""
+    if floats >= THREAD_FLOATS:
+        return await asyncio.to_thread(fn, *args)
+    return fn(*args)
