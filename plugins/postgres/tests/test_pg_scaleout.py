@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import os
 import random
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -149,28 +150,38 @@ async def test_two_servers_one_killed_every_key_stored_exactly_once(db_url, tmp_
 
         async def killer() -> dict:
             await enough.wait()
-            # Both processes must be holding claimed jobs when the victim dies.
+            # Both processes must be holding claimed jobs when the victim dies. Jobs finish in
+            # milliseconds, so the claims are read with the victim frozen (SIGSTOP): what it
+            # holds then is what it dies with, as no one may take a claim whose owner's lock
+            # is still held.
             deadline = time.monotonic() + 20
-            while await con.fetchval(
-                    "SELECT count(*) FROM (SELECT claimed_by FROM operations "
-                    "WHERE status = 'running' GROUP BY claimed_by HAVING count(*) >= 2) busy") < 2:
+            while True:
+                os.kill(victim.proc.pid, signal.SIGSTOP)
+                rows = await con.fetch(
+                    "SELECT claimed_by, array_agg(id) AS ids FROM operations "
+                    "WHERE status = 'running' GROUP BY claimed_by")
+                if len(rows) >= 2:
+                    break
+                os.kill(victim.proc.pid, signal.SIGCONT)
                 assert time.monotonic() < deadline, "the two servers never held jobs together"
                 await asyncio.sleep(0.01)
+            claims = {r["claimed_by"]: list(r["ids"]) for r in rows}
             victim.kill()
             dead.set()
-            # The dead owner's advisory lock goes with its connections; its claims stay
-            # 'running' until their lease runs out. Wait (briefly) for Postgres to notice.
-            for _ in range(200):
-                held = await con.fetch(
-                    """SELECT id FROM operations o WHERE status = 'running' AND NOT EXISTS (
-                           SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
-                             AND l.objsubid = 2 AND l.classid = $1::oid
-                             AND l.objid = o.claimed_by::oid)""", LOCK_CLASS)
-                if held:
+            # The victim's owner is the one whose advisory lock goes with its connections
+            # (the survivor takes its claims over from then on).
+            live_owners = """SELECT objid::bigint FROM pg_locks WHERE locktype = 'advisory'
+                             AND granted AND objsubid = 2 AND classid = $1::oid"""
+            deadline = time.monotonic() + 20
+            while True:
+                gone = set(claims) - {r[0] for r in await con.fetch(live_owners, LOCK_CLASS)}
+                if gone or time.monotonic() > deadline:
                     break
                 await asyncio.sleep(0.01)
+            assert len(gone) == 1, f"expected the victim's owner lock alone to vanish: {gone}"
+            held = claims[gone.pop()]
             queued = await con.fetchval("SELECT count(*) FROM operations WHERE status = 'queued'")
-            return {"held": len(held), "queued": queued, "ids": [r["id"] for r in held]}
+            return {"held": len(held), "queued": queued, "ids": held}
 
         # One gather: if the killer fails, the test fails at once instead of leaving the
         # callers that lost an answer waiting for a kill that never comes.
