@@ -19,13 +19,14 @@ Fallback path. `embedding real[]`; search keeps the namespace's active vectors o
 dimension in a row-normalised float32 matrix (recall_core's VectorIndex) and answers with one
 matrix-vector product and argpartition: exact cosine, no Python loop over rows. The matrix is
 loaded once (3-4 s for 100k 384-d vectors here, nearly all of it the query; the vectors come as
-`array_send` bytes that numpy decodes, not as Python floats) and then kept fresh incrementally: triggers on `memories` (real[] mode only)
-record each memory whose vector or active state changed in `vector_changes`, and the version
-bump that ends every write stamps those rows with the namespace's new version. Versions of a
-namespace are handed out under its `namespaces` row lock, right before commit, so a snapshot
-that sees version V sees every change stamped <= V: a search reads the version and the
-changes after its cursor in one snapshot, applies those few rows, and moves the cursor to V.
-It reloads when the log was pruned past its cursor or when most of the namespace changed.
+`array_send` bytes that numpy decodes, not as Python floats) and then kept fresh
+incrementally: triggers on `memories` (real[] mode only) record each memory whose vector or
+active state changed in `vector_changes`, and the version bump that ends every write stamps
+those rows with the namespace's new version. Versions of a namespace are handed out under its
+`namespaces` row lock, right before commit, so a snapshot that sees version V sees every
+change stamped <= V: a search reads the version and the changes after its cursor in one
+snapshot, applies those few rows, and moves the cursor to V. It reloads when the log was
+pruned past its cursor or when most of the namespace changed.
 """
 
 from __future__ import annotations
