@@ -11,6 +11,7 @@ its `vector_changes` table. Removed rows are masked until compaction.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -135,6 +136,23 @@ class VectorCache:
     def drop(self, namespace: str) -> None:
         for key in [k for k in self._entries if k[0] == namespace]:
             del self._entries[key]
+
+
+class NamespaceLocks:
+    """One asyncio.Lock per namespace, kept only while a task holds or awaits it: a server
+    that has seen many namespaces keeps no lock for the idle ones."""
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def __call__(self, namespace: str) -> asyncio.Lock:
+        lock = self._locks.get(namespace)
+        if lock is None:
+            lock = self._locks[namespace] = asyncio.Lock()
+        return lock
+
+    def __len__(self) -> int:
+        return len(self._locks)
 
 
 async def maybe_in_thread(floats: int, fn: Any, *args: Any) -> Any:

@@ -43,7 +43,7 @@ import numpy as np
 
 from recall_core.errors import ConfigError
 from recall_core.models import ScoredId
-from recall_core.vector_index import VectorCache, VectorIndex, maybe_in_thread
+from recall_core.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
 
 log = logging.getLogger("recall_postgres")
 
@@ -387,7 +387,7 @@ class ArrayIndex:
     def __init__(self, choice: VectorChoice, cache_size: int):
         self.choice = choice
         self._cache = VectorCache(cache_size)
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks = NamespaceLocks()
         #: How each search found its matrix (tests and benchmarks read it).
         self.refreshes: dict[str, int] = {"fresh": 0, "changes": 0, "reload": 0}
 
@@ -419,7 +419,7 @@ class ArrayIndex:
         if index is not None and index.cursor == version:
             self.refreshes["fresh"] += 1
             return index
-        async with self._locks.setdefault(namespace, asyncio.Lock()), pool.acquire() as con:
+        async with self._locks(namespace), pool.acquire() as con:
             # The version, the changes and the rows from one snapshot.
             async with con.transaction(isolation="repeatable_read", readonly=True):
                 version = await con.fetchval(

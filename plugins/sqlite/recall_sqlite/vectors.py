@@ -14,13 +14,12 @@ load happens on first use, after the event log was pruned past the cursor, or wh
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 import aiosqlite
 
-from recall_core.vector_index import VectorCache, VectorIndex, maybe_in_thread
+from recall_core.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
 
 from .connection import Database, chunks
 
@@ -38,7 +37,7 @@ class VectorSearch:
     def __init__(self, db: Database, max_namespaces: int):
         self.db = db
         self._cache = VectorCache(max_namespaces)
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks = NamespaceLocks()
 
     def forget(self, namespace: str) -> None:
         self._cache.drop(namespace)
@@ -47,7 +46,7 @@ class VectorSearch:
         dim = len(vector)
         if dim == 0 or limit <= 0:
             return []
-        async with self._locks.setdefault(namespace, asyncio.Lock()):
+        async with self._locks(namespace):
             index = await self._fresh_index(namespace, dim)
             return await maybe_in_thread(len(index) * dim, index.search, vector, limit)
 
