@@ -1,20 +1,32 @@
-"""Retrieval quality on LoCoMo (dev half): recall@5, recall@10 and MRR of evidence turns.
+"""Retrieval quality on LoCoMo dev: recall@5, recall@10 and MRR of evidence turns, per half of
+the dev file and per question category, through two write paths.
 
-Each conversation goes into its own namespace, one memory per dialog turn ("Speaker: text",
-created_at = the session's date), through the product's own verbatim import. Questions of
-category 5 (adversarial) and questions without evidence are skipped. Searches use
-recency_weight=0 and go through MemoryService (in-process) and, with --http, through a real
-`recall serve` over MCP.
+The dev file's five conversations are split by a fixed rule into a **tune** half (the first
+three: conv-26, conv-30, conv-41; 383 questions) and a **confirm** half (the last two: conv-42,
+conv-43; 377 questions). A change is chosen on one half and kept only if it also helps on the
+other (bench/RESULTS.md logs every change, kept or dropped). Category 5 (adversarial) and
+questions without evidence are skipped.
 
-    python bench/locomo.py                 # bm25, dense, hybrid in-process
-    python bench/locomo.py --http          # + hybrid over MCP/HTTP
+Each conversation goes into its own namespace, through one of two write paths:
+
+* **verbatim**: one memory per dialog turn ("Speaker: text [shares caption]", created_at = the
+  session's date, session_id = the session), through the product's verbatim import.
+* **extract**: every turn queued like `store_memory` (with its session id) through the same
+  code as `recall import --extract`, then extracted by the default offline extractor (stub)
+  and embedded by the worker, one job at a time in order. A memory counts as the turn whose
+  job wrote it; the top-10 *memories* are scored, so a turn split into three memories takes
+  three of the ten places, as it would for an agent.
+
+Searches use recency_weight=0, limit=10 and mmr_lambda=--mmr (1.0 = off by default, as the
+held-out measurement is made), in-process through MemoryService and, with --http, through a
+real `recall serve` over MCP.
+
+    python bench/locomo.py                       # both paths, bm25 / dense / hybrid, in-process
+    python bench/locomo.py --http                # + hybrid over MCP/HTTP
+    python bench/locomo.py --paths verbatim --only hybrid
+    python bench/locomo.py --cache /tmp/locomo-cache   # reuse loaded bases (delete after changing
+                                                       # import, extraction or embeddings)
     python bench/locomo.py --db-url postgresql://postgres@127.0.0.1:5432/locomo   # on Postgres
-
-With --db-url the conversations are loaded into that Postgres database, which the script
-creates (and drops at the end, unless --keep: then the next run with --keep reuses it, as
---cache does for SQLite), and each config searches its own copy, `CREATE DATABASE
-<db>_<config> TEMPLATE <db>`, dropped at the end. Databases it did not create are never
-touched: the run stops instead.
 """
 
 from __future__ import annotations
@@ -31,9 +43,18 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from locomo_backends import PostgresCopies, SqliteCopies  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+HALVES = {"tune": ("conv-26", "conv-30", "conv-41"), "confirm": ("conv-42", "conv-43")}
+CONFIGS = {
+    "bm25": {"bm25": 1.0},
+    "dense": {"dense": 1.0},
+    "hybrid": None,  # the product default: every installed ranker at its default weight
+}
 
 
 def session_date(raw: str) -> datetime:
@@ -60,6 +81,10 @@ def questions(sample: dict) -> list[dict]:
     return [q for q in sample["qa"] if q.get("category") in CATEGORIES and q.get("evidence")]
 
 
+def half_of(sample_id: str) -> str:
+    return next((h for h, ids in HALVES.items() if sample_id in ids), "other")
+
+
 def metrics(ranked: list[str], evidence: list[str]) -> tuple[float, float, float]:
     ev = set(evidence)
     r5 = len(ev & set(ranked[:5])) / len(ev)
@@ -68,45 +93,112 @@ def metrics(ranked: list[str], evidence: list[str]) -> tuple[float, float, float
     return r5, r10, rr
 
 
-def summarise(rows: list[tuple[int, float, float, float]]) -> dict:
+def summarise(rows: list[tuple[str, int, float, float, float]]) -> dict:
+    """rows: (half, category, r@5, r@10, rr) -> {half: {overall, <category>...}}."""
     def agg(sel):
-        return {"n": len(sel), "recall@5": round(statistics.mean(r[1] for r in sel), 3),
-                "recall@10": round(statistics.mean(r[2] for r in sel), 3),
-                "mrr": round(statistics.mean(r[3] for r in sel), 3)}
-    out = {"overall": agg(rows)}
-    for cat, name in CATEGORIES.items():
-        sel = [r for r in rows if r[0] == cat]
-        if sel:
-            out[name] = agg(sel)
+        return {"n": len(sel), "recall@5": round(statistics.mean(r[2] for r in sel), 3),
+                "recall@10": round(statistics.mean(r[3] for r in sel), 3),
+                "mrr": round(statistics.mean(r[4] for r in sel), 3)}
+
+    out = {}
+    for half in (*HALVES, "all"):
+        part = [r for r in rows if half == "all" or r[0] == half]
+        if not part:
+            continue
+        entry = {"overall": agg(part)}
+        for cat, name in CATEGORIES.items():
+            sel = [r for r in part if r[1] == cat]
+            if sel:
+                entry[name] = agg(sel)
+        out[half] = entry
     return out
 
 
-async def load(db: str, data: list[dict], embed: bool) -> dict[str, dict[str, str]]:
-    """Import every conversation; returns namespace -> memory id -> dia_id."""
+# -- loading ---------------------------------------------------------------------------------
+def import_lines(sample: dict):
+    from recall_core.transfer import ImportLine
+
+    ns = sample["sample_id"]
+    return [(i, ImportLine(id=f"{ns}|{t['dia_id']}", text=t["text"], created_at=t["created_at"],
+                           session_id=t["session_id"]))
+            for i, t in enumerate(turns(sample), 1)]
+
+
+async def _runtime(db: str, embed: bool):
     from recall_core.app import build_runtime
     from recall_core.config import load_config
-    from recall_core.transfer import ImportLine, import_verbatim
 
     config = load_config(None, db=db, rankers={"bm25": 1.0, "dense": 1.0} if embed else {"bm25": 1.0})
     rt = await build_runtime(config, start_worker=False)
+    if embed and not await asyncio.to_thread(rt.embedder.wait_ready, 300):
+        await rt.close()
+        raise SystemExit(f"the dense model did not load: {rt.embedder.status()}")
+    return rt
+
+
+async def load_verbatim(db: str, data: list[dict]) -> None:
+    """One memory per turn, with kept ids "<namespace>|<dia_id>"."""
+    from recall_core.transfer import import_verbatim
+
+    rt = await _runtime(db, embed=True)
     try:
-        if embed:
-            await asyncio.to_thread(rt.embedder.wait_ready, 300)
-        idmap: dict[str, dict[str, str]] = {}
         for sample in data:
-            ns = sample["sample_id"]
-            rows = [(i, ImportLine(id=f"{ns}|{t['dia_id']}", text=t["text"], created_at=t["created_at"],
-                                   session_id=t["session_id"]))
-                    for i, t in enumerate(turns(sample), 1)]
-            await import_verbatim(rt.storage, ns, rows, rt.embedder if embed else None, keep_ids=True)
-            idmap[ns] = {f"{ns}|{t['dia_id']}": t["dia_id"] for t in turns(sample)}
-        return idmap
+            await import_verbatim(rt.storage, sample["sample_id"], import_lines(sample),
+                                  rt.embedder, keep_ids=True)
     finally:
         await rt.close()
 
 
-async def run_inprocess(db: str, data: list[dict], rankers: dict[str, float], mmr: float,
-                        limit: int = 10) -> tuple[dict, list[float]]:
+async def load_extract(db: str, data: list[dict]) -> None:
+    """Queue every turn as `recall import --extract` does, then run the jobs one at a time in
+    queue order (session context follows the conversation) with the configured extractor."""
+    from recall_core.transfer import import_extract
+    from recall_core.worker import Worker
+
+    rt = await _runtime(db, embed=True)
+    try:
+        for sample in data:
+            await import_extract(rt.storage, sample["sample_id"], import_lines(sample))
+        worker = Worker(rt.storage, rt.extractor, rt.embedder, rt.config)
+        while (op := await rt.storage.claim_job(600)) is not None:
+            await worker.run_one(op)
+        failed = await rt.storage.count_jobs(None, "failed")
+        if failed:
+            raise SystemExit(f"{failed} extraction jobs failed: "
+                             f"{await rt.storage.recent_failures(None, 3)}")
+    finally:
+        await rt.close()
+
+
+async def evidence_map(db: str, data: list[dict], path: str) -> dict[str, dict[str, str]]:
+    """namespace -> memory id -> dia_id of the turn it came from."""
+    if path == "verbatim":
+        return {s["sample_id"]: {f"{s['sample_id']}|{t['dia_id']}": t["dia_id"] for t in turns(s)}
+                for s in data}
+    from recall_core.transfer import content_key
+
+    rt = await _runtime(db, embed=False)
+    out: dict[str, dict[str, str]] = {}
+    try:
+        for sample in data:
+            ns = sample["sample_id"]
+            by_key = {content_key(line): line.id.split("|", 1)[1] for _, line in import_lines(sample)}
+            by_job: dict[str, str] = {}
+            out[ns] = {}
+            async for m in rt.storage.iter_memories(ns):
+                job = m.source_job_id
+                if job not in by_job:
+                    op = await rt.storage.get_operation(ns, job) if job else None
+                    by_job[job] = by_key.get(op.idempotency_key, "?") if op else "?"
+                out[ns][m.id] = by_job[job]
+    finally:
+        await rt.close()
+    return out
+
+
+# -- searching -------------------------------------------------------------------------------
+async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[str, float],
+                        mmr: float, limit: int = 10) -> tuple[dict, list[float]]:
     from recall_core.app import build_runtime
     from recall_core.config import load_config
 
@@ -123,15 +215,16 @@ async def run_inprocess(db: str, data: list[dict], rankers: dict[str, float], mm
                 res = await rt.service.search(ns, q["question"], limit=limit, recency_weight=0.0,
                                               mmr_lambda=mmr)
                 lat.append((time.perf_counter() - t0) * 1000)
-                ranked = [r["id"].split("|", 1)[1] for r in res["results"]]
-                rows.append((q["category"], *metrics(ranked, q["evidence"])))
+                ranked = [idmap[ns].get(r["id"], "?") for r in res["results"]]
+                rows.append((half_of(ns), q["category"], *metrics(ranked, q["evidence"])))
         await rt.service.drain()
     finally:
         await rt.close()
     return summarise(rows), lat
 
 
-async def run_http(db: str, data: list[dict], rankers: dict[str, float], mmr: float) -> tuple[dict, list[float]]:
+async def run_http(db: str, data: list[dict], idmap: dict, rankers: dict[str, float],
+                   mmr: float) -> tuple[dict, list[float]]:
     sys.path.insert(0, str(ROOT / "tests"))
     from serverproc import Agent, ServerProcess
 
@@ -156,179 +249,73 @@ async def run_http(db: str, data: list[dict], rankers: dict[str, float], mmr: fl
                     res = await agent.ok("search_memories", query=q["question"], limit=10,
                                          recency_weight=0.0, mmr_lambda=mmr)
                     lat.append((time.perf_counter() - t0) * 1000)
-                    ranked = [r["id"].split("|", 1)[1] for r in res["results"]]
-                    rows.append((q["category"], *metrics(ranked, q["evidence"])))
+                    ranked = [idmap[ns].get(r["id"], "?") for r in res["results"]]
+                    rows.append((half_of(ns), q["category"], *metrics(ranked, q["evidence"])))
     finally:
         srv.stop()
         shutil.rmtree(work, ignore_errors=True)
     return summarise(rows), lat
 
 
-class SqliteCopies:
-    """The loaded database as a file; each config searches a copy of it."""
-
-    label = "sqlite"
-
-    def __init__(self, cache: str | None):
-        self.tmp = Path(tempfile.mkdtemp(prefix="locomo-"))
-        self.base_db = str(self.tmp / "base.db")
-        self.cache = Path(cache) if cache else None
-
-    async def load(self, data: list[dict]) -> None:
-        if self.cache and self.cache.exists():
-            shutil.copy(self.cache, self.base_db)
-            return
-        await load(self.base_db, data, embed=True)
-        if self.cache:
-            self.cache.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(self.base_db, self.cache)
-
-    async def copy(self, name: str) -> str:
-        db = str(self.tmp / f"{name}.db")
-        shutil.copy(self.base_db, db)
-        return db
-
-    async def close(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-class PostgresCopies:
-    """The loaded database on a Postgres server; each config searches a copy made with
-    CREATE DATABASE ... TEMPLATE (a database has no file to copy).
-
-    Only databases this script created (marked with a comment) are ever dropped: an existing
-    database without the mark stops the run instead."""
-
-    MARK = "scratch database of recall bench/locomo.py"
-
-    def __init__(self, url: str, keep: bool):
-        import urllib.parse
-
-        self.url = url
-        self.keep = keep
-        self.parts = urllib.parse.urlsplit(url)
-        self.name = urllib.parse.unquote(self.parts.path.lstrip("/"))
-        if not self.name:
-            raise SystemExit("--db-url needs a database name: postgresql://host:port/<db>")
-        self.copies: list[str] = []
-        self.label = "postgres"
-
-    def url_for(self, database: str) -> str:
-        import urllib.parse
-
-        return urllib.parse.urlunsplit(self.parts._replace(path="/" + urllib.parse.quote(database)))
-
-    async def _admin(self, *statements: str) -> None:
-        import asyncpg
-
-        con = await asyncpg.connect(self.url_for("postgres"))
-        try:
-            for sql in statements:
-                await con.execute(sql)
-        finally:
-            await con.close()
-
-    async def _state(self, db: str) -> str:
-        """'absent', 'ours' (created by this script) or 'foreign'."""
-        import asyncpg
-
-        con = await asyncpg.connect(self.url_for("postgres"))
-        try:
-            row = await con.fetchrow(
-                "SELECT shobj_description(oid, 'pg_database') AS mark FROM pg_database "
-                "WHERE datname = $1", db)
-        finally:
-            await con.close()
-        if row is None:
-            return "absent"
-        return "ours" if row["mark"] == self.MARK else "foreign"
-
-    async def _create(self, db: str, template: str | None = None) -> None:
-        state = await self._state(db)
-        if state == "foreign":
-            raise SystemExit(f"database {db!r} exists and was not created by this script; "
-                             f"name a database that does not exist yet (it will be created)")
-        await self._admin(
-            *([f'DROP DATABASE "{db}" WITH (FORCE)'] if state == "ours" else []),
-            f'CREATE DATABASE "{db}"' + (f' TEMPLATE "{template}"' if template else ""),
-            f"COMMENT ON DATABASE \"{db}\" IS '{self.MARK}'")
-
-    async def load(self, data: list[dict]) -> None:
-        import asyncpg
-
-        reuse = self.keep and await self._state(self.name) == "ours"
-        if not reuse:
-            await self._create(self.name)
-        # Verbatim import with kept ids resumes (rows already there are skipped), so reusing
-        # a loaded database costs a few seconds. Reload (drop --keep once) after changing how
-        # memories are imported or indexed.
-        await load(self.url, data, embed=True)
-        con = await asyncpg.connect(self.url)
-        try:
-            # Planner statistics, as autovacuum would gather them on a live server (it may be
-            # off or not have run yet); TEMPLATE copies carry them along.
-            await con.execute("ANALYZE")
-            version = await con.fetchval(
-                "SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-            server = await con.fetchval("SHOW server_version")
-            vec_type = await con.fetchval(
-                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
-                "WHERE attrelid = 'memories'::regclass AND attname = 'embedding'")
-        finally:
-            await con.close()
-        self.label = (f"postgres {server.split()[0]}, "
-                      + (f"pgvector {version}" if vec_type == "vector" else "real[] fallback")
-                      + (", reused" if reuse else ""))
-
-    async def copy(self, name: str) -> str:
-        db = f"{self.name}_{name}"
-        await self._create(db, template=self.name)
-        self.copies.append(db)
-        return self.url_for(db)
-
-    async def close(self) -> None:
-        drop = list(dict.fromkeys(self.copies)) + ([] if self.keep else [self.name])
-        await self._admin(*(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)' for db in drop))
-
-
-CONFIGS = {
-    "bm25": {"bm25": 1.0},
-    "dense": {"dense": 1.0},
-    "hybrid": None,  # the product default: every installed ranker at its default weight
-}
+def table(results: dict) -> str:
+    """A markdown table: one row per path/ranking/half, recall@10 per category."""
+    head = ("| path | ranking | half | n | recall@5 | recall@10 | MRR | single-hop | temporal "
+            "| multi-hop | open-domain | p50 ms |\n|" + "---|" * 12)
+    lines = [head]
+    for key, summary in results.items():
+        if not isinstance(summary, dict) or "all" not in summary:
+            continue
+        path, ranking = key.split(" ", 1)
+        for half in (*HALVES, "all"):
+            s = summary.get(half)
+            if s is None:
+                continue
+            o = s["overall"]
+            cats = " | ".join(f"{s[c]['recall@10']:.3f}" if c in s else "-"
+                              for c in ("single-hop", "temporal", "multi-hop", "open-domain"))
+            p50 = f"{summary['p50_ms']:.1f}" if half == "all" else ""
+            lines.append(f"| {path} | {ranking} | {half} | {o['n']} | {o['recall@5']:.3f} | "
+                         f"**{o['recall@10']:.3f}** | {o['mrr']:.3f} | {cats} | {p50} |")
+    return "\n".join(lines)
 
 
 async def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--paths", nargs="*", default=["verbatim", "extract"],
+                    help="write paths to measure (verbatim extract)")
+    ap.add_argument("--only", nargs="*", help="rankings to run (bm25 dense hybrid)")
     ap.add_argument("--http", action="store_true", help="also measure hybrid over MCP/HTTP")
     ap.add_argument("--mmr", type=float, default=1.0, help="mmr_lambda for the searches")
-    ap.add_argument("--only", nargs="*", help="configs to run (bm25 dense hybrid)")
     ap.add_argument("--json", help="write results to this file")
     ap.add_argument("--weights", help="hybrid ranker weights, e.g. bm25=1,dense=0.7")
-    ap.add_argument("--cache", help="reuse (or create) the loaded SQLite database at this path")
-    ap.add_argument("--db-url", help="run on Postgres instead of SQLite: postgresql://.../<db>, "
-                                     "a database this script creates (see above)")
+    ap.add_argument("--cache", help="keep (or reuse) the loaded SQLite bases in this directory")
+    ap.add_argument("--db-url", help="run on Postgres instead of SQLite: postgresql://.../<db>; "
+                                     "this script creates <db>_<path> and copies of it")
     ap.add_argument("--keep", action="store_true",
-                    help="with --db-url: keep the loaded database and reuse it next time")
+                    help="with --db-url: keep the loaded databases and reuse them next time")
     args = ap.parse_args()
     data = json.loads(DATA.read_text())
-    backend = (PostgresCopies(args.db_url, args.keep) if args.db_url
-               else SqliteCopies(args.cache))
-    t0 = time.perf_counter()
-    await backend.load(data)
-    print(f"loaded {sum(len(turns(s)) for s in data)} turns in {time.perf_counter() - t0:.1f}s "
-          f"({backend.label}); {sum(len(questions(s)) for s in data)} questions", file=sys.stderr)
+    backend = PostgresCopies(args.db_url, args.keep) if args.db_url else SqliteCopies(args.cache)
+    loaders = {"verbatim": load_verbatim, "extract": load_extract}
+    results: dict = {}
     try:
-        results = await run_configs(backend, data, args)
+        for path in args.paths:
+            t0 = time.perf_counter()
+            await backend.load(path, lambda db, f=loaders[path]: f(db, data))
+            print(f"{path}: loaded {sum(len(turns(s)) for s in data)} turns in "
+                  f"{time.perf_counter() - t0:.1f}s", file=sys.stderr)
+            results.update(await run_configs(backend, data, path, args))
     finally:
         await backend.close()
+    results["backend"] = backend.describe()
+    results["mmr_lambda"] = args.mmr
     print(json.dumps(results, indent=2))
+    print("\n" + table(results), file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
 
 
-async def run_configs(backend: SqliteCopies | PostgresCopies, data: list[dict],
-                      args: argparse.Namespace) -> dict:
+async def run_configs(backend, data: list[dict], path: str, args: argparse.Namespace) -> dict:
     from recall_core.app import Registries
     from recall_core.plugins import get_plugin_manager
 
@@ -336,22 +323,28 @@ async def run_configs(backend: SqliteCopies | PostgresCopies, data: list[dict],
     default = {n: float(e.extra.get("default_weight", 1.0)) for n, e in reg.rankers.entries.items()}
     if args.weights:
         default = {k: float(v) for k, v in (p.split("=") for p in args.weights.split(","))}
+    idmap = await evidence_map(await backend.copy(path, "map"), data, path)
+    if path == "extract":
+        count = sum(len(m) for m in idmap.values())
+        print(f"extract: {count} memories from {sum(len(turns(s)) for s in data)} turns",
+              file=sys.stderr)
     results = {}
     for name, rankers in CONFIGS.items():
         if args.only and name not in args.only:
             continue
-        db = await backend.copy(name)  # access counts from one run must not leak into the next
-        summary, lat = await run_inprocess(db, data, rankers or default, args.mmr)
+        db = await backend.copy(path, name)
+        summary, lat = await run_inprocess(db, data, idmap, rankers or default, args.mmr)
         summary["p50_ms"] = round(statistics.median(lat), 2)
-        results[f"{name} (in-process)"] = summary
-        print(name, json.dumps(summary["overall"]), f"p50={summary['p50_ms']}ms", file=sys.stderr)
+        results[f"{path} {name}"] = summary
+        print(path, name, json.dumps(summary["all"]["overall"]),
+              {h: summary[h]["overall"]["recall@10"] for h in HALVES},
+              f"p50={summary['p50_ms']}ms", file=sys.stderr)
     if args.http:
-        db = await backend.copy("http")
-        summary, lat = await run_http(db, data, default, args.mmr)
+        db = await backend.copy(path, "http")
+        summary, lat = await run_http(db, data, idmap, default, args.mmr)
         summary["p50_ms"] = round(statistics.median(lat), 2)
-        results["hybrid (MCP over HTTP)"] = summary
-        print("hybrid-http", json.dumps(summary["overall"]), file=sys.stderr)
-    results["backend"] = backend.label
+        results[f"{path} hybrid-over-HTTP"] = summary
+        print(path, "hybrid-http", json.dumps(summary["all"]["overall"]), file=sys.stderr)
     return results
 
 
