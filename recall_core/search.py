@@ -1,5 +1,5 @@
-"""The search pipeline: rankers -> weighted RRF -> 4-component score -> threshold -> MMR ->
-limit -> token budget.
+"""The search pipeline: rankers -> weighted RRF -> 4-component score x evidence -> threshold
+-> MMR -> limit -> token budget.
 
 Pure functions where possible (rrf, score weights, mmr, budget) so each step is tested on its
 own; `run_search` wires them to storage and rankers.
@@ -18,6 +18,7 @@ import numpy as np
 
 from .models import Memory, ScoredId, utcnow
 from .protocols import Embedder, NotReady, Ranker, Storage
+from .relevance import EvidenceSource, evidence
 from .textproc import estimate_tokens, token_set
 
 log = logging.getLogger("recall.search")
@@ -74,14 +75,26 @@ def strength(access_count: int, max_access: int) -> float:
     return math.log1p(max(0, access_count)) / math.log1p(scale)
 
 
+#: The documented `score_threshold` that drops results nothing in the query supports
+#: (gibberish, questions about things never stored) while keeping nearly every real answer:
+#: on LoCoMo it removed every gibberish search's results and ~3/4 of off-topic ones for a
+#: recall@10 cost of 0.003-0.005 (bench/scores.py, bench/RESULTS.md "Scores").
+SCORE_THRESHOLD_NONSENSE = 0.15
+
+
 def combine(memories: Sequence[Memory], relevance: dict[str, float], recency_weight: float,
-            now: datetime) -> list[tuple[Memory, float]]:
+            now: datetime, support: dict[str, float] | None = None) -> list[tuple[Memory, float]]:
+    """The 4-component score, times the memory's evidence (relevance.py) when `support` is
+    given: a memory nothing in the query supports scores ~0 however it ranked, so one
+    `score_threshold` means the same in every search."""
     w_rrf, w_rec, w_imp, w_str = score_weights(recency_weight)
     max_access = max((m.access_count for m in memories), default=0)
     scored = []
     for m in memories:
         s = (w_rrf * relevance.get(m.id, 0.0) + w_rec * recency(m, now)
              + w_imp * m.importance + w_str * strength(m.access_count, max_access))
+        if support is not None:
+            s *= support.get(m.id, 0.0)
         scored.append((m, s))
     # Ties broken by relevance, then id, so identical inputs give identical orders.
     scored.sort(key=lambda p: (-p[1], -relevance.get(p[0].id, 0.0), p[0].id))
@@ -182,18 +195,23 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
                                       for s in rankers))
     degraded: list[str] = []
     ranked: list[tuple[float, list[ScoredId]]] = []
+    sources: list[EvidenceSource] = []
     for slot, out in zip(rankers, outcomes):
         if isinstance(out, str):
             degraded.append(out)
         else:
             ranked.append((slot.weight, out))
+            calibrate = getattr(slot.ranker, "evidence", None)
+            if callable(calibrate):
+                sources.append((calibrate, out))
     if not ranked:
         raise RuntimeError("no ranker could answer: " + "; ".join(degraded))
     relevance = rrf(ranked, rrf_k)
     if not relevance:
         return SearchOutcome([], degraded)
     memories = await storage.get_memories(namespace, list(relevance))
-    scored = combine(memories, relevance, recency_weight, utcnow())
+    support = evidence(query, memories, sources)
+    scored = combine(memories, relevance, recency_weight, utcnow(), support)
     scored = [p for p in scored if p[1] >= score_threshold]
     vectors = None
     if mmr_lambda < 1.0 and len(scored) > 1:

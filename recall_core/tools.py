@@ -78,9 +78,12 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
 
         Hybrid keyword + semantic search over current (not superseded) memories. limit is
         capped at 50. recency_weight 0..1 favours newer memories; mmr_lambda 0..1 trades
-        relevance (1.0) for diversity; score_threshold drops weak results; max_tokens caps the
-        total text returned. data.degraded lists rankers that could not answer (e.g. a model
-        still loading).
+        relevance (1.0) for diversity; max_tokens caps the total text returned. Each result's
+        score (0..1) is its rank-based relevance times the evidence that it answers the query
+        (share of query terms it contains, or calibrated semantic similarity), so ~0 means
+        nothing supports it; score_threshold=0.15 drops results for gibberish or unrelated
+        queries while keeping nearly all real answers. data.degraded lists rankers that could
+        not answer (e.g. a model still loading).
         """
         return await guarded(service.search, query=query, limit=limit,
                              recency_weight=recency_weight, mmr_lambda=mmr_lambda,

@@ -6,8 +6,9 @@ from typing import Any
 
 from recall_core import NotReady
 from recall_core.models import ScoredId
+from recall_core.relevance import ramp
 
-from .embedder import Loader, SentenceTransformerEmbedder
+from .embedder import Loader, PackagedEmbedder, SentenceTransformerEmbedder
 from .settings import DenseSettings
 
 
@@ -29,13 +30,23 @@ class DenseRanker:
         vector = await self.embedder.embed_query(query)
         return await storage.search_vectors(namespace, vector, limit)
 
+    def evidence(self, score: float) -> float:
+        """A hit's cosine similarity as 0..1 evidence of relevance (recall_core.relevance)."""
+        lo, hi = self.embedder.similarity_scale
+        return ramp(score, lo, hi)
+
     def status(self) -> dict[str, Any]:
         return self.embedder.status()
 
 
 def make_dense(settings: DenseSettings | dict[str, Any] | None = None, *,
                loader: Loader | None = None) -> DenseRanker:
-    """Factory given to `register_rankers`. Returns at once; the model loads behind it."""
+    """Factory given to `register_rankers`. Returns at once; the model loads behind it.
+    A torch-free packaged engine unless `model` names a sentence-transformers model (or a
+    test passes its own `loader`)."""
     if not isinstance(settings, DenseSettings):
         settings = DenseSettings.model_validate(settings or {})
+    spec = settings.engine() if loader is None else None
+    if spec is not None:
+        return DenseRanker(PackagedEmbedder(settings, spec))
     return DenseRanker(SentenceTransformerEmbedder(settings, loader=loader))

