@@ -85,20 +85,31 @@ def half_of(sample_id: str) -> str:
     return next((h for h, ids in HALVES.items() if sample_id in ids), "other")
 
 
-def metrics(ranked: list[str], evidence: list[str]) -> tuple[float, float, float]:
-    ev = set(evidence)
+def metrics(ranked: list[str], q: dict) -> tuple[float, float, float, float | None]:
+    """recall@5, recall@10, reciprocal rank, and for questions with `stale` turns (an older
+    value of a fact, bench/synthetic.py) whether one ranks above the evidence in the top 10
+    (1.0) or not (0.0); None for other questions."""
+    ev = set(q["evidence"])
     r5 = len(ev & set(ranked[:5])) / len(ev)
     r10 = len(ev & set(ranked[:10])) / len(ev)
     rr = next((1.0 / i for i, d in enumerate(ranked, 1) if d in ev), 0.0)
-    return r5, r10, rr
+    stale = None
+    if q.get("stale"):
+        first = next((d for d in ranked[:10] if d in ev or d in q["stale"]), None)
+        stale = float(first is not None and first not in ev)
+    return r5, r10, rr, stale
 
 
-def summarise(rows: list[tuple[str, int, float, float, float]]) -> dict:
-    """rows: (half, category, r@5, r@10, rr) -> {half: {overall, <category>...}}."""
+def summarise(rows: list[tuple]) -> dict:
+    """rows: (half, category, r@5, r@10, rr, stale) -> {half: {overall, <category>...}}."""
     def agg(sel):
-        return {"n": len(sel), "recall@5": round(statistics.mean(r[2] for r in sel), 3),
-                "recall@10": round(statistics.mean(r[3] for r in sel), 3),
-                "mrr": round(statistics.mean(r[4] for r in sel), 3)}
+        out = {"n": len(sel), "recall@5": round(statistics.mean(r[2] for r in sel), 3),
+               "recall@10": round(statistics.mean(r[3] for r in sel), 3),
+               "mrr": round(statistics.mean(r[4] for r in sel), 3)}
+        stale = [r[5] for r in sel if r[5] is not None]
+        if stale:
+            out["stale_above"] = round(statistics.mean(stale), 3)
+        return out
 
     out = {}
     for half in (*HALVES, "all"):
@@ -216,7 +227,7 @@ async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[st
                                               mmr_lambda=mmr)
                 lat.append((time.perf_counter() - t0) * 1000)
                 ranked = [idmap[ns].get(r["id"], "?") for r in res["results"]]
-                rows.append((half_of(ns), q["category"], *metrics(ranked, q["evidence"])))
+                rows.append((half_of(ns), q["category"], *metrics(ranked, q)))
         await rt.service.drain()
     finally:
         await rt.close()
@@ -250,7 +261,7 @@ async def run_http(db: str, data: list[dict], idmap: dict, rankers: dict[str, fl
                                          recency_weight=0.0, mmr_lambda=mmr)
                     lat.append((time.perf_counter() - t0) * 1000)
                     ranked = [idmap[ns].get(r["id"], "?") for r in res["results"]]
-                    rows.append((half_of(ns), q["category"], *metrics(ranked, q["evidence"])))
+                    rows.append((half_of(ns), q["category"], *metrics(ranked, q)))
     finally:
         srv.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -259,8 +270,9 @@ async def run_http(db: str, data: list[dict], idmap: dict, rankers: dict[str, fl
 
 def table(results: dict) -> str:
     """A markdown table: one row per path/ranking/half, recall@10 per category."""
-    head = ("| path | ranking | half | n | recall@5 | recall@10 | MRR | single-hop | temporal "
-            "| multi-hop | open-domain | p50 ms |\n|" + "---|" * 12)
+    cats = list(CATEGORIES.values())
+    head = ("| path | ranking | half | n | recall@5 | recall@10 | MRR | " + " | ".join(cats)
+            + " | stale above | p50 ms |\n|" + "---|" * (9 + len(cats)))
     lines = [head]
     for key, summary in results.items():
         if not isinstance(summary, dict) or "all" not in summary:
@@ -271,16 +283,17 @@ def table(results: dict) -> str:
             if s is None:
                 continue
             o = s["overall"]
-            cats = " | ".join(f"{s[c]['recall@10']:.3f}" if c in s else "-"
-                              for c in ("single-hop", "temporal", "multi-hop", "open-domain"))
+            by_cat = " | ".join(f"{s[c]['recall@10']:.3f}" if c in s else "-" for c in cats)
             p50 = f"{summary['p50_ms']:.1f}" if half == "all" else ""
+            stale = f"{o['stale_above']:.3f}" if "stale_above" in o else "-"
             lines.append(f"| {path} | {ranking} | {half} | {o['n']} | {o['recall@5']:.3f} | "
-                         f"**{o['recall@10']:.3f}** | {o['mrr']:.3f} | {cats} | {p50} |")
+                         f"**{o['recall@10']:.3f}** | {o['mrr']:.3f} | {by_cat} | {stale} | {p50} |")
     return "\n".join(lines)
 
 
-async def main() -> None:
+async def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(DATA), help="conversations in LoCoMo's JSON shape")
     ap.add_argument("--paths", nargs="*", default=["verbatim", "extract"],
                     help="write paths to measure (verbatim extract)")
     ap.add_argument("--only", nargs="*", help="rankings to run (bm25 dense hybrid)")
@@ -293,8 +306,8 @@ async def main() -> None:
                                      "this script creates <db>_<path> and copies of it")
     ap.add_argument("--keep", action="store_true",
                     help="with --db-url: keep the loaded databases and reuse them next time")
-    args = ap.parse_args()
-    data = json.loads(DATA.read_text())
+    args = ap.parse_args(argv)
+    data = json.loads(Path(args.data).read_text())
     backend = PostgresCopies(args.db_url, args.keep) if args.db_url else SqliteCopies(args.cache)
     loaders = {"verbatim": load_verbatim, "extract": load_extract}
     results: dict = {}

@@ -19,6 +19,7 @@ import numpy as np
 from .models import Memory, ScoredId, utcnow
 from .protocols import Embedder, NotReady, Ranker, Storage
 from .relevance import EvidenceSource, evidence
+from .timeframe import inside, windows
 from .textproc import estimate_tokens, token_set
 
 log = logging.getLogger("recall.search")
@@ -77,9 +78,9 @@ def strength(access_count: int, max_access: int) -> float:
 
 #: The documented `score_threshold` that drops results nothing in the query supports
 #: (gibberish, questions about things never stored) while keeping nearly every real answer:
-#: on LoCoMo it removed every gibberish search's results and ~3/4 of off-topic ones for a
-#: recall@10 cost of 0.003-0.005 (bench/scores.py, bench/RESULTS.md "Scores").
-SCORE_THRESHOLD_NONSENSE = 0.15
+#: on LoCoMo no gibberish search kept a result, half the off-topic ones did (they share a
+#: word with a stored turn), recall@10 cost 0.000-0.002 (bench/scores.py, RESULTS "Scores").
+SCORE_THRESHOLD_NONSENSE = 0.25
 
 
 def combine(memories: Sequence[Memory], relevance: dict[str, float], recency_weight: float,
@@ -107,6 +108,25 @@ def combine(memories: Sequence[Memory], relevance: dict[str, float], recency_wei
 # mmr_lambda=0.5 cost 0.13 recall@10; with these floors it costs nothing.
 VECTOR_FLOOR = 0.9
 TOKEN_FLOOR = 0.3
+
+
+#: Fused relevance of memories stored outside the time window a query names is multiplied by
+#: this (timeframe.py). Chosen on the confirm half (+0.008 recall@10), confirmed on tune
+#: (+0.005): bench/RESULTS.md.
+TIME_FACTOR = 0.5
+
+
+def apply_timeframe(query: str, memories: Sequence[Memory], relevance: dict[str, float]
+                    ) -> dict[str, float]:
+    """Rank memories stored in a window the query names ("in May 2022") above the others.
+    A window nothing was stored in says nothing about these candidates: no change."""
+    found = windows(query)
+    if not found or TIME_FACTOR >= 1.0:
+        return relevance
+    within = {m.id for m in memories if any(inside(m.created_at, w) for w in found)}
+    if not within:
+        return relevance
+    return {mid: r if mid in within else r * TIME_FACTOR for mid, r in relevance.items()}
 
 
 def token_jaccard(texts: Sequence[str]) -> np.ndarray:
@@ -211,6 +231,7 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
         return SearchOutcome([], degraded)
     memories = await storage.get_memories(namespace, list(relevance))
     support = evidence(query, memories, sources)
+    relevance = apply_timeframe(query, memories, relevance)
     scored = combine(memories, relevance, recency_weight, utcnow(), support)
     scored = [p for p in scored if p[1] >= score_threshold]
     vectors = None

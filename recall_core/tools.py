@@ -81,7 +81,7 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         relevance (1.0) for diversity; max_tokens caps the total text returned. Each result's
         score (0..1) is its rank-based relevance times the evidence that it answers the query
         (share of query terms it contains, or calibrated semantic similarity), so ~0 means
-        nothing supports it; score_threshold=0.15 drops results for gibberish or unrelated
+        nothing supports it; score_threshold=0.25 drops results for gibberish or unrelated
         queries while keeping nearly all real answers. data.degraded lists rankers that could
         not answer (e.g. a model still loading).
         """

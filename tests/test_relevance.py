@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from recall_core.models import Memory, ScoredId, utcnow
-from recall_core.relevance import coverage, evidence, query_stems, ramp
+from recall_core.relevance import SATURATION, coverage, evidence, query_stems, ramp
 from recall_core.search import combine
 
 
@@ -39,8 +39,10 @@ def test_evidence_takes_the_stronger_signal_and_bounds_unreturned_candidates():
     assert ev["m1"] == pytest.approx(1.0)      # full term coverage beats cosine 0.40
     assert ev["m2"] == pytest.approx(1.0)      # no shared word, but close in embedding space
     # m3 was not among the dense hits: it ranks below the weakest one, so that one's
-    # evidence bounds it.
-    assert ev["m3"] == pytest.approx(ramp(0.40, 0.25, 0.55))
+    # evidence bounds it (saturating: half-way support counts in full).
+    assert ev["m3"] == pytest.approx(min(1.0, ramp(0.40, 0.25, 0.55) / SATURATION))
+    weak = evidence("editor theme colour font", [mem(4, "The editor is slow.")], [])
+    assert weak["m4"] == pytest.approx(0.25 / SATURATION)  # one term of four
 
 
 def test_without_calibrated_rankers_only_terms_count():

@@ -1,8 +1,13 @@
 """The rule-based extractor: deterministic, offline, the default without an API key.
 
-Every sentence with content becomes one memory (chit-chat like "thanks!" or "lol ok" yields
+Every sentence with content becomes a memory (chit-chat like "thanks!" or "lol ok" yields
 nothing), typed by cue phrases, scored by simple importance heuristics, and given an
 (entity, attribute, value) triple when it matches one of the first-person rules in `patterns`.
+
+Memories are self-contained (`fragments`): a sentence that cannot stand alone ("It was so
+powerful.", "Yes, last week.") stays with the sentence before it, and a transcript line's
+speaker ("Caroline: ...") is carried into every memory of the line and is the entity of its
+first-person triples.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from collections.abc import Sequence
 from recall_core.models import ExtractedMemory, Memory
 from recall_core.protocols import ExtractionError
 
+from .fragments import group_fragments, split_speaker
 from .patterns import Triple, find_triple
 from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
+from .vocabulary import USER
 
 _I = re.IGNORECASE
 
@@ -100,14 +107,20 @@ def importance(sentence: str, kind: str, triple: Triple | None = None) -> float:
     return round(min(0.95, max(0.05, score)), 2)
 
 
-def extract_sentence(sentence: str) -> ExtractedMemory:
-    triple = find_triple(sentence)
+def extract_sentence(sentence: str, triple: Triple | None = None, speaker: str | None = None,
+                     text: str | None = None) -> ExtractedMemory:
+    """One memory: `sentence` is what is classified; `text` (default: the sentence) is what
+    is stored, e.g. the sentence with its fragments and speaker."""
+    triple = triple if triple is not None else find_triple(sentence)
     kind = classify(sentence, triple)
+    entity = triple.entity if triple else None
+    if triple is not None and speaker is not None and entity == USER:
+        entity = speaker.lower()  # "Caroline: I live in Boston" is about Caroline
     return ExtractedMemory(
-        text=sentence,
+        text=text or sentence,
         type=kind,  # type: ignore[arg-type]
         importance=importance(sentence, kind, triple),
-        entity=triple.entity if triple else None,
+        entity=entity,
         attribute=triple.attribute if triple else None,
         value=triple.value if triple else None,
     )
@@ -125,14 +138,23 @@ class StubExtractor:
     async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:
         out: list[ExtractedMemory] = []
         seen: set[str] = set()
-        for sentence in split_sentences(text):
+        speaker, body = split_speaker(text)
+        kept = []
+        for sentence in split_sentences(body):
             if is_chitchat(sentence):
                 continue
             key = " ".join(words(sentence))
             if key in seen:  # the same sentence twice in one text is one memory
                 continue
             seen.add(key)
-            out.append(extract_sentence(sentence))
+            kept.append((sentence, find_triple(sentence)))
+        for group in group_fragments(kept):
+            head, triple = next(((s, t) for s, t in group if t is not None), group[0])
+            joined = " ".join(s for s, _ in group)
+            stored = f"{speaker}: {joined}" if speaker else joined
+            # Classified on the whole group (cue phrases may sit in any of its sentences),
+            # with the triple of the sentence that states one.
+            out.append(extract_sentence(joined if triple is None else head, triple, speaker, stored))
         return out
 
     async def merge(self, memories: Sequence[Memory], topic: str = "") -> ExtractedMemory:

@@ -1,0 +1,75 @@
+"""Keeping extracted memories self-contained: speakers and fragments.
+
+A memory is read later, alone, by someone who did not see the conversation. "It was so
+powerful." or "Yes, last week." means nothing on its own, and "I went to the group" in a
+transcript does not say who went. So:
+
+* `split_speaker`: a transcript line "Caroline: I went ..." has a speaker, carried into
+  every memory the line gives (and made the entity of its first-person triples).
+* `group_fragments`: a sentence that cannot stand alone (short, or opening with a word that
+  points back: "it", "that", "yes", "so", ...) stays with the sentence before it, unless it
+  states a triple of its own (then it is a memory in its own right).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from .sentences import words
+
+# "Caroline: ...", "Dr. Jane Doe: ...", "user: ...": up to three name-like words, then ": ".
+_SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}|user|assistant)\s*:\s+(?P<rest>\S.*)$",
+                      re.DOTALL)
+# Labels that open a note rather than name a speaker ("Important: I always use Emacs").
+_NOT_SPEAKERS = set("""
+important note notes update todo fyi reminder warning tip summary decision decisions context
+question answer edit ps re q a action actions status result results update problem solution
+goal goals plan step steps example examples nb caution info error fix bug feature request
+background agenda topic subject title date time location where when why how what who
+""".split())
+# Words that open a sentence which points back at the one before.
+_ANAPHORIC = set("""
+it it's its that that's this these those they they're them their there there's he he's him
+his she she's her so and but or also too yes yeah yep no nope which then though although
+plus anyway same
+""".split())
+#: A sentence of fewer words than this rarely stands alone ("Last Saturday.", "So fun!").
+MIN_WORDS = 5
+#: A group stops growing past this many words (memories stay short enough to rank well).
+MAX_WORDS = 60
+
+
+def split_speaker(text: str) -> tuple[str | None, str]:
+    """(speaker, the rest) for a transcript line, else (None, text)."""
+    m = _SPEAKER.match(text)
+    if not m or m["name"].lower() in _NOT_SPEAKERS or "\n" in m["name"]:
+        return None, text
+    return m["name"], m["rest"]
+
+
+def stands_alone(sentence: str) -> bool:
+    tokens = words(sentence)
+    return len(tokens) >= MIN_WORDS and tokens[0] not in _ANAPHORIC
+
+
+def group_fragments(sentences: Sequence[tuple[str, Any]]) -> list[list[tuple[str, Any]]]:
+    """Group (sentence, triple) pairs: a fragment without a triple joins the group before it.
+    A first sentence that is a fragment opens the group that the next sentence joins."""
+    groups: list[list[tuple[str, Any]]] = []
+    size = 0
+    for sentence, triple in sentences:
+        n = len(words(sentence))
+        opens = not groups or triple is not None or size + n > MAX_WORDS
+        if not opens and stands_alone(sentence):
+            # A full sentence starts its own memory, unless the group so far is only a
+            # fragment itself ("Yes! I went there yesterday.").
+            opens = all(stands_alone(s) or t is not None for s, t in groups[-1])
+        if opens:
+            groups.append([(sentence, triple)])
+            size = n
+        else:
+            groups[-1].append((sentence, triple))
+            size += n
+    return groups
