@@ -10,140 +10,41 @@ reason, which `store_memory`'s job status then shows).
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
-from collections.abc import Sequence
-from importlib import resources
-from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import anthropic
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 
-from recall_core.errors import ConfigError
-from recall_core.models import ExtractedMemory, Memory
 from recall_core.protocols import ExtractionError
 
+from .llm import LLMExtractor, OutputCutOff, Reply
+from .schema import (EXTRACT_TOOL, MERGE_TOOL, MemoryItem, RecordMemories,  # noqa: F401
+                     problems, tool_schema)
 from .settings import DEFAULT_MODEL, HaikuSettings
-from .vocabulary import canonical_triple
 
 log = logging.getLogger("recall.extractors.haiku")
 
-EXTRACT_TOOL = "record_memories"
-MERGE_TOOL = "record_merged_memory"
 _MAX_BACKOFF = 8.0  # the SDK's cap on one retry wait, seconds
-
-
-# -- output schema ----------------------------------------------------------------------------
-
-class MemoryItem(BaseModel):
-    """One memory as the model records it."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    text: str = Field(min_length=1, description="The memory as one short standalone sentence, "
-                      "in the original wording.")
-    type: Literal["preference", "fact", "decision", "procedure"]
-    importance: float = Field(ge=0.0, le=1.0, description="How much this matters later, 0..1.")
-    entity: str | None = Field(None, description='"user" for the speaker, "team" for we/our, '
-                               "else the lowercase name; null when there is no triple.")
-    attribute: str | None = Field(None, description="Canonical snake_case attribute; null when "
-                                  "there is no triple.")
-    value: str | None = Field(None, description="The current value as written; null when "
-                              "there is no triple.")
-
-    @field_validator("type", mode="before")
-    @classmethod
-    def _lower_type(cls, v: Any) -> Any:
-        return v.strip().lower() if isinstance(v, str) else v
-
-    @field_validator("importance", mode="before")
-    @classmethod
-    def _clamp(cls, v: Any) -> Any:
-        # 1.2 is a model's way of saying "very": clamp rather than fail the job over it.
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return min(1.0, max(0.0, float(v)))
-        return v
-
-    @field_validator("value", mode="before")
-    @classmethod
-    def _str_value(cls, v: Any) -> Any:
-        return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
-
-
-class RecordMemories(BaseModel):
-    """Input of the record_memories tool."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    memories: list[MemoryItem] = Field(description="Every memory in the text; empty for "
-                                       "chit-chat.")
-
-
-def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema with $refs inlined and titles dropped: self-contained and short,
-    which is what tool input schemas should be."""
-    schema = model.model_json_schema()
-    defs = schema.pop("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
-            return {k: ({name: resolve(sub) for name, sub in v.items()} if k == "properties"
-                        else resolve(v))
-                    for k, v in node.items() if k != "title"}
-        if isinstance(node, list):
-            return [resolve(v) for v in node]
-        return node
-
-    return resolve(schema)
-
-
-# -- prompts ----------------------------------------------------------------------------------
-
-def load_prompt(override: Path | None, builtin: str, setting: str) -> tuple[str, str]:
-    """(prompt text, version). Built-in prompts are versioned by file name (`extract_v1`); an
-    override is versioned by its name and content hash, so stored results can be traced to
-    the exact prompt that produced them."""
-    if override is None:
-        text = resources.files("recall_extractors").joinpath(f"prompts/{builtin}.md").read_text(
-            encoding="utf-8")
-        return text, builtin
-    path = Path(override).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(
-            f"[plugins.haiku] {setting} = {str(override)!r} cannot be read "
-            f"({exc.strerror or exc}). "
-            f"Point it at an existing UTF-8 text file, or remove the key to use the built-in "
-            f"prompt {builtin}.md.") from None
-    if not text.strip():
-        raise ConfigError(f"[plugins.haiku] {setting} = {str(override)!r} is empty. Write the "
-                          f"prompt into it, or remove the key to use the built-in {builtin}.md.")
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-    return text, f"custom:{path.name}@{digest}"
-
-
-# -- the extractor ----------------------------------------------------------------------------
 
 _Out = TypeVar("_Out", bound=BaseModel)
 
 
-class HaikuExtractor:
+class HaikuExtractor(LLMExtractor):
     """Extracts and merges memories with a Claude model through a forced tool call."""
 
     name = "haiku"
+    output_mode = "tool"
 
     def __init__(self, settings: HaikuSettings, *, api_key: str, http_client: Any = None):
         self.settings = settings
-        self.model = settings.model
-        self.prompt, self.prompt_version = load_prompt(
-            settings.prompt_file, "extract_v1", "prompt_file")
-        self.merge_prompt, self.merge_prompt_version = load_prompt(
-            settings.merge_prompt_file, "merge_v1", "merge_prompt_file")
+        # Claude's context (200k tokens) is never the limit here; the output budget is.
+        super().__init__(
+            plugin="haiku", model=settings.model, max_tokens=settings.max_tokens,
+            prompt_file=settings.prompt_file, merge_prompt_file=settings.merge_prompt_file,
+            concurrency=settings.concurrency, calls_per_minute=settings.calls_per_minute,
+            tokens_per_minute=settings.tokens_per_minute, budget_wait=settings.budget_wait,
+            chunk_tokens=settings.chunk_tokens, context_window=None)
         # An explicit key: the SDK then reads no other credential source (profiles, env).
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=settings.base_url, timeout=settings.timeout,
@@ -157,39 +58,8 @@ class HaikuExtractor:
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:
-        if not text.strip():
-            return []
-        content = (f"<topic>{topic}</topic>\n" if topic else "") + f"<text>\n{text}\n</text>"
-        out = await self._call(self.prompt, content, EXTRACT_TOOL,
-                               "Record the memories found in the text.", RecordMemories)
-        return [m for m in (_to_extracted(item) for item in out.memories) if m is not None]
-
-    async def merge(self, memories: Sequence[Memory], topic: str = "") -> ExtractedMemory:
-        if not memories:
-            raise ExtractionError("merge() needs at least one memory; got an empty cluster.",
-                                  retryable=False)
-        if len(memories) == 1:
-            m = memories[0]
-            return ExtractedMemory(text=m.text, type=m.type, importance=m.importance,
-                                   entity=m.entity, attribute=m.attribute, value=m.value)
-        ordered = sorted(memories, key=lambda m: m.created_at)
-        rows = [{"created_at": m.created_at.isoformat(), "type": m.type,
-                 "importance": round(m.importance, 3), "entity": m.entity,
-                 "attribute": m.attribute, "value": m.value, "text": m.text} for m in ordered]
-        content = ((f"<topic>{topic}</topic>\n" if topic else "")
-                   + "<memories>\n" + "\n".join(json.dumps(r, ensure_ascii=False) for r in rows)
-                   + "\n</memories>")
-        item = await self._call(self.merge_prompt, content, MERGE_TOOL,
-                                "Record the one memory that replaces the cluster.", MemoryItem)
-        merged = _to_extracted(item)
-        if merged is None:
-            raise ExtractionError(f"Malformed model output from {self.model}: the merged memory "
-                                  f"has an empty text.")
-        return merged
-
-    async def _call(self, system: str, content: str, tool: str, description: str,
-                    schema: type[_Out]) -> _Out:
+    async def _request(self, system: str, content: str, tool: str, description: str,
+                       schema: type[_Out]) -> Reply:
         try:
             async with asyncio.timeout(self.deadline):
                 message = await self._client.messages.create(
@@ -209,11 +79,17 @@ class HaikuExtractor:
                 f"(and the worker's lease_seconds).", retryable=True) from None
         except anthropic.APIError as exc:
             raise self._api_error(exc) from exc
-        return self._parse(message, tool, schema)
+        usage = getattr(message, "usage", None)
+        return Reply(self._parse(message, tool, schema),
+                     getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None))
 
     def _parse(self, message: Any, tool: str, schema: type[_Out]) -> _Out:
-        cut = (f" The output was cut off at max_tokens ({self.settings.max_tokens}); raise "
-               f"[plugins.haiku] max_tokens." if message.stop_reason == "max_tokens" else "")
+        if message.stop_reason == "max_tokens":
+            # The base class splits the piece and tries the halves; only a piece too small to
+            # split ends the job, with this message.
+            raise OutputCutOff(
+                f"The reply of {self.model} was cut off at max_tokens "
+                f"({self.settings.max_tokens}).", retryable=False)
         calls = [b for b in message.content if getattr(b, "type", None) == "tool_use"
                  and getattr(b, "name", None) == tool]
         if not calls:
@@ -221,15 +97,13 @@ class HaikuExtractor:
                 or "no content"
             raise ExtractionError(
                 f"Malformed model output from {self.model}: expected a {tool} tool call, got "
-                f"{got} (stop_reason {message.stop_reason}).{cut}", retryable=True)
+                f"{got} (stop_reason {message.stop_reason}).", retryable=True)
         try:
             return schema.model_validate(calls[0].input)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors()[:5])
             raise ExtractionError(
                 f"Malformed model output from {self.model}: the {tool} input does not match "
-                f"its schema ({problems}).{cut}", retryable=True) from None
+                f"its schema ({problems(exc)}).", retryable=True) from None
 
     def _api_error(self, exc: anthropic.APIError) -> ExtractionError:
         retries = self.settings.max_retries
@@ -281,16 +155,3 @@ class HaikuExtractor:
             f"The Anthropic API refused the request ({detail}). Fix the cause (model "
             f"{self.model!r}, max_tokens {self.settings.max_tokens}, account or billing) and "
             f"store the text again.", retryable=False)
-
-
-def _to_extracted(item: MemoryItem) -> ExtractedMemory | None:
-    text = " ".join(item.text.split())
-    if not text:
-        return None
-    triple = canonical_triple(item.entity, item.attribute, item.value)
-    if triple is None and (item.entity or item.attribute or item.value):
-        log.debug("dropping partial triple %r/%r/%r", item.entity, item.attribute, item.value)
-    return ExtractedMemory(
-        text=text, type=item.type, importance=item.importance,
-        entity=triple[0] if triple else None, attribute=triple[1] if triple else None,
-        value=triple[2] if triple else None)

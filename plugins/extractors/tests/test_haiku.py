@@ -358,3 +358,45 @@ async def test_factory_with_key_builds_without_calling_out(monkeypatch):
     assert isinstance(ex, HaikuExtractor) and ex.name == "haiku" and ex.model == "claude-haiku-4-5"
     assert isinstance(ex._client, anthropic.AsyncAnthropic) and ex._client.api_key == KEY
     await ex.aclose()
+
+
+# -- long texts -------------------------------------------------------------------------------
+
+def _first_fact(request) -> dict[str, Any]:
+    text = json.loads(request.content)["messages"][0]["content"]
+    first = next(line for line in text.splitlines() if line.startswith("Fact"))
+    return message({"memories": [{"text": first[:40], "type": "fact", "importance": 0.5}]})
+
+
+def _facts(n: int) -> str:
+    return "\n".join(f"Fact {i}: the billing service runs on host {i}." for i in range(n))
+
+
+async def test_a_text_longer_than_one_output_budget_is_split_across_calls():
+    async def answer(request):
+        return httpx2.Response(200, json=_first_fact(request))
+
+    api = FakeAPI(answer)
+    ex = build(api, max_tokens=512)  # pieces of ~256 estimated tokens (~768 bytes)
+    out = await ex.extract(_facts(120))  # ~5.5 KB
+    assert len(api.requests) >= 7 and len(out) == len(api.requests)
+    for i in range(len(api.requests)):
+        assert len(api.body(i)["messages"][0]["content"].encode()) <= 256 * 3 + 40
+    assert out[0].text.startswith("Fact 0:")
+    assert [int(m.text.split()[1].rstrip(":")) for m in out] == sorted(
+        int(m.text.split()[1].rstrip(":")) for m in out)
+
+
+async def test_a_reply_cut_off_at_max_tokens_is_retried_as_two_halves():
+    async def answer(request):
+        text = json.loads(request.content)["messages"][0]["content"]
+        if len(text) > 600:
+            return httpx2.Response(200, json=message({"memories": [{"text": "Fa"}]},
+                                                     stop_reason="max_tokens"))
+        return httpx2.Response(200, json=_first_fact(request))
+
+    api = FakeAPI(answer)
+    ex = build(api, chunk_tokens=1000)
+    out = await ex.extract(_facts(24))
+    assert len(out) >= 2 and ex.usage.by_reason["split_after_cutoff"] >= 1
+    assert ex.usage.calls == len(api.requests)

@@ -297,7 +297,7 @@ def test_canonical_triple(raw, expected):
     assert canonical_triple(*raw) == expected
 
 
-def test_plugin_registers_both_extractors_with_settings():
+def test_plugin_registers_its_extractors_with_settings():
     pm = pluggy.PluginManager("recall")
     pm.add_hookspecs(hookspecs)
     import recall_extractors
@@ -305,7 +305,7 @@ def test_plugin_registers_both_extractors_with_settings():
     pm.register(recall_extractors, name="extractors-under-test")
     try:
         registry = collect(pm, "register_extractors", "extractor")
-        assert registry.names() == ["haiku", "stub"]
+        assert registry.names() == ["haiku", "openai", "stub"]
         assert registry.get("stub").settings is StubSettings
         assert registry.get("haiku").settings is HaikuSettings
         built = registry.get("stub").factory(StubSettings())

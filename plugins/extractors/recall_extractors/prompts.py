@@ -1,0 +1,59 @@
+"""The versioned prompt files every LLM extractor sends, and the output instructions that go
+with each way of getting structured output.
+
+The prompt files (`prompts/extract_v1.md`, `prompts/merge_v1.md`) speak of "the
+record_memories tool". Where the answer is a JSON document instead of a tool call, a short
+appendix names the JSON shape; the instructions themselves stay the same file, so the prompt
+version recorded with an extraction means the same thing for every extractor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from recall_core.errors import ConfigError
+
+
+def load_prompt(override: Path | None, builtin: str, setting: str,
+                plugin: str = "haiku") -> tuple[str, str]:
+    """(prompt text, version). Built-in prompts are versioned by file name (`extract_v1`); an
+    override is versioned by its name and content hash, so stored results can be traced to
+    the exact prompt that produced them."""
+    if override is None:
+        text = resources.files("recall_extractors").joinpath(f"prompts/{builtin}.md").read_text(
+            encoding="utf-8")
+        return text, builtin
+    path = Path(override).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"[plugins.{plugin}] {setting} = {str(override)!r} cannot be read "
+            f"({exc.strerror or exc}). "
+            f"Point it at an existing UTF-8 text file, or remove the key to use the built-in "
+            f"prompt {builtin}.md.") from None
+    if not text.strip():
+        raise ConfigError(f"[plugins.{plugin}] {setting} = {str(override)!r} is empty. Write "
+                          f"the prompt into it, or remove the key to use the built-in "
+                          f"{builtin}.md.")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return text, f"custom:{path.name}@{digest}"
+
+
+def json_appendix(tool: str, schema: dict[str, Any], *, with_schema: bool) -> str:
+    """What to add to the system prompt when the answer is a JSON document, not a tool call.
+
+    `with_schema` spells the schema out: needed when nothing else tells the model the shape
+    (prompt-only, or a server that accepts `json_object` without a schema). OpenAI's JSON mode
+    also refuses a request whose messages never say "JSON", which this text always does.
+    """
+    text = (f"\n\n## Output format\n\nAnswer with one JSON object and nothing else: the input "
+            f"of the `{tool}` tool described above (no prose, no code fence).")
+    if with_schema:
+        text += ("\nIt must match this JSON schema:\n\n"
+                 + json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
+    return text
