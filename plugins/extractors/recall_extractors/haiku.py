@@ -18,14 +18,13 @@ from pydantic import BaseModel, ValidationError
 
 from recall_core.protocols import ExtractionError
 
-from .llm import LLMExtractor, OutputCutOff, Reply
+from .llm import LLMExtractor, OutputCutOff, Reply, call_deadline
 from .schema import (EXTRACT_TOOL, MERGE_TOOL, MemoryItem, RecordMemories,  # noqa: F401
                      problems, tool_schema)
 from .settings import DEFAULT_MODEL, HaikuSettings
 
 log = logging.getLogger("recall.extractors.haiku")
 
-_MAX_BACKOFF = 8.0  # the SDK's cap on one retry wait, seconds
 
 _Out = TypeVar("_Out", bound=BaseModel)
 
@@ -49,11 +48,7 @@ class HaikuExtractor(LLMExtractor):
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=settings.base_url, timeout=settings.timeout,
             max_retries=settings.max_retries, http_client=http_client)
-        backoff = sum(min(0.5 * 2 ** i, _MAX_BACKOFF) for i in range(settings.max_retries))
-        # A hard ceiling on one call, retries included: httpx timeouts are per read, so a
-        # server that trickles bytes could otherwise hold a job past its lease.
-        self.deadline = settings.timeout * (settings.max_retries + 1) + backoff \
-            + min(5.0, settings.timeout)
+        self.deadline = call_deadline(settings.timeout, settings.max_retries)
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -73,6 +73,16 @@ class Usage:
     by_reason: dict[str, int] = field(default_factory=dict)
 
 
+_MAX_BACKOFF = 8.0  # the SDKs' cap on one retry wait, seconds
+
+
+def call_deadline(timeout: float, max_retries: int) -> float:
+    """A hard ceiling on one call, the SDK's retries and backoff included: httpx timeouts are
+    per read, so a server that trickles bytes could otherwise hold a job past its lease."""
+    backoff = sum(min(0.5 * 2 ** i, _MAX_BACKOFF) for i in range(max_retries))
+    return timeout * (max_retries + 1) + backoff + min(5.0, timeout)
+
+
 def piece_tokens(context_window: int | None, max_tokens: int, prompt: str,
                  chunk_tokens: int | None) -> int:
     """How many estimated tokens of text one call may carry.

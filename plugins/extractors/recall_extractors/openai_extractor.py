@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 from recall_core.protocols import ExtractionError
 
 from .chunking import estimate_tokens
-from .llm import LLMExtractor, OutputCutOff, Reply
+from .llm import LLMExtractor, OutputCutOff, Reply, call_deadline
 from .openai_errors import api_error
 from .prompts import json_appendix
 from .schema import (EXTRACT_DESCRIPTION, EXTRACT_TOOL, RecordMemories, problems,
@@ -42,7 +42,6 @@ from .settings import OpenAISettings
 log = logging.getLogger("recall.extractors.openai")
 
 _Out = TypeVar("_Out", bound=BaseModel)
-_MAX_BACKOFF = 8.0  # the SDK's cap on one retry wait, seconds
 #: How much of a bad reply is kept on the job's error.
 REPLY_EXCERPT = 300
 
@@ -113,10 +112,7 @@ class OpenAIExtractor(LLMExtractor):
         self._client = openai.AsyncOpenAI(
             api_key=api_key, base_url=settings.base_url, timeout=settings.timeout,
             max_retries=settings.max_retries, http_client=http_client)
-        backoff = sum(min(0.5 * 2 ** i, _MAX_BACKOFF) for i in range(settings.max_retries))
-        # A hard ceiling on one call, retries included (httpx timeouts are per read).
-        self.deadline = settings.timeout * (settings.max_retries + 1) + backoff \
-            + min(5.0, settings.timeout)
+        self.deadline = call_deadline(settings.timeout, settings.max_retries)
 
     @property
     def base_url(self) -> str:

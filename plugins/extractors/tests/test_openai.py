@@ -34,14 +34,15 @@ GOOD = {"memories": [
 ]}
 
 
-_built: list[OpenAIExtractor] = []
+_open: list[OpenAIExtractor] = []
 
 
 @pytest.fixture(autouse=True)
 async def close_clients():
+    """Close the SDK clients built by the test (an unclosed one errors at collection)."""
     yield
-    while _built:
-        await _built.pop().aclose()
+    while _open:
+        await _open.pop().aclose()
 
 
 @pytest.fixture(autouse=True)
@@ -56,7 +57,7 @@ def build(server: ScriptedServer | str, **settings: Any) -> OpenAIExtractor:
     url = server if isinstance(server, str) else server.url
     settings.setdefault("max_retries", 0)
     ex = make_openai(OpenAISettings(base_url=url, model="test-model", **settings))
-    _built.append(ex)
+    _open.append(ex)
     return ex
 
 

@@ -43,19 +43,20 @@ def llama():
     server.stop()
 
 
-_built: list[OpenAIExtractor] = []
+_open: list[OpenAIExtractor] = []
 
 
 @pytest.fixture(autouse=True)
 async def close_clients():
+    """Close the SDK clients built by the test (an unclosed one errors at collection)."""
     yield
-    while _built:
-        await _built.pop().aclose()
+    while _open:
+        await _open.pop().aclose()
 
 
 def build(llama: LlamaServer, **overrides: Any) -> OpenAIExtractor:
     ex = make_openai(OpenAISettings(**llama.settings(**overrides)))
-    _built.append(ex)
+    _open.append(ex)
     return ex
 
 
