@@ -93,7 +93,7 @@ def test_disabled_plugins_are_not_loaded(monkeypatch):
 
 def test_unknown_extractor_and_storage_scheme_list_the_choices():
     reg = Registries.from_pm(fresh_pm())
-    with pytest.raises(PluginError, match=r"Unknown extractor 'gpt'.*haiku, stub"):
+    with pytest.raises(PluginError, match=r"Unknown extractor 'gpt'.*haiku, openai, stub"):
         reg.extractors.get("gpt")
 
 
