@@ -47,13 +47,38 @@ def load_prompt(override: Path | None, builtin: str, setting: str,
 def json_appendix(tool: str, schema: dict[str, Any], *, with_schema: bool) -> str:
     """What to add to the system prompt when the answer is a JSON document, not a tool call.
 
-    `with_schema` spells the schema out: needed when nothing else tells the model the shape
-    (prompt-only, or a server that accepts `json_object` without a schema). OpenAI's JSON mode
-    also refuses a request whose messages never say "JSON", which this text always does.
+    `with_schema` spells the shape out: needed where nothing else tells the model (prompt-only,
+    or a server that ignores the schema attached to JSON mode). It is a compact outline, not
+    the JSON schema itself: small models copy a schema's description strings into their
+    answers ("value": "The current value as written; null when ..."), and the outline costs a
+    third of the tokens. OpenAI's JSON mode also refuses a request whose messages never say
+    "JSON", which this text always does.
     """
     text = (f"\n\n## Output format\n\nAnswer with one JSON object and nothing else: the input "
             f"of the `{tool}` tool described above (no prose, no code fence).")
     if with_schema:
-        text += ("\nIt must match this JSON schema:\n\n"
-                 + json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
+        text += "\nIts shape:\n\n" + outline(schema)
     return text
+
+
+def outline(schema: dict[str, Any]) -> str:
+    """A JSON-like outline of a schema: keys, enums as a|b, types, nullable marked."""
+    def walk(node: dict[str, Any]) -> str:
+        if "anyOf" in node:
+            kinds = [walk(n) for n in node["anyOf"] if n.get("type") != "null"]
+            nullable = any(n.get("type") == "null" for n in node["anyOf"])
+            return " | ".join(kinds) + (" or null" if nullable else "")
+        if "enum" in node:
+            return '"' + "|".join(map(str, node["enum"])) + '"'
+        kind = node.get("type")
+        if kind == "object":
+            return "{" + ", ".join(f'"{k}": {walk(v)}' for k, v in
+                                   node.get("properties", {}).items()) + "}"
+        if kind == "array":
+            return "[" + walk(node.get("items", {})) + ", ...]"
+        if kind == "number":
+            lo, hi = node.get("minimum"), node.get("maximum")
+            return f"number {lo}..{hi}" if lo is not None and hi is not None else "number"
+        return str(kind or "value")
+
+    return walk(schema)

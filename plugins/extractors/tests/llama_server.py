@@ -72,8 +72,10 @@ class LlamaServer:
 
     def settings(self, **overrides: Any) -> dict[str, Any]:
         """[plugins.openai] settings for this server (what a user would write)."""
-        return {"base_url": self.url, "model": "smollm2", "structured_output": "json_object",
-                "context_window": self.n_ctx, "max_tokens": 1024, "concurrency": 1,
+        # A forced tool call: grammar-constrained like json_object, and measured here about
+        # 4x faster with SmolLM2 (a shorter prompt, and replies that end when they should).
+        return {"base_url": self.url, "model": "smollm2", "structured_output": "tool",
+                "context_window": self.n_ctx, "max_tokens": 512, "concurrency": 1,
                 "timeout": 120, "max_retries": 0, **overrides}
 
     def start(self, timeout: float = 120) -> "LlamaServer":
