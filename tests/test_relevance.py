@@ -41,13 +41,15 @@ def test_evidence_takes_the_stronger_signal_and_bounds_unreturned_candidates():
     # m3 was not among the dense hits: it ranks below the weakest one, so that one's
     # evidence bounds it (saturating: half-way support counts in full).
     assert ev["m3"] == pytest.approx(min(1.0, ramp(0.40, 0.25, 0.55) / SATURATION))
-    weak = evidence("editor theme colour font", [mem(4, "The editor is slow.")], [])
+    weak = evidence("editor theme colour font", [mem(4, "The editor is slow.")], [(lambda c: 0.0, dense_hits)])
     assert weak["m4"] == pytest.approx(0.25 / SATURATION)  # one term of four
 
 
-def test_without_calibrated_rankers_only_terms_count():
-    ev = evidence("qwzx plmok", [mem(1, "The user prefers dark mode.")], [])
-    assert ev == {"m1": 0.0}
+def test_without_calibrated_rankers_every_candidate_counts():
+    """Keyword ranking alone (no dense ranker, or it is warming up): the ranker's own order
+    decides, evidence does not re-rank it."""
+    ev = evidence("editor theme", [mem(1, "The user prefers dark mode."), mem(2, "editor")], [])
+    assert ev == {"m1": 1.0, "m2": 1.0}
 
 
 def test_a_memory_without_evidence_scores_zero_whatever_its_rank():
@@ -64,5 +66,7 @@ def test_evidence_is_always_between_0_and_1(query, texts, cosines):
     memories = [mem(i, t) for i, t in enumerate(texts)]
     hits = [ScoredId(id=f"m{i}", score=c) for i, c in enumerate(cosines)]
     ev = evidence(query, memories, [(lambda c: ramp(c, 0.25, 0.55), hits)])
+    assert set(ev) == {m.id for m in memories}
+    ev = evidence(query, memories, [])
     assert set(ev) == {m.id for m in memories}
     assert all(0.0 <= v <= 1.0 for v in ev.values())
