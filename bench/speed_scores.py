@@ -35,7 +35,7 @@ BASE_COMMIT = "bf6680a"
 
 
 def p(samples: list[float], q: float) -> float:
-    return round(speed.pct(samples, q), 2)
+    return round(speed.pct(samples, q / 100), 2)
 
 
 async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> dict:
@@ -127,7 +127,7 @@ def main() -> None:
         db = str(work / "base.db")
         print("import", speed.in_child(speed.c_import, db, str(jsonl), "pool", (pool_texts, pool_file)),
               file=sys.stderr)
-        queries = [q for q, _ in speed.make_queries(200)]
+        queries = [q for _, q in speed.make_queries(200)]
         out = {"load": speed.loadavg(), "cpu_probe_ms": speed.cpu_probe_ms()}
         for name, rankers in (("bm25", speed.BM25), ("hybrid", speed.HYBRID)):
             copy = str(work / f"{name}.db")
