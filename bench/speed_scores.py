@@ -5,7 +5,8 @@ queries, real vectors of 4,096 corpus sentences handed out by crc32). Two compar
 each interleaved query by query so the shared machine's drift hits both sides alike:
 
 * **in-process** (MemoryService.search, limit 10, product defaults), the current code with
-  and without the evidence score (relevance.py) and the time windows (timeframe.py);
+  and without the evidence score (relevance.py), the time windows (timeframe.py) and the
+  session locality step (search.apply_sessions);
 * **MCP over HTTP**: a `recall serve` of the code before issue 14 (a git worktree of
   BASE_COMMIT, its sentence-transformers MiniLM on onnx) next to one of the current code
   (torch-free int8 MiniLM), same database file copied, hybrid rankers.
@@ -43,9 +44,10 @@ async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> d
     from recall_core.app import build_runtime
     from recall_core.config import load_config
 
-    real_evidence, real_time = search_mod.evidence, search_mod.apply_timeframe
+    real = {n: getattr(search_mod, n) for n in ("evidence", "apply_timeframe", "apply_sessions")}
     rank_only = {"evidence": lambda q, ms, src: {m.id: 1.0 for m in ms},
-                 "apply_timeframe": lambda q, ms, rel: rel}
+                 "apply_timeframe": lambda q, ms, rel: rel,
+                 "apply_sessions": lambda ms, rel: rel}
     rt = await build_runtime(load_config(None, db=db, rankers=rankers), start_worker=False)
     lat: dict[str, list[float]] = {"current": [], "rank-only": []}
     try:
@@ -56,13 +58,13 @@ async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> d
         for _ in range(2):
             for q in queries:
                 for variant in ("current", "rank-only"):
-                    if variant == "rank-only":
-                        search_mod.evidence = rank_only["evidence"]
-                        search_mod.apply_timeframe = rank_only["apply_timeframe"]
+                    for name, fn in (rank_only if variant == "rank-only" else real).items():
+                        setattr(search_mod, name, fn)
                     t0 = time.perf_counter()
                     await rt.service.search(speed.NS, q, limit=10)
                     lat[variant].append((time.perf_counter() - t0) * 1000)
-                    search_mod.evidence, search_mod.apply_timeframe = real_evidence, real_time
+                    for name, fn in real.items():
+                        setattr(search_mod, name, fn)
     finally:
         await rt.close()
     return {v: {"p50": p(x, 50), "p95": p(x, 95)} for v, x in lat.items()}
