@@ -259,6 +259,28 @@ CREATE TABLE vector_changes_pruned (
 INSERT INTO vector_changes_pruned (id, upto) VALUES (1, 0);
 """
 
+# Admin API and inspector (recall_core/admin): admin tokens apart from namespace tokens (so
+# MCP can never accept one), and audit rows of admin actions, which outlive the namespaces
+# they name.
+_V7 = """
+CREATE TABLE admin_tokens (
+    token_hash text PRIMARY KEY,
+    name       text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    revoked_at timestamptz
+);
+CREATE TABLE admin_actions (
+    id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at        timestamptz NOT NULL,
+    actor     text NOT NULL,
+    action    text NOT NULL,
+    namespace text,
+    detail    jsonb NOT NULL DEFAULT '{}'::jsonb,
+    result    text NOT NULL CHECK (result IN ('ok', 'error')),
+    error     text
+);
+"""
+
 # (version, description, SQL). Append only; never edit a released step.
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "memories, operations, tokens, audit, a2a tasks, namespace versions", _V1),
@@ -267,6 +289,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (4, "memories.search_context (session context in the tsvector)", _V4),
     (5, "fulltext table with BM25 statistics (document frequencies, lengths, counts)", _V5),
     (6, "vector_changes: which vectors each write changed (real[] fallback refresh)", _V6),
+    (7, "admin_tokens and admin_actions (admin API, inspector)", _V7),
 ]
 
 LATEST = MIGRATIONS[-1][0]

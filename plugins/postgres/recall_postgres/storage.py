@@ -26,6 +26,7 @@ from recall_core.errors import ConfigError
 from recall_core.models import Memory, Operation, ToolCallRecord
 
 from . import queue
+from .admin import AdminMethods
 from .memories import MemoryMethods
 from .fulltext import FullText, sync
 from .migrations import MIGRATION_LOCK, current_version, migrate
@@ -49,7 +50,7 @@ def redact(url: str) -> str:
     return f"{user}{host}{port}/{db}"
 
 
-class PostgresStorage(MemoryMethods, RetrievalMethods):
+class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
     supports_fulltext = True
     supports_vectors = True
 

@@ -269,6 +269,27 @@ MIGRATIONS: tuple[Migration, ...] = (
         END""",
         "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')",
     )),
+    (5, (
+        # Admin API and inspector (recall_core/admin): admin tokens apart from namespace tokens
+        # (so MCP can never accept one), and audit rows of admin actions, which outlive the
+        # namespaces they name.
+        """CREATE TABLE admin_tokens (
+            token_hash TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        )""",
+        """CREATE TABLE admin_actions (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            namespace TEXT,
+            detail TEXT NOT NULL,
+            result TEXT NOT NULL,
+            error TEXT
+        )""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -18,6 +18,7 @@ import aiosqlite
 from recall_core.models import MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord, utcnow
 from recall_core.protocols import DecayRow
 
+from .admin import AdminMethods
 from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, from_db, memory_from_row,
                     memory_params, now_text, operation_from_row, operation_params, pack_vector,
                     to_db, unpack_vector)
@@ -42,7 +43,7 @@ def by_ids(columns: str, condition: str, n: int) -> str:
             f"AND id IN ({', '.join('?' * n)})")
 
 
-class SQLiteStorage:
+class SQLiteStorage(AdminMethods):
     supports_fulltext = True
     supports_vectors = True
 
