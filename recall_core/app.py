@@ -60,11 +60,17 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
     pm = pm or get_plugin_manager()
     registries = Registries.from_pm(pm)
     storage = build_storage(config, registries)
-    extractor = build_plugin(registries.extractors.get(choose_extractor_name(config, registries)), config)
-    rankers = build_rankers(config, registries)
+    # Storage first: a bad --db fails in a second, before a model starts loading.
+    await storage.open()
+    try:
+        extractor = build_plugin(registries.extractors.get(choose_extractor_name(config, registries)),
+                                 config)
+        rankers = build_rankers(config, registries)
+    except BaseException:
+        await storage.close()
+        raise
     embedder = next((getattr(s.ranker, "embedder") for s in rankers
                      if getattr(s.ranker, "embedder", None) is not None), None)
-    await storage.open()
     service = MemoryService(storage, extractor, rankers, config, embedder)
     runtime = Runtime(config, pm, registries, storage, extractor, rankers, embedder, service,
                       AuditLog(storage))

@@ -146,14 +146,14 @@ async def _status(args: argparse.Namespace) -> int:
 
 
 def redact(url: str) -> str:
-    """Hide a password in a database URL before printing it."""
-    from urllib.parse import urlsplit, urlunsplit
+    """Hide a password in a database URL (user:PASSWORD@ or ?password=...) before printing it."""
+    import re
+    from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
-    if parts.password:
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return url
+    password = urlsplit(url).password
+    if password:
+        url = url.replace(f":{password}@", ":***@", 1)
+    return re.sub(r"(?i)([?&](?:ssl)?password=)[^&#]*", r"\1***", url)
 
 
 def _plugins(args: argparse.Namespace) -> int:

@@ -17,6 +17,17 @@ from .protocols import Storage
 from .search import RankerSlot
 
 
+# Our plugins' folders in the Recall checkout, for "what to install" hints only.
+OUR_STORAGE_PLUGINS = {"sqlite": "sqlite", "postgres": "postgres", "postgresql": "postgres"}
+
+
+def checkout_install(plugin: str) -> str:
+    """How to install one of our plugins: from the checkout, never by name from an index
+    (recall-core and recall-sqlite are other projects' names there)."""
+    return (f"recall-{plugin} comes from the Recall checkout: pip install -e plugins/{plugin}; "
+            f"it is not on PyPI, where that name may be another project")
+
+
 @dataclass
 class Registries:
     storage: Registry
@@ -51,7 +62,8 @@ def build_storage(config: RecallConfig, registries: Registries) -> Storage:
         entry = registries.storage.get(scheme)
     except PluginError:
         installed = ", ".join(registries.storage.names()) or "none"
-        hint = " (pip install recall-postgres)" if scheme.startswith("postgres") else ""
+        ours = OUR_STORAGE_PLUGINS.get(scheme)
+        hint = f" ({checkout_install(ours)})" if ours else ""
         raise PluginError(f"No storage plugin handles database URLs starting with {scheme}://. "
                           f"Installed schemes: {installed}. Install the matching plugin{hint} "
                           f"or change --db / RECALL_DB_URL.") from None
@@ -67,7 +79,7 @@ def choose_extractor_name(config: RecallConfig, registries: Registries) -> str:
         return "stub"
     names = registries.extractors.names()
     if not names:
-        raise PluginError("No extractor is installed. pip install recall-extractors.")
+        raise PluginError(f"No extractor is installed ({checkout_install('extractors')}).")
     return names[0]
 
 

@@ -112,6 +112,8 @@ def normalise_db_url(value: str) -> str:
     """A bare path means SQLite; anything with a scheme is passed to the storage plugin."""
     if "://" in value:
         return value
+    if value == ":memory:":  # not a file named ":memory:" in the working directory
+        return "sqlite:///:memory:"
     return f"sqlite:///{Path(value).expanduser().resolve()}"
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -22,11 +23,71 @@ from typing import Any
 
 import aiosqlite
 
+from recall_core.errors import ConfigError
+
 from .schema import migrate
 from .settings import SQLiteSettings
 
 MEMORY = ":memory:"
+SQLITE_HEADER = b"SQLite format 3\x00"
+WHERE = "(--db, RECALL_DB_URL or db in recall.toml)"
 log = logging.getLogger(__name__)
+
+
+def check_path(path: str) -> None:
+    """Refuse, with what/why/what-to-do, a database path that cannot work, before SQLite
+    touches it: a directory, a missing or non-directory parent (a typo must not create a new
+    empty database somewhere), a file that is not SQLite, an unwritable location."""
+    if path == MEMORY:
+        return
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise ConfigError(f"Database path {p} is a directory, not a database file {WHERE}. "
+                          f"Name a file in it, e.g. {p / 'recall.db'}.")
+    parent = p.parent
+    if not parent.exists():
+        # Walk up to what does exist, to tell a typo from a path under a file.
+        up = parent
+        while not up.exists() and up != up.parent:
+            up = up.parent
+        if up.exists() and not up.is_dir():
+            raise ConfigError(f"Database path {p} is under {up}, which is a file, not a "
+                              f"directory {WHERE}. Fix the path.")
+        raise ConfigError(f"Database path {p}: directory {parent} does not exist {WHERE}. "
+                          f"Fix the path if it is a typo, or create the directory first "
+                          f"(mkdir -p {parent}); Recall creates the database file, never its "
+                          f"directories.")
+    if not parent.is_dir():
+        raise ConfigError(f"Database path {p} is under {parent}, which is a file, not a "
+                          f"directory {WHERE}. Fix the path.")
+    if p.exists():
+        try:
+            with p.open("rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            raise ConfigError(f"Database file {p} cannot be read: {exc.strerror} {WHERE}. "
+                              f"Fix its permissions or choose another path.") from None
+        if head and head != SQLITE_HEADER:
+            raise ConfigError(f"Database file {p} exists but is not a SQLite database (it "
+                              f"starts with {head[:8]!r}) {WHERE}. Point --db at a Recall "
+                              f"database or at a new file name; Recall never overwrites it.")
+        if not os.access(p, os.W_OK):
+            raise ConfigError(f"Database file {p} is not writable by this user {WHERE}. "
+                              f"Fix its permissions or choose another path.")
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"Cannot create database file {p}: directory {parent} is not "
+                          f"writable by this user {WHERE}. Choose a writable directory.")
+    # A plain, thread-free probe: when aiosqlite's connect fails, its worker thread reports
+    # to an event loop that may be closed by then (a second traceback at exit).
+    try:
+        probe = sqlite3.connect(p, timeout=5)
+        try:
+            probe.execute("PRAGMA schema_version").fetchone()
+        finally:
+            probe.close()
+    except sqlite3.Error as exc:
+        raise ConfigError(f"Cannot open database file {p}: {exc} {WHERE}. Check that it is a "
+                          f"Recall database and that it and its directory are writable.") from None
 
 
 def path_from_url(url: str) -> str:
@@ -61,11 +122,15 @@ class Database:
     async def open(self) -> None:
         if self._writer is not None:
             return
-        if not self.in_memory:
-            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        check_path(self.path)
         writer = await self._connect()
         try:
-            mode = await writer.execute_fetchall("PRAGMA journal_mode = WAL")
+            try:
+                mode = await writer.execute_fetchall("PRAGMA journal_mode = WAL")
+            except sqlite3.DatabaseError as exc:
+                raise ConfigError(f"Cannot use database file {self.path}: {exc} {WHERE}. "
+                                  f"Check that it is a Recall database and that its directory "
+                                  f"is writable.") from exc
             self.journal_mode = str(mode[0][0]).upper()
             try:
                 await migrate(writer)
@@ -93,14 +158,27 @@ class Database:
 
     async def _connect(self) -> aiosqlite.Connection:
         s = self.settings
-        db = await aiosqlite.connect(self.path, isolation_level=None,
-                                     timeout=s.busy_timeout_ms / 1000)
-        for pragma in (f"busy_timeout = {int(s.busy_timeout_ms)}",
-                       f"synchronous = {s.synchronous}",
-                       f"cache_size = {-int(s.cache_size_kib)}",
-                       f"mmap_size = {int(s.mmap_size_mib) * 1024 * 1024}",
-                       "temp_store = MEMORY"):
-            await db.execute(f"PRAGMA {pragma}")
+        try:
+            db = await aiosqlite.connect(self.path, isolation_level=None,
+                                         timeout=s.busy_timeout_ms / 1000)
+        except sqlite3.Error as exc:
+            raise ConfigError(f"Cannot open database file {self.path}: {exc} {WHERE}. Check "
+                              f"that the path and its directory are writable.") from exc
+        try:
+            for pragma in (f"busy_timeout = {int(s.busy_timeout_ms)}",
+                           f"synchronous = {s.synchronous}",
+                           f"cache_size = {-int(s.cache_size_kib)}",
+                           f"mmap_size = {int(s.mmap_size_mib) * 1024 * 1024}",
+                           "temp_store = MEMORY"):
+                await db.execute(f"PRAGMA {pragma}")
+        except BaseException as exc:
+            # An unclosed connection keeps its (non-daemon) thread alive: the process would
+            # print the error and then hang instead of exiting.
+            await db.close()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise ConfigError(f"Cannot use database file {self.path}: {exc} {WHERE}. "
+                                  f"Check that it is a Recall database.") from exc
+            raise
         return db
 
     async def close(self) -> None:

@@ -506,8 +506,13 @@ def test_path_from_url() -> None:
             path_from_url(bad)
 
 
-async def test_parent_directory_is_created(tmp_path: Path) -> None:
+async def test_missing_parent_directory_is_an_error_not_created(tmp_path: Path) -> None:
+    # A typo'd directory must not silently become a fresh empty database.
     s = make_storage(f"sqlite:///{tmp_path / 'deep' / 'er' / 'recall.db'}")
+    with pytest.raises(ConfigError, match="does not exist.*mkdir -p"):
+        await s.open()
+    assert not (tmp_path / "deep").exists()
+    (tmp_path / "deep" / "er").mkdir(parents=True)
     await s.open()
     await s.close()
     assert (tmp_path / "deep" / "er" / "recall.db").exists()

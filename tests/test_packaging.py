@@ -1,0 +1,63 @@
+"""How Recall's packages install: from the checkout, never one of ours resolved from an index.
+
+On the public index `recall-core` and `recall-sqlite` are other projects' names; a requirement
+on any of our distributions made a plain `pip install -e .` look it up there (and fail on an
+unrelated recall-sqlite 0.2.0). So none of our pyproject files may require another of ours,
+and a core installed alone must say what to add.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from serverproc import free_port, recall_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pyprojects() -> list[Path]:
+    return [ROOT / "pyproject.toml", *sorted(ROOT.glob("plugins/*/pyproject.toml")),
+            *sorted(ROOT.glob("examples/*/pyproject.toml"))]
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;@(]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_no_package_of_ours_requires_another_by_name():
+    files = _pyprojects()
+    ours = {tomllib.loads(f.read_text())["project"]["name"] for f in files}
+    assert {"recall-core", "recall-sqlite", "recall-extractors", "recall-embeddings",
+            "recall-postgres"} <= ours
+    for f in files:
+        project = tomllib.loads(f.read_text())["project"]
+        reqs = list(project.get("dependencies", []))
+        for extra in project.get("optional-dependencies", {}).values():
+            reqs += extra
+        wrong = sorted({_name(r) for r in reqs} & ours)
+        assert not wrong, f"{f.relative_to(ROOT)} requires {wrong}: pip would look them up on an index"
+
+
+def test_core_alone_names_the_plugins_to_install(tmp_path):
+    env = {"RECALL_DISABLE_PLUGINS": "sqlite,extractors,embeddings,postgres,newest"}
+    proc = recall_cli("serve", "--db", str(tmp_path / "r.db"), "--port", str(free_port()),
+                      check=False, env=env, timeout=30)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "pip install -e plugins/sqlite" in proc.stderr and "not on PyPI" in proc.stderr
+    env["RECALL_DISABLE_PLUGINS"] = "extractors,embeddings"
+    proc = recall_cli("serve", "--db", str(tmp_path / "r.db"), "--port", str(free_port()),
+                      check=False, env=env, timeout=30)
+    assert proc.returncode == 2 and "pip install -e plugins/extractors" in proc.stderr
+
+
+def test_readme_commands_install_from_paths_only():
+    readme = (ROOT / "README.md").read_text()
+    commands = [line for line in readme.splitlines() if line.startswith("pip install ")]
+    assert len(commands) >= 2
+    for line in commands:
+        args = [a.strip("'") for a in line.split("&&")[0].split()[2:]]
+        named = [a for a in args if not a.startswith("-") and not a.startswith((".", "plugins/", "examples/"))]
+        assert not named, f"README installs {named} by name: {line}"
+        assert "torch" not in line, line
