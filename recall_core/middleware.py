@@ -26,7 +26,8 @@ audit_log = logging.getLogger("recall.audit")
 
 
 def envelope_result(envelope: dict[str, Any]) -> ToolResult:
-    return ToolResult(content=json.dumps(envelope), structured_content=envelope)
+    return ToolResult(content=json.dumps(envelope), structured_content=envelope,
+                      is_error=envelope.get("status") == "error")
 
 
 def inputs_hash(arguments: Any) -> str:

@@ -39,11 +39,13 @@ async def guarded(fn: Callable[..., Awaitable[Any]], **kwargs: Any) -> dict[str,
 
 
 class ArgumentErrors(Middleware):
-    """Innermost: a call whose arguments fail the tool's schema still gets an envelope."""
+    """Innermost: a call whose arguments fail the tool's schema still gets an envelope, and
+    every error envelope (ours or a plugin tool's) is flagged `isError`, so a client or
+    model that checks the flag sees the failure."""
 
     async def on_call_tool(self, context, call_next):
         try:
-            return await call_next(context)
+            result = await call_next(context)
         except ArgumentError as exc:
             first = str(exc).splitlines()
             detail = "; ".join(line.strip() for line in first[:4] if line.strip())
@@ -51,6 +53,14 @@ class ArgumentErrors(Middleware):
                 "INVALID_PARAM",
                 f"Invalid arguments for {context.message.name}: {detail}. Check the tool's "
                 f"parameter types and retry."))
+        return flag_errors(result)
+
+
+def flag_errors(result: Any) -> Any:
+    sc = getattr(result, "structured_content", None)
+    if isinstance(sc, dict) and sc.get("status") == "error" and not result.is_error:
+        result.is_error = True
+    return result
 
 
 def register_core_tools(mcp: Any, service: MemoryService) -> None:

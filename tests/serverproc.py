@@ -114,6 +114,8 @@ class Agent:
         if env is None:  # fall back to the text block
             env = json.loads(result.content[0].text)
         assert set(env) == {"status", "data", "error", "code"}, env
+        # Clients and models that only check the MCP flag must see every failure.
+        assert result.is_error == (env["status"] == "error"), (result.is_error, env)
         return env
 
     async def ok(self, tool: str, **args: Any) -> Any:

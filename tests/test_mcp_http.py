@@ -148,8 +148,48 @@ async def test_missing_or_bad_token_is_401_before_any_tool(server):
     headers = {"Accept": "application/json, text/event-stream"}
     r = httpx.post(server.url, json=body, headers=headers)
     assert r.status_code == 401
+    # A reason a person can act on, and a bare Bearer challenge: no resource_metadata or
+    # re-registration text that would send a client into OAuth discovery (Recall has none).
+    assert r.headers["www-authenticate"] == 'Bearer realm="recall"'
+    assert r.json()["error"] == "unauthorized"
+    assert "Authorization: Bearer <token>" in r.json()["error_description"]
+    assert "recall create-token" in r.json()["error_description"]
     r = httpx.post(server.url, json=body, headers={**headers, "Authorization": "Bearer rcl_nope"})
     assert r.status_code == 401
+    assert r.headers["www-authenticate"] == 'Bearer realm="recall", error="invalid_token"'
+    assert r.json()["error"] == "invalid_token" and "revoked" in r.json()["error_description"]
+    assert "register" not in r.text.lower() and "oauth" not in r.headers["www-authenticate"].lower()
+    assert httpx.get(server.base + "/.well-known/oauth-protected-resource").status_code == 404
+
+
+async def test_errors_carry_is_error_on_the_wire(server, tokens):
+    # The raw JSON-RPC answer, as any client (not only fastmcp's) reads it.
+    headers = {"Accept": "application/json, text/event-stream",
+               "Authorization": f"Bearer {tokens['alice']}"}
+    async with httpx.AsyncClient(headers=headers) as http:
+        init = await http.post(server.url, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "0"}}})
+        session = {"mcp-session-id": init.headers["mcp-session-id"]}
+        await http.post(server.url, headers=session,
+                        json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+        async def call(name, args):
+            r = await http.post(server.url, headers=session, json={
+                "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": name, "arguments": args}})
+            return r.json()["result"]
+
+        bad = await call("delete_memory", {"memory_id": "no-such-id"})
+        assert bad["isError"] is True
+        assert bad["structuredContent"]["code"] == "MEMORY_NOT_FOUND"
+        assert json.loads(bad["content"][0]["text"])["status"] == "error"
+        schema_bad = await call("search_memories", {"query": "x", "limit": "many"})
+        assert schema_bad["isError"] is True
+        assert schema_bad["structuredContent"]["code"] == "INVALID_PARAM"
+        good = await call("get_memory_stats", {})
+        assert good.get("isError", False) is False and good["structuredContent"]["status"] == "ok"
 
 
 async def test_erasure_revokes_token(server):
