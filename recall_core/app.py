@@ -10,6 +10,7 @@ from typing import Any
 import pluggy
 from fastmcp import FastMCP
 
+from . import __version__
 from .audit import AuditLog
 from .auth import StorageTokenVerifier
 from .compose import (Registries, build_plugin, build_rankers, build_storage,
@@ -103,7 +104,7 @@ def _middleware(runtime: Runtime) -> list[Any]:
 
 
 async def build_mcp(runtime: Runtime, *, auth: bool = True) -> FastMCP:
-    mcp = FastMCP("recall", instructions=INSTRUCTIONS,
+    mcp = FastMCP("recall", version=__version__, instructions=INSTRUCTIONS,
                   auth=StorageTokenVerifier(runtime.storage) if auth else None)
     for mw in _middleware(runtime):
         mcp.add_middleware(mw)

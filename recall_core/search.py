@@ -37,6 +37,7 @@ class SearchOutcome:
     degraded: list[str] = field(default_factory=list)
     truncated: bool = False
     tokens: int = 0
+    matched: int = 0  # candidates scoring >= score_threshold, before limit and max_tokens
 
 
 def rrf(ranked: Sequence[tuple[float, Sequence[ScoredId]]], k: int) -> dict[str, float]:
@@ -256,6 +257,7 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
     relevance = apply_sessions(memories, apply_timeframe(query, memories, relevance))
     scored = combine(memories, relevance, recency_weight, utcnow(), support)
     scored = [p for p in scored if p[1] >= score_threshold]
+    matched = len(scored)
     vectors = None
     if mmr_lambda < 1.0 and len(scored) > 1:
         # Diversify among the best 3*limit only: deeper candidates would not be picked anyway
@@ -265,4 +267,4 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
             vectors = await storage.get_embeddings(namespace, [m.id for m, _ in scored])
     selected = mmr(scored, mmr_lambda, limit, vectors)
     final, truncated, used = budget(selected, max_tokens)
-    return SearchOutcome(final, degraded, truncated, used)
+    return SearchOutcome(final, degraded, truncated, used, matched)

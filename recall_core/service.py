@@ -95,7 +95,7 @@ class MemoryService:
             embedder=self.embedder)
         self.access.record(namespace, [m.id for m, _ in outcome.results])
         results = [{**m.public(), "score": round(s, 6)} for m, s in outcome.results]
-        data: dict[str, Any] = {"results": results, "total": len(results),
+        data: dict[str, Any] = {"results": results, "total": outcome.matched,
                                 "degraded": outcome.degraded}
         if max_tokens is not None:
             data["tokens"] = outcome.tokens
@@ -114,14 +114,12 @@ class MemoryService:
 
     @foreground
     async def delete(self, namespace: str, memory_id: Any) -> dict[str, Any]:
-        if not isinstance(memory_id, str) or not memory_id.strip():
-            raise InvalidParam("memory_id is empty. Pass the id of a memory as returned by "
-                               "search_memories or inspect_memories.")
-        if not await self.storage.delete_memory(namespace, memory_id.strip()):
+        memory_id = v.memory_id(memory_id)
+        if not await self.storage.delete_memory(namespace, memory_id):
             raise MemoryNotFound(
                 f"No active memory with id {memory_id!r} in your namespace. It may have been "
                 f"deleted or superseded; call inspect_memories to list current memory ids.")
-        return {"deleted": memory_id.strip()}
+        return {"deleted": memory_id}
 
     @foreground
     async def stats(self, namespace: str) -> dict[str, Any]:

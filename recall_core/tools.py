@@ -5,14 +5,17 @@ argument. Every path returns the envelope; `guarded` turns RecallError into its 
 other exception into INTERNAL (logged with its traceback, never reported as success).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the tools' parameter types are built from the
+# config (the page cap) inside register_core_tools, and FastMCP reads annotations at runtime.
 
 import logging
 from typing import Any, Awaitable, Callable
 
 from fastmcp.exceptions import ValidationError as ArgumentError
 from fastmcp.server.middleware import Middleware
+from pydantic import ValidationError as PydanticValidationError
 
+from . import tool_models as m
 from .auth import current_namespace
 from .middleware import envelope_result
 from .envelope import error, ok
@@ -47,13 +50,31 @@ class ArgumentErrors(Middleware):
         try:
             result = await call_next(context)
         except ArgumentError as exc:
-            first = str(exc).splitlines()
-            detail = "; ".join(line.strip() for line in first[:4] if line.strip())
             return envelope_result(error(
                 "INVALID_PARAM",
-                f"Invalid arguments for {context.message.name}: {detail}. Check the tool's "
-                f"parameter types and retry."))
+                f"Invalid arguments for {context.message.name}: {describe_argument_error(exc)}. "
+                f"Check the tool's parameter types and ranges and retry."))
         return flag_errors(result)
+
+
+def describe_argument_error(exc: Exception) -> str:
+    """`limit: must be >= 1 (got 0); query: missing` -- pydantic's own lines carry a
+    documentation URL and type codes that mean nothing to the model reading them."""
+    cause = exc.__cause__ if isinstance(exc.__cause__, PydanticValidationError) else exc
+    if not isinstance(cause, PydanticValidationError):
+        lines = [line.strip() for line in str(exc).splitlines()
+                 if line.strip() and "errors.pydantic.dev" not in line]
+        return "; ".join(lines[:4])
+    parts = []
+    for err in cause.errors(include_url=False)[:4]:
+        name = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] in ("missing", "missing_argument"):
+            parts.append(f"{name}: required")
+            continue
+        got = repr(err.get("input"))
+        got = got if len(got) <= 40 else got[:37] + "..."
+        parts.append(f"{name}: {err['msg']} (got {got})")
+    return "; ".join(parts)
 
 
 def flag_errors(result: Any) -> Any:
@@ -64,10 +85,15 @@ def flag_errors(result: Any) -> Any:
 
 
 def register_core_tools(mcp: Any, service: MemoryService) -> None:
+    Limit = m.limit_param(service.config.limits.page_cap)
+
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False,
-                           "idempotentHint": True, "openWorldHint": False})
-    async def store_memory(text: str, topic: str = "", idempotency_key: str | None = None,
-                           session_id: str | None = None, agent_id: str | None = None) -> dict:
+                           # a call without an idempotency_key is a new job each time
+                           "idempotentHint": False, "openWorldHint": False},
+              output_schema=m.envelope_schema(m.StoreData))
+    async def store_memory(text: m.Text, topic: m.Topic = "",
+                           idempotency_key: m.IdempotencyKey = None,
+                           session_id: m.SessionId = None, agent_id: m.AgentId = None) -> dict:
         """Save something worth remembering about the user or task; returns in milliseconds.
 
         Send raw conversation text or a statement ("I prefer dark mode", "We decided to use
@@ -80,10 +106,12 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
                              idempotency_key=idempotency_key, session_id=session_id,
                              agent_id=agent_id)
 
-    @mcp.tool(annotations=READ_ONLY)
-    async def search_memories(query: str, limit: int = 20, recency_weight: float = 0.3,
-                              mmr_lambda: float = 0.5, score_threshold: float = 0.0,
-                              max_tokens: int | None = None) -> dict:
+    @mcp.tool(annotations=READ_ONLY, output_schema=m.envelope_schema(m.SearchData))
+    async def search_memories(query: m.Query, limit: Limit = 20,
+                              recency_weight: m.RecencyWeight = 0.3,
+                              mmr_lambda: m.MmrLambda = 0.5,
+                              score_threshold: m.ScoreThreshold = 0.0,
+                              max_tokens: m.MaxTokens = None) -> dict:
         """Find memories relevant to a question before you answer; typically under 50 ms.
 
         Hybrid keyword + semantic search over current (not superseded) memories. limit is
@@ -99,8 +127,8 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
                              recency_weight=recency_weight, mmr_lambda=mmr_lambda,
                              score_threshold=score_threshold, max_tokens=max_tokens)
 
-    @mcp.tool(annotations=READ_ONLY)
-    async def inspect_memories(limit: int = 20, offset: int = 0) -> dict:
+    @mcp.tool(annotations=READ_ONLY, output_schema=m.envelope_schema(m.InspectData))
+    async def inspect_memories(limit: Limit = 20, offset: m.Offset = 0) -> dict:
         """List stored memories newest first, page by page; a few milliseconds.
 
         Use it to see what is remembered or to find a memory id to delete. limit is capped
@@ -108,23 +136,24 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         """
         return await guarded(service.inspect, limit=limit, offset=offset)
 
-    @mcp.tool(annotations=DESTRUCTIVE)
-    async def delete_memory(memory_id: str) -> dict:
+    @mcp.tool(annotations=DESTRUCTIVE, output_schema=m.envelope_schema(m.DeleteData))
+    async def delete_memory(memory_id: m.MemoryId) -> dict:
         """Delete one memory by id when the user asks you to forget it; milliseconds.
 
         Get ids from search_memories or inspect_memories.
         """
         return await guarded(service.delete, memory_id=memory_id)
 
-    @mcp.tool(annotations=READ_ONLY)
+    @mcp.tool(annotations=READ_ONLY, output_schema=m.envelope_schema(m.StatsData))
     async def get_memory_stats() -> dict:
         """Count memories by type and extractions still pending; a few milliseconds."""
         return await guarded(service.stats)
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": True,
-                           "idempotentHint": False, "openWorldHint": False})
-    async def consolidate_memories(topic: str, similarity_threshold: float = 0.85,
-                                   dry_run: bool = False) -> dict:
+                           "idempotentHint": False, "openWorldHint": False},
+              output_schema=m.envelope_schema(m.ConsolidateData))
+    async def consolidate_memories(topic: m.Topic, similarity_threshold: m.SimilarityThreshold = 0.85,
+                                   dry_run: m.DryRun = False) -> dict:
         """Merge near-duplicate memories of one topic into canonical ones; seconds.
 
         Clusters the topic's memories by meaning (needs the embeddings plugin) and replaces
@@ -134,8 +163,8 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         return await guarded(service.consolidate, topic=topic,
                              similarity_threshold=similarity_threshold, dry_run=dry_run)
 
-    @mcp.tool(annotations=DESTRUCTIVE)
-    async def delete_namespace_data(confirm: str) -> dict:
+    @mcp.tool(annotations=DESTRUCTIVE, output_schema=m.envelope_schema(m.EraseData))
+    async def delete_namespace_data(confirm: m.Confirm) -> dict:
         """Erase ALL of this user's memories and revoke their tokens, on explicit request only; milliseconds.
 
         Irreversible. confirm must be exactly "DELETE MY DATA". After it, the current token

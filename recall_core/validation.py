@@ -10,6 +10,8 @@ from .errors import InvalidParam, TextTooLarge
 
 MAX_TOPIC_CHARS = 200
 MAX_ID_CHARS = 200
+# Largest offset accepted: JSON's exact integer range (2^63 overflowed SQLite and Postgres).
+MAX_OFFSET = 2**53 - 1
 
 
 def text(value: Any, name: str, max_bytes: int) -> str:
@@ -34,6 +36,8 @@ def query(value: Any) -> str:
             "query is empty. Expected a non-blank search string; to list memories without a "
             "query, call inspect_memories instead."
         )
+    if "\x00" in value:
+        raise InvalidParam("query contains a NUL character (\\x00). Remove it and retry.")
     return value
 
 
@@ -45,6 +49,8 @@ def optional_str(value: Any, name: str, max_chars: int = MAX_ID_CHARS) -> str | 
     value = value.strip()
     if not value:
         raise InvalidParam(f"{name} is blank. Omit it or pass a non-blank string.")
+    if "\x00" in value:
+        raise InvalidParam(f"{name} contains a NUL character (\\x00). Remove it and retry.")
     if len(value) > max_chars:
         raise InvalidParam(f"{name} is {len(value)} characters; at most {max_chars} are allowed. Use a shorter value.")
     return value
@@ -73,9 +79,19 @@ def limit(value: Any, cap: int, name: str = "limit") -> int:
 
 
 def offset(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidParam(f"offset must be a non-negative integer, got {value!r}. Start at 0 and use next_offset from the previous page.")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_OFFSET:
+        raise InvalidParam(f"offset must be an integer from 0 to {MAX_OFFSET}, got {value!r}. Start at 0 and use next_offset from the previous page.")
     return value
+
+
+def memory_id(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidParam("memory_id is empty. Pass the id of a memory as returned by "
+                           "search_memories or inspect_memories.")
+    if "\x00" in value or len(value) > MAX_ID_CHARS:
+        raise InvalidParam(f"memory_id {value[:40]!r} is not a memory id (ids are short and "
+                           f"printable). Pass an id from search_memories or inspect_memories.")
+    return value.strip()
 
 
 def unit(value: Any, name: str) -> float:

@@ -239,10 +239,73 @@ async def test_tools_are_annotated_and_documented(server, tokens):
     assert tools["inspect_memories"].annotations.read_only_hint is True
     assert tools["delete_memory"].annotations.destructive_hint is True
     assert tools["delete_namespace_data"].annotations.destructive_hint is True
-    assert tools["store_memory"].annotations.idempotent_hint is True
+    # a store without an idempotency_key is a new job each time
+    assert tools["store_memory"].annotations.idempotent_hint is False
     for t in tools.values():
         first = t.description.strip().splitlines()[0]
         assert any(w in first for w in ("ms", "millisecond", "seconds")), first
+
+
+async def test_tool_schemas_are_typed_described_and_bounded(server, tokens):
+    async with Agent(server.url, tokens["alice"]) as a:
+        tools = {t.name: t for t in await a.client.list_tools()}
+        info = a.client.server_info
+    from recall_core import __version__
+    assert (info.name, info.version) == ("recall", __version__)
+    for t in tools.values():
+        for name, prop in t.input_schema["properties"].items():
+            assert len(prop.get("description", "")) > 20, (t.name, name)
+        out = t.output_schema
+        assert out["properties"]["status"]["enum"] == ["ok", "error"], t.name
+        data = next(s for s in out["properties"]["data"]["anyOf"] if s.get("type") == "object")
+        assert data["properties"], t.name  # a typed data object, not an untyped one
+    search = tools["search_memories"].input_schema["properties"]
+    assert (search["limit"]["minimum"], search["limit"]["maximum"]) == (1, 50)
+    for weight in ("recency_weight", "mmr_lambda", "score_threshold"):
+        assert (search[weight]["minimum"], search[weight]["maximum"]) == (0, 1), weight
+    assert search["max_tokens"]["anyOf"][0]["minimum"] == 1
+    inspect = tools["inspect_memories"].input_schema["properties"]
+    assert inspect["offset"]["minimum"] == 0 and inspect["offset"]["maximum"] == 2**53 - 1
+    assert tools["consolidate_memories"].input_schema["properties"]["similarity_threshold"]["maximum"] == 1
+    results = tools["search_memories"].output_schema["properties"]["data"]["anyOf"][0]
+    assert "score" in results["properties"]["results"]["items"]["properties"]
+
+
+SCHEMA_ERRORS = [
+    ("search_memories", {"query": "x", "limit": "many"}, "limit"),
+    ("search_memories", {"query": 5, "recency_weight": 2}, "recency_weight"),
+    ("search_memories", {}, "query: required"),
+    ("inspect_memories", {"offset": 2**63}, "offset"),
+    ("consolidate_memories", {"topic": "ui", "similarity_threshold": "high"}, "similarity_threshold"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "name"), SCHEMA_ERRORS)
+async def test_schema_errors_read_plainly(server, tokens, tool, args, name):
+    async with Agent(server.url, tokens["alice"]) as a:
+        env = await a.call(tool, **args)
+    assert env["code"] == "INVALID_PARAM" and name in env["error"]
+    assert "pydantic" not in env["error"] and "http" not in env["error"], env["error"]
+
+
+@pytest.mark.parametrize("field", ["memory_id", "idempotency_key", "agent_id", "session_id"])
+async def test_nul_in_an_id_is_invalid_param(server, tokens, field):
+    tool, args = (("delete_memory", {}) if field == "memory_id"
+                  else ("store_memory", {"text": "I like tea"}))
+    async with Agent(server.url, tokens["alice"]) as a:
+        env = await a.call(tool, **{**args, field: "a\x00b"})
+    assert env["code"] == "INVALID_PARAM"
+    assert "NUL" in env["error"] or "not a memory id" in env["error"], env["error"]
+
+
+async def test_search_total_counts_matches_beyond_the_limit(server):
+    token = server.token(f"total-{uuid.uuid4().hex[:8]}")
+    async with Agent(server.url, token) as a:
+        for i in range(4):
+            await a.ok("store_memory", text=f"The staging server number {i} runs Debian.")
+        await a.wait_idle()
+        one = await a.ok("search_memories", query="staging server Debian", limit=1)
+    assert len(one["results"]) == 1 and one["total"] >= 4
 
 
 async def test_a_tool_call_does_not_list_every_tool_first(tmp_path):

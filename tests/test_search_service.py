@@ -85,7 +85,12 @@ async def test_score_threshold_and_budget(runtime):
                                         mmr_lambda=1.0)
     assert 0 < some["total"] < full["total"] and all(r["score"] >= cut for r in some["results"])
     tight = await runtime.service.search("u", "user hobby loves", limit=50, max_tokens=40)
-    assert tight["truncated"] is True and tight["tokens"] <= 40 and 1 <= tight["total"] < full["total"]
+    assert tight["truncated"] is True and tight["tokens"] <= 40
+    assert 1 <= len(tight["results"]) < len(full["results"])
+    # total counts what matched, before the limit and the token budget cut
+    assert tight["total"] == full["total"] >= len(full["results"])
+    two = await runtime.service.search("u", "user hobby loves", limit=2, mmr_lambda=1.0)
+    assert len(two["results"]) == 2 and two["total"] == full["total"]
 
 
 async def test_degraded_when_a_ranker_is_not_ready(tmp_path):
