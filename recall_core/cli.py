@@ -10,15 +10,16 @@ import os
 import sys
 from typing import Any
 
-from .config import RecallConfig, load_config
+from .config import LOG_LEVELS, RecallConfig, load_config
 from .errors import ConfigError
 
 log = logging.getLogger("recall")
 
 
-def _setup_logging(level: str, stream=sys.stderr) -> None:
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=stream,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+def _setup_logging(level: str, fmt: str = "text") -> None:
+    from .logs import setup_logging
+
+    setup_logging(level, fmt)
 
 
 def _config(args: argparse.Namespace, **extra: Any) -> RecallConfig:
@@ -35,17 +36,61 @@ async def _open_storage(config: RecallConfig):
 
 
 # -- serve ----------------------------------------------------------------------------------
-async def _serve_http(runtime, host: str, port: int) -> None:
+def _bind(host: str, port: int):
+    """Listen before anything else starts: a busy port is one line and exit 2 within a
+    second, and the server never announces an address it does not hold."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror}. Use an address of "
+                          f"this machine for --host (127.0.0.1, or 0.0.0.0 for all).") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        hint = {errno.EADDRINUSE: "another process (another recall serve?) is using that port; "
+                                  "stop it or pass another --port",
+                errno.EACCES: "ports below 1024 need privileges; use a port above 1024",
+                errno.EADDRNOTAVAIL: "this machine has no such address; use 127.0.0.1, or "
+                                     "0.0.0.0 for all addresses"}.get(exc.errno, "check --host and --port")
+        raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror}; {hint}.") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+async def _serve_http(runtime, sock) -> None:
     import uvicorn
 
     from .http import build_http_app
 
+    host, port = sock.getsockname()[:2]
+    if ":" in host:
+        host = f"[{host}]"
     public_url = runtime.config.public_url or f"http://{host}:{port}"
     app = await build_http_app(runtime, public_url=public_url)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           lifespan="on"))
-    log.info("serving MCP on http://%s:%d/mcp", host, port)
-    await server.serve()
+    # log_config=None: uvicorn logs through our handler (text or JSON), not its own formats.
+    server = uvicorn.Server(uvicorn.Config(
+        app, log_level="warning", lifespan="on", log_config=None,
+        timeout_graceful_shutdown=runtime.config.shutdown_grace))
+
+    async def announce() -> None:
+        while not server.started and not server.should_exit:
+            await asyncio.sleep(0.02)
+        if server.started:
+            log.info("serving MCP on http://%s:%d/mcp (A2A card at /.well-known/agent-card.json)",
+                     host, port)
+
+    announcer = asyncio.create_task(announce())
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        announcer.cancel()
 
 
 async def _serve_stdio(runtime) -> None:
@@ -65,15 +110,37 @@ async def _serve_stdio(runtime) -> None:
 async def _serve(args: argparse.Namespace) -> int:
     from .app import build_runtime
 
-    config = _config(args, host=args.host, port=args.port, transport=args.transport)
-    _setup_logging(config.log_level)
-    runtime = await build_runtime(config)
+    config = _config(args, host=args.host, port=args.port, transport=args.transport,
+                     log_level=args.log_level, log_format=args.log_format,
+                     metrics_port=args.metrics_port)
+    _setup_logging(config.log_level, config.log_format)
+    socks = []
     try:
+        if config.transport == "http":
+            socks.append(_bind(config.host, config.port))
+        if config.metrics_port is not None:
+            socks.append(_bind(config.metrics_host, config.metrics_port))
+        runtime = await build_runtime(config)
+    except BaseException:
+        for sock in socks:
+            sock.close()
+        raise
+    metrics_server = None
+    try:
+        if config.metrics_port is not None:
+            from .metrics import instrument, serve_metrics
+
+            instrument(runtime)
+            metrics_server = await serve_metrics(runtime, socks[-1])
+            host, port = socks[-1].getsockname()[:2]
+            log.info("metrics on http://%s:%d/metrics", host, port)
         if config.transport == "stdio":
             await _serve_stdio(runtime)
         else:
-            await _serve_http(runtime, config.host, config.port)
+            await _serve_http(runtime, socks[0])
     finally:
+        if metrics_server is not None:
+            metrics_server.close()
         await runtime.close()
     return 0
 
@@ -124,13 +191,18 @@ async def _status(args: argparse.Namespace) -> int:
         jobs = {s: await storage.count_jobs(None, s) for s in ("queued", "running", "done", "failed")}
         extra = storage.status() if hasattr(storage, "status") else {}
         failures = await storage.recent_failures(None, 5)
+        namespaces, ns_total = [], None
+        if hasattr(storage, "list_namespaces"):  # the optional admin capability
+            rows, ns_total = await storage.list_namespaces(args.namespaces, 0)
+            namespaces = [r.model_dump(mode="json") for r in rows]
     finally:
         await storage.close()
     info = {"storage": storage.description, "db": redact(config.db_url), "jobs": jobs,
             "extractor": choose_extractor_name(config, registries),
             "rankers": config.rankers or {n: e.extra.get("default_weight", 1.0)
                                           for n, e in registries.rankers.entries.items()},
-            "storage_status": extra, "recent_failures": failures}
+            "storage_status": extra, "recent_failures": failures,
+            "namespace_count": ns_total, "namespaces": namespaces}
     if args.json:
         print(json.dumps(info, default=str))
     else:
@@ -142,6 +214,16 @@ async def _status(args: argparse.Namespace) -> int:
             print(f"{key}: {val}")
         for f in failures:
             print(f"failed job {f.get('id')}: {f.get('error')}")
+        if ns_total is not None:
+            shown = f" (first {len(namespaces)})" if ns_total > len(namespaces) else ""
+            print(f"namespaces: {ns_total}{shown}")
+            if namespaces:
+                print(f"  {'namespace':<24} {'memories':>8} {'superseded':>10} {'tokens':>6} "
+                      f"{'queued':>6} {'failed':>6}  last activity")
+            for n in namespaces:
+                print(f"  {n['namespace'][:24]:<24} {n['active_memories']:>8} "
+                      f"{n['superseded_memories']:>10} {n['active_tokens']:>6} "
+                      f"{n['queued_jobs']:>6} {n['failed_jobs']:>6}  {n['last_activity'] or '-'}")
     return 0
 
 
@@ -260,57 +342,84 @@ async def _import(args: argparse.Namespace) -> int:
 
 
 def _db_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", help="database path or URL (default: ./recall.db; env RECALL_DB_URL)")
-    p.add_argument("--config", help="recall.toml to read")
+    p.add_argument("--db", metavar="PATH|URL",
+                   help="SQLite file path or database URL, e.g. postgresql://user@host/db "
+                        "(default: ./recall.db; env RECALL_DB_URL; db in recall.toml)")
+    p.add_argument("--config", metavar="FILE", help="recall.toml to read (default: none)")
+
+
+def _json_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, Any]:
-    parser = argparse.ArgumentParser(prog="recall", description="Recall: long-term memory for AI agents")
-    sub = parser.add_subparsers(dest="command", required=True)
+    from . import __version__
 
-    p = sub.add_parser("serve", help="run the MCP server (HTTP at /mcp, or stdio)")
+    parser = argparse.ArgumentParser(
+        prog="recall", description="Recall: self-hosted long-term memory for AI agents (MCP + A2A).",
+        epilog="Flags override RECALL_* environment variables, which override recall.toml. "
+               "Run `recall COMMAND --help` for a command's flags.")
+    parser.add_argument("--version", action="version", version=f"recall {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("serve", help="run the server (MCP at /mcp, A2A, /health; or MCP over stdio)",
+                       description="Run the server until SIGTERM or Ctrl-C.")
     _db_args(p)
-    p.add_argument("--host")
-    p.add_argument("--port", type=int)
-    p.add_argument("--transport", choices=["http", "stdio"])
+    p.add_argument("--host", help="address to listen on (default: 127.0.0.1; env RECALL_HOST)")
+    p.add_argument("--port", type=int, help="TCP port (default: 8765; env RECALL_PORT)")
+    p.add_argument("--transport", choices=["http", "stdio"],
+                   help="http: streamable HTTP at /mcp plus A2A; stdio: one MCP client on "
+                        "stdin/stdout, token in RECALL_TOKEN (default: http)")
+    p.add_argument("--metrics-port", type=int, metavar="PORT",
+                   help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (host: "
+                        "metrics_host in recall.toml) (default: off; env RECALL_METRICS_PORT)")
+    p.add_argument("--log-level", type=str.upper, choices=list(LOG_LEVELS),
+                   help="default: INFO; env RECALL_LOG_LEVEL")
+    p.add_argument("--log-format", choices=["text", "json"],
+                   help="json: one JSON object per line, third-party loggers included "
+                        "(default: text; env RECALL_LOG_FORMAT)")
     p.set_defaults(afunc=_serve)
 
-    p = sub.add_parser("create-token", help="create a bearer token for a namespace")
-    p.add_argument("namespace")
+    p = sub.add_parser("create-token", help="create a bearer token for a namespace",
+                       description="Print a new token for NAMESPACE once; only its SHA-256 is stored.")
+    p.add_argument("namespace", help="whose memories the token reads and writes (a user or agent identity)")
     _db_args(p)
-    p.add_argument("--json", action="store_true")
+    _json_arg(p)
     p.set_defaults(afunc=_create_token)
 
-    p = sub.add_parser("revoke-token", help="revoke a bearer token")
-    p.add_argument("token")
+    p = sub.add_parser("revoke-token", help="revoke a bearer token",
+                       description="Revoke a token (given in full); its next request gets 401.")
+    p.add_argument("token", help="the token, as printed by create-token")
     _db_args(p)
     p.set_defaults(afunc=_revoke_token)
 
-    p = sub.add_parser("status", help="storage, queue and plugin status")
+    p = sub.add_parser("status", help="storage, queue, namespaces and plugin status")
     _db_args(p)
-    p.add_argument("--json", action="store_true")
+    _json_arg(p)
+    p.add_argument("--namespaces", type=int, default=50, metavar="N",
+                   help="list at most N namespaces, most recently active first (default: 50)")
     p.set_defaults(afunc=_status)
 
     p = sub.add_parser("plugins", help="list installed plugins and their hooks")
-    p.add_argument("--json", action="store_true")
+    _json_arg(p)
     p.set_defaults(func=_plugins)
 
     p = sub.add_parser("history", help="timeline of one entity/attribute, superseded rows included")
-    p.add_argument("namespace")
-    p.add_argument("--entity", required=True)
-    p.add_argument("--attribute", required=True)
+    p.add_argument("namespace", help="the namespace to read")
+    p.add_argument("--entity", required=True, help="e.g. user")
+    p.add_argument("--attribute", required=True, help="e.g. editor")
     _db_args(p)
-    p.add_argument("--json", action="store_true")
+    _json_arg(p)
     p.set_defaults(afunc=_history)
 
     p = sub.add_parser("export", help="write a namespace's active memories as JSON lines to stdout")
-    p.add_argument("namespace")
+    p.add_argument("namespace", help="the namespace to export")
     _db_args(p)
     p.set_defaults(afunc=_export)
 
     p = sub.add_parser("import", help="load memories from a JSON-lines file")
     p.add_argument("file", help="JSON-lines file, or - for stdin")
-    p.add_argument("--namespace", required=True)
+    p.add_argument("--namespace", required=True, help="the namespace to import into")
     _db_args(p)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--verbatim", action="store_true", default=True,
@@ -348,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         get_plugin_manager().hook.register_commands(cli=sub)
         args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
         if getattr(args, "afunc", None) is not None:
             return run_async(args.afunc(args))
         return int(args.func(args) or 0)

@@ -12,13 +12,14 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
 from .errors import ConfigError
 
 DEFAULT_DB_PATH = "recall.db"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 class _Section(BaseModel):
@@ -87,12 +88,33 @@ class RecallConfig(BaseSettings):
     rankers: dict[str, float] = Field(default_factory=dict)
     # middleware names to enable; None: every registered one.
     middleware: list[str] | None = None
-    log_level: str = "INFO"
+    log_level: str = "INFO"  # DEBUG, INFO, WARNING, ERROR or CRITICAL (any case)
+    log_format: Literal["text", "json"] = "text"  # json: one object per line (recall_core/logs.py)
+    # Prometheus /metrics on its own listener (recall_core/metrics.py); off when unset.
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
+    # Seconds SIGTERM waits for open requests before closing them (docker stop, systemd).
+    shutdown_grace: float = Field(10.0, ge=0)
     limits: Limits = Field(default_factory=Limits)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("log_level")
+    @classmethod
+    def _known_level(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in LOG_LEVELS:
+            raise ValueError(f"{value!r} is not a log level; use one of {', '.join(LOG_LEVELS)}")
+        return level
+
+    @field_validator("port")
+    @classmethod
+    def _port_range(cls, value: int) -> int:
+        if not 0 <= value <= 65535:
+            raise ValueError(f"{value} is not a TCP port; use 1..65535 (0 picks a free one)")
+        return value
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings,
@@ -129,15 +151,19 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def _format_validation(exc: ValidationError, origin: str) -> str:
     lines = []
+    unknown = False
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])
         if err["type"] == "extra_forbidden":
+            unknown = True
             lines.append(f"unknown key {loc!r}")
         else:
-            lines.append(f"{loc}: {err['msg']}")
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{loc}: {msg} (got {err.get('input')!r})" if "got" not in msg
+                         and "is not" not in msg else f"{loc}: {msg}")
     allowed = ", ".join(k for k in RecallConfig.model_fields)
-    return (f"Invalid configuration ({origin}): " + "; ".join(lines)
-            + f". Known top-level keys: {allowed}.")
+    return (f"Invalid configuration ({origin}): " + "; ".join(lines) + "."
+            + (f" Known top-level keys: {allowed}." if unknown else ""))
 
 
 def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) -> RecallConfig:

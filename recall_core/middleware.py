@@ -20,6 +20,7 @@ from fastmcp.tools.base import ToolResult
 
 from .auth import current_namespace_or_none
 from .envelope import error
+from .metrics import observe_call
 from .models import ToolCallRecord
 
 audit_log = logging.getLogger("recall.audit")
@@ -33,6 +34,20 @@ def envelope_result(envelope: dict[str, Any]) -> ToolResult:
 def inputs_hash(arguments: Any) -> str:
     raw = json.dumps(arguments or {}, sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def namespace_hash(namespace: str | None) -> str | None:
+    """Names a tenant in logs without writing its identity there (16 hex digits)."""
+    if namespace is None:
+        return None
+    return hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:16]
+
+
+def _job_id(result: Any) -> str | None:
+    sc = getattr(result, "structured_content", None)
+    data = sc.get("data") if isinstance(sc, dict) else None
+    job = data.get("job_id") if isinstance(data, dict) else None
+    return job if isinstance(job, str) else None
 
 
 def _outcome(result: Any) -> tuple[str, str | None]:
@@ -52,24 +67,31 @@ class AuditMiddleware(Middleware):
         started = time.perf_counter()
         name = context.message.name
         args = context.message.arguments
-        status, code = "error", "INTERNAL"
+        status, code, job_id = "error", "INTERNAL", None
         try:
             result = await call_next(context)
             status, code = _outcome(result)
+            job_id = _job_id(result)
             return result
         finally:
             audit_call(self.runtime, name, current_namespace_or_none(), args, status, code,
-                             (time.perf_counter() - started) * 1000)
+                       (time.perf_counter() - started) * 1000, job_id=job_id)
 
 
 def audit_call(runtime: Any, tool: str, namespace: str | None, args: Any, status: str,
-                     code: str | None, duration_ms: float) -> None:
+               code: str | None, duration_ms: float, *, job_id: str | None = None) -> None:
     """One JSON log line now and one tool_call_records row (batched, see audit.py) for a call
-    through any transport (MCP tools here, A2A tasks in a2a/executor.py)."""
+    through any transport (MCP tools here, A2A tasks in a2a/executor.py). The log line names
+    the namespace by its hash only; the row (tenant data, erased with it) keeps the name."""
     record = ToolCallRecord(tool=tool, namespace=namespace, inputs_hash=inputs_hash(args),
                             status=status, code=code, duration_ms=round(duration_ms, 3))
-    audit_log.info(json.dumps({"event": "tool_call", **record.model_dump(mode="json")}))
+    line = record.model_dump(mode="json")
+    line["namespace_hash"] = namespace_hash(line.pop("namespace", None))
+    if job_id is not None:
+        line["job_id"] = job_id
+    audit_log.info(json.dumps({"event": "tool_call", **line}))
     runtime.audit.record(record)  # a failed batch write is logged there, never raised here
+    observe_call(tool, status, code, duration_ms / 1000)
 
 
 class TimeoutMiddleware(Middleware):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from serverproc import recall_cli
 
@@ -96,6 +97,16 @@ def test_status_reports_queue(tmp_path):
     out = json.loads(recall_cli("status", "--db", db, "--json", env=ENV).stdout)
     assert out["jobs"] == {"queued": 0, "running": 0, "done": 0, "failed": 0}
     assert "sqlite" in out["storage"].lower() and out["extractor"] == "stub"
+    # per-namespace counts
+    src = tmp_path / "m.jsonl"
+    src.write_text('{"text": "I like tea"}\n{"text": "I live in Porto"}\n')
+    recall_cli("import", str(src), "--namespace", "other", "--db", db, "--quiet", "--no-embed", env=ENV)
+    out = json.loads(recall_cli("status", "--db", db, "--json", env=ENV).stdout)
+    rows = {n["namespace"]: n for n in out["namespaces"]}
+    assert out["namespace_count"] == 2 and rows["other"]["active_memories"] == 2
+    assert rows["ns"]["active_tokens"] == 1 and rows["ns"]["active_memories"] == 0
+    text = recall_cli("status", "--db", db, env=ENV).stdout
+    assert "namespaces: 2" in text and re.search(r"other\s+2\s+0\s+0", text), text
 
 
 def test_blas_threads_are_told_not_to_spin_before_numpy_loads():
@@ -119,3 +130,16 @@ def test_blas_threads_are_told_not_to_spin_before_numpy_loads():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**env, "OPENBLAS_THREAD_TIMEOUT": "10"}, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "10"
+
+
+def test_version_and_help():
+    from recall_core import __version__
+
+    assert recall_cli("--version").stdout.strip() == f"recall {__version__}"
+    bare = recall_cli()
+    assert bare.returncode == 0 and "serve" in bare.stdout and "create-token" in bare.stdout
+    serve = recall_cli("serve", "--help").stdout
+    for flag in ("--db", "--config", "--host", "--port", "--transport", "--metrics-port",
+                 "--log-level", "--log-format"):
+        assert flag in serve
+    assert serve.count("default") >= 8, serve

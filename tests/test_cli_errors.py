@@ -87,3 +87,27 @@ def test_status_never_prints_a_password():
     assert "hunter2" not in proc.stdout + proc.stderr
     assert "hunter3" not in proc.stdout + proc.stderr
     assert proc.returncode == 2
+
+
+def test_unknown_log_level_is_refused(tmp_path):
+    proc = recall_cli("serve", "--db", str(tmp_path / "r.db"), "--port", str(free_port()),
+                      check=False, env={**ENV, "RECALL_LOG_LEVEL": "verbose"}, timeout=30)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and "verbose" in lines[0] and "DEBUG" in lines[0]
+
+
+def test_port_in_use_is_one_line_and_nothing_announced(tmp_path):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        started = time.monotonic()
+        proc = recall_cli("serve", "--db", str(tmp_path / "r.db"), "--port", str(port),
+                          check=False, env=ENV, timeout=30)
+        took = time.monotonic() - started
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert "in use" in lines[0] and "--port" in lines[0] and "serving" not in proc.stderr
+    assert took < 15

@@ -1,0 +1,81 @@
+"""Operating `recall serve`: Prometheus metrics that move with the calls, JSON logs, the CLI's
+own help and version. Real processes, real HTTP."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import httpx
+import pytest
+
+from serverproc import Agent, ServerProcess, free_port, recall_cli
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def _scrape(port: int) -> dict[str, float]:
+    r = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    out = {}
+    for line in r.text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
+@pytest.fixture(scope="module")
+def observed(tmp_path_factory):
+    work = tmp_path_factory.mktemp("ops")
+    metrics_port = free_port()
+    srv = ServerProcess(str(work / "recall.db"), work,
+                        args=("--metrics-port", str(metrics_port), "--log-format", "json"))
+    srv.metrics_port = metrics_port
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+async def test_metrics_counters_move_when_tools_are_called(observed):
+    before = _scrape(observed.metrics_port)
+    ok = 'recall_tool_calls_total{code="",status="ok",tool="store_memory"}'
+    bad = 'recall_tool_calls_total{code="MEMORY_NOT_FOUND",status="error",tool="delete_memory"}'
+    async with Agent(observed.url, observed.token("metered")) as a:
+        for i in range(3):
+            await a.ok("store_memory", text=f"I water the plants every {i + 2} days.")
+        await a.call("delete_memory", memory_id="nope")
+        await a.wait_idle()
+        await a.ok("search_memories", query="plants")
+    after = _scrape(observed.metrics_port)
+    assert after[ok] - before.get(ok, 0) == 3
+    assert after[bad] - before.get(bad, 0) == 1
+    hist = 'recall_tool_call_duration_seconds_count{tool="search_memories"}'
+    assert after[hist] - before.get(hist, 0) >= 1
+    assert after['recall_jobs{status="done"}'] >= 3 and after['recall_jobs{status="queued"}'] == 0
+    assert after['recall_extraction_duration_seconds_count{extractor="stub",outcome="ok"}'] >= 3
+    assert after['recall_ranker_duration_seconds_count{ranker="bm25"}'] >= 1
+    assert after['recall_build_info{version="0.1.0"}'] == 1
+    assert any(k.startswith("process_cpu_seconds_total") for k in after)
+    # Off the public port: agents' port does not publish them.
+    assert httpx.get(observed.base + "/metrics").status_code in (401, 404)
+    assert httpx.get(f"http://127.0.0.1:{observed.metrics_port}/other").status_code == 404
+
+
+async def test_json_logs_are_json_from_first_line_to_last(observed):
+    async with Agent(observed.url, observed.token("logged")) as a:
+        job = (await a.ok("store_memory", text="I prefer window seats."))["job_id"]
+        await a.call("search_memories", query="x", limit=0)
+    time.sleep(0.3)
+    lines = [line for line in observed.log_path.read_text().splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines]  # every line, third-party ones included
+    assert all({"ts", "level", "logger"} <= set(r) for r in records)
+    assert any(r.get("msg", "").startswith("serving MCP on") for r in records)
+    calls = [r for r in records if r.get("event") == "tool_call"]
+    store = next(r for r in calls if r.get("job_id") == job)
+    assert store["tool"] == "store_memory" and store["status"] == "ok" and store["code"] is None
+    assert re.fullmatch(r"[0-9a-f]{16}", store["namespace_hash"]) and store["duration_ms"] >= 0
+    assert "logged" not in json.dumps(calls)  # tenants by hash only
+    bad = [r for r in calls if r["tool"] == "search_memories"][-1]
+    assert (bad["status"], bad["code"]) == ("error", "INVALID_PARAM")
