@@ -149,7 +149,9 @@ async def _serve(args: argparse.Namespace) -> int:
 async def _create_token(args: argparse.Namespace) -> int:
     from .tokens import create_token
 
-    if not args.namespace.strip():
+    if args.admin:
+        return await _create_admin_token(args)
+    if not (args.namespace or "").strip():
         raise ConfigError("NAMESPACE must not be empty.")
     storage = await _open_storage(_config(args))
     try:
@@ -164,12 +166,36 @@ async def _create_token(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _create_admin_token(args: argparse.Namespace) -> int:
+    from .admin.tokens import create_admin_token
+
+    if args.namespace:
+        raise ConfigError("An admin token belongs to no namespace: use `recall create-token "
+                          "--admin [--name NAME]` without NAMESPACE.")
+    storage = await _open_storage(_config(args))
+    try:
+        if not hasattr(storage, "create_admin_token"):
+            raise ConfigError(f"{storage.description} does not support admin tokens.")
+        token = await create_admin_token(storage, args.name)
+    finally:
+        await storage.close()
+    if args.json:
+        print(json.dumps({"admin": args.name, "token": token}))
+    else:
+        print(f"Admin token {args.name!r} (shown once, store it safely; it works on /admin and "
+              f"/ui, never on /mcp):")
+        print(token)
+    return 0
+
+
 async def _revoke_token(args: argparse.Namespace) -> int:
     from .tokens import hash_token
 
     storage = await _open_storage(_config(args))
     try:
         revoked = await storage.revoke_token(hash_token(args.token))
+        if not revoked and hasattr(storage, "revoke_admin_token"):
+            revoked = await storage.revoke_admin_token(hash_token(args.token))
     finally:
         await storage.close()
     if not revoked:
@@ -380,11 +406,19 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
                         "(default: text; env RECALL_LOG_FORMAT)")
     p.set_defaults(afunc=_serve)
 
-    p = sub.add_parser("create-token", help="create a bearer token for a namespace",
-                       description="Print a new token for NAMESPACE once; only its SHA-256 is stored.")
-    p.add_argument("namespace", help="whose memories the token reads and writes (a user or agent identity)")
+    p = sub.add_parser("create-token", help="create a bearer token for a namespace (or --admin)",
+                       description="Print a new token for NAMESPACE (or an admin token with "
+                                   "--admin) once; only its SHA-256 is stored.")
+    p.add_argument("namespace", nargs="?",
+                   help="whose memories the token reads and writes (a user or agent identity); "
+                        "omitted with --admin")
     _db_args(p)
     _json_arg(p)
+    p.add_argument("--admin", action="store_true",
+                   help="an admin token: the admin API (/admin) and the inspector (/ui) for "
+                        "every namespace; never valid on /mcp or /a2a")
+    p.add_argument("--name", default="admin",
+                   help="an admin token's name, shown in the audit log (default: admin)")
     p.set_defaults(afunc=_create_token)
 
     p = sub.add_parser("revoke-token", help="revoke a bearer token",
@@ -431,6 +465,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     p.add_argument("--no-embed", action="store_true", help="skip embeddings (backfilled later)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(afunc=_import)
+
+    from .admin.cli import add_admin_commands
+    add_admin_commands(sub, _db_args)
     return parser, sub
 
 

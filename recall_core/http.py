@@ -7,6 +7,7 @@ from typing import Any
 from starlette.responses import JSONResponse
 
 from .a2a import mount_a2a
+from .admin.mount import mount_operator_routes
 from .app import Runtime, build_mcp
 
 
@@ -32,6 +33,7 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
     app = mcp.http_app(path="/mcp", json_response=True)
     app.add_middleware(ExplainUnauthorized, prefix="/mcp")
     mount_a2a(app, runtime, public_url=public_url)
+    mount_operator_routes(app, runtime, public_url=public_url)
     return app
 
 

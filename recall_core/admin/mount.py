@@ -1,0 +1,23 @@
+"""Mount the admin API (/admin) and, when present, the inspector (/ui) into the HTTP app."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .storage import AdminStorage
+
+log = logging.getLogger("recall.admin")
+
+
+def mount_operator_routes(app: Any, runtime: Any, *, public_url: str | None = None) -> None:
+    if not isinstance(runtime.storage, AdminStorage):
+        log.warning("storage %s has no admin capability: /admin and /ui are not served",
+                    runtime.storage.description)
+        return
+    from .api import mount_admin
+    from .service import AdminService
+
+    admin = AdminService(runtime.service)
+    runtime.extras["admin"] = admin
+    mount_admin(app, admin)

@@ -1,0 +1,196 @@
+"""AdminService: the operator's use cases, shared by the admin API, the inspector's admin
+pages and the CLI. Every state-changing method writes one audit row (who, what, which
+namespace, when, result) whether it succeeds or fails."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any, TypeVar
+
+from ..errors import ConfirmRequired, InvalidParam, RecallError
+from ..service import CONFIRM_PHRASE, MemoryService
+from ..tokens import create_token, hash_token
+from ..transfer import ImportLine, MalformedLine, export_lines, import_extract, import_verbatim, parse_lines
+from .storage import AdminAction, AdminStorage, token_id
+
+T = TypeVar("T")
+
+JOB_STATUSES = ("queued", "running", "done", "failed")
+MAX_NAMESPACE_LEN = 200
+MAX_OFFSET = 10**9  # beyond any real list; keeps offsets inside 64-bit SQL integers
+# No slash or control characters; no whitespace at either end. Spelled without \s so that
+# Python and the OpenAPI document's (ECMA) regex dialect agree on every character.
+_EDGE_BAD = r"/\x00-\x20\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_MID_BAD = r"/\x00-\x1f\x7f"
+NAMESPACE_PATTERN = f"^[^{_EDGE_BAD}](?:[^{_MID_BAD}]*[^{_EDGE_BAD}])?$"
+_NAMESPACE = re.compile(NAMESPACE_PATTERN)
+
+
+class NotFound(RecallError):
+    code = "NOT_FOUND"
+
+
+class Unsupported(RecallError):
+    code = "UNSUPPORTED"
+
+
+def check_namespace(namespace: Any) -> str:
+    if not isinstance(namespace, str) or not namespace.strip():
+        raise InvalidParam("namespace is empty. Pass the namespace's name, e.g. 'alice'.")
+    if not _NAMESPACE.fullmatch(namespace):
+        raise InvalidParam(f"namespace {namespace!r} has leading/trailing spaces, a slash or "
+                           f"control characters. Use a plain name such as 'alice' or 'team-ops'.")
+    if len(namespace) > MAX_NAMESPACE_LEN:
+        raise InvalidParam(f"namespace is {len(namespace)} characters long; at most "
+                           f"{MAX_NAMESPACE_LEN} are allowed.")
+    return namespace
+
+
+def page(limit: Any, offset: Any, cap: int) -> tuple[int, int]:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidParam(f"limit must be a whole number >= 1, got {limit!r}.")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+        raise InvalidParam(f"offset must be a whole number from 0 to {MAX_OFFSET}, got {offset!r}.")
+    return min(limit, cap), offset
+
+
+class AdminService:
+    def __init__(self, service: MemoryService, page_cap: int = 200):
+        storage = service.storage
+        if not isinstance(storage, AdminStorage):
+            raise Unsupported(f"The storage backend ({storage.description}) does not offer the "
+                              f"admin capability (recall_core.admin.storage.AdminStorage).")
+        self.service = service
+        self.storage: Any = storage
+        self.page_cap = page_cap
+
+    async def _audited(self, actor: str, action: str, namespace: str | None,
+                       detail: dict[str, Any], run: Callable[[], Awaitable[T]]) -> T:
+        try:
+            out = await run()
+        except Exception as exc:
+            await self.storage.record_admin_action(AdminAction(
+                actor=actor, action=action, namespace=namespace, detail=detail, result="error",
+                error=str(exc) if isinstance(exc, RecallError) else type(exc).__name__))
+            raise
+        summary = {k: v for k, v in (out.items() if isinstance(out, dict) else ())
+                   if k != "token"}  # a new token is shown once, never kept
+        await self.storage.record_admin_action(AdminAction(
+            actor=actor, action=action, namespace=namespace, detail={**detail, **summary}))
+        return out
+
+    # -- reads ----------------------------------------------------------------------------
+    async def namespaces(self, limit: Any = 50, offset: Any = 0) -> dict[str, Any]:
+        limit, offset = page(limit, offset, self.page_cap)
+        rows, total = await self.storage.list_namespaces(limit, offset)
+        return {"namespaces": [r.model_dump(mode="json") for r in rows], "total": total,
+                "next_offset": offset + len(rows) if offset + len(rows) < total else None}
+
+    async def tokens(self, namespace: Any) -> dict[str, Any]:
+        namespace = check_namespace(namespace)
+        return {"namespace": namespace,
+                "tokens": [t.model_dump(mode="json") for t in await self.storage.list_tokens(namespace)]}
+
+    async def jobs(self, namespace: Any = None, status: Any = "failed", limit: Any = 50,
+                   offset: Any = 0) -> dict[str, Any]:
+        if namespace is not None:
+            namespace = check_namespace(namespace)
+        statuses = [status] if isinstance(status, str) else list(status or ())
+        bad = [s for s in statuses if s not in JOB_STATUSES]
+        if bad or not statuses:
+            raise InvalidParam(f"status must be one of {', '.join(JOB_STATUSES)}; got {status!r}.")
+        limit, offset = page(limit, offset, self.page_cap)
+        rows, total = await self.storage.list_jobs(namespace, statuses, limit, offset)
+        counts = {s: await self.storage.count_jobs(namespace, s) for s in JOB_STATUSES}
+        return {"jobs": [job_view(j) for j in rows], "total": total, "counts": counts,
+                "next_offset": offset + len(rows) if offset + len(rows) < total else None}
+
+    async def audit(self, limit: Any = 50, offset: Any = 0) -> dict[str, Any]:
+        limit, offset = page(limit, offset, self.page_cap)
+        rows, total = await self.storage.list_admin_actions(limit, offset)
+        return {"actions": [r.model_dump(mode="json") for r in rows], "total": total,
+                "next_offset": offset + len(rows) if offset + len(rows) < total else None}
+
+    async def export(self, actor: str, namespace: Any) -> AsyncIterator[str]:
+        namespace = check_namespace(namespace)
+        await self.storage.record_admin_action(AdminAction(
+            actor=actor, action="export_namespace", namespace=namespace))
+        return export_lines(self.storage, namespace)
+
+    # -- writes ---------------------------------------------------------------------------
+    async def create_token(self, actor: str, namespace: Any) -> dict[str, Any]:
+        namespace = check_namespace(namespace)
+
+        async def run() -> dict[str, Any]:
+            token = await create_token(self.storage, namespace)
+            return {"namespace": namespace, "token": token, "token_id": token_id(hash_token(token))}
+        return await self._audited(actor, "create_token", namespace, {}, run)
+
+    async def revoke_token(self, actor: str, namespace: Any, tid: Any) -> dict[str, Any]:
+        namespace = check_namespace(namespace)
+
+        async def run() -> dict[str, Any]:
+            if not isinstance(tid, str) or not await self.storage.revoke_token_id(namespace, tid):
+                raise NotFound(f"No live token {tid!r} in namespace {namespace!r}. List the "
+                               f"namespace's tokens to find its token_id (16 hex digits).")
+            return {"revoked": tid}
+        return await self._audited(actor, "revoke_token", namespace, {"token_id": str(tid)}, run)
+
+    async def erase_namespace(self, actor: str, namespace: Any, confirm: Any) -> dict[str, Any]:
+        namespace = check_namespace(namespace)
+
+        async def run() -> dict[str, Any]:
+            if confirm != namespace:
+                raise ConfirmRequired(
+                    f"Erasing namespace {namespace!r} deletes all its memories, jobs and tasks "
+                    f"and revokes its tokens; it cannot be undone. To confirm, send confirm "
+                    f"equal to the namespace name exactly.")
+            return await self.service.delete_namespace(namespace, CONFIRM_PHRASE)
+        return await self._audited(actor, "erase_namespace", namespace, {}, run)
+
+    async def import_memories(self, actor: str, namespace: Any,
+                              items: Iterable[str] | Iterable[ImportLine],
+                              extract: bool = False) -> dict[str, Any]:
+        """Import JSON lines (strings, as in a file) or parsed lines (the API's body)."""
+        namespace = check_namespace(namespace)
+
+        async def run() -> dict[str, Any]:
+            given = list(items)
+            if all(isinstance(i, ImportLine) for i in given):
+                rows = list(enumerate(given, start=1))
+            else:
+                try:
+                    rows = parse_lines(given)  # type: ignore[arg-type]
+                except MalformedLine as exc:
+                    raise InvalidParam(str(exc)) from None
+            if extract:
+                queued, cached = await import_extract(self.storage, namespace, rows)
+                self.service.job_signal.set()
+                return {"lines": len(rows), "queued": queued, "already_queued": cached}
+            embedder = self.service.embedder
+            if embedder is not None and not embedder.ready:
+                embedder = None  # the server backfills vectors once the model is ready
+            n = await import_verbatim(self.storage, namespace, rows, embedder)
+            return {"lines": len(rows), "imported": n}
+        return await self._audited(actor, "import_namespace", namespace,
+                                   {"mode": "extract" if extract else "verbatim"}, run)
+
+    async def retry_job(self, actor: str, job_id: Any, namespace: str | None = None) -> dict[str, Any]:
+        async def run() -> dict[str, Any]:
+            if not isinstance(job_id, str) or not await self.storage.retry_job(namespace, job_id):
+                raise NotFound(f"No failed job {job_id!r}. Only failed jobs can be retried; "
+                               f"list them with status=failed.")
+            self.service.job_signal.set()
+            return {"retried": job_id}
+        return await self._audited(actor, "retry_job", namespace, {"job_id": str(job_id)}, run)
+
+
+def job_view(job: Any) -> dict[str, Any]:
+    text = job.payload.get("text") if isinstance(job.payload, dict) else None
+    return {"id": job.id, "namespace": job.namespace, "kind": job.kind, "status": job.status,
+            "attempts": job.attempts, "error": job.error,
+            "created_at": job.created_at.isoformat(),
+            "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+            "text": text if isinstance(text, str) else None,
+            "topic": job.payload.get("topic") if isinstance(job.payload, dict) else None}

@@ -1,0 +1,203 @@
+"""The admin API over real HTTP against a `recall serve` process, and the same operations
+from the CLI: permission levels, tokens, erasure, export/import, the queue, the audit log."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from serverproc import Agent, ServerProcess, recall_cli
+
+TESTS = str(Path(__file__).parent)
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory):
+    work = tmp_path_factory.mktemp("admin")
+    flag = work / "fail"
+    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.switch_extractor",
+           "RECALL_EXTRACTOR": "switch", "RECALL_TEST_FAIL_FILE": str(flag),
+           "PYTHONPATH": os.pathsep.join(filter(None, [TESTS, os.environ.get("PYTHONPATH")]))}
+    server = ServerProcess(str(work / "recall.db"), work, env=env).start()
+    server.fail_flag = flag
+    yield server
+    server.stop()
+
+
+def admin_token(srv: ServerProcess, name: str = "ops") -> str:
+    out = recall_cli("create-token", "--admin", "--name", name, "--db", srv.db, "--json",
+                     env=srv.env)
+    data = json.loads(out.stdout)
+    assert data["admin"] == name and data["token"].startswith("rcla_")
+    return data["token"]
+
+
+@pytest.fixture(scope="module")
+def admin(srv):
+    return httpx.Client(base_url=srv.base + "/admin",
+                        headers={"Authorization": f"Bearer {admin_token(srv)}"}, timeout=30)
+
+
+def mcp_status(srv: ServerProcess, token: str) -> int:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
+    return httpx.post(srv.url, json=body, headers={
+        "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}).status_code
+
+
+def test_permission_levels_are_separate(srv, admin):
+    ns_token = srv.token("alice")
+    adm = admin.headers["Authorization"].split()[1]
+    url = srv.base + "/admin/namespaces"
+    missing = httpx.get(url)
+    assert missing.status_code == 401 and missing.json()["code"] == "UNAUTHORIZED"
+    assert missing.headers["www-authenticate"] == "Bearer"
+    assert httpx.get(url, headers={"Authorization": "Bearer rcla_nope"}).status_code == 401
+    forbidden = httpx.get(url, headers={"Authorization": f"Bearer {ns_token}"})
+    assert forbidden.status_code == 403 and "admin token" in forbidden.json()["error"]
+    assert admin.get("/namespaces").status_code == 200
+    # An admin token is no MCP or A2A token; a namespace token is.
+    assert mcp_status(srv, adm) == 401
+    assert mcp_status(srv, ns_token) == 200
+    a2a = httpx.post(srv.base + "/a2a", json={"jsonrpc": "2.0", "id": 1, "method": "ListTasks",
+                                             "params": {}},
+                     headers={"Authorization": f"Bearer {adm}"})
+    assert a2a.status_code == 401
+
+
+def test_openapi_document_describes_every_route(srv, admin):
+    doc = httpx.get(srv.base + "/admin/openapi.json").json()  # public: carries no data
+    assert doc["servers"] == [{"url": "/admin"}]
+    paths = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops}
+    assert paths == {("GET", "/namespaces"), ("GET", "/namespaces/{namespace}/tokens"),
+                     ("POST", "/namespaces/{namespace}/tokens"),
+                     ("DELETE", "/namespaces/{namespace}/tokens/{token_id}"),
+                     ("POST", "/namespaces/{namespace}/erase"),
+                     ("GET", "/namespaces/{namespace}/export"),
+                     ("POST", "/namespaces/{namespace}/import"), ("GET", "/jobs"),
+                     ("POST", "/jobs/{job_id}/retry"), ("GET", "/audit")}
+    assert doc["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+
+
+async def test_token_lifecycle_and_audit(srv, admin):
+    made = admin.post("/namespaces/carol/tokens")
+    assert made.status_code == 201
+    token, tid = made.json()["token"], made.json()["token_id"]
+    async with Agent(srv.url, token) as a:
+        await a.ok("store_memory", text="Carol's team ships on Fridays.")
+    listed = admin.get("/namespaces/carol/tokens").json()["tokens"]
+    assert [t["token_id"] for t in listed] == [tid] and listed[0]["revoked_at"] is None
+    names = {n["namespace"]: n for n in admin.get("/namespaces").json()["namespaces"]}
+    assert names["carol"]["active_tokens"] == 1 and names["carol"]["last_activity"]
+
+    assert admin.delete(f"/namespaces/carol/tokens/{tid}").json() == {"revoked": tid}
+    assert mcp_status(srv, token) == 401
+    again = admin.delete(f"/namespaces/carol/tokens/{tid}")
+    assert again.status_code == 404 and again.json()["code"] == "NOT_FOUND"
+
+    actions = admin.get("/audit", params={"limit": 10}).json()["actions"]
+    mine = [a for a in actions if a["namespace"] == "carol"]
+    assert [(a["action"], a["result"]) for a in mine] == [
+        ("revoke_token", "error"), ("revoke_token", "ok"), ("create_token", "ok")]
+    assert all(a["actor"] == "admin:ops" for a in mine)
+    assert mine[2]["detail"]["token_id"] == tid
+    assert token not in json.dumps(actions), "a raw token must never reach the audit log"
+
+
+async def test_erase_needs_the_name_typed(srv, admin):
+    token = admin.post("/namespaces/dave/tokens").json()["token"]
+    async with Agent(srv.url, token) as a:
+        await a.ok("store_memory", text="Dave prefers tea over coffee.")
+        await a.wait_idle()
+    wrong = admin.post("/namespaces/dave/erase", json={"confirm": "DELETE MY DATA"})
+    assert wrong.status_code == 400 and wrong.json()["code"] == "CONFIRM_REQUIRED"
+    done = admin.post("/namespaces/dave/erase", json={"confirm": "dave"})
+    assert done.status_code == 200 and done.json()["tokens_revoked"] == 1
+    assert done.json()["memories_deleted"] >= 1
+    assert "dave" not in {n["namespace"] for n in admin.get("/namespaces").json()["namespaces"]}
+    assert mcp_status(srv, token) == 401
+
+
+def test_import_then_export(srv, admin):
+    lines = [{"text": "Eve's laptop runs Fedora 41.", "type": "fact", "topic": "it"},
+             {"text": "Eve prefers vim keybindings.", "type": "preference", "importance": 0.8}]
+    bad = admin.post("/namespaces/eve/import", json={"memories": [{"text": " "}]})
+    assert bad.status_code == 422
+    assert admin.post("/namespaces/eve/import", json={"memories": lines}).json() == \
+        {"lines": 2, "imported": 2}
+    exported = admin.get("/namespaces/eve/export")
+    assert exported.headers["content-type"].startswith("application/x-ndjson")
+    rows = [json.loads(x) for x in exported.text.splitlines()]
+    assert sorted(r["text"] for r in rows) == sorted(x["text"] for x in lines)
+    assert {r["importance"] for r in rows} == {0.5, 0.8}
+
+
+async def test_failed_job_is_listed_and_retried(srv, admin):
+    token = srv.token("frank")
+    srv.fail_flag.write_text("on")
+    try:
+        async with Agent(srv.url, token) as a:
+            job = (await a.ok("store_memory", text="Frank's build server is called hopper."))["job_id"]
+            await a.wait_idle()
+    finally:
+        srv.fail_flag.unlink()
+    failed = admin.get("/jobs", params={"namespace": "frank", "status": "failed"}).json()
+    assert [j["id"] for j in failed["jobs"]] == [job]
+    assert failed["jobs"][0]["error"] == "the extraction service is switched off (test)"
+    assert failed["counts"]["failed"] == 1
+    assert admin.post(f"/jobs/{job}/retry").json() == {"retried": job}
+    assert admin.post(f"/jobs/{job}/retry").status_code == 404  # no longer failed
+    async with Agent(srv.url, token) as a:
+        await a.wait_idle()
+        found = await a.ok("search_memories", query="build server hopper")
+    assert found["results"] and "hopper" in found["results"][0]["text"]
+    done = admin.get("/jobs", params={"namespace": "frank", "status": "done"}).json()
+    assert [j["id"] for j in done["jobs"]] == [job] and done["jobs"][0]["attempts"] == 1
+
+
+def test_bad_input_is_a_clear_4xx(admin):
+    for resp in (admin.get("/namespaces", params={"limit": 0}),
+                 admin.get("/namespaces", params={"limit": "ten"}),
+                 admin.get("/jobs", params={"status": "stuck"}),
+                 admin.delete("/namespaces/alice/tokens/not-hex"),
+                 admin.post("/namespaces/alice/erase", json={}),
+                 admin.post("/namespaces/alice/import", content=b"{not json",
+                            headers={"content-type": "application/json"})):
+        assert resp.status_code == 422, resp.text
+        assert resp.json()["detail"]
+    assert admin.post("/namespaces/%20x/tokens").status_code == 422
+
+
+def test_cli_has_the_same_operations(srv):
+    db = ("--db", srv.db)
+    token = json.loads(recall_cli("create-token", "gina", *db, "--json", env=srv.env).stdout)["token"]
+    names = json.loads(recall_cli("admin", "namespaces", *db, "--json", env=srv.env).stdout)
+    assert "gina" in {n["namespace"] for n in names["namespaces"]}
+    tokens = json.loads(recall_cli("admin", "tokens", "gina", *db, "--json", env=srv.env).stdout)
+    (tid,) = [t["token_id"] for t in tokens["tokens"]]
+    recall_cli("admin", "revoke", "gina", tid, *db, env=srv.env)
+    assert mcp_status(srv, token) == 401
+    refused = recall_cli("admin", "erase", "gina", "--confirm", "nope", *db, env=srv.env,
+                         check=False)
+    assert refused.returncode == 1 and "CONFIRM_REQUIRED" in refused.stderr
+    recall_cli("admin", "erase", "gina", "--confirm", "gina", *db, env=srv.env)
+    jobs = json.loads(recall_cli("admin", "jobs", "--status", "done", *db, "--json",
+                                 env=srv.env).stdout)
+    assert jobs["counts"]["done"] >= 1
+    audit = json.loads(recall_cli("admin", "audit", *db, "--json", env=srv.env).stdout)
+    latest = audit["actions"][0]
+    assert latest["action"] == "erase_namespace" and latest["namespace"] == "gina"
+    assert latest["actor"].startswith("cli") and latest["result"] == "ok"
+    # An admin token can be revoked like any other.
+    adm = admin_token(srv, "temp")
+    recall_cli("revoke-token", adm, *db, env=srv.env)
+    deadline = time.monotonic() + 5
+    while httpx.get(srv.base + "/admin/audit", headers={"Authorization": f"Bearer {adm}"}).status_code != 401:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
