@@ -16,6 +16,7 @@ from datetime import datetime
 
 import numpy as np
 
+from .explain import SearchTrace
 from .models import Memory, ScoredId, utcnow
 from .protocols import Embedder, NotReady, Ranker, Storage
 from .relevance import EvidenceSource, evidence
@@ -85,7 +86,8 @@ SCORE_THRESHOLD_NONSENSE = 0.25
 
 
 def combine(memories: Sequence[Memory], relevance: dict[str, float], recency_weight: float,
-            now: datetime, support: dict[str, float] | None = None) -> list[tuple[Memory, float]]:
+            now: datetime, support: dict[str, float] | None = None,
+            parts: dict[str, dict[str, float]] | None = None) -> list[tuple[Memory, float]]:
     """The 4-component score, times the memory's evidence (relevance.py) when `support` is
     given: a memory nothing in the query supports scores ~0 however it ranked, so one
     `score_threshold` means the same in every search."""
@@ -93,10 +95,17 @@ def combine(memories: Sequence[Memory], relevance: dict[str, float], recency_wei
     max_access = max((m.access_count for m in memories), default=0)
     scored = []
     for m in memories:
-        s = (w_rrf * relevance.get(m.id, 0.0) + w_rec * recency(m, now)
-             + w_imp * m.importance + w_str * strength(m.access_count, max_access))
+        rel, rec = relevance.get(m.id, 0.0), recency(m, now)
+        stren = strength(m.access_count, max_access)
+        s = w_rrf * rel + w_rec * rec + w_imp * m.importance + w_str * stren
+        if parts is not None:  # the explained search (explain.py)
+            parts[m.id] = {"relevance": rel, "recency": rec, "importance": m.importance,
+                           "strength": stren, "base_score": s,
+                           "evidence": support.get(m.id, 0.0) if support is not None else 1.0}
         if support is not None:
             s *= support.get(m.id, 0.0)
+        if parts is not None:
+            parts[m.id]["score"] = s
         scored.append((m, s))
     # Ties broken by relevance, then id, so identical inputs give identical orders.
     scored.sort(key=lambda p: (-p[1], -relevance.get(p[0].id, 0.0), p[0].id))
@@ -233,9 +242,12 @@ async def _run_ranker(slot: RankerSlot, storage: Storage, namespace: str, query:
 async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace: str, query: str,
                      *, limit: int, recency_weight: float, mmr_lambda: float,
                      score_threshold: float, max_tokens: int | None, rrf_k: int,
-                     candidates: int, embedder: Embedder | None) -> SearchOutcome:
+                     candidates: int, embedder: Embedder | None,
+                     trace: SearchTrace | None = None) -> SearchOutcome:
     outcomes = await asyncio.gather(*(_run_ranker(s, storage, namespace, query, candidates)
                                       for s in rankers))
+    if trace is not None:
+        trace.record_rankers([(s.ranker.name, s.weight) for s in rankers], outcomes)
     degraded: list[str] = []
     ranked: list[tuple[float, list[ScoredId]]] = []
     sources: list[EvidenceSource] = []
@@ -254,9 +266,16 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
         return SearchOutcome([], degraded)
     memories = await storage.get_memories(namespace, list(relevance))
     support = evidence(query, memories, sources)
+    if trace is not None:
+        trace.fused = dict(relevance)
     relevance = apply_sessions(memories, apply_timeframe(query, memories, relevance))
-    scored = combine(memories, relevance, recency_weight, utcnow(), support)
-    scored = [p for p in scored if p[1] >= score_threshold]
+    if trace is not None:
+        trace.adjusted = dict(relevance)
+        trace.weights = dict(zip(("relevance", "recency", "importance", "strength"),
+                                 score_weights(recency_weight)))
+    all_scored = combine(memories, relevance, recency_weight, utcnow(), support,
+                         trace.parts if trace is not None else None)
+    scored = [p for p in all_scored if p[1] >= score_threshold]
     matched = len(scored)
     vectors = None
     if mmr_lambda < 1.0 and len(scored) > 1:
@@ -267,4 +286,6 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
             vectors = await storage.get_embeddings(namespace, [m.id for m, _ in scored])
     selected = mmr(scored, mmr_lambda, limit, vectors)
     final, truncated, used = budget(selected, max_tokens)
+    if trace is not None:
+        trace.record_selection(all_scored, score_threshold, scored, selected, final, limit)
     return SearchOutcome(final, degraded, truncated, used, matched)

@@ -21,6 +21,7 @@ from .models import MEMORY_TYPES, Memory, Operation, utcnow
 from .protocols import Embedder, Extractor, Storage
 from .access import AccessLog
 from .activity import Activity
+from .explain import SearchTrace
 from .search import RankerSlot, run_search
 
 log = logging.getLogger("recall.service")
@@ -79,27 +80,33 @@ class MemoryService:
     @foreground
     async def search(self, namespace: str, query: Any, limit: Any = 20, recency_weight: Any = 0.3,
                      mmr_lambda: Any = 0.5, score_threshold: Any = 0.0,
-                     max_tokens: Any = None) -> dict[str, Any]:
+                     max_tokens: Any = None, explain: bool = False) -> dict[str, Any]:
+        """`explain=True` (the inspector) adds `data["explain"]`, a `SearchTrace` of every
+        step, and records no access: looking at a search must not strengthen its results."""
         query = v.query(query)
         limit = v.limit(limit, self.config.limits.page_cap)
         recency_weight = v.unit(recency_weight, "recency_weight")
         mmr_lambda = v.unit(mmr_lambda, "mmr_lambda")
         score_threshold = v.score_threshold(score_threshold)
         max_tokens = v.max_tokens(max_tokens)
+        trace = SearchTrace() if explain else None
         outcome = await run_search(
             self.storage, self.rankers, namespace, query, limit=limit,
             recency_weight=recency_weight, mmr_lambda=mmr_lambda,
             score_threshold=score_threshold, max_tokens=max_tokens,
             rrf_k=self.config.search.rrf_k,
             candidates=max(self.config.search.candidates, limit),
-            embedder=self.embedder)
-        self.access.record(namespace, [m.id for m, _ in outcome.results])
+            embedder=self.embedder, trace=trace)
+        if trace is None:
+            self.access.record(namespace, [m.id for m, _ in outcome.results])
         results = [{**m.public(), "score": round(s, 6)} for m, s in outcome.results]
         data: dict[str, Any] = {"results": results, "total": outcome.matched,
                                 "degraded": outcome.degraded}
         if max_tokens is not None:
             data["tokens"] = outcome.tokens
             data["truncated"] = outcome.truncated
+        if trace is not None:
+            data["explain"] = trace
         return data
 
     @foreground
