@@ -115,6 +115,10 @@ async def _serve(args: argparse.Namespace) -> int:
                      metrics_port=args.metrics_port)
     _setup_logging(config.log_level, config.log_format)
     socks = []
+    if config.transport == "http":
+        from .http import allowed_hosts
+
+        allowed_hosts(config)  # a wildcard bind without public_url/allowed_hosts: refused now
     try:
         if config.transport == "http":
             socks.append(_bind(config.host, config.port))

@@ -83,6 +83,10 @@ class RecallConfig(BaseSettings):
     # Base URL clients use to reach this server (behind a reverse proxy); the A2A agent card
     # advertises it. Default: http://<host>:<port>.
     public_url: str | None = None
+    # Host header values answered (every route); default: public_url's host, the bind
+    # address and loopback names. ["*"] accepts any. Required for a wildcard bind without
+    # public_url (recall_core/http.py).
+    allowed_hosts: list[str] | None = None
     extractor: str = "auto"  # "auto": haiku when ANTHROPIC_API_KEY is set, else stub
     # ranker name -> RRF weight. Empty: every installed ranker at its default weight.
     rankers: dict[str, float] = Field(default_factory=dict)

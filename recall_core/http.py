@@ -1,39 +1,117 @@
-"""The HTTP application: MCP at /mcp, a health route, and the A2A routes."""
+"""The HTTP application: MCP at /mcp, a health route, and the A2A routes, behind a Host check."""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.responses import JSONResponse
 
+from . import __version__
 from .a2a import mount_a2a
 from .admin.mount import mount_operator_routes
 from .app import Runtime, build_mcp
+from .auth import hash_token
+from .errors import ConfigError
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+WILDCARDS = ("0.0.0.0", "::", "")
 
 
-def readiness(runtime: Runtime) -> list[str]:
+def readiness(runtime: Runtime, *, detail: bool = True) -> list[str]:
     """What is not (yet) working, as search would report it in data.degraded."""
     emb = runtime.embedder
     if emb is None or emb.ready:
         return []
     status = emb.status() if hasattr(emb, "status") else {}
     if status.get("error"):
-        return [f"dense: model failed to load: {status['error']}"]
+        return [f"dense: model failed to load: {status['error']}" if detail
+                else "dense: model failed to load"]
     return ["dense: warming up"]
 
 
+def allowed_hosts(config: Any) -> list[str] | None:
+    """The Host header values the server answers (None: any). A wildcard bind with neither
+    public_url nor allowed_hosts is refused: the agent card would advertise whatever host a
+    caller sent, and clients would send their tokens there."""
+    if config.allowed_hosts is not None:
+        hosts = [h.strip().lower().strip("[]") for h in config.allowed_hosts if h.strip()]
+        # Loopback names stay allowed (health checks inside a container): a card pointing a
+        # client at its own loopback sends its token nowhere else.
+        return None if "*" in hosts else sorted({*hosts, *LOOPBACK_NAMES})
+    public = (urlsplit(config.public_url).hostname or "") if config.public_url else ""
+    bind = config.host.strip("[]").lower()
+    if bind in WILDCARDS and public in WILDCARDS:
+        raise ConfigError(
+            f"--host {config.host} listens on every address, so the Host header of a request "
+            f"would decide where the A2A agent card sends clients. Set public_url (the URL "
+            f"clients use, e.g. https://recall.example.org; env RECALL_PUBLIC_URL) or "
+            f"allowed_hosts (e.g. [\"recall.internal\"]; env RECALL_ALLOWED_HOSTS='[\"recall.internal\"]'; "
+            f"[\"*\"] to accept any).")
+    hosts = {*LOOPBACK_NAMES}
+    for h in (public, bind):
+        if h not in WILDCARDS:
+            hosts.add(h.lower())
+    return sorted(hosts)
+
+
+class HostCheck:
+    """Answers 400 to a request whose Host is not one of `hosts` (every route): a forged Host
+    cannot steer the agent card, and a DNS-rebinding page cannot reach a loopback server."""
+
+    def __init__(self, app: Any, hosts: list[str]):
+        self.app = app
+        self.hosts = set(hosts)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            raw = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1").lower()
+            if _hostname(raw) not in self.hosts:
+                response = JSONResponse(
+                    {"error": "invalid_host",
+                     "error_description": f"This server does not answer for host {raw!r}. Use "
+                                          f"its configured address (public_url), or add the "
+                                          f"name to allowed_hosts in its config."},
+                    status_code=400)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _hostname(header: str) -> str:
+    """`name:port` -> name, `[::1]:8765` -> ::1."""
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0]
+    return header.split(":", 1)[0] if header.count(":") == 1 else header
+
+
 async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> Any:
+    hosts = allowed_hosts(runtime.config)
     mcp = await build_mcp(runtime)
 
     @mcp.custom_route("/health", methods=["GET"])
-    async def health(request):  # never behind auth: carries no tenant data
-        return JSONResponse({"status": "ok", "storage": runtime.storage.description,
-                             "degraded": readiness(runtime)})
+    async def health(request):
+        # Public: liveness only. With a valid token (any namespace's): what runs where.
+        degraded = readiness(runtime, detail=False)
+        body: dict[str, Any] = {"status": "degraded" if degraded else "ok", "degraded": degraded}
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            digest = hash_token(token.strip())
+            admin = getattr(runtime.storage, "admin_for_token", None)
+            if (await runtime.storage.namespace_for_token(digest) is not None
+                    or (admin is not None and await admin(digest) is not None)):
+                body.update(version=__version__, storage=runtime.storage.description,
+                            degraded=readiness(runtime),
+                            rankers=[s.ranker.name for s in runtime.rankers],
+                            extractor=runtime.extractor.name)
+        return JSONResponse(body)
 
     app = mcp.http_app(path="/mcp", json_response=True)
     app.add_middleware(ExplainUnauthorized, prefix="/mcp")
     mount_a2a(app, runtime, public_url=public_url)
     mount_operator_routes(app, runtime, public_url=public_url)
+    if hosts is not None:
+        app.add_middleware(HostCheck, hosts=hosts)
     return app
 
 

@@ -79,3 +79,41 @@ async def test_json_logs_are_json_from_first_line_to_last(observed):
     assert "logged" not in json.dumps(calls)  # tenants by hash only
     bad = [r for r in calls if r["tool"] == "search_memories"][-1]
     assert (bad["status"], bad["code"]) == ("error", "INVALID_PARAM")
+
+
+async def test_health_is_status_only_unless_the_caller_has_a_token(observed):
+    public = httpx.get(observed.base + "/health").json()
+    assert set(public) == {"status", "degraded"} and public["status"] in ("ok", "degraded")
+    token = observed.token("healthy")
+    detail = httpx.get(observed.base + "/health", headers={"Authorization": f"Bearer {token}"}).json()
+    assert "recall.db" in detail["storage"] and detail["version"] and detail["rankers"]
+    wrong = httpx.get(observed.base + "/health", headers={"Authorization": "Bearer rcl_nope"}).json()
+    assert set(wrong) == {"status", "degraded"}
+
+
+async def test_a_forged_host_gets_400_on_every_route(observed):
+    for path in ("/.well-known/agent-card.json", "/health", "/mcp", "/a2a"):
+        r = httpx.get(observed.base + path, headers={"Host": "attacker.example"})
+        assert r.status_code == 400 and r.json()["error"] == "invalid_host", path
+    card = httpx.get(observed.base + "/.well-known/agent-card.json").json()
+    assert all(i["url"].startswith(observed.base) for i in card["supportedInterfaces"])
+    assert httpx.get(observed.base + "/health", headers={"Host": "localhost"}).status_code == 200
+
+
+async def test_wildcard_bind_needs_public_url_or_allowed_hosts(tmp_path):
+    proc = recall_cli("serve", "--db", str(tmp_path / "r.db"), "--host", "0.0.0.0",
+                      "--port", str(free_port()), check=False, timeout=30,
+                      env={"RECALL_DISABLE_PLUGINS": "embeddings"})
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and "public_url" in lines[0]
+    assert not (tmp_path / "r.db").exists()
+    srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, args=("--host", "0.0.0.0"),
+                        env={"RECALL_ALLOWED_HOSTS": '["recall.internal"]'}).start()
+    try:
+        card = httpx.get(srv.base + "/.well-known/agent-card.json",
+                         headers={"Host": f"recall.internal:{srv.port}"}).json()
+        assert card["supportedInterfaces"][0]["url"] == f"http://recall.internal:{srv.port}/a2a"
+        r = httpx.get(srv.base + "/.well-known/agent-card.json", headers={"Host": "attacker.example"})
+        assert r.status_code == 400
+    finally:
+        srv.stop()
