@@ -21,3 +21,7 @@ def mount_operator_routes(app: Any, runtime: Any, *, public_url: str | None = No
     admin = AdminService(runtime.service)
     runtime.extras["admin"] = admin
     mount_admin(app, admin)
+
+    from ..inspector import mount_inspector
+
+    runtime.extras["inspector"] = mount_inspector(app, runtime, admin, public_url)

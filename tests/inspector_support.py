@@ -1,0 +1,80 @@
+"""Shared by the inspector's tests: a `recall serve` process with data in it, tokens, and a
+way to run the async MCP client from synchronous (browser) tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+from serverproc import Agent, ServerProcess, recall_cli
+
+TESTS = Path(__file__).parent
+CHROMIUM = os.environ.get("RECALL_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def chromium_missing() -> str | None:
+    """Why browser tests cannot run here, or None."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install playwright)"
+    if not os.path.exists(CHROMIUM):
+        return (f"no Chromium at {CHROMIUM}: install Debian's chromium (apt-get install -y "
+                f"chromium chromium-driver) or set RECALL_TEST_CHROMIUM")
+    return None
+
+
+def run(coro: Any) -> Any:
+    """Run a coroutine to completion on a fresh loop in another thread (the sync Playwright
+    API owns this thread's loop)."""
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = asyncio.run(coro)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            out["error"] = exc
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
+
+
+def start_server(work: Path) -> ServerProcess:
+    flag = work / "fail"
+    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.switch_extractor",
+           "RECALL_EXTRACTOR": "switch", "RECALL_TEST_FAIL_FILE": str(flag),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}
+    srv = ServerProcess(str(work / "recall.db"), work, env=env).start()
+    srv.fail_flag = flag
+    return srv
+
+
+def admin_token(srv: ServerProcess, name: str = "ops") -> str:
+    out = recall_cli("create-token", "--admin", "--name", name, "--db", srv.db, "--json",
+                     env=srv.env)
+    return json.loads(out.stdout)["token"]
+
+
+async def store_all(srv: ServerProcess, token: str, texts: list[str], **extra: Any) -> list[str]:
+    """store_memory each text in order (waiting for each extraction, so a later fact
+    supersedes an earlier one); returns the job ids."""
+    jobs = []
+    async with Agent(srv.url, token) as a:
+        for text in texts:
+            jobs.append((await a.ok("store_memory", text=text, **extra))["job_id"])
+            await a.wait_idle()
+    return jobs
+
+
+async def search(srv: ServerProcess, token: str, query: str) -> list[str]:
+    async with Agent(srv.url, token) as a:
+        return [r["text"] for r in (await a.ok("search_memories", query=query))["results"]]

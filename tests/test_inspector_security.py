@@ -1,0 +1,179 @@
+"""The inspector's security over real HTTP: no page without a token, one namespace never sees
+another's data on any route, CSRF and cross-site posts are refused, admin pages refuse
+namespace tokens, output is escaped, the session cookie's attributes, sign-in over plain HTTP
+from another machine is refused while loopback and a TLS proxy work."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import httpx
+import pytest
+
+from inspector_support import admin_token, run, start_server, store_all
+from recall_core.inspector import Inspector
+from recall_core.inspector.session import csrf_token
+from serverproc import recall_cli
+
+SCRIPT = "<script>alert('pwned')</script> is what I typed"
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory):
+    server = start_server(tmp_path_factory.mktemp("insec"))
+    server.alice, server.bob = server.token("alice"), server.token("bob")
+    server.admin = admin_token(server)
+    run(store_all(server, server.alice, ["Alice's locker code is 4711.", "I live in Berlin.",
+                                         "I moved to Lisbon.", SCRIPT]))
+    run(store_all(server, server.bob, ["Bob's bike is red."]))
+    server.fail_flag.write_text("on")
+    try:
+        server.alice_failed_job = run(store_all(server, server.alice, ["Alice's failing job."]))[0]
+    finally:
+        server.fail_flag.unlink()
+    yield server
+    server.stop()
+
+
+def client(srv, token: str | None = None, **headers: str) -> httpx.Client:
+    c = httpx.Client(base_url=srv.base, headers={"Origin": srv.base, **headers},
+                     follow_redirects=False)
+    if token:
+        c.cookies.set("recall_ui", token, domain="127.0.0.1", path="/ui")
+    return c
+
+
+def memory_ids(srv, token: str) -> list[str]:
+    html = client(srv, token).get("/ui/memories", params={"state": "all"}).text
+    return re.findall(r'/ui/memories/([0-9a-f-]{36})', html)
+
+
+def all_routes() -> list[tuple[str, str]]:
+    """(method, path) of every inspector route, read from its router."""
+    inspector = Inspector(SimpleNamespace(storage=None, service=None), None, None)  # type: ignore[arg-type]
+    return sorted({(m, "/ui" + r.path) for r in inspector.router().routes
+                   if getattr(r, "methods", None) for m in r.methods if m != "HEAD"})
+
+
+def test_route_table_is_complete():
+    routes = all_routes()
+    assert ("GET", "/ui/memories/{id}") in routes and ("POST", "/ui/admin/erase") in routes
+    assert len(routes) >= 17, routes
+
+
+def test_no_page_without_a_token(srv):
+    anon = client(srv)
+    for method, path in all_routes():
+        url = path.replace("{id}", "x")
+        if path in ("/ui/signin",):
+            continue
+        r = anon.request(method, url, data={"ns": "alice"} if method == "POST" else None)
+        if method == "GET":
+            assert r.status_code == 303 and r.headers["location"] == "/ui/signin", (method, path)
+        elif path == "/ui/signout":
+            assert r.status_code == 303
+        else:
+            assert r.status_code == 401, (method, path, r.status_code)
+        assert "4711" not in r.text
+
+
+def test_a_namespace_never_sees_another(srv):
+    alice_ids = memory_ids(srv, srv.alice)
+    assert len(alice_ids) >= 4
+    bob = client(srv, srv.bob)
+    csrf = csrf_token(srv.bob)
+    for method, path in all_routes():
+        if path in ("/ui/signin", "/ui/signout", "/ui/"):
+            continue
+        for ident in [alice_ids[0], srv.alice_failed_job]:
+            url = path.replace("{id}", ident)
+            for params in ({"ns": "alice"}, {}):
+                if method == "GET":
+                    r = bob.get(url, params=params)
+                else:
+                    r = bob.post(url, data={"csrf": csrf, **params})
+                # ns=alice: not found; bob's own pages (no ns) answer, without alice's data.
+                allowed = (303, 400, 404) if params else (200, 303, 400, 404)
+                assert r.status_code in allowed, (method, url, params, r.status_code)
+                assert "4711" not in r.text and "Lisbon" not in r.text, (method, url, params)
+                if r.status_code == 303:  # only to bob's own pages
+                    assert "alice" not in r.headers["location"]
+    # Nothing of alice's changed.
+    assert memory_ids(srv, srv.alice) == alice_ids
+    queue = client(srv, srv.alice).get("/ui/queue", params={"status": "failed"}).text
+    assert "Alice&#39;s failing job." in queue or "Alice's failing job." in queue
+
+
+def test_admin_pages_refuse_namespace_tokens(srv):
+    bob = client(srv, srv.bob)
+    for method, path in all_routes():
+        if not path.startswith("/ui/admin"):
+            continue
+        r = bob.request(method, path, params={"ns": "bob"},
+                        data={"csrf": csrf_token(srv.bob), "ns": "bob", "confirm": "bob"}
+                        if method == "POST" else None)
+        assert r.status_code == 404, (method, path, r.status_code)
+    assert client(srv, srv.bob).get("/ui/memories").status_code == 200  # bob still has data
+
+
+def test_csrf_and_cross_site_posts_are_refused(srv):
+    bob_id, = memory_ids(srv, srv.bob)
+    url = f"/ui/memories/{bob_id}/forget"
+    assert client(srv, srv.bob).post(url).status_code == 403
+    assert client(srv, srv.bob).post(url, data={"csrf": "0" * 40}).status_code == 403
+    assert client(srv, srv.bob).post(url, data={"csrf": csrf_token(srv.alice)}).status_code == 403
+    evil = client(srv, srv.bob, Origin="https://evil.example")
+    assert evil.post(url, data={"csrf": csrf_token(srv.bob)}).status_code == 403
+    assert memory_ids(srv, srv.bob) == [bob_id], "a refused post changed nothing"
+    signin = client(srv, Origin="https://evil.example").post("/ui/signin",
+                                                              data={"token": srv.bob})
+    assert signin.status_code == 403 and "set-cookie" not in signin.headers
+    ok = client(srv, srv.bob).post(url, data={"csrf": csrf_token(srv.bob)})
+    assert ok.status_code == 303 and memory_ids(srv, srv.bob) == []
+
+
+def test_output_is_escaped(srv):
+    alice = client(srv, srv.alice)
+    html = alice.get("/ui/memories").text
+    assert "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;" in html
+    assert "<script>alert" not in html
+    search = alice.get("/ui/search", params={"query": "<script>alert typed"}).text
+    assert "<script>alert" not in search and "&lt;script&gt;" in search
+    assert "script-src 'self'" in alice.get("/ui/memories").headers["content-security-policy"]
+
+
+def test_session_cookie_and_sign_in_transport(srv):
+    r = client(srv).post("/ui/signin", data={"token": srv.alice})
+    assert r.status_code == 303 and r.headers["location"] == "/ui/memories"
+    cookie = r.headers["set-cookie"]
+    for attribute in ("HttpOnly", "Path=/ui", "SameSite=strict", "Secure"):
+        assert attribute in cookie, cookie
+    assert srv.alice not in r.headers["location"]
+    bad = client(srv).post("/ui/signin", data={"token": "rcl_nope"})
+    assert bad.status_code == 401 and "set-cookie" not in bad.headers
+    # Plain HTTP from another machine: the token would travel in clear, so no sign-in.
+    remote = client(srv, Host="recall.example.com", Origin="http://recall.example.com")
+    refused = remote.post("/ui/signin", data={"token": srv.alice})
+    assert refused.status_code == 400 and "set-cookie" not in refused.headers
+    assert "TLS" in remote.get("/ui/signin").text
+    # Behind a TLS proxy on this machine (uvicorn trusts X-Forwarded-* from loopback).
+    proxied = client(srv, Host="recall.example.com", Origin="https://recall.example.com",
+                     **{"X-Forwarded-Proto": "https"})
+    assert proxied.post("/ui/signin", data={"token": srv.alice}).status_code == 303
+
+
+def test_revoking_a_token_ends_its_session(srv):
+    carol = srv.token("carol")
+    assert client(srv, carol).get("/ui/memories").status_code == 200
+    recall_cli("revoke-token", carol, "--db", srv.db, env=srv.env)
+    r = client(srv, carol).get("/ui/memories")
+    assert r.status_code == 303 and r.headers["location"] == "/ui/signin"
+
+
+def test_admin_sees_every_namespace(srv):
+    adm = client(srv, srv.admin)
+    assert adm.get("/ui/memories").headers["location"] == "/ui/admin"  # pick a namespace first
+    assert "4711" in adm.get("/ui/memories", params={"ns": "alice"}).text
+    listing = adm.get("/ui/admin").text
+    assert "alice" in listing and "bob" in listing
