@@ -48,9 +48,9 @@ def run(coro: Any) -> Any:
     return out.get("value")
 
 
-def start_server(work: Path) -> ServerProcess:
+def start_server(work: Path, **extra_env: str) -> ServerProcess:
     flag = work / "fail"
-    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.switch_extractor",
+    env = {**extra_env, "RECALL_PLUGIN_MODULES": "plugins_for_tests.switch_extractor",
            "RECALL_EXTRACTOR": "switch", "RECALL_TEST_FAIL_FILE": str(flag),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}
     srv = ServerProcess(str(work / "recall.db"), work, env=env).start()

@@ -21,7 +21,9 @@ SCRIPT = "<script>alert('pwned')</script> is what I typed"
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory):
-    server = start_server(tmp_path_factory.mktemp("insec"))
+    # A name besides loopback, to play a remote browser and a TLS proxy in front.
+    server = start_server(tmp_path_factory.mktemp("insec"),
+                          RECALL_ALLOWED_HOSTS='["recall.example.com"]')
     server.alice, server.bob = server.token("alice"), server.token("bob")
     server.admin = admin_token(server)
     run(store_all(server, server.alice, ["Alice's locker code is 4711.", "I live in Berlin.",
