@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import sys
+import threading
 from typing import Any
 
 from .config import LOG_LEVELS, RecallConfig, load_config
@@ -87,10 +88,24 @@ async def _serve_http(runtime, sock) -> None:
                      host, port)
 
     announcer = asyncio.create_task(announce())
+    # uvicorn stops on SIGTERM/SIGINT, then re-raises the signal to the handler that was in
+    # place before it: with Python's defaults that killed the process before the runtime was
+    # closed (worker stopped, audit batch written). This handler just notes the signal, so
+    # serve() returns and shutdown finishes; exit code 0 for a requested stop.
+    import signal
+
+    def noted(signum, frame) -> None:
+        log.info("stopping on %s", signal.Signals(signum).name)
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, noted) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         await server.serve(sockets=[sock])
     finally:
         announcer.cancel()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 async def _serve_stdio(runtime) -> None:
@@ -145,7 +160,14 @@ async def _serve(args: argparse.Namespace) -> int:
     finally:
         if metrics_server is not None:
             metrics_server.close()
-        await runtime.close()
+        # Bounded like the requests: a worker stuck in a slow extraction must not keep a
+        # stopping server alive (its job is re-queued at the next start).
+        try:
+            await asyncio.wait_for(runtime.close(), timeout=max(config.shutdown_grace, 1.0))
+        except TimeoutError:
+            log.warning("shutdown: closing the runtime took over %gs; exiting anyway "
+                        "(running jobs are re-queued at the next start)", config.shutdown_grace)
+    log.info("stopped")
     return 0
 
 

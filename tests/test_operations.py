@@ -117,3 +117,61 @@ async def test_wildcard_bind_needs_public_url_or_allowed_hosts(tmp_path):
         assert r.status_code == 400
     finally:
         srv.stop()
+
+
+async def test_a_reused_request_id_is_answered_not_left_hanging(observed):
+    # Two requests with one JSON-RPC id at once on one session: the SDK used to give the
+    # second the first's answer and leave the first waiting forever.
+    import asyncio
+
+    headers = {"Accept": "application/json, text/event-stream",
+               "Authorization": f"Bearer {observed.token('dup')}"}
+    async with httpx.AsyncClient(headers=headers, timeout=10) as http:
+        init = await http.post(observed.url, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "dup", "version": "0"}}})
+        session = {"mcp-session-id": init.headers["mcp-session-id"]}
+        await http.post(observed.url, headers=session,
+                        json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "search_memories", "arguments": {"query": "anything"}}}
+        answers = await asyncio.gather(*(http.post(observed.url, headers=session, json=body)
+                                         for _ in range(2)))
+    replies = sorted((r.json() for r in answers), key=lambda m: "error" in m)
+    assert replies[0]["id"] == 7 and replies[0]["result"]["structuredContent"]["status"] == "ok"
+    assert replies[1]["id"] == 7 and replies[1]["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("stuck", [False, True])
+async def test_sigterm_stops_within_the_grace_period(tmp_path, stuck):
+    import asyncio
+    import os
+    import signal
+    from pathlib import Path
+
+    tests = str(Path(__file__).parent)
+    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.napping_tool",
+           "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")])),
+           "RECALL_SHUTDOWN_GRACE": "2", "RECALL_LIMITS__TOOL_TIMEOUT": "120"}
+    srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, env=env).start()
+    token = srv.token("sleepy")
+    napping = None
+    try:
+        if stuck:
+            agent = Agent(srv.url, token)
+            await agent.__aenter__()
+            napping = asyncio.create_task(agent.client.call_tool("nap", {"seconds": 60},
+                                                                 raise_on_error=False))
+            await asyncio.sleep(1.0)
+        started = time.monotonic()
+        srv.proc.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(srv.proc.wait, 20)
+        took = time.monotonic() - started
+    finally:
+        if napping is not None:
+            napping.cancel()
+        srv.stop()
+    assert code == 0, srv.log()
+    assert took < (2 + 3 if stuck else 3), took
+    assert "stopped" in srv.log()
