@@ -143,3 +143,31 @@ def test_version_and_help():
                  "--log-level", "--log-format"):
         assert flag in serve
     assert serve.count("default") >= 8, serve
+
+
+def test_backup_is_an_online_consistent_copy(tmp_path):
+    from serverproc import Agent, ServerProcess
+    import asyncio
+
+    db = str(tmp_path / "live.db")
+    srv = ServerProcess(db, tmp_path, env=ENV).start()
+    try:
+        token = srv.token("keeper")
+
+        async def store():
+            async with Agent(srv.url, token) as a:
+                for i in range(5):
+                    await a.ok("store_memory", text=f"Backup fact number {i} is worth keeping.")
+                await a.wait_idle()
+        asyncio.run(store())
+        out = json.loads(recall_cli("backup", str(tmp_path / "copy.db"), "--db", db, "--json", env=ENV).stdout)
+        assert out["bytes"] > 0
+    finally:
+        srv.stop()
+    assert _export(str(tmp_path / "copy.db"), "keeper") == _export(db, "keeper")
+    assert len(_export(db, "keeper")) == 5
+    again = recall_cli("backup", str(tmp_path / "copy.db"), "--db", db, check=False, env=ENV)
+    assert again.returncode == 2 and "never overwrites" in again.stderr
+    pg = recall_cli("backup", str(tmp_path / "x.db"), "--db", "postgresql://u@127.0.0.1:1/x",
+                    check=False, env=ENV)
+    assert pg.returncode == 2 and "pg_dump" in pg.stderr

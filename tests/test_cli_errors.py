@@ -111,3 +111,16 @@ def test_port_in_use_is_one_line_and_nothing_announced(tmp_path):
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert "in use" in lines[0] and "--port" in lines[0] and "serving" not in proc.stderr
     assert took < 15
+
+
+def test_a_database_from_a_newer_recall_is_refused(tmp_path):
+    import sqlite3
+
+    db = str(tmp_path / "r.db")
+    recall_cli("create-token", "a", "--db", db, env=ENV)
+    with sqlite3.connect(db) as conn:
+        (latest,) = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        conn.execute("INSERT INTO schema_version VALUES (?, '2099-01-01')", (latest + 1,))
+    proc = recall_cli("status", "--db", db, check=False, env=ENV)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and "newer" in lines[0] and "Downgrades" in lines[0]

@@ -28,3 +28,10 @@ def make_storage(url: str, settings: SQLiteSettings | dict[str, Any] | None = No
 @hookimpl
 def register_storage(register: Any) -> None:
     register("sqlite", make_storage, settings=SQLiteSettings)
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    from .backup import add_command
+
+    add_command(cli)

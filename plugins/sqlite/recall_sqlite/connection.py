@@ -25,6 +25,7 @@ import aiosqlite
 
 from recall_core.errors import ConfigError
 
+from . import schema
 from .schema import migrate
 from .settings import SQLiteSettings
 
@@ -132,6 +133,7 @@ class Database:
                                   f"Check that it is a Recall database and that its directory "
                                   f"is writable.") from exc
             self.journal_mode = str(mode[0][0]).upper()
+            await refuse_newer_schema(writer, self.path)
             try:
                 await migrate(writer)
             except sqlite3.OperationalError as exc:
@@ -246,6 +248,23 @@ class Database:
     async def fetch_one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         rows = await self.fetch(sql, params)
         return rows[0] if rows else None
+
+
+async def refuse_newer_schema(db: aiosqlite.Connection, path: str) -> None:
+    """A file migrated by a newer Recall: this one would write rows that schema does not
+    expect. Refuse, before migrating anything."""
+    exists = await db.execute_fetchall(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
+    if not exists:
+        return
+    rows = await db.execute_fetchall("SELECT max(version) FROM schema_version")
+    have = rows[0][0] if rows and rows[0][0] is not None else 0
+    latest = max(version for version, _ in schema.MIGRATIONS)
+    if have > latest:
+        raise ConfigError(
+            f"Database file {path} has schema version {have}, newer than this recall-sqlite "
+            f"understands ({latest}): it was written by a newer Recall. Downgrades are not "
+            f"supported; upgrade Recall, or restore the backup taken before the upgrade.")
 
 
 async def _rollback(db: aiosqlite.Connection) -> None:
