@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The README's quick-start install in a fresh venv, as a new user runs it: no torch and no
+# nvidia package may come in, and the server must answer with the embeddings plugin's dense
+# ranker ready (torch-free). Then SIGTERM must stop it with exit 0. (issue 15)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+install=$(grep -m1 '^pip install -e \. ' README.md | sed 's/ && recall serve$//')
+[ -n "$install" ] || { echo "fresh install: README quick-start command not found" >&2; exit 1; }
+python -m venv "$tmp/venv"
+started=$(date +%s)
+( source "$tmp/venv/bin/activate" && eval "$install -q" )
+echo "fresh install: '$install' took $(( $(date +%s) - started )) s, $(du -sm "$tmp/venv" | cut -f1) MB"
+if "$tmp/venv/bin/pip" list 2>/dev/null | grep -i -E '^(torch|nvidia|triton)'; then
+  echo "fresh install: torch/nvidia came in with the README's command" >&2; exit 1
+fi
+
+port=$("$tmp/venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$tmp/venv/bin/recall" serve --db "$tmp/r.db" --port "$port" > "$tmp/serve.log" 2>&1 &
+pid=$!
+token=$("$tmp/venv/bin/recall" create-token ci --db "$tmp/r.db" --json | "$tmp/venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+"$tmp/venv/bin/python" - "$port" "$token" <<'PY'
+import asyncio, sys, time, urllib.request, json
+from fastmcp import Client
+
+port, token = sys.argv[1], sys.argv[2]
+deadline = time.monotonic() + 120
+while True:
+    try:
+        health = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2))
+        if health["status"] == "ok":
+            break
+    except OSError:
+        pass
+    if time.monotonic() > deadline:
+        sys.exit("fresh install: server not healthy within 120 s")
+    time.sleep(0.5)
+
+async def main():
+    async with Client(f"http://127.0.0.1:{port}/mcp", auth=token) as c:
+        await c.call_tool("store_memory", {"text": "I prefer dark mode in every editor."})
+        for _ in range(100):
+            stats = (await c.call_tool("get_memory_stats", {})).structured_content["data"]
+            if stats["pending_extractions"] == 0:
+                break
+            await asyncio.sleep(0.1)
+        found = (await c.call_tool("search_memories", {"query": "which colour theme?"})).structured_content["data"]
+        assert found["degraded"] == [], found["degraded"]
+        assert any("dark mode" in r["text"] for r in found["results"]), found
+        print("fresh install: semantic search answered:", found["results"][0]["text"])
+asyncio.run(main())
+PY
+kill -TERM "$pid"
+code=0
+wait "$pid" || code=$?
+pid=
+[ "$code" -eq 0 ] || { echo "fresh install: recall serve exited $code on SIGTERM" >&2; cat "$tmp/serve.log" >&2; exit 1; }
+echo "fresh install: ok"
