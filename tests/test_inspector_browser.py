@@ -148,6 +148,25 @@ def test_forget_then_gone_from_search(page, srv):
     assert not any("dark mode" in t for t in run(search(srv, srv.alice, "dark mode editor")))
 
 
+def test_edit_stores_a_correction_and_keeps_history(page, srv):
+    sign_in(page, srv, srv.alice)
+    page.get_by_role("link", name="Our team uses Postgres 16 for production.").click()
+    page.get_by_text("Edit", exact=True).click()
+    page.get_by_label("Text").fill("Our team uses Postgres 17 for production.")
+    page.get_by_label("Importance (0–1)").fill("0.9")
+    page.get_by_role("button", name="Save correction").click()
+    assert "kept as superseded" in page.get_by_role("status").inner_text()
+    assert page.locator("h1").inner_text() == "Our team uses Postgres 17 for production."
+    assert "0.900" in page.locator("dl.facts").first.inner_text()
+    # The old version is history, not overwritten; search finds only the correction.
+    page.get_by_role("link", name="← All memories").click()
+    page.get_by_label("State").select_option("superseded")
+    page.get_by_role("button", name="Filter").click()
+    assert "Postgres 16" in page.locator("table.memories").inner_text()
+    found = run(search(srv, srv.alice, "Postgres production"))
+    assert any("Postgres 17" in t for t in found) and not any("Postgres 16" in t for t in found)
+
+
 def test_retry_a_failed_job(page, srv, shots):
     srv.fail_flag.write_text("on")
     try:

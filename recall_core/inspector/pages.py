@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from ..admin.service import AdminService
 from ..admin.storage import MemoryFilter
+from ..corrections import correct_memory
 from ..errors import RecallError
 from ..models import MEMORY_TYPES
 from .reads import health, memory_story
@@ -117,13 +118,26 @@ def routes(inspector: Any) -> list[tuple[str, Any, list[str]]]:
         if story is None:
             return ctx.render("error.html", 404, message="No such memory in this namespace. "
                               "It may have been forgotten.")
-        return ctx.render("memory.html", **story)
+        return ctx.render("memory.html", types=MEMORY_TYPES, flash=request.query_params.get("flash"),
+                          **story)
 
     @guarded(inspector)
     async def forget(request: Request, ctx: Context) -> Response:
         await service.delete(ctx.namespace, request.path_params["id"])
         return redirect("/ui/memories", ns=ctx.namespace if ctx.principal.is_admin else None,
                         flash="Memory forgotten.")
+
+    @guarded(inspector)
+    async def edit(request: Request, ctx: Context) -> Response:
+        f = ctx.form
+        importance = f.get("importance")
+        new = await correct_memory(
+            service, ctx.namespace, request.path_params["id"], text=f.get("text"),
+            type=f.get("type") or None, value=f.get("value"),
+            importance=_float(importance) if importance not in (None, "") else None)
+        return redirect(f"/ui/memories/{new.id}",
+                        ns=ctx.namespace if ctx.principal.is_admin else None,
+                        flash="Saved as a correction; the previous version is kept as superseded.")
 
     @guarded(inspector)
     async def search(request: Request, ctx: Context) -> Response:
@@ -169,7 +183,8 @@ def routes(inspector: Any) -> list[tuple[str, Any, list[str]]]:
                         flash="Job queued again.")
 
     return [("/memories", memories, ["GET"]), ("/memories/{id}", memory, ["GET"]),
-            ("/memories/{id}/forget", forget, ["POST"]), ("/search", search, ["GET"]),
+            ("/memories/{id}/forget", forget, ["POST"]), ("/memories/{id}/edit", edit, ["POST"]),
+            ("/search", search, ["GET"]),
             ("/queue", queue, ["GET"]), ("/jobs/{id}/retry", retry, ["POST"])]
 
 

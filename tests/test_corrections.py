@@ -1,0 +1,60 @@
+"""A person's correction (recall_core.corrections): a new memory supersedes the old one,
+history kept, on real SQLite through the service."""
+
+from __future__ import annotations
+
+import pytest
+
+import recall_extractors
+import recall_sqlite
+from recall_core.app import build_runtime
+from recall_core.config import load_config
+from recall_core.corrections import correct_memory
+from recall_core.errors import InvalidParam, MemoryNotFound
+from recall_core.models import Memory
+from recall_core.plugins import get_plugin_manager
+
+
+@pytest.fixture
+async def runtime(tmp_path):
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(recall_sqlite, name="sqlite")
+    pm.register(recall_extractors, name="extractors")
+    rt = await build_runtime(load_config(None, db=str(tmp_path / "r.db")), pm, start_worker=False)
+    yield rt
+    await rt.close()
+
+
+async def test_correction_supersedes_and_keeps_history(runtime):
+    old = Memory(namespace="u", text="The user lives in Berlin.", entity="user",
+                 attribute="location", value="Berlin", importance=0.6, topic="home",
+                 session_id="s1", source_job_id="j1")
+    await runtime.storage.insert_memories([old])
+    new = await correct_memory(runtime.service, "u", old.id, text="The user lives in Potsdam.",
+                               value="Potsdam")
+    assert (new.text, new.value, new.topic, new.session_id, new.importance) == \
+        ("The user lives in Potsdam.", "Potsdam", "home", "s1", 0.6)
+    history = await runtime.service.history("u", "user", "location")
+    assert [(m.value, m.valid_until is None) for m in history] == [("Berlin", False), ("Potsdam", True)]
+    found = await runtime.service.search("u", "where does the user live", limit=5)
+    assert [r["text"] for r in found["results"]] == ["The user lives in Potsdam."]
+    with pytest.raises(MemoryNotFound):  # the old version is history now
+        await correct_memory(runtime.service, "u", old.id, text="again")
+    with pytest.raises(MemoryNotFound):  # another namespace's memory
+        await correct_memory(runtime.service, "other", new.id, text="mine now")
+
+
+async def test_correction_validates(runtime):
+    m = Memory(namespace="u", text="Deploys on Thursdays.", importance=0.5)
+    await runtime.storage.insert_memories([m])
+    with pytest.raises(InvalidParam, match="Nothing changed"):
+        await correct_memory(runtime.service, "u", m.id, text="Deploys on Thursdays.",
+                             importance=0.50001)
+    with pytest.raises(InvalidParam):
+        await correct_memory(runtime.service, "u", m.id, text="   ")
+    with pytest.raises(InvalidParam):
+        await correct_memory(runtime.service, "u", m.id, type="opinion")
+    with pytest.raises(InvalidParam):
+        await correct_memory(runtime.service, "u", m.id, importance=1.5)
+    new = await correct_memory(runtime.service, "u", m.id, type="procedure", importance=0.9)
+    assert (new.type, new.importance, new.text) == ("procedure", 0.9, "Deploys on Thursdays.")
