@@ -232,6 +232,40 @@ def test_admin_browses_a_namespace(page, srv):
     assert "ns=alice" in page.url
 
 
+UNLABELLED = """() => [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+    .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label'))
+    .map(el => el.outerHTML)"""
+
+
+def test_keyboard_and_labels(page, srv):
+    sign_in(page, srv, srv.admin)
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    for path in ("/ui/admin", "/ui/admin/namespace?ns=alice", "/ui/memories?ns=alice",
+                 "/ui/search?ns=alice&query=team", "/ui/queue?ns=alice", "/ui/admin/audit"):
+        page.goto(srv.base + path)
+        assert page.evaluate(UNLABELLED) == [], path
+    # Forms work from the keyboard alone: type a filter, press Enter.
+    page.goto(srv.base + "/ui/memories?ns=alice")
+    page.get_by_label("Text contains").focus()
+    page.keyboard.type("Lisbon")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**q=Lisbon**")
+    assert page.locator("table.memories tbody tr").count() == 1
+
+
+def test_admin_exports_a_namespace(page, srv):
+    sign_in(page, srv, srv.admin)
+    page.goto(srv.base + "/ui/admin/namespace?ns=alice")
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Export as JSON lines").click()
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert download.value.suggested_filename == "alice.jsonl"
+    assert any("Lisbon" in line for line in lines) and len(lines) >= 3
+    page.goto(srv.base + "/ui/admin/audit")
+    assert "export_namespace" in page.locator("table").inner_text()
+
+
 def test_phone_layout(browser, srv, shots):
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
     page = context.new_page()
