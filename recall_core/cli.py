@@ -75,6 +75,9 @@ async def _serve_http(runtime, sock) -> None:
         host = f"[{host}]"
     public_url = runtime.config.public_url or f"http://{host}:{port}"
     app = await build_http_app(runtime, public_url=public_url)
+    from .warmup import warm_up
+
+    await warm_up(runtime.extras["mcp"])
     # log_config=None: uvicorn logs through our handler (text or JSON), not its own formats.
     server = uvicorn.Server(uvicorn.Config(
         app, log_level="warning", lifespan="on", log_config=None,

@@ -89,6 +89,7 @@ def _hostname(header: str) -> str:
 async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> Any:
     hosts = allowed_hosts(runtime.config)
     mcp = await build_mcp(runtime)
+    runtime.extras["mcp"] = mcp  # for the start-up warm-up (recall_core/warmup.py)
 
     @mcp.custom_route("/health", methods=["GET"])
     async def health(request):

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import json
 import logging
@@ -78,11 +79,17 @@ class AuditMiddleware(Middleware):
                        (time.perf_counter() - started) * 1000, job_id=job_id)
 
 
+# Set while the server warms itself up (recall_core/warmup.py): those calls are nobody's.
+WARMING_UP: contextvars.ContextVar[bool] = contextvars.ContextVar("recall_warming_up", default=False)
+
+
 def audit_call(runtime: Any, tool: str, namespace: str | None, args: Any, status: str,
                code: str | None, duration_ms: float, *, job_id: str | None = None) -> None:
     """One JSON log line now and one tool_call_records row (batched, see audit.py) for a call
     through any transport (MCP tools here, A2A tasks in a2a/executor.py). The log line names
     the namespace by its hash only; the row (tenant data, erased with it) keeps the name."""
+    if WARMING_UP.get():
+        return
     record = ToolCallRecord(tool=tool, namespace=namespace, inputs_hash=inputs_hash(args),
                             status=status, code=code, duration_ms=round(duration_ms, 3))
     line = record.model_dump(mode="json")

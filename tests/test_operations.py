@@ -175,3 +175,22 @@ async def test_sigterm_stops_within_the_grace_period(tmp_path, stuck):
     assert code == 0, srv.log()
     assert took < (2 + 3 if stuck else 3), took
     assert "stopped" in srv.log()
+
+
+async def test_the_first_call_after_start_is_not_cold(tmp_path):
+    # The first tool call used to take ~220 ms on the server (lazy imports in the MCP
+    # dispatch path); start-up now pays that before "serving".
+    srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, args=("--log-format", "json")).start()
+    try:
+        async with Agent(srv.url, srv.token("first")) as a:
+            for _ in range(4):
+                await a.ok("get_memory_stats")
+        time.sleep(0.3)
+        records = [json.loads(line) for line in srv.log_path.read_text().splitlines() if line.strip()]
+    finally:
+        srv.stop()
+    calls = [r["duration_ms"] for r in records if r.get("event") == "tool_call"]
+    assert calls[0] < 60, calls  # was ~220 ms; later calls take 1-2 ms
+    assert len(calls) == 4  # the warm-up calls are not audited
+    assert any(r.get("msg", "").startswith("warmed up in") for r in records)
+    assert not any(r.get("namespace_hash") is None and r.get("event") == "tool_call" for r in records)
