@@ -71,6 +71,26 @@ def test_permission_levels_are_separate(srv, admin):
     assert a2a.status_code == 401
 
 
+def test_every_admin_route_refuses_other_credentials(srv, admin):
+    """Loop over every operation of the OpenAPI document: no token 401, a namespace token 403,
+    an unknown token 401; and nothing changed."""
+    ns_token = srv.token("henry")
+    doc = httpx.get(srv.base + "/admin/openapi.json").json()
+    before = admin.get("/namespaces").json()
+    for path, ops in doc["paths"].items():
+        url = srv.base + "/admin" + path.format(namespace="henry", token_id="0" * 16,
+                                                job_id="nope")
+        for method in ops:
+            body = {"confirm": "henry"} if path.endswith("/erase") else \
+                {"memories": [{"text": "x"}]} if path.endswith("/import") else None
+            for token, status in ((None, 401), (ns_token, 403), ("rcla_unknown", 401)):
+                headers = {"Authorization": f"Bearer {token}"} if token else {}
+                r = httpx.request(method.upper(), url, json=body, headers=headers)
+                assert r.status_code == status, (method, path, token and token[:5], r.text)
+    assert admin.get("/namespaces").json() == before
+    assert mcp_status(srv, ns_token) == 200  # henry was not erased
+
+
 def test_openapi_document_describes_every_route(srv, admin):
     doc = httpx.get(srv.base + "/admin/openapi.json").json()  # public: carries no data
     assert doc["servers"] == [{"url": "/admin"}]
