@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from .config import LOG_LEVELS, RecallConfig, load_config
-from .errors import ConfigError
+from .errors import ConfigError, StorageConflict
 
 log = logging.getLogger("recall")
 
@@ -333,7 +333,7 @@ async def _export(args: argparse.Namespace) -> int:
     storage = await _open_storage(_config(args))
     count = 0
     try:
-        async for line in export_lines(storage, args.namespace):
+        async for line in export_lines(storage, args.namespace, active_only=args.active_only):
             sys.stdout.write(line + "\n")
             count += 1
     finally:
@@ -384,8 +384,16 @@ async def _import(args: argparse.Namespace) -> int:
                 if not embedder.ready:
                     raise ConfigError("the embedding model did not load; retry with --no-embed "
                                       "(vectors are backfilled by the server later)")
-            n = await import_verbatim(runtime.storage, args.namespace, rows, embedder,
-                                      keep_ids=args.keep_ids, progress=bar.update)
+            try:
+                n = await import_verbatim(runtime.storage, args.namespace, rows, embedder,
+                                          keep_ids=args.keep_ids, progress=bar.update)
+            except StorageConflict as exc:
+                fix = ("Import without --keep-ids (new ids are given), or import into the "
+                       "namespace the rows came from." if exc.kind == "duplicate_id" else
+                       "Export with history and import the whole file, or import plain lines "
+                       "(without valid_from) so the fact rules settle contradictions.")
+                raise ConfigError(f"import refused, nothing was imported: {exc.message} {fix}"
+                                  ) from None
             summary = {"namespace": args.namespace, "lines": len(rows), "imported": n,
                        "embedded": embedder is not None}
         bar.close()
@@ -475,8 +483,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     _json_arg(p)
     p.set_defaults(afunc=_history)
 
-    p = sub.add_parser("export", help="write a namespace's active memories as JSON lines to stdout")
+    p = sub.add_parser("export", help="write a namespace's memories (current and history) as "
+                                      "JSON lines to stdout")
     p.add_argument("namespace", help="the namespace to export")
+    p.add_argument("--active-only", action="store_true",
+                   help="only current memories (plain lines: no history, no validity times)")
     _db_args(p)
     p.set_defaults(afunc=_export)
 

@@ -19,6 +19,8 @@ import numpy as np
 from .errors import EmbeddingsRequired, RecallError
 from .models import Memory, utcnow
 from .protocols import Embedder, ExtractionError, NotReady
+from .facts import normalise
+from .writes import replace
 
 if TYPE_CHECKING:
     from .service import MemoryService
@@ -81,15 +83,6 @@ async def text_vectors(service: MemoryService, namespace: str,
     return np.asarray([usable[m.id] for m in memories], dtype=np.float32)
 
 
-def _canonical_triple(merged_entity: str | None, merged_attribute: str | None,
-                      merged_value: str | None) -> tuple[str | None, str | None, str | None]:
-    entity = " ".join((merged_entity or "").lower().split()) or None
-    attribute = " ".join((merged_attribute or "").lower().split()) or None
-    if entity is None or attribute is None or merged_value is None:
-        return None, None, None
-    return entity, attribute, merged_value
-
-
 async def consolidate(service: MemoryService, namespace: str, topic: str, threshold: float,
                       dry_run: bool) -> dict[str, Any]:
     storage, embedder = service.storage, service.embedder
@@ -116,24 +109,16 @@ async def consolidate(service: MemoryService, namespace: str, topic: str, thresh
                 f"Nothing was changed; retry later"
                 + (", or lower the group size by raising similarity_threshold." if not
                    exc.retryable else "."), code="EXTRACTION_FAILED") from None
-        entity, attribute, value = _canonical_triple(merged.entity, merged.attribute,
-                                                     merged.value)
-        if entity is not None:
-            ids = {m.id for m in members}
-            others = [m for m in await storage.find_active_by_triple(namespace, entity, attribute)
-                      if m.id not in ids]
-            if others:
-                # The key belongs to a memory outside the group: two active rows for one
-                # (entity, attribute) would contradict each other. Keep the text only.
-                entity = attribute = value = None
+        # A key current outside the group is dropped from the canonical memory at write
+        # time (writes.replace), under the key's lock.
         accessed = [m.last_accessed_at for m in members if m.last_accessed_at is not None]
-        canonical = Memory(
+        canonical = normalise(Memory(
             namespace=namespace, text=merged.text, topic=topic, type=merged.type,
-            entity=entity, attribute=attribute, value=value,
+            entity=merged.entity, attribute=merged.attribute, value=merged.value,
             importance=max(merged.importance, max(m.importance for m in members)),
             created_at=max(m.created_at for m in members), valid_from=now,
             last_accessed_at=max(accessed) if accessed else None,
-            access_count=sum(m.access_count for m in members))
+            access_count=sum(m.access_count for m in members)))
         planned.append((members, canonical))
 
     # 2. Write each group in its own transaction, unless a member changed meanwhile.
@@ -148,11 +133,10 @@ async def consolidate(service: MemoryService, namespace: str, topic: str, thresh
     for members, canonical in planned:
         ids = [m.id for m in members]
         if not dry_run:
-            if len(await storage.get_memories(namespace, ids)) != len(ids):
+            if await replace(storage, namespace, members, [canonical], now) is None:
                 skipped += 1
                 log.info("consolidation of %s skipped: a member changed meanwhile", ids)
                 continue
-            await storage.supersede_memories(namespace, ids, now, [canonical])
         plan.append({"merged_ids": ids, "texts": [m.text for m in members],
                      "canonical": canonical.text})
         created.append(canonical.public())

@@ -49,3 +49,26 @@ class ConfigError(Exception):
 
 class PluginError(ConfigError):
     """A plugin failed to load, registered a duplicate, or broke a rule at start-up."""
+
+
+class StorageConflict(RecallError):
+    """A write the database refused because it would break an invariant: a memory id that
+    exists already (`duplicate_id`), or a second current row for one (namespace, entity,
+    attribute) (`second_current`). The transaction was rolled back; nothing was written."""
+
+    code = "STORAGE_CONFLICT"
+
+    def __init__(self, message: str, kind: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class StaleClaim(Exception):
+    """Raised inside a write transaction when the job's claim went stale (another worker
+    re-ran or finished it): the transaction rolls back and nothing is written."""
+
+
+class NamespaceErased(RecallError):
+    """The namespace was erased while this write was in flight: nothing is written."""
+
+    code = "NAMESPACE_ERASED"

@@ -45,6 +45,13 @@ class Memory(BaseModel):
     session_id: str | None = None
     agent_id: str | None = None
     source_job_id: str | None = None
+    #: The importance decay starts from (None: `importance` is undecayed and is the base).
+    base_importance: float | None = None
+    #: For a superseded row: the id of the row that replaced it (None while active, and for
+    #: rows ended without a successor, e.g. by consolidation of a keyless group).
+    superseded_by: str | None = None
+    #: Decay never lowers a pinned memory's importance.
+    pinned: bool = False
     # Dense vector, when an embedder produced one; storage decides how to keep it.
     embedding: list[float] | None = None
     # What was said just before in the same session, set at write time. A retrieval aid the
@@ -70,7 +77,16 @@ class Memory(BaseModel):
             val = getattr(self, key)
             if val is not None:
                 out[key] = val
+        if self.pinned:
+            out["pinned"] = True
         return out
+
+    @property
+    def key(self) -> tuple[str, str] | None:
+        """The (entity, attribute) fact key, when the memory states a fact."""
+        if self.entity and self.attribute and self.value is not None:
+            return self.entity, self.attribute
+        return None
 
 
 class Operation(BaseModel):

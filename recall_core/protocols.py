@@ -8,6 +8,7 @@ checks all of this against a real backend.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -27,6 +28,67 @@ class DecayRow(NamedTuple):
     created_at: datetime
     last_accessed_at: datetime | None
     access_count: int
+
+
+class WriteTx(Protocol):
+    """One write transaction on one namespace, from `Storage.write`. Primitives only: the
+    rules that decide what they do live in core (`facts.py`, `writes.py`, `forget.py`).
+
+    Committed when the `async with` block ends normally, rolled back entirely when it raises.
+    While it is open, the fact keys it was opened with are locked against every other writer
+    (of any process sharing the database), so what `timeline` returns stays true until commit.
+    """
+
+    namespace: str
+
+    async def timeline(self, keys: Sequence[tuple[str, str]]) -> list[Memory]:
+        """Every row (current and superseded) of these (entity, attribute) keys, oldest
+        `valid_from` first. Keys are matched exactly (core normalises them)."""
+
+    async def current(self, ids: Sequence[str]) -> list[Memory]:
+        """The current (active) rows of this namespace among `ids`."""
+
+    async def insert(self, memories: Sequence[Memory]) -> None:
+        """Insert rows as given (their namespace must be this one). Raises
+        `errors.StorageConflict` for an existing id (kind `duplicate_id`) or a second current
+        row of a key (kind `second_current`)."""
+
+    async def end(self, ends: Sequence[tuple[str, datetime, str | None]]) -> None:
+        """(id, valid_until, superseded_by): end rows of this namespace whose validity lasts
+        past `valid_until` (current ones, or history rows being split by a late statement)."""
+
+    async def refresh(self, items: Sequence[tuple[str, float]], at: datetime) -> None:
+        """(id, importance): a current row was re-stated: base importance becomes the larger
+        of its base and `importance` (any decay undone) and last_accessed_at = at. Rows that
+        are no longer current are left alone."""
+
+    async def delete(self, ids: Sequence[str]) -> int:
+        """Hard-delete rows of this namespace (current or history) and their index entries.
+        Returns how many were deleted."""
+
+    async def predecessors(self, ids: Sequence[str]) -> list[Memory]:
+        """Rows of this namespace whose `superseded_by` is one of `ids`."""
+
+    async def scrub_context(self, session_ids: Sequence[str], texts: Sequence[str]) -> None:
+        """Clear the session context (`Memory.context`, and its index entry) of rows of
+        these sessions whose context contains one of `texts`."""
+
+    async def operations(self, ids: Sequence[str]) -> list[Operation]:
+        """Operations of this namespace with these ids."""
+
+    async def set_payload(self, op_id: str, payload: dict[str, Any]) -> None:
+        """Replace an operation's payload (forget scrubs its text)."""
+
+    async def delete_tasks(self, task_ids: Sequence[str]) -> None:
+        """Delete A2A tasks of this namespace."""
+
+    async def finish_job(self, op_id: str, attempts: int | None,
+                         result: dict[str, Any] | None = None) -> bool:
+        """Mark the job done if it is still running under the claim with `attempts`
+        (else False, and the caller rolls back by raising `errors.StaleClaim`). `result`
+        (the ids written) is kept in the operation's payload under "result". With
+        `attempts=None` the operation is a record created done (A2A): it only has to still
+        exist in this namespace (an erase deletes it), and only `result` is written."""
 
 
 @runtime_checkable
@@ -68,25 +130,6 @@ class Storage(Protocol):
         """Atomically take the oldest queued job (or a running one whose lease expired),
         mark it running, increment attempts, set lease_until. None when nothing is ready."""
 
-    async def complete_job(
-        self,
-        op_id: str,
-        attempts: int,
-        memories: Sequence[Memory],
-        supersede: Sequence[tuple[str, datetime]] = (),
-        refresh: Sequence[tuple[str, float]] = (),
-    ) -> bool:
-        """In ONE transaction: insert `memories`, set valid_until on the (id, at) pairs in
-        `supersede`, and for each (id, importance) in `refresh` (a fact re-stated with the same
-        value) set importance = max(base importance, given) (undoing any decay; it is the new
-        base) and last_accessed_at = now; then mark the job done (status done, finished_at,
-        error NULL).
-
-        Only applies if the job is still running with the same `attempts` count (the claim
-        that computed the result); otherwise writes nothing and returns False. This is what
-        makes a re-run after a crash never write twice.
-        """
-
     async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
                        retry_at: datetime | None = None) -> bool:
         """Record `error`; back to queued when `retry` (not claimable before `retry_at`, if
@@ -109,6 +152,11 @@ class Storage(Protocol):
         attempts, error, finished_at. Shown by get_memory_stats and `recall status`."""
 
     # -- memories -------------------------------------------------------------------------
+    def write(self, namespace: str, keys: Sequence[tuple[str, str]] = ()
+              ) -> AbstractAsyncContextManager[WriteTx]:
+        """Open one write transaction on `namespace`, holding the fact `keys` locked (see
+        WriteTx). Every write of memories goes through here, except bulk `insert_memories`."""
+
     async def insert_memories(self, memories: Sequence[Memory]) -> None:
         """Insert rows as given (bulk import). All or nothing."""
 
@@ -122,21 +170,12 @@ class Storage(Protocol):
     def iter_memories(self, namespace: str, active_only: bool = True) -> AsyncIterator[Memory]:
         """Every memory of the namespace, oldest first (export, fallback indexes)."""
 
-    async def find_active_by_triple(self, namespace: str, entity: str, attribute: str) -> list[Memory]: ...
-
     async def latest_in_session(self, namespace: str, session_id: str) -> Memory | None:
         """The newest active memory of a session (by created_at, then insertion order).
         Used to give a new memory's vector the session's context."""
 
     async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
         """Active and superseded rows of one (entity, attribute), oldest first."""
-
-    async def delete_memory(self, namespace: str, memory_id: str) -> bool:
-        """Hard-delete one active memory. False when no such active memory in the namespace."""
-
-    async def supersede_memories(self, namespace: str, ids: Sequence[str], at: datetime,
-                                 new: Sequence[Memory]) -> None:
-        """One transaction: set valid_until=at on `ids`, insert `new` (consolidation)."""
 
     async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         """access_count += 1 and last_accessed_at = at for each id."""

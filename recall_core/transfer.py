@@ -1,9 +1,17 @@
 """Bulk import and export of memories as JSON lines.
 
 One object per line: `text` (required) and optional `topic`, `type`, `importance`,
-`created_at` (ISO 8601), `entity`, `attribute`, `value`, `session_id`, `agent_id`; export adds
-`id`. A verbatim import validates the whole file first (a bad line is reported with its number
-and nothing is written), embeds when an embedder is available, and inserts in one transaction.
+`created_at` (ISO 8601), `entity`, `attribute`, `value`, `session_id`, `agent_id`.
+
+Export writes every row by default, current and history, with the fields that make a round
+trip exact: `id`, `valid_from`, `valid_until`, `superseded_by`, `base_importance` (the
+undecayed importance), `last_accessed_at`, `access_count`, `pinned`. Importing such a line
+(it has `valid_from`) restores the row exactly. A plain line (no `valid_from`) is a statement
+made at its `created_at`: its triple is normalised and placed in the fact timeline by the same
+rules as the worker (`facts.py`), so a contradiction supersedes or becomes history.
+
+A verbatim import validates the whole file first (a bad line is reported with its number and
+nothing is written), embeds when an embedder is available, and writes in one transaction.
 An extracting import queues each line as a store operation keyed by its content, so running it
 again after an interruption resumes instead of duplicating.
 """
@@ -18,12 +26,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from . import facts, writes
 from .context import attach_context, embed_in_context
-from .models import Memory, MemoryType, Operation
+from .models import Memory, MemoryType, Operation, new_id
 from .protocols import Embedder, Storage
 
+#: A verbatim import of at least this many rows without fact statements takes the bulk path.
+OPTIMIZE_BULK = 5000
+
 EXPORT_KEYS = ("id", "text", "topic", "type", "importance", "created_at", "entity", "attribute",
-               "value", "session_id", "agent_id")
+               "value", "session_id", "agent_id", "valid_from", "valid_until", "superseded_by",
+               "base_importance", "last_accessed_at", "access_count", "pinned")
 
 
 class ImportLine(BaseModel):
@@ -40,6 +53,18 @@ class ImportLine(BaseModel):
     value: str | None = None
     session_id: str | None = None
     agent_id: str | None = None
+    # Full-row fields (written by export): present -> the row is restored exactly.
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    superseded_by: str | None = None
+    base_importance: float | None = Field(None, ge=0.0, le=1.0)
+    last_accessed_at: datetime | None = None
+    access_count: int = Field(0, ge=0)
+    pinned: bool = False
+
+    @property
+    def exact(self) -> bool:
+        return self.valid_from is not None
 
     @field_validator("text")
     @classmethod
@@ -48,7 +73,7 @@ class ImportLine(BaseModel):
             raise ValueError("text is blank")
         return v
 
-    @field_validator("created_at")
+    @field_validator("created_at", "valid_from", "valid_until", "last_accessed_at")
     @classmethod
     def _aware(cls, v: datetime | None) -> datetime | None:
         if v is not None and v.tzinfo is None:
@@ -85,21 +110,34 @@ def to_memory(namespace: str, line: ImportLine, keep_id: bool) -> Memory:
         data.pop("id", None)
     now = datetime.now(timezone.utc)
     created = line.created_at or now
-    # The decay clock restarts at import: an exported importance is already decayed, and
-    # decaying it again from the old created_at would count the same time twice.
-    return Memory(namespace=namespace, **{**data, "created_at": created, "valid_from": created,
-                                          "last_accessed_at": now})
+    if line.exact:  # a full exported row: as it was
+        return Memory(namespace=namespace, **{**data, "created_at": created})
+    # A plain line: the decay clock restarts at import (an importance from elsewhere may be
+    # decayed already, and decaying it again from the old created_at would count twice).
+    return facts.normalise(Memory(namespace=namespace, **{
+        **data, "created_at": created, "valid_from": created, "last_accessed_at": now}))
 
 
 async def import_verbatim(storage: Storage, namespace: str, rows: list[tuple[int, ImportLine]],
                           embedder: Embedder | None = None, keep_ids: bool = False,
                           progress: Callable[[int], None] | None = None,
                           batch: int = 256) -> int:
-    memories = [to_memory(namespace, line, keep_ids) for _, line in rows]
-    if keep_ids:
-        existing = {m.id for m in await storage.get_memories(namespace, [m.id for m in memories])}
-        memories = [m for m in memories if m.id not in existing]  # resume: skip what is there
-    await attach_context(storage, namespace, memories)
+    """Write the lines; returns how many rows were written. Raises StorageConflict (nothing
+    written) when a kept id exists elsewhere or a full row would be a second current value."""
+    pairs = [(to_memory(namespace, line, True), line.exact) for _, line in rows]
+    if not keep_ids:  # new ids, and the history links between the file's rows follow them
+        renamed = {}
+        for m, _ in pairs:
+            renamed[m.id] = m.id = new_id()
+        for m, _ in pairs:
+            m.superseded_by = renamed.get(m.superseded_by, m.superseded_by) if m.superseded_by else None
+    if keep_ids or any(exact for _, exact in pairs):
+        async with storage.write(namespace) as tx:  # resume: skip rows already there
+            ids = [m.id for m, _ in pairs]
+            have = {m.id for m in await tx.current(ids)}
+        pairs = [(m, exact) for m, exact in pairs if m.id not in have]
+    memories = [m for m, _ in pairs]
+    await attach_context(storage, namespace, [m for m in memories if m.valid_until is None])
     if embedder is not None:
         last: dict[str, Any] = {}  # session context carried across batches, in file order
         for start in range(0, len(memories), batch):
@@ -107,7 +145,19 @@ async def import_verbatim(storage: Storage, namespace: str, rows: list[tuple[int
             await embed_in_context(embedder, storage, namespace, chunk, last)
             if progress:
                 progress(len(chunk))
-    await storage.insert_memories(memories)
+    exact = [m for m, is_exact in pairs if is_exact]
+    plain = [m for m, is_exact in pairs if not is_exact]
+    keyed = sorted((m for m in plain if m.key is not None), key=lambda m: m.valid_from)
+    keyless = [m for m in plain if m.key is None]
+    keys = sorted({m.key for m in [*keyed, *exact] if m.key is not None})
+    if len(keyless) + len(exact) >= OPTIMIZE_BULK and not keyed:
+        await storage.insert_memories([*exact, *keyless])  # the bulk path (index merge after)
+    else:
+        async with storage.write(namespace, keys) as tx:
+            await tx.insert([*exact, *keyless])
+            for m in keyed:  # one statement at a time, in the order they were said
+                await writes.apply(tx, facts.plan(await tx.timeline([m.key]), [m], m.valid_from),
+                                   m.valid_from)
     if progress and embedder is None:
         progress(len(memories))
     return len(memories)
@@ -138,14 +188,24 @@ async def import_extract(storage: Storage, namespace: str, rows: list[tuple[int,
 
 def export_line(m: Memory) -> str:
     data: dict[str, Any] = {"id": m.id, "text": m.text, "topic": m.topic, "type": m.type,
-                            "importance": m.importance, "created_at": m.created_at.isoformat()}
-    for key in ("entity", "attribute", "value", "session_id", "agent_id"):
+                            "importance": m.importance, "created_at": m.created_at.isoformat(),
+                            "valid_from": m.valid_from.isoformat(),
+                            "valid_until": m.valid_until.isoformat() if m.valid_until else None,
+                            "base_importance": m.base_importance
+                            if m.base_importance is not None else m.importance,
+                            "access_count": m.access_count}
+    for key in ("entity", "attribute", "value", "session_id", "agent_id", "superseded_by"):
         val = getattr(m, key)
         if val is not None:
             data[key] = val
+    if m.last_accessed_at is not None:
+        data["last_accessed_at"] = m.last_accessed_at.isoformat()
+    if m.pinned:
+        data["pinned"] = True
     return json.dumps(data, ensure_ascii=False)
 
 
-async def export_lines(storage: Storage, namespace: str) -> AsyncIterator[str]:
-    async for m in storage.iter_memories(namespace):
+async def export_lines(storage: Storage, namespace: str, active_only: bool = False
+                       ) -> AsyncIterator[str]:
+    async for m in storage.iter_memories(namespace, active_only=active_only):
         yield export_line(m)

@@ -18,7 +18,7 @@ from typing import Any
 from .activity import Activity
 from .config import RecallConfig
 from .decay import run_decay
-from .extraction import process
+from .writes import process
 from .models import utcnow
 from .protocols import Embedder, ExtractionError, Extractor, NotReady, Storage
 

@@ -125,7 +125,7 @@ async def test_agent_card_is_public_and_describes_recall(server):
     r = httpx.get(server.base + "/.well-known/agent-card.json")
     assert r.status_code == 200
     card = r.json()
-    assert {s["id"] for s in card["skills"]} == {"consolidate_memories", "search_memories"}
+    assert {s["id"] for s in card["skills"]} == {"store_memories", "search_memories"}
     assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "bearer"
     assert card["securityRequirements"] == [{"schemes": {"bearer": {}}}]
     endpoints = {(i["protocolBinding"], i["protocolVersion"]): i["url"]
@@ -200,13 +200,15 @@ async def test_input_required_resumed_three_ways(server, tokens):
         assert len(artifact(task, "memories")["superseded_ids"]) == 1
         assert await editors(server.url, tok) == {"VS Code"}
 
-        # 3. keep_both: stored without superseding, both stay active.
+        # 3. keep_both: stored without superseding; the new statement is kept as a plain
+        #    memory (no triple), so search finds both while the fact keeps one current value.
         task = await carol.send(consolidate("I use Emacs."))
         assert task.status.state == INPUT_REQUIRED
         task = await carol.send(new_text_part("Keep both"), task=task)
         assert task.status.state == COMPLETED
         assert artifact(task, "memories")["superseded_ids"] == []
-        assert await editors(server.url, tok) == {"VS Code", "Emacs"}
+        assert await editors(server.url, tok) == {"VS Code"}
+        assert "I use Emacs." in await texts(server.url, tok)
         assert MessageToDict(task.metadata)["recall"] == {"pending": None, "decision": "keep_both"}
 
 

@@ -10,8 +10,9 @@ from serverproc import recall_cli
 ENV = {"RECALL_DISABLE_PLUGINS": "embeddings"}
 
 
-def _export(db, ns):
-    return [json.loads(line) for line in recall_cli("export", ns, "--db", db, env=ENV).stdout.splitlines()]
+def _export(db, ns, *extra):
+    return [json.loads(line) for line in
+            recall_cli("export", ns, "--db", db, *extra, env=ENV).stdout.splitlines()]
 
 
 def test_export_import_round_trip_field_for_field(tmp_path):
@@ -33,14 +34,57 @@ def test_export_import_round_trip_field_for_field(tmp_path):
     second = _export(db, "two")
     strip = lambda rs: sorted(({k: v for k, v in r.items() if k != "id"} for r in rs), key=lambda r: r["text"])
     assert strip(first) == strip(second)
-    assert strip(first) == strip([{**r, "topic": r.get("topic", ""), "importance": r.get("importance", 0.5)}
-                                  for r in rows])
+    plain = lambda rs: strip([{k: r[k] for k in (*rows[0], *rows[1], "importance", "topic")
+                               if k in r} for r in rs])
+    assert plain(first) == plain([{**r, "topic": r.get("topic", ""),
+                                   "importance": r.get("importance", 0.5)} for r in rows])
     # --keep-ids (moving a namespace to another database) resumes instead of duplicating.
     db2 = str(tmp_path / "other.db")
     recall_cli("import", str(dump), "--namespace", "one", "--db", db2, "--keep-ids", "--quiet", env=ENV)
     again = json.loads(recall_cli("import", str(dump), "--namespace", "one", "--db", db2,
                                   "--keep-ids", "--quiet", env=ENV).stdout)
     assert again["imported"] == 0 and _export(db2, "one") == first
+
+
+def test_export_with_history_round_trips_exactly(tmp_path):
+    # Issue 13 #8: history, validity times, base importance and access data survive; a plain
+    # line with "User"/"Editor" is normalised and superseded like the worker would.
+    db = str(tmp_path / "r.db")
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in [
+        {"text": "I use vim", "entity": "User", "attribute": "Editor", "value": "vim",
+         "created_at": "2024-01-01T00:00:00+00:00", "importance": 0.9},
+        {"text": "I use emacs", "entity": "user", "attribute": "editor", "value": "emacs",
+         "created_at": "2024-02-01T00:00:00+00:00"},
+        {"text": "I used nano", "entity": "user ", "attribute": "editor", "value": "nano",
+         "created_at": "2023-06-01T00:00:00+00:00"},
+    ]) + "\n")
+    recall_cli("import", str(src), "--namespace", "one", "--db", db, "--quiet", env=ENV)
+    first = _export(db, "one")
+    by_value = {r["value"]: r for r in first}
+    assert {r["entity"] for r in first} == {"user"} and by_value["emacs"]["valid_until"] is None
+    assert by_value["vim"]["valid_until"] == "2024-02-01T00:00:00+00:00"
+    assert by_value["vim"]["superseded_by"] == by_value["emacs"]["id"]
+    assert by_value["nano"]["valid_until"] == "2024-01-01T00:00:00+00:00"  # said earliest
+    assert by_value["vim"]["base_importance"] == 0.9
+    active = _export(db, "one", "--active-only")
+    assert [r["value"] for r in active] == ["emacs"]
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("\n".join(json.dumps(r) for r in first) + "\n")
+    recall_cli("import", str(dump), "--namespace", "two", "--db", db, "--quiet", env=ENV)
+    second = _export(db, "two")
+    ids = {r["id"] for r in second}
+    assert not ids & {r["id"] for r in first}  # new ids in another namespace...
+    strip = lambda rs: sorted(({k: v for k, v in r.items() if k not in ("id", "superseded_by")}
+                               for r in rs), key=lambda r: r["valid_from"])
+    assert strip(first) == strip(second)
+    links = {r["value"]: r.get("superseded_by") for r in second}
+    assert links["vim"] in ids and links["nano"] in ids  # ...and the links follow them
+    # --keep-ids into another namespace of the same database: a clear error, nothing written.
+    proc = recall_cli("import", str(dump), "--namespace", "three", "--db", db, "--keep-ids",
+                      check=False, env=ENV)
+    assert proc.returncode != 0 and "without --keep-ids" in proc.stderr
+    assert "Traceback" not in proc.stderr and _export(db, "three") == []
 
 
 def test_malformed_line_is_reported_and_nothing_written(tmp_path):

@@ -20,6 +20,7 @@ from recall_core.service import MemoryService
 from recall_extractors import make_stub
 from recall_sqlite import SQLiteSettings, make_storage
 from serverproc import Agent, ServerProcess
+from recall_core.testing.helpers import current_of, delete
 
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
 
@@ -185,7 +186,7 @@ async def test_a_group_whose_member_changed_meanwhile_is_skipped(setup):
     inner = service.extractor.merge
 
     async def merge(memories, topic=""):
-        await storage.delete_memory("ns", rows[1].id)  # another call deletes a member
+        await delete(storage, "ns", rows[1].id)  # another call deletes a member
         return await inner(memories, topic)
 
     service.extractor.merge = merge
@@ -207,7 +208,7 @@ async def test_canonical_never_duplicates_a_triple_held_outside_the_group(setup)
     service.extractor.merge = merge
     got = await service.consolidate("ns", "ops", 0.85, False)
     assert "entity" not in got["created"][0]
-    held = await storage.find_active_by_triple("ns", "user", "editor")
+    held = await current_of(storage, "ns", "user", "editor")
     assert [m.value for m in held] == ["Helix"]
 
 

@@ -17,6 +17,7 @@ from recall_core.protocols import DecayRow
 from recall_core.worker import Worker
 from recall_sqlite import SQLiteSettings, make_storage
 from serverproc import Agent, ServerProcess
+from recall_core.testing.helpers import supersede, complete_job
 
 # Fresh Postgres schemas for the "postgres" param (skipped unless RECALL_TEST_PG_URL is set).
 try:
@@ -149,14 +150,14 @@ async def test_reading_or_restating_a_memory_brings_its_importance_back(storage)
     # "I use vim" stated again: the refresh restores the base importance at once
     op, _ = await storage.enqueue(Operation(namespace="a", idempotency_key="again"))
     claimed = await storage.claim_job(60)
-    assert await storage.complete_job(op.id, claimed.attempts, [], refresh=[(m.id, 0.5)])
+    assert await complete_job(storage, op, claimed.attempts, [], refresh=[(m.id, 0.5)])
     assert (await importances(storage, "a"))[m.text] == 0.8
 
 
 async def test_superseded_memories_are_left_alone(storage):
     old, new = mem("a", "the user lives in Rome"), mem("a", "the user lives in Oslo")
     await storage.insert_memories([old, new])
-    await storage.supersede_memories("a", [old.id], days(1), [])
+    await supersede(storage, "a", [old.id], days(1), [])
     report = await run_decay(storage, RATE, days(35))
     assert report.scanned == 1
     history = [m async for m in storage.iter_memories("a", active_only=False)]

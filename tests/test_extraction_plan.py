@@ -6,7 +6,7 @@ import recall_extractors
 import recall_sqlite
 from recall_core.app import build_runtime
 from recall_core.config import load_config
-from recall_core.extraction import process
+from recall_core.writes import process
 from recall_core.models import utcnow
 from recall_core.plugins import get_plugin_manager
 

@@ -36,8 +36,8 @@ BEARER = "bearer"
 
 SKILLS = [
     AgentSkill(
-        id="consolidate_memories",
-        name="Consolidate memories",
+        id="store_memories",
+        name="Store memories",
         description=(
             "Extract memories (preferences, facts, decisions, procedures) from `text` under "
             "`topic` and store them at once, checked against the facts already stored. "
@@ -45,9 +45,10 @@ SKILLS = [
             "a stored one and both are recent and about as important, the task stops in "
             "input-required showing both versions; reply on the same task with keep_existing, "
             "keep_new or keep_both. Input: a data part {skill, text, topic} or plain text. "
-            "Not the MCP tool of the same name, which merges similar stored memories."),
+            "The old id consolidate_memories still works for this skill (deprecated; not the "
+            "MCP tool of that name, which merges similar stored memories)."),
         tags=["memory", "write", "extraction"],
-        examples=['{"skill": "consolidate_memories", "text": "I switched to VS Code", '
+        examples=['{"skill": "store_memories", "text": "I switched to VS Code", '
                   '"topic": "tools"}'],
         input_modes=["application/json", "text/plain"],
         output_modes=["application/json", "text/plain"]),

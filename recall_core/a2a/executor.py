@@ -1,7 +1,7 @@
 """The A2A AgentExecutor: reads the caller's message, runs a skill, reports through TaskUpdater.
 
 A message picks its skill with a `skill` key (data part, message metadata or request metadata;
-default consolidate_memories); text parts fill `text` (or `query` for search). A task waiting
+default store_memories; consolidate_memories is its old id, kept as an alias); text parts fill `text` (or `query` for search). A task waiting
 in input-required keeps what it needs to resume in `task.metadata.recall.pending`, which the
 task store persists, so a decision sent after a restart resumes it just the same.
 
@@ -24,7 +24,7 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Message, Task, TaskState, TaskStatus
 from google.protobuf.json_format import MessageToDict
 
-from ..errors import InvalidParam, RecallError
+from ..errors import InvalidParam, NamespaceErased, RecallError
 from ..middleware import audit_call
 from ..models import ExtractedMemory, utcnow
 from ..protocols import ExtractionError
@@ -33,7 +33,9 @@ from .auth import namespace_of
 
 log = logging.getLogger("recall.a2a")
 
-SKILL_IDS = ("consolidate_memories", "search_memories")
+SKILL_IDS = ("store_memories", "search_memories")
+#: Old skill ids still accepted: old id -> current id.
+SKILL_ALIASES = {"consolidate_memories": "store_memories"}
 
 
 def message_args(context: RequestContext) -> tuple[dict[str, Any], str]:
@@ -90,7 +92,7 @@ class RecallAgentExecutor(AgentExecutor):
             except Exception:  # noqa: BLE001 - an unreadable message is still audited
                 args = {}
             skill = "resume" if context.current_task is not None else (
-                args.get("skill") or "consolidate_memories")
+                args.get("skill") or "store_memories")
             audit_call(self.runtime, f"a2a:{skill}", namespace, args, *outcome,
                              (time.perf_counter() - started) * 1000)
 
@@ -116,6 +118,9 @@ class RecallAgentExecutor(AgentExecutor):
                     updater, "This task is not waiting for input (the server may have stopped "
                              "while it ran). Send the request again as a new task."))
                 return "error", "TASK_NOT_RESUMABLE"
+        except NamespaceErased as exc:
+            await updater.failed(self._error(updater, exc.code, exc.message))
+            return "error", exc.code
         except RecallError as exc:
             await updater.reject(self._error(updater, exc.code, exc.message))
             return "error", exc.code
@@ -141,19 +146,24 @@ class RecallAgentExecutor(AgentExecutor):
     # -- skills ---------------------------------------------------------------------------
     async def _start(self, namespace: str, context: RequestContext, updater: TaskUpdater) -> None:
         args, text = message_args(context)
-        skill = args.get("skill") or "consolidate_memories"
+        skill = args.get("skill") or "store_memories"
+        skill = SKILL_ALIASES.get(skill, skill)
         if skill == "search_memories":
             args.setdefault("query", text)
             result = await skills.search(self.runtime.service, namespace, args)
             await updater.add_artifact([new_data_part(result)], name="search_results")
             await updater.complete(self._say(updater, f"{result['total']} result(s)."))
             return
-        if skill != "consolidate_memories":
+        if skill != "store_memories":
             raise InvalidParam(f"Unknown skill {skill!r}. Expected one of {', '.join(SKILL_IDS)} "
                                f"(see the agent card at /.well-known/agent-card.json).")
         args.setdefault("text", text)
         inp = skills.ConsolidateInput.parse(self.runtime.config, args)
         now = utcnow()
+        # Recorded before the (slow) extraction: an erase meanwhile deletes the record, and
+        # the commit then finds it gone and writes nothing.
+        op = await skills.record(self.runtime.storage,
+                                 inp.operation(namespace, context.task_id, now))
         extracted = await self.runtime.extractor.extract(inp.text, inp.topic)
         conflicts = await skills.find_conflicts(self.runtime.storage, namespace, extracted, now)
         if conflicts:
@@ -163,8 +173,7 @@ class RecallAgentExecutor(AgentExecutor):
             await self._ask(updater, pending, note="")
             return
         result = await skills.store_extracted(self.runtime.storage, self.runtime.embedder,
-                                              inp.operation(namespace, context.task_id, now),
-                                              extracted, now)
+                                              op, extracted, now)
         await self._finish(updater, result)
 
     async def _resume(self, namespace: str, context: RequestContext, task: Task,
@@ -179,9 +188,10 @@ class RecallAgentExecutor(AgentExecutor):
         extracted = [ExtractedMemory.model_validate(d) for d in pending["extracted"]]
         keys = {(c["entity"], c["attribute"]) for c in pending["conflicts"]}
         now = utcnow()
+        op = await skills.record(self.runtime.storage, inp.operation(namespace, task.id, now))
         result = await skills.store_extracted(self.runtime.storage, self.runtime.embedder,
-                                              inp.operation(namespace, task.id, now), extracted,
-                                              now, decision=decision, conflict_keys=keys)
+                                              op, extracted, now, decision=decision,
+                                              conflict_keys=keys)
         await self._finish(updater, result, decision)
 
     # -- replies --------------------------------------------------------------------------

@@ -1,8 +1,12 @@
 """The A2A skills as plain functions over the core: no a2a-sdk types in this module.
 
-`consolidate_memories` runs the worker's pipeline synchronously: `extractor.extract` ->
-`extraction.plan_memories` (dedup, supersede, refresh) -> one `storage.supersede_memories`
-transaction. Before planning it looks for contradictions the rules cannot settle:
+`store_memories` (alias `consolidate_memories`, its name before it was clear that it stores
+new text) runs the worker's pipeline synchronously: `extractor.extract` -> `writes.prepare`
+-> `writes.commit` in one transaction with the fact keys locked, exactly as a queued job.
+An operation row (kind "a2a", id = the task id) records the store like a job's: its payload
+is scrubbed by forget, and an erase of the namespace while the task runs deletes it, so the
+commit finds it gone and writes nothing. Before writing it looks for contradictions the
+rules cannot settle:
 
 * an extracted fact contradicts an active one when both have the same (entity, attribute)
   and different values (the worker would supersede the old row);
@@ -12,8 +16,9 @@ transaction. Before planning it looks for contradictions the rules cannot settle
   one of DECISIONS:
   - keep_existing: nothing of the contradicting facts is stored; every other memory is;
   - keep_new: the old rows are superseded (valid_until set, kept for audit), as the worker does;
-  - keep_both: the new fact is stored and nothing is superseded, so both rows stay active
-    (search returns both); a later statement of that attribute supersedes all of them.
+  - keep_both: the new statement is stored as a plain memory (text without its triple) and
+    nothing is superseded: search returns both, and the stored fact stays the current value
+    (one fact key never has two current values).
 
 Nothing is written while a decision is pending, so a cancelled task stores nothing; the
 extracted memories wait in the task, and the plan is made again, against the then current
@@ -31,7 +36,9 @@ from typing import Any
 
 from .. import validation as v
 from ..config import RecallConfig
-from ..extraction import embed_memories, plan_memories
+from .. import writes
+from ..errors import NamespaceErased
+from ..facts import norm_key, same_value
 from ..models import ExtractedMemory, Memory, Operation
 from ..protocols import Embedder, Storage
 from ..service import MemoryService
@@ -44,12 +51,8 @@ SEARCH_PARAMS = ("limit", "recency_weight", "mmr_lambda", "score_threshold", "ma
 Key = tuple[str, str]
 
 
-def _norm(value: str | None) -> str:
-    return " ".join((value or "").lower().split())
-
-
 def triple_key(em: ExtractedMemory) -> Key | None:
-    entity, attribute = _norm(em.entity), _norm(em.attribute)
+    entity, attribute = norm_key(em.entity), norm_key(em.attribute)
     if entity and attribute and em.value is not None:
         return entity, attribute
     return None
@@ -81,9 +84,9 @@ async def find_conflicts(storage: Storage, namespace: str, extracted: Sequence[E
         key = triple_key(em)
         if key is None:
             continue
-        existing = await storage.find_active_by_triple(namespace, *key)
-        if any(_norm(m.value) == _norm(em.value) for m in existing):
-            continue  # a re-statement: plan_memories refreshes the row
+        existing = [m for m in await storage.history(namespace, *key) if m.valid_until is None]
+        if any(same_value(m.value, em.value) for m in existing):
+            continue  # a re-statement: the write refreshes the row
         if any(needs_decision(m, em, now) for m in existing):
             out[key] = Conflict(key, existing, em)  # the later statement in one text wins
     return list(out.values())
@@ -104,48 +107,44 @@ class ConsolidateInput:
                    agent_id=v.optional_str(args.get("agent_id"), "agent_id"))
 
     def operation(self, namespace: str, task_id: str, now: datetime) -> Operation:
-        """The job-shaped record plan_memories reads. It is never enqueued: the A2A task is
-        the durable record, and its id becomes the memories' source_job_id."""
+        """The operation row that records this store (never claimed by a worker: it is
+        created done). Its id becomes the memories' source_job_id."""
         return Operation(id=task_id, namespace=namespace, idempotency_key=f"a2a:{task_id}",
-                         kind="a2a_consolidate", status="running", created_at=now,
+                         kind="a2a", status="done", created_at=now, finished_at=now,
                          payload={"text": self.text, "topic": self.topic,
                                   "session_id": self.session_id, "agent_id": self.agent_id})
+
+
+async def record(storage: Storage, op: Operation) -> Operation:
+    """Create (or find, on a resumed task) the operation row of an A2A store."""
+    stored, _ = await storage.enqueue(op)
+    return stored
 
 
 async def store_extracted(storage: Storage, embedder: Embedder | None, op: Operation,
                           extracted: Sequence[ExtractedMemory], now: datetime,
                           decision: str | None = None,
                           conflict_keys: Collection[Key] = ()) -> dict[str, Any]:
-    """Plan and write `extracted` as the worker would, bent by `decision` for `conflict_keys`."""
+    """Write `extracted` as the worker would (same prepare and commit), bent by `decision`
+    for `conflict_keys`. Raises NamespaceErased (nothing written) when the namespace was
+    erased while the task ran."""
     keep = list(extracted)
     if decision == "keep_existing":
         keep = [em for em in keep if triple_key(em) not in conflict_keys]
-    plan = await plan_memories(storage, op, keep, now)
-    if decision == "keep_both":
-        protected: set[str] = set()
-        for key in conflict_keys:
-            protected.update(m.id for m in await storage.find_active_by_triple(op.namespace, *key))
-        plan.supersede = [(mid, at) for mid, at in plan.supersede if mid not in protected]
-    await embed_memories(embedder, plan.memories)
-    superseded = [mid for mid, _ in plan.supersede]
-    if plan.memories or superseded:
-        await storage.supersede_memories(op.namespace, superseded, now, plan.memories)
-    refreshed = await _refresh(storage, op.namespace, plan.refresh)
-    return {"stored": [m.public() for m in plan.memories], "superseded_ids": superseded,
-            "refreshed_ids": refreshed, "decision": decision}
-
-
-async def _refresh(storage: Storage, namespace: str,
-                   refresh: Sequence[tuple[str, float]]) -> list[str]:
-    """A re-stated memory keeps the higher importance (complete_job's refresh, minus the
-    last_accessed_at touch, which Storage has no method for outside complete_job)."""
-    wanted: dict[str, float] = {}
-    for mid, importance in refresh:
-        wanted[mid] = max(importance, wanted.get(mid, 0.0))
-    rows = await storage.get_memories(namespace, list(wanted))
-    await storage.update_importance([(namespace, m.id, wanted[m.id]) for m in rows
-                                     if wanted[m.id] > m.importance])
-    return [m.id for m in rows]
+    elif decision == "keep_both":
+        keep = [em.model_copy(update={"entity": None, "attribute": None, "value": None})
+                if triple_key(em) in conflict_keys else em for em in keep]
+    prepared = await writes.prepare(storage, embedder, op.namespace, keep, op.created_at,
+                                    op.payload, op.id)
+    async with storage.write(op.namespace, prepared.keys) as tx:
+        written = await writes.commit(tx, prepared, now)
+        if not await tx.finish_job(op.id, None, written.result()):
+            raise NamespaceErased(
+                "The namespace was erased while this task ran (delete_namespace_data): "
+                "nothing was stored, and its tokens no longer work.")
+    return {"stored": [m.public() for m in written.stored],
+            "superseded_ids": written.superseded_ids,
+            "refreshed_ids": written.refreshed_ids, "decision": decision}
 
 
 def _whole(value: Any) -> Any:

@@ -35,8 +35,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from recall_core.errors import StorageConflict
 from recall_core.models import Memory, Operation, ScoredId, ToolCallRecord, new_id, utcnow
 from recall_core.protocols import DecayRow, Storage
+from recall_core.testing.helpers import supersede, complete_job, current_of, delete
 
 A = "ns-a"
 B = "ns-b"
@@ -275,13 +277,13 @@ class StorageContract:
         new = memory(A, "user's editor is helix", entity="user", attribute="editor", value="helix",
                      source_job_id=op.id, minutes=2)
         at = T0 + timedelta(hours=1)
-        assert await storage.complete_job(op.id, 1, [new], supersede=[(old.id, at)],
+        assert await complete_job(storage, op, 1, [new], supersede=[(old.id, at)],
                                           refresh=[(kept.id, 0.75)]) is True
         done = await storage.get_operation(A, op.id)
         assert done is not None and done.status == "done" and done.error is None
         assert done.finished_at is not None
         assert_utc(done.finished_at)
-        assert [m.id for m in await storage.find_active_by_triple(A, "user", "editor")] == [new.id]
+        assert [m.id for m in await current_of(storage, A, "user", "editor")] == [new.id]
         history = await storage.history(A, "user", "editor")
         assert [m.id for m in history] == [old.id, new.id]
         assert history[0].valid_until == at and history[1].valid_until is None
@@ -290,7 +292,7 @@ class StorageContract:
         # refresh never lowers importance
         op2, _ = await storage.enqueue(operation(A, minutes=5))
         await storage.claim_job(60)
-        assert await storage.complete_job(op2.id, 1, [], refresh=[(kept.id, 0.25)]) is True
+        assert await complete_job(storage, op2, 1, [], refresh=[(kept.id, 0.25)]) is True
         assert (await storage.get_memories(A, [kept.id]))[0].importance == 0.75
         assert await storage.count_jobs(A, "done") == 2
 
@@ -300,22 +302,22 @@ class StorageContract:
         op, _ = await storage.enqueue(operation(A))
         await self.claim_expired(storage, op.id, attempts=1)
         late = memory(A, "written by the stale claim", minutes=1)
-        assert await storage.complete_job(op.id, 1, [late], supersede=[(old.id, T0)]) is False
+        assert await complete_job(storage, op, 1, [late], supersede=[(old.id, T0)]) is False
         assert await storage.get_memories(A, [late.id]) == []
         assert [m.id for m in await storage.get_memories(A, [old.id])] == [old.id]
         still = await storage.get_operation(A, op.id)
         assert still is not None and still.status == "running" and still.attempts == 2
         fresh = memory(A, "written by the live claim", minutes=1)
-        assert await storage.complete_job(op.id, 2, [fresh]) is True
+        assert await complete_job(storage, op, 2, [fresh]) is True
         # already done: a repeat of the same claim writes nothing either
-        assert await storage.complete_job(op.id, 2, [memory(A, "twice", minutes=2)]) is False
+        assert await complete_job(storage, op, 2, [memory(A, "twice", minutes=2)]) is False
         assert [m.text for m in await self.all_memories(storage, A)] == [
             "user's editor is vim", "written by the live claim"]
 
     async def test_complete_job_needs_a_running_job(self, storage: Storage) -> None:
         op, _ = await storage.enqueue(operation(A))
-        assert await storage.complete_job(op.id, 0, [memory(A, "x")]) is False
-        assert await storage.complete_job("no-such-job", 1, [memory(A, "x")]) is False
+        assert await complete_job(storage, op, 0, [memory(A, "x")]) is False
+        assert await complete_job(storage, (A, "no-such-job"), 1, [memory(A, "x")]) is False
         assert await self.all_memories(storage, A) == []
         assert (await storage.get_operation(A, op.id)).status == "queued"  # type: ignore[union-attr]
 
@@ -328,7 +330,7 @@ class StorageContract:
         fine = memory(A, "would be new", minutes=2)
         clash = memory(A, "reuses an existing id", id=existing.id, minutes=3)
         try:
-            ok = await storage.complete_job(op.id, 1, [fine, clash], supersede=[(old.id, T0)])
+            ok = await complete_job(storage, op, 1, [fine, clash], supersede=[(old.id, T0)])
         except Exception:  # noqa: BLE001 - raising is one acceptable way to refuse
             ok = False
         assert ok is False
@@ -336,14 +338,14 @@ class StorageContract:
         assert [m.id for m in await storage.get_memories(A, [old.id])] == [old.id]
         job = await storage.get_operation(A, op.id)
         assert job is not None and job.status == "running" and job.attempts == 1
-        assert await storage.complete_job(op.id, 1, [fine], supersede=[(old.id, T0)]) is True
+        assert await complete_job(storage, op, 1, [fine], supersede=[(old.id, T0)]) is True
 
     async def test_complete_job_cannot_touch_another_namespace(self, storage: Storage) -> None:
         theirs = memory(B, "belongs to B", importance=0.25)
         await storage.insert_memories([theirs])
         op, _ = await storage.enqueue(operation(A))
         await storage.claim_job(60)
-        assert await storage.complete_job(op.id, 1, [], supersede=[(theirs.id, T0)],
+        assert await complete_job(storage, op, 1, [], supersede=[(theirs.id, T0)],
                                           refresh=[(theirs.id, 1.0)]) is True
         same_memory((await storage.get_memories(B, [theirs.id]))[0], theirs)
 
@@ -397,7 +399,7 @@ class StorageContract:
         assert await storage.count_jobs(A, "running") == 0
         assert first is not None
         # the claim from before the restart can no longer complete
-        assert await storage.complete_job(first.id, 1, [memory(A, "x")]) is False
+        assert await complete_job(storage, first, 1, [memory(A, "x")]) is False
         again = await storage.claim_job(60)
         assert again is not None and again.id == first.id and again.attempts == 2
         assert await storage.requeue_running() == 1
@@ -461,7 +463,7 @@ class StorageContract:
         rows = [memory(A, f"a{i}", minutes=i) for i in range(5)]
         gone = memory(A, "superseded", minutes=10)
         await storage.insert_memories([*rows, gone, memory(B, "b0", minutes=20)])
-        await storage.supersede_memories(A, [gone.id], T0, [])
+        await supersede(storage, A, [gone.id], T0, [])
         ids = [m.id for m in rows]
         page, total = await storage.list_memories(A, 2, 0)
         assert [m.id for m in page] == [ids[4], ids[3]] and total == 5
@@ -477,7 +479,7 @@ class StorageContract:
     async def test_iter_memories_oldest_first_active_or_all(self, storage: Storage) -> None:
         m0, m1, m2 = (memory(A, f"m{i}", minutes=i) for i in range(3))
         await storage.insert_memories([m2, m0, m1, memory(B, "other")])
-        await storage.supersede_memories(A, [m1.id], T0 + timedelta(hours=1), [])
+        await supersede(storage, A, [m1.id], T0 + timedelta(hours=1), [])
         assert [m.id for m in await self.all_memories(storage, A)] == [m0.id, m2.id]
         everything = await self.all_memories(storage, A, active_only=False)
         assert [m.id for m in everything] == [m0.id, m1.id, m2.id]
@@ -486,53 +488,147 @@ class StorageContract:
     async def test_delete_memory(self, storage: Storage) -> None:
         a, old = memory(A, "keep me"), memory(A, "old")
         await storage.insert_memories([a, old])
-        await storage.supersede_memories(A, [old.id], T0, [])
-        assert await storage.delete_memory(B, a.id) is False
+        await supersede(storage, A, [old.id], T0, [])
+        assert await delete(storage, B, a.id) is False
         assert len(await storage.get_memories(A, [a.id])) == 1
-        assert await storage.delete_memory(A, a.id) is True
+        assert await delete(storage, A, a.id) is True
         assert await storage.get_memories(A, [a.id]) == []
-        assert await storage.delete_memory(A, a.id) is False
-        assert await storage.delete_memory(A, old.id) is False  # superseded: not deletable
-        assert await storage.delete_memory(A, "missing") is False
+        assert await delete(storage, A, a.id) is False
+        assert await delete(storage, A, old.id) is False  # superseded: not deletable
+        assert await delete(storage, A, "missing") is False
 
     async def test_supersede_memories(self, storage: Storage) -> None:
         m1 = memory(A, "likes green tea", entity="user", attribute="drink", value="green tea")
         m2 = memory(A, "likes black tea", entity="user", attribute="drink", value="black tea",
                     minutes=1)
+        m2.entity = m2.attribute = m2.value = None  # one current row per fact key
         theirs = memory(B, "belongs to B")
         await storage.insert_memories([m1, m2, theirs])
         merged = memory(A, "likes tea", entity="user", attribute="drink", value="tea", minutes=2)
         at = T0 + timedelta(days=1)
-        await storage.supersede_memories(A, [m1.id, m2.id, theirs.id], at, [merged])
+        await supersede(storage, A, [m1.id, m2.id, theirs.id], at, [merged])
         assert await storage.get_memories(A, [m1.id, m2.id]) == []
         page, total = await storage.list_memories(A, 10, 0)
         assert [m.id for m in page] == [merged.id] and total == 1
-        assert [m.id for m in await storage.find_active_by_triple(A, "user", "drink")] == [merged.id]
+        assert [m.id for m in await current_of(storage, A, "user", "drink")] == [merged.id]
         assert sum((await storage.stats(A)).values()) == 1
         history = await storage.history(A, "user", "drink")
-        assert [(m.id, m.valid_until) for m in history] == [(m1.id, at), (m2.id, at), (merged.id, None)]
+        assert [(m.id, m.valid_until) for m in history] == [(m1.id, at), (merged.id, None)]
+        assert history[0].superseded_by == merged.id
         assert_utc(*(m.valid_until for m in history))
         assert [m.id for m in await storage.get_memories(B, [theirs.id])] == [theirs.id]
 
     async def test_find_active_by_triple(self, storage: Storage) -> None:
         hit = memory(A, "user's city is Porto", entity="user", attribute="city", value="Porto")
-        gone = memory(A, "user's city was Lisbon", entity="user", attribute="city", value="Lisbon")
+        gone = memory(A, "user's city was Lisbon", entity="user", attribute="city", value="Lisbon",
+                      valid_until=T0)
         await storage.insert_memories([
             hit, gone,
             memory(A, "user's job", entity="user", attribute="job", value="chef"),
             memory(A, "cat's city", entity="cat", attribute="city", value="Porto"),
             memory(B, "user's city in B", entity="user", attribute="city", value="Oslo"),
         ])
-        await storage.supersede_memories(A, [gone.id], T0, [])
-        assert [m.id for m in await storage.find_active_by_triple(A, "user", "city")] == [hit.id]
-        assert await storage.find_active_by_triple(A, "user", "nothing") == []
+        assert [m.id for m in await current_of(storage, A, "user", "city")] == [hit.id]
+        assert await current_of(storage, A, "user", "nothing") == []
+
+    async def test_one_current_row_per_fact_key_is_enforced(self, storage: Storage) -> None:
+        # The database itself refuses a second current value (issue 13): a bug in a caller
+        # must fail loudly, roll back, and leave the first row alone.
+        first = memory(A, "uses vim", entity="user", attribute="editor", value="vim")
+        await storage.insert_memories([first])
+        second = memory(A, "uses emacs", entity="user", attribute="editor", value="emacs")
+        other = memory(A, "unrelated", minutes=1)
+        with pytest.raises(StorageConflict) as err:
+            async with storage.write(A, [("user", "editor")]) as tx:
+                await tx.insert([other])
+                await tx.insert([second])
+        assert err.value.kind == "second_current"
+        assert [m.id for m in await current_of(storage, A, "user", "editor")] == [first.id]
+        assert await storage.get_memories(A, [other.id]) == []  # rolled back whole
+        with pytest.raises(StorageConflict):
+            await storage.insert_memories([second])
+        # Other namespaces and other keys are independent; history rows are not current.
+        await storage.insert_memories([
+            memory(B, "uses emacs", entity="user", attribute="editor", value="emacs"),
+            memory(A, "used ed", entity="user", attribute="editor", value="ed", valid_until=T0)])
+
+    async def test_duplicate_id_is_a_storage_conflict(self, storage: Storage) -> None:
+        m = memory(A, "x")
+        await storage.insert_memories([m])
+        with pytest.raises(StorageConflict) as err:
+            await storage.insert_memories([memory(B, "y", id=m.id)])
+        assert err.value.kind == "duplicate_id"
+
+    async def test_write_primitives(self, storage: Storage) -> None:
+        old = memory(A, "lives in Lisbon", entity="user", attribute="city", value="Lisbon",
+                     importance=0.4)
+        theirs = memory(B, "lives in Oslo", entity="user", attribute="city", value="Oslo")
+        await storage.insert_memories([old, theirs])
+        new = memory(A, "lives in Porto", entity="user", attribute="city", value="Porto",
+                     minutes=5)
+        at = T0 + timedelta(minutes=5)
+        v0 = await storage.namespace_version(A)
+        async with storage.write(A, [("user", "city")]) as tx:
+            assert [m.id for m in await tx.timeline([("user", "city")])] == [old.id]
+            assert [m.id for m in await tx.current([old.id, theirs.id])] == [old.id]
+            await tx.end([(old.id, at, new.id), (theirs.id, at, None)])  # B untouched
+            await tx.insert([new])
+            await tx.refresh([(new.id, 0.9), (old.id, 0.9)], at)  # old: no longer current
+        assert await storage.namespace_version(A) != v0
+        hist = await storage.history(A, "user", "city")
+        assert [(m.id, m.valid_until, m.superseded_by) for m in hist] == [
+            (old.id, at, new.id), (new.id, None, None)]
+        assert hist[0].importance == 0.4 and hist[1].importance == 0.9
+        assert (await storage.get_memories(B, [theirs.id]))[0].valid_until is None
+        async with storage.write(A) as tx:
+            assert [m.id for m in await tx.predecessors([new.id])] == [old.id]
+            assert await tx.delete([old.id, theirs.id]) == 1  # never another namespace's row
+        assert [m.id for m in await storage.history(A, "user", "city")] == [new.id]
+
+    async def test_write_rolls_back_on_error(self, storage: Storage) -> None:
+        m = memory(A, "keep me")
+        await storage.insert_memories([m])
+        with pytest.raises(RuntimeError):
+            async with storage.write(A) as tx:
+                await tx.delete([m.id])
+                await tx.insert([memory(A, "never")])
+                raise RuntimeError("boom")
+        page, total = await storage.list_memories(A, 10, 0)
+        assert [x.id for x in page] == [m.id] and total == 1
+
+    async def test_finish_job_records_the_result_once(self, storage: Storage) -> None:
+        await storage.enqueue(operation(A, "k"))
+        job = await storage.claim_job(60)
+        async with storage.write(A) as tx:
+            assert await tx.finish_job(job.id, job.attempts, {"memory_ids": ["m1"]})
+        done = await storage.get_operation(A, job.id)
+        assert done.status == "done" and done.payload["result"] == {"memory_ids": ["m1"]}
+        async with storage.write(A) as tx:
+            assert not await tx.finish_job(job.id, job.attempts)  # not running any more
+            assert await tx.finish_job(job.id, None)  # a record: it only has to exist
+        async with storage.write(B) as tx:  # another namespace cannot finish it
+            assert not await tx.finish_job(job.id, None)
+
+    async def test_scrub_primitives(self, storage: Storage) -> None:
+        op, _ = await storage.enqueue(operation(A, "k2", payload={"text": "secret", "topic": ""}))
+        m = memory(A, "after", session_id="s1", context="secret said before")
+        n = memory(A, "other", session_id="s2", context="secret elsewhere")
+        await storage.insert_memories([m, n])
+        await storage.save_task(A, op.id, {"history": "secret"})
+        async with storage.write(A) as tx:
+            assert [o.id for o in await tx.operations([op.id])] == [op.id]
+            await tx.set_payload(op.id, {"scrubbed": True})
+            await tx.scrub_context(["s1"], ["secret"])
+            await tx.delete_tasks([op.id])
+        assert (await storage.get_operation(A, op.id)).payload == {"scrubbed": True}
+        assert await storage.get_task(A, op.id) is None
+        assert [h.id for h in await storage.search_fulltext(A, ["secret"], 5)] == [n.id]
 
     async def test_history_is_oldest_first_and_scoped(self, storage: Storage) -> None:
-        v = [memory(A, f"version {i}", entity="e", attribute="a", value=str(i), minutes=i)
+        v = [memory(A, f"version {i}", entity="e", attribute="a", value=str(i), minutes=i,
+                    valid_until=T0 + timedelta(minutes=i + 1) if i < 2 else None)
              for i in range(3)]
         await storage.insert_memories([v[2], v[0], v[1], memory(B, "b", entity="e", attribute="a")])
-        await storage.supersede_memories(A, [v[0].id], T0 + timedelta(minutes=1), [])
-        await storage.supersede_memories(A, [v[1].id], T0 + timedelta(minutes=2), [])
         assert [m.id for m in await storage.history(A, "e", "a")] == [m.id for m in v]
         assert len(await storage.history(B, "e", "a")) == 1
 
@@ -556,7 +652,7 @@ class StorageContract:
             memory(A, "f1", type="fact"), memory(A, "d1", type="decision"), gone,
             memory(B, "b1", type="procedure"),
         ])
-        await storage.supersede_memories(A, [gone.id], T0, [])
+        await supersede(storage, A, [gone.id], T0, [])
         nonzero = {k: v for k, v in (await storage.stats(A)).items() if v}
         assert nonzero == {"preference": 2, "fact": 1, "decision": 1}
         assert {k: v for k, v in (await storage.stats("empty")).items() if v} == {}
@@ -589,7 +685,7 @@ class StorageContract:
                 for ns in (A, B) for i in range(7)]
         gone = memory(A, "superseded", importance=0.9)
         await storage.insert_memories([*rows, gone])
-        await storage.supersede_memories(A, [gone.id], T0, [])
+        await supersede(storage, A, [gone.id], T0, [])
         t1 = T0 + timedelta(days=3)
         await storage.record_access(B, [rows[-1].id], t1)
         assert await storage.decay_candidates(None, 0) == []
@@ -625,7 +721,7 @@ class StorageContract:
         row = (await self.decay_rows(storage))[a.id]
         assert (row.base_importance, row.importance) == (0.8, 0.8)
         # a superseded row is never touched
-        await storage.supersede_memories(A, [a.id], T0, [])
+        await supersede(storage, A, [a.id], T0, [])
         await storage.apply_decay([(A, a.id, 0.1)])
         assert [m.importance for m in await self.all_memories(storage, A, active_only=False)] == [0.8]
         await storage.apply_decay([])
@@ -637,14 +733,14 @@ class StorageContract:
         # a re-statement undoes decay: max(base 0.6, 0.5), and the clock restarts
         op, _ = await storage.enqueue(operation(A))
         await storage.claim_job(60)
-        assert await storage.complete_job(op.id, 1, [], refresh=[(m.id, 0.5)]) is True
+        assert await complete_job(storage, op, 1, [], refresh=[(m.id, 0.5)]) is True
         row = (await self.decay_rows(storage))[m.id]
         assert (row.base_importance, row.importance) == (0.6, 0.6)
         assert row.last_accessed_at is not None
         await storage.apply_decay([(A, m.id, 0.3)])
         op, _ = await storage.enqueue(operation(A, minutes=1))
         await storage.claim_job(60)
-        assert await storage.complete_job(op.id, 1, [], refresh=[(m.id, 0.9)]) is True
+        assert await complete_job(storage, op, 1, [], refresh=[(m.id, 0.9)]) is True
         row = (await self.decay_rows(storage))[m.id]
         assert (row.base_importance, row.importance) == (0.9, 0.9)
         # update_importance sets a new undecayed value
@@ -664,14 +760,14 @@ class StorageContract:
         m1, m2 = memory(A, "one"), memory(A, "two")
         await storage.insert_memories([m1, m2])
         await changed()
-        await storage.delete_memory(A, m1.id)
+        await delete(storage, A, m1.id)
         await changed()
-        await storage.supersede_memories(A, [m2.id], T0, [memory(A, "three")])
+        await supersede(storage, A, [m2.id], T0, [memory(A, "three")])
         await changed()
         op, _ = await storage.enqueue(operation(A))
         await storage.claim_job(60)
         m4 = memory(A, "four")
-        await storage.complete_job(op.id, 1, [m4])
+        await complete_job(storage, op, 1, [m4])
         await changed()
         await storage.update_importance([(A, m4.id, 0.25)])
         await changed()
@@ -690,7 +786,7 @@ class StorageContract:
             kept = [memory(ns, f"{ns} dark memory {i}", embedding=self.vec(1, i)) for i in range(3)]
             old = memory(ns, f"{ns} dark superseded", entity="e", attribute="a")
             await storage.insert_memories([*kept, old])
-            await storage.supersede_memories(ns, [old.id], T0, [])
+            await supersede(storage, ns, [old.id], T0, [])
             await storage.enqueue(operation(ns, "k"))
             await storage.create_token(ns, f"{ns}-t1")
             await storage.create_token(ns, f"{ns}-t2")
@@ -794,8 +890,8 @@ class StorageContract:
         gone = memory(A, "quarterly budget deleted")
         theirs = memory(B, "quarterly budget review meeting")
         await storage.insert_memories([mine, old, gone, theirs])
-        await storage.supersede_memories(A, [old.id], T0, [])
-        await storage.delete_memory(A, gone.id)
+        await supersede(storage, A, [old.id], T0, [])
+        await delete(storage, A, gone.id)
         assert [h.id for h in await storage.search_fulltext(A, ["quarterly", "budget"], 10)] == [mine.id]
         assert [h.id for h in await storage.search_fulltext(B, ["quarterly"], 10)] == [theirs.id]
         assert await storage.search_fulltext("nobody", ["quarterly"], 10) == []
@@ -853,8 +949,8 @@ class StorageContract:
         gone = memory(A, "deleted", embedding=self.vec(1, 0.01))
         theirs = memory(B, "theirs", embedding=self.vec(1, 0))
         await storage.insert_memories([mine, old, gone, theirs])
-        await storage.supersede_memories(A, [old.id], T0, [])
-        await storage.delete_memory(A, gone.id)
+        await supersede(storage, A, [old.id], T0, [])
+        await delete(storage, A, gone.id)
         assert [h.id for h in await storage.search_vectors(A, self.vec(1, 0), 10)] == [mine.id]
         # a write after a search is seen by the next search (no stale in-process index)
         newer = memory(A, "newer", embedding=self.vec(1, 0.1))
@@ -872,7 +968,7 @@ class StorageContract:
         done = memory(A, "has one", embedding=self.vec(1))
         old = memory(A, "superseded without one")
         await storage.insert_memories([a1, a2, b1, done, old])
-        await storage.supersede_memories(A, [old.id], T0, [])
+        await supersede(storage, A, [old.id], T0, [])
         missing = await storage.ids_missing_embeddings(100)
         assert sorted(missing) == sorted([(A, a1.id, "a1 text"), (A, a2.id, "a2 text"),
                                           (B, b1.id, "b1 text")])
@@ -895,7 +991,7 @@ class StorageContract:
                    failed.finished_at)
         m = memory(A, "t", created_at=created, valid_from=created)
         await storage.insert_memories([m])
-        await storage.supersede_memories(A, [m.id], created + timedelta(days=1), [])
+        await supersede(storage, A, [m.id], created + timedelta(days=1), [])
         (row,) = await self.all_memories(storage, A, active_only=False)
         assert row.created_at == created and row.valid_until == created + timedelta(days=1)
         assert_utc(row.created_at, row.valid_from, row.valid_until)

@@ -20,6 +20,7 @@ from recall_core.protocols import DecayRow
 
 from .fulltext import TYPES, Counts, sync
 from .tx import in_transaction
+from .writetx import conflict
 from .rows import (IN_NAMESPACE, INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row,
                    memory_params, utc)
 
@@ -84,7 +85,11 @@ class MemoryMethods:
         if not memories:
             return
         async def body(con: asyncpg.Connection) -> set[int]:
-            dims = await self._insert(con, memories)
+            try:
+                async with con.transaction():
+                    dims = await self._insert(con, memories)
+            except asyncpg.UniqueViolationError as exc:
+                raise conflict(exc, memories[0].namespace) from None
             counts = await sync(con, added=[m.id for m in memories])
             await self._bump(con, [m.namespace for m in memories], counts)
             return dims
@@ -129,13 +134,6 @@ class MemoryMethods:
                 f"AND (created_at, seq) > ($2, $3) ORDER BY created_at, seq LIMIT {_PAGE}",
                 namespace, last["created_at"], last["seq"])
 
-    async def find_active_by_triple(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
-        rows = await self.pool.fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND entity = $2 "
-            f"AND attribute = $3 AND valid_until IS NULL ORDER BY created_at, seq",
-            namespace, entity, attribute)
-        return [memory_from_row(r) for r in rows]
-
     async def latest_in_session(self, namespace: str, session_id: str) -> Memory | None:
         row = await self.pool.fetchrow(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND session_id = $2 "
@@ -149,41 +147,6 @@ class MemoryMethods:
             f"AND attribute = $3 ORDER BY created_at, seq",
             namespace, entity, attribute)
         return [memory_from_row(r) for r in rows]
-
-    async def delete_memory(self, namespace: str, memory_id: str) -> bool:
-        async def body(con: asyncpg.Connection) -> bool:
-            deleted = await con.fetchval(
-                "DELETE FROM memories WHERE namespace = $1 AND id = $2 AND valid_until IS NULL "
-                "RETURNING id", namespace, memory_id)
-            if deleted is None:
-                return False
-            await self._bump(con, [namespace], await sync(con, removed=[deleted]))
-            return True
-
-        return await in_transaction(self.pool, body)
-
-    async def supersede_memories(self, namespace: str, ids: Sequence[str], at: datetime,
-                                 new: Sequence[Memory]) -> None:
-        for m in new:
-            if m.namespace != namespace:
-                raise ValueError(f"supersede_memories in namespace {namespace!r} was given a "
-                                 f"memory of namespace {m.namespace!r}")
-        async def body(con: asyncpg.Connection) -> set[int]:
-            retired = []
-            if ids:
-                retired = [r["id"] for r in await con.fetch(
-                    f"""UPDATE memories m SET valid_until = $3
-                         FROM (SELECT id FROM memories WHERE id = ANY($2::text[])
-                                 AND {IN_NAMESPACE} ORDER BY id FOR UPDATE) AS l
-                        WHERE m.id = l.id AND m.valid_until IS NULL
-                    RETURNING m.id""",
-                    namespace, list(ids), aware(at))]
-            dims = await self._insert(con, new)
-            counts = await sync(con, added=[m.id for m in new], removed=retired)
-            await self._bump(con, [namespace], counts)
-            return dims
-
-        await self.vectors.ensure_indexes(self.pool, await in_transaction(self.pool, body))
 
     async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import logging
 
+from typing import Any
+
 import asyncpg
 
 from recall_core.errors import ConfigError
@@ -282,7 +284,47 @@ CREATE TABLE admin_actions (
 """
 
 # (version, description, SQL). Append only; never edit a released step.
-MIGRATIONS: list[tuple[int, str, str]] = [
+_V8 = """
+ALTER TABLE memories ADD COLUMN superseded_by text,
+                     ADD COLUMN pinned boolean NOT NULL DEFAULT false;
+UPDATE memories SET entity = lower(btrim(entity)), attribute = lower(btrim(attribute))
+ WHERE entity IS NOT NULL AND attribute IS NOT NULL
+   AND (entity <> lower(btrim(entity)) OR attribute <> lower(btrim(attribute)));
+CREATE INDEX memories_successor ON memories (superseded_by) WHERE superseded_by IS NOT NULL;
+"""
+
+# Races before version 8 could leave two current rows of one fact key: the newest statement
+# stays current, the others end where it begins (and leave the keyword index), then the
+# database refuses a second current row for good.
+_V8_SETTLE = """
+UPDATE memories AS m SET valid_until = k.valid_from, superseded_by = k.id
+  FROM (SELECT DISTINCT ON (namespace, entity, attribute) namespace, entity, attribute, id,
+               valid_from
+          FROM memories WHERE valid_until IS NULL AND entity IS NOT NULL
+           AND attribute IS NOT NULL AND value IS NOT NULL
+         ORDER BY namespace, entity, attribute, valid_from DESC, seq DESC) AS k
+ WHERE m.valid_until IS NULL AND m.value IS NOT NULL AND m.namespace = k.namespace
+   AND m.entity = k.entity AND m.attribute = k.attribute AND m.id <> k.id
+RETURNING m.id, m.namespace"""
+
+
+async def _v8(con: asyncpg.Connection) -> None:
+    from .fulltext import sync
+    from .memories import _BUMP
+
+    await con.execute(_V8)
+    ended = await con.fetch(_V8_SETTLE)
+    if ended:
+        counts = await sync(con, removed=[r["id"] for r in ended])
+        for ns, c in counts.items():
+            await con.execute(_BUMP, ns, c.docs, c.length, c.min_len, *c.by_type)
+    await con.execute(
+        """CREATE UNIQUE INDEX memories_one_current ON memories (namespace, entity, attribute)
+            WHERE valid_until IS NULL AND entity IS NOT NULL AND attribute IS NOT NULL
+              AND value IS NOT NULL""")
+
+
+MIGRATIONS: list[tuple[int, str, Any]] = [
     (1, "memories, operations, tokens, audit, a2a tasks, namespace versions", _V1),
     (2, "memories.seq (insertion order) and session index", _V2),
     (3, "memories.base_importance (importance decay)", _V3),
@@ -290,6 +332,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (5, "fulltext table with BM25 statistics (document frequencies, lengths, counts)", _V5),
     (6, "vector_changes: which vectors each write changed (real[] fallback refresh)", _V6),
     (7, "admin_tokens and admin_actions (admin API, inspector)", _V7),
+    (8, "memory integrity: superseded_by, pinned, one current row per fact key", _v8),
 ]
 
 LATEST = MIGRATIONS[-1][0]
@@ -321,7 +364,10 @@ async def migrate(con: asyncpg.Connection) -> list[int]:
         if version <= have:
             continue
         log.info("applying schema migration %d: %s", version, description)
-        await con.execute(sql)
+        if callable(sql):
+            await sql(con)
+        else:
+            await con.execute(sql)
         await con.execute("INSERT INTO schema_version (version, description) VALUES ($1, $2)",
                           version, description)
         applied.append(version)

@@ -10,7 +10,8 @@ from recall_core.textproc import fold
 
 MEMORY_COLUMNS = (
     "id, namespace, text, topic, type, entity, attribute, value, importance, valid_from, "
-    "valid_until, created_at, last_accessed_at, access_count, session_id, agent_id, source_job_id")
+    "valid_until, created_at, last_accessed_at, access_count, session_id, agent_id, source_job_id, "
+    "base_importance, superseded_by, pinned")
 
 OPERATION_COLUMNS = (
     "id, namespace, idempotency_key, kind, status, attempts, payload, error, lease_until, "
@@ -46,7 +47,8 @@ def memory_from_row(row: Any, embedding: list[float] | None = None) -> Memory:
         valid_until=utc(row["valid_until"]), created_at=utc(row["created_at"]),
         last_accessed_at=utc(row["last_accessed_at"]), access_count=row["access_count"],
         session_id=row["session_id"], agent_id=row["agent_id"],
-        source_job_id=row["source_job_id"], embedding=embedding)
+        source_job_id=row["source_job_id"], base_importance=row["base_importance"],
+        superseded_by=row["superseded_by"], pinned=row["pinned"], embedding=embedding)
 
 
 def operation_from_row(row: Any) -> Operation:
@@ -66,10 +68,10 @@ def memory_params(m: Memory, embedding: Any) -> tuple[Any, ...]:
     return (m.id, m.namespace, m.text, m.topic, m.type, m.entity, m.attribute, m.value,
             float(m.importance), aware(m.valid_from), aware(m.valid_until), aware(m.created_at),
             aware(m.last_accessed_at), m.access_count, m.session_id, m.agent_id,
-            m.source_job_id, embedding, search_text(m.text),
-            search_text(m.context) if m.context else None)
+            m.source_job_id, m.base_importance, m.superseded_by, bool(m.pinned), embedding,
+            search_text(m.text), search_text(m.context) if m.context else None)
 
 
 INSERT_MEMORY = (
     f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding, search_text, search_context) VALUES "
-    "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)")
+    f"({', '.join(f'${i}' for i in range(1, 24))})")

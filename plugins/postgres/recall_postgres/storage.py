@@ -16,7 +16,8 @@ import asyncio
 import json
 import logging
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +35,7 @@ from .retrieval import RetrievalMethods
 from .rows import IN_NAMESPACE, aware
 from .settings import PostgresSettings
 from .tx import in_transaction
+from .writetx import PgWriteTx
 from .vectors import ArrayIndex, PgVectorIndex, choose, setup_vector_column
 
 log = logging.getLogger("recall_postgres")
@@ -201,59 +203,17 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
     async def claim_job(self, lease_seconds: float) -> Operation | None:
         return await queue.claim_job(self.pool, self._owner, lease_seconds)
 
-    async def complete_job(self, op_id: str, attempts: int, memories: Sequence[Memory],
-                           supersede: Sequence[tuple[str, datetime]] = (),
-                           refresh: Sequence[tuple[str, float]] = ()) -> bool:
-        async def body(con: asyncpg.Connection) -> set[int] | None:
-            ns = await con.fetchval(
-                "SELECT namespace FROM operations WHERE id = $1 AND status = 'running' "
-                "AND attempts = $2 FOR UPDATE", op_id, attempts)
-            if ns is None:
-                return None
-            for m in memories:
-                if m.namespace != ns:
-                    raise ValueError(f"job {op_id} belongs to namespace {ns!r} but a memory "
-                                     f"to write is in {m.namespace!r}")
-            dims = await self._insert(con, memories)
-            retired = []
-            if supersede:
-                sup = sorted(supersede)
-                retired = await con.fetch(
-                    f"""UPDATE memories m SET valid_until = s.at
-                         FROM unnest($2::text[], $3::timestamptz[]) AS s(id, at),
-                              (SELECT id FROM memories WHERE id = ANY($2::text[])
-                                 AND {IN_NAMESPACE} ORDER BY id FOR UPDATE) AS l
-                        WHERE m.id = l.id AND m.id = s.id AND m.valid_until IS NULL
-                    RETURNING m.id""",
-                    ns, [i for i, _ in sup], [aware(at) for _, at in sup])
-            if refresh:
-                ref = sorted(refresh)
-                await con.execute(
-                    f"""UPDATE memories m
-                          SET importance = greatest(coalesce(m.base_importance, m.importance),
-                                                    r.imp),
-                              base_importance = NULL,
-                              last_accessed_at = clock_timestamp()
-                         FROM unnest($2::text[], $3::float8[]) AS r(id, imp),
-                              (SELECT id FROM memories WHERE id = ANY($2::text[])
-                                 AND {IN_NAMESPACE} ORDER BY id FOR UPDATE) AS l
-                        WHERE m.id = l.id AND m.id = r.id""",
-                    ns, [i for i, _ in ref], [float(v) for _, v in ref])
-            counts = await sync(con, added=[m.id for m in memories],
-                                removed=[r["id"] for r in retired])
-            await con.execute(
-                """UPDATE operations SET status = 'done', finished_at = clock_timestamp(),
-                          error = NULL, lease_until = NULL, claimed_by = NULL
-                    WHERE id = $1""", op_id)
-            if memories or supersede or refresh:
-                await self._bump(con, [ns], counts)
-            return dims
-
-        dims = await in_transaction(self.pool, body)
-        if dims is None:
-            return False
-        await self.vectors.ensure_indexes(self.pool, dims)
-        return True
+    @asynccontextmanager
+    async def write(self, namespace: str, keys: Sequence[tuple[str, str]] = ()
+                    ) -> AsyncIterator[PgWriteTx]:
+        async with self.pool.acquire() as con:
+            async with con.transaction():
+                tx = PgWriteTx(self, con, namespace)
+                await tx.lock(keys)
+                yield tx
+                await tx.settle()
+        if tx.dims:
+            await self.vectors.ensure_indexes(self.pool, tx.dims)
 
     async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
                        retry_at: datetime | None = None) -> bool:

@@ -18,6 +18,7 @@ from recall_postgres.migrations import LATEST
 from recall_postgres.rows import IN_NAMESPACE
 
 from pg_helpers import T0, mem, op
+from recall_core.testing.helpers import supersede, complete_job, delete
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -150,7 +151,7 @@ async def test_scores_are_the_documented_bm25(storage):
             m.context = " ".join(rng.choices(words, k=rng.randint(1, 5)))
         ms.append(m)
     await storage.insert_memories(ms)
-    await storage.supersede_memories("ns", [ms[0].id, ms[5].id], T0, [])
+    await supersede(storage, "ns", [ms[0].id, ms[5].id], T0, [])
     async with storage.pool.acquire() as con:
         rows = []
         for r in await con.fetch("SELECT id, len, tsv FROM fulltext WHERE namespace = 'ns'"):
@@ -271,13 +272,13 @@ async def test_statistics_stay_exact_under_concurrent_writers(db_url, make_stora
         for i in range(n):
             page, _ = await s.list_memories(ns, 20, 0)
             old = [m.id for m in rng.sample(page, min(2, len(page)))]
-            await s.supersede_memories(ns, old, T0, [mem(ns, text(), minutes=100 + i)])
+            await supersede(s, ns, old, T0, [mem(ns, text(), minutes=100 + i)])
 
     async def deletes(s, ns, n):
         for _ in range(n):
             page, _ = await s.list_memories(ns, 20, 0)
             if page:
-                await s.delete_memory(ns, rng.choice(page).id)
+                await delete(s, ns, rng.choice(page).id)
 
     async def jobs(s, ns, n):
         for i in range(n):
@@ -287,7 +288,7 @@ async def test_statistics_stay_exact_under_concurrent_writers(db_url, make_stora
                 continue
             page, _ = await s.list_memories(job.namespace, 10, 0)
             sup = [(m.id, T0) for m in page[:1]]
-            await s.complete_job(job.id, job.attempts, [mem(job.namespace, text())], sup)
+            await complete_job(s, job, job.attempts, [mem(job.namespace, text())], sup)
 
     async def erase(s, ns):
         for _ in range(4):  # while the other writers are busy in it

@@ -10,6 +10,7 @@ from recall_core.models import Memory, ToolCallRecord
 from recall_postgres import fulltext
 
 from pg_helpers import T0, mem, op
+from recall_core.testing.helpers import supersede, current_of, delete
 
 
 async def test_round_trip_keeps_every_field_and_returns_aware_utc(storage):
@@ -34,7 +35,7 @@ async def test_list_newest_first_with_total_and_paging(storage):
     ms = [mem("ns", f"m{i}", minutes=i) for i in range(7)]
     await storage.insert_memories(ms)
     await storage.insert_memories([mem("other", "x")])
-    await storage.supersede_memories("ns", [ms[0].id], T0, [])
+    await supersede(storage, "ns", [ms[0].id], T0, [])
     page, total = await storage.list_memories("ns", 4, 0)
     assert total == 6 and [m.text for m in page] == ["m6", "m5", "m4", "m3"]
     page, total = await storage.list_memories("ns", 4, 4)
@@ -45,7 +46,7 @@ async def test_list_newest_first_with_total_and_paging(storage):
 async def test_iter_memories_pages_through_everything_oldest_first(storage):
     ms = [mem("ns", f"m{i}", minutes=i // 3) for i in range(1203)]  # ties on created_at
     await storage.insert_memories(ms)
-    await storage.supersede_memories("ns", [ms[5].id], T0, [])
+    await supersede(storage, "ns", [ms[5].id], T0, [])
     seen = [m.id async for m in storage.iter_memories("ns")]
     assert len(seen) == 1202 and len(set(seen)) == 1202 and ms[5].id not in seen
     every = [m async for m in storage.iter_memories("ns", active_only=False)]
@@ -59,16 +60,16 @@ async def test_triples_history_supersede_and_delete(storage):
     await storage.insert_memories([old, other_ns])
     new = mem("ns", "Bob lives in Rome", minutes=5, entity="bob", attribute="city", value="rome")
     at = T0 + timedelta(minutes=5)
-    await storage.supersede_memories("ns", [old.id], at, [new])
-    assert [m.id for m in await storage.find_active_by_triple("ns", "bob", "city")] == [new.id]
+    await supersede(storage, "ns", [old.id], at, [new])
+    assert [m.id for m in await current_of(storage, "ns", "bob", "city")] == [new.id]
     hist = await storage.history("ns", "bob", "city")
     assert [m.id for m in hist] == [old.id, new.id] and hist[0].valid_until == at
     assert await storage.get_memories("ns", [old.id, new.id, other_ns.id]) == [
         (await storage.get_memories("ns", [new.id]))[0]]
-    assert await storage.delete_memory("ns", old.id) is False  # superseded: not active
-    assert await storage.delete_memory("x", new.id) is False  # other namespace
-    assert await storage.delete_memory("ns", new.id) is True
-    assert await storage.delete_memory("ns", new.id) is False
+    assert await delete(storage, "ns", old.id) is False  # superseded: not active
+    assert await delete(storage, "x", new.id) is False  # other namespace
+    assert await delete(storage, "ns", new.id) is True
+    assert await delete(storage, "ns", new.id) is False
 
 
 async def test_record_access_stats_importance_and_namespace_version(storage):
@@ -88,7 +89,7 @@ async def test_record_access_stats_importance_and_namespace_version(storage):
     got = {m.id: m for m in await storage.get_memories("ns", [a.id, b.id])}
     assert got[a.id].importance == 0.1 and got[b.id].importance == 0.5
     v2 = await storage.namespace_version("ns")
-    await storage.delete_memory("ns", a.id)
+    await delete(storage, "ns", a.id)
     assert await storage.namespace_version("ns") not in (v1, v2)
 
 
@@ -136,7 +137,7 @@ async def test_audit_and_tasks_are_namespaced(storage):
 
 async def test_delete_namespace_erases_only_that_namespace(storage):
     await storage.insert_memories([mem("ns", "one"), mem("ns", "two"), mem("keep", "three")])
-    await storage.supersede_memories("ns", [], T0, [mem("ns", "four")])
+    await supersede(storage, "ns", [], T0, [mem("ns", "four")])
     await storage.create_token("ns", "t-ns-1")
     await storage.create_token("ns", "t-ns-2")
     await storage.revoke_token("t-ns-2")
@@ -164,7 +165,7 @@ async def test_fulltext_stems_ranks_and_filters(storage):
     c = mem("ns", "Tea with milk, no sugar", minutes=2)
     gone = mem("ns", "Berlin berlin berlin", minutes=3)
     await storage.insert_memories([a, b, c, gone, mem("other", "Berlin marathon")])
-    await storage.supersede_memories("ns", [gone.id], T0, [])
+    await supersede(storage, "ns", [gone.id], T0, [])
     hits = await storage.search_fulltext("ns", ["berlin", "runs"], 10)
     assert [h.id for h in hits][:2] == [b.id, a.id] or {h.id for h in hits} == {a.id, b.id}
     assert {h.id for h in hits} == {a.id, b.id}
@@ -181,10 +182,10 @@ async def test_fulltext_sees_every_write_immediately(storage):
     assert [h.id for h in await storage.search_fulltext("ns", ["fox"], 5)] == [m.id]
     # The keyword index is written by the storage's own writes, in their transactions.
     new = mem("ns", "a lazy dog", minutes=1)
-    await storage.supersede_memories("ns", [m.id], T0, [new])
+    await supersede(storage, "ns", [m.id], T0, [new])
     assert await storage.search_fulltext("ns", ["fox"], 5) == []
     assert [h.id for h in await storage.search_fulltext("ns", ["dog"], 5)] == [new.id]
-    assert await storage.delete_memory("ns", new.id)
+    assert await delete(storage, "ns", new.id)
     assert await storage.search_fulltext("ns", ["dog"], 5) == []
 
 
@@ -237,7 +238,7 @@ async def test_latest_in_session_breaks_ties_by_insertion_order(storage):
     await storage.insert_memories([a, b, older, mem("ns", "other session", minutes=9, session_id="s2"),
                                    mem("x", "other namespace", minutes=9, session_id="s1")])
     assert (await storage.latest_in_session("ns", "s1")).id == b.id
-    await storage.supersede_memories("ns", [b.id], T0, [])
+    await supersede(storage, "ns", [b.id], T0, [])
     assert (await storage.latest_in_session("ns", "s1")).id == a.id
     assert await storage.latest_in_session("ns", "none") is None
     assert await storage.latest_in_session("y", "s1") is None

@@ -12,6 +12,7 @@ import textwrap
 from recall_core.models import Memory
 
 from pg_helpers import T0, mem, op
+from recall_core.testing.helpers import complete_job
 
 
 async def test_concurrent_enqueue_same_key_creates_one_operation(db_url, make_storage):
@@ -82,7 +83,7 @@ async def test_expired_lease_is_claimed_again_and_stale_claim_writes_nothing(sto
     keep = mem("ns", "old fact")
     await storage.insert_memories([keep])
     # The first claimer wakes up late: nothing it computed may land.
-    ok = await storage.complete_job(first.id, first.attempts, [mem("ns", "from stale claim")],
+    ok = await complete_job(storage, first, first.attempts, [mem("ns", "from stale claim")],
                                     supersede=[(keep.id, T0)], refresh=[(keep.id, 1.0)])
     assert ok is False
     rows, total = await storage.list_memories("ns", 10, 0)
@@ -90,9 +91,9 @@ async def test_expired_lease_is_claimed_again_and_stale_claim_writes_nothing(sto
     assert rows[0].valid_until is None
     assert (await storage.get_operation("ns", stored.id)).status == "running"
     # The current claim completes, exactly once.
-    assert await storage.complete_job(second.id, second.attempts, [mem("ns", "fresh")],
+    assert await complete_job(storage, second, second.attempts, [mem("ns", "fresh")],
                                       supersede=[(keep.id, T0)]) is True
-    assert await storage.complete_job(second.id, second.attempts, [mem("ns", "again")]) is False
+    assert await complete_job(storage, second, second.attempts, [mem("ns", "again")]) is False
     done = await storage.get_operation("ns", stored.id)
     assert done.status == "done" and done.finished_at is not None and done.error is None
     rows, total = await storage.list_memories("ns", 10, 0)
@@ -106,7 +107,7 @@ async def test_complete_job_is_one_transaction(storage):
     await storage.insert_memories([dup])
     try:
         # Second memory collides on the primary key: the whole completion must roll back.
-        await storage.complete_job(job.id, job.attempts,
+        await complete_job(storage, job, job.attempts,
                                    [mem("ns", "new one"), Memory(id=dup.id, namespace="ns", text="y")])
     except Exception:
         pass
@@ -122,7 +123,7 @@ async def test_refresh_keeps_the_higher_importance(storage):
     await storage.insert_memories([a, b])
     await storage.enqueue(op("ns", "k"))
     job = await storage.claim_job(30)
-    assert await storage.complete_job(job.id, job.attempts, [], refresh=[(a.id, 0.7), (b.id, 0.2)])
+    assert await complete_job(storage, job, job.attempts, [], refresh=[(a.id, 0.7), (b.id, 0.2)])
     got = {m.id: m for m in await storage.get_memories("ns", [a.id, b.id])}
     assert got[a.id].importance == 0.7 and got[b.id].importance == 0.9
     assert got[a.id].last_accessed_at is not None
@@ -205,7 +206,7 @@ async def test_job_of_a_killed_process_is_not_lost(db_url, make_storage):
         raise AssertionError("the killed process's job was not re-queued")
     job = await survivor.claim_job(30)
     assert job.id == stored.id and job.attempts == 2
-    assert await survivor.complete_job(job.id, job.attempts, [mem("ns", "done once")])
+    assert await complete_job(survivor, job, job.attempts, [mem("ns", "done once")])
 
 
 async def test_a_running_sibling_takes_over_a_killed_process_job_at_once(db_url, make_storage):
@@ -220,5 +221,5 @@ async def test_a_running_sibling_takes_over_a_killed_process_job_at_once(db_url,
             break
         await asyncio.sleep(0.1)
     assert job is not None and job.id == stored.id and job.attempts == 2
-    assert await survivor.complete_job(job.id, job.attempts, [mem("ns", "done once")])
+    assert await complete_job(survivor, job, job.attempts, [mem("ns", "done once")])
     assert await survivor.claim_job(600) is None

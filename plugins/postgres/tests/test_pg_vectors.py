@@ -11,6 +11,7 @@ import pytest
 from recall_core.errors import ConfigError
 
 from pg_helpers import T0, mem
+from recall_core.testing.helpers import supersede, complete_job, delete
 
 
 def unit(v):
@@ -59,9 +60,9 @@ async def test_isolation_supersede_delete_and_cache_invalidation(vec_storage):
     await s.set_embeddings("other", [(a.id, [0, 0, 1])])  # other namespace: no effect
     assert (await s.get_embeddings("ns", [a.id]))[a.id] == pytest.approx(unit([1, 0, 0]))
     new = mem("ns", "a2", embedding=unit([0, 1, 0]))
-    await s.supersede_memories("ns", [a.id], T0, [new])
+    await supersede(s, "ns", [a.id], T0, [new])
     assert [h.id for h in await s.search_vectors("ns", [1, 0, 0], 5)] == [b.id, new.id]
-    await s.delete_memory("ns", b.id)
+    await delete(s, "ns", b.id)
     assert [h.id for h in await s.search_vectors("ns", [1, 0, 0], 5)] == [new.id]
     assert [h.id for h in await s.search_vectors("other", [1, 0, 0], 5)] == [c.id]
     assert await s.search_vectors("nobody", [1, 0, 0], 5) == []
@@ -90,7 +91,7 @@ async def test_embeddings_written_by_complete_job(vec_storage):
     await s.enqueue(op("ns", "k"))
     job = await s.claim_job(30)
     m = mem("ns", "with vector", embedding=unit([0.3, 0.4, 0.5, 0.6]))
-    assert await s.complete_job(job.id, job.attempts, [m])
+    assert await complete_job(s, job, job.attempts, [m])
     assert [h.id for h in await s.search_vectors("ns", [0.3, 0.4, 0.5, 0.6], 3)] == [m.id]
 
 
@@ -208,8 +209,8 @@ async def test_array_matrices_apply_each_write_instead_of_reloading(array_url, m
     assert s.vectors.refreshes["reload"] == 1
     steps = [
         lambda: s.insert_memories([mem("ns", "new", embedding=vec())]),
-        lambda: s.supersede_memories("ns", [ms[0].id, ms[1].id], T0, [mem("ns", "s", embedding=vec())]),
-        lambda: s.delete_memory("ns", ms[2].id),
+        lambda: supersede(s, "ns", [ms[0].id, ms[1].id], T0, [mem("ns", "s", embedding=vec())]),
+        lambda: delete(s, "ns", ms[2].id),
         lambda: s.set_embeddings("ns", [(ms[3].id, vec()), (ms[4].id, vec())]),
         lambda: s.update_importance([("ns", ms[5].id, 0.9)]),  # a version bump, no vector change
         lambda: s.insert_memories([mem("other", "o2", embedding=vec())]),  # another namespace
@@ -239,8 +240,8 @@ async def test_writes_of_another_process_and_concurrent_writers_are_all_seen(arr
         live = [h.id for h in await a.search_vectors("ns", q, 200)]
         await asyncio.gather(
             b.insert_memories([mem("ns", f"b{round_}-{j}", embedding=vec()) for j in range(3)]),
-            a.supersede_memories("ns", live[:2], T0, [mem("ns", f"a{round_}", embedding=vec())]),
-            b.delete_memory("ns", live[2]),
+            supersede(a, "ns", live[:2], T0, [mem("ns", f"a{round_}", embedding=vec())]),
+            delete(b, "ns", live[2]),
             a.search_vectors("ns", q, 200),
         )
     got = [(h.id, round(h.score, 5)) for h in await a.search_vectors("ns", q, 200)]

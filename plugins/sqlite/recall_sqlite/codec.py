@@ -18,7 +18,7 @@ from recall_core.models import Memory, Operation, utcnow
 
 MEMORY_COLUMNS = ("id, namespace, text, topic, type, entity, attribute, value, importance, "
                   "valid_from, valid_until, created_at, last_accessed_at, access_count, "
-                  "session_id, agent_id, source_job_id")
+                  "session_id, agent_id, source_job_id, base_importance, superseded_by, pinned")
 
 OPERATION_COLUMNS = ("id, namespace, idempotency_key, kind, status, attempts, payload, error, "
                      "lease_until, created_at, finished_at")
@@ -58,11 +58,12 @@ def memory_params(m: Memory) -> tuple[Any, ...]:
     return (m.id, m.namespace, m.text, m.topic, m.type, m.entity, m.attribute, m.value,
             float(m.importance), to_db(m.valid_from), to_db(m.valid_until), to_db(m.created_at),
             to_db(m.last_accessed_at), int(m.access_count), m.session_id, m.agent_id,
-            m.source_job_id, pack_vector(m.embedding), m.context)
+            m.source_job_id, m.base_importance, m.superseded_by, int(m.pinned),
+            pack_vector(m.embedding), m.context)
 
 
 INSERT_MEMORY = (f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding, context) "
-                 f"VALUES ({', '.join('?' * 19)})")
+                 f"VALUES ({', '.join('?' * 22)})")
 
 
 def memory_from_row(r: Sequence[Any]) -> Memory:
@@ -70,7 +71,8 @@ def memory_from_row(r: Sequence[Any]) -> Memory:
         id=r[0], namespace=r[1], text=r[2], topic=r[3], type=r[4], entity=r[5], attribute=r[6],
         value=r[7], importance=r[8], valid_from=from_db(r[9]), valid_until=from_db(r[10]),
         created_at=from_db(r[11]), last_accessed_at=from_db(r[12]), access_count=r[13],
-        session_id=r[14], agent_id=r[15], source_job_id=r[16],
+        session_id=r[14], agent_id=r[15], source_job_id=r[16], base_importance=r[17],
+        superseded_by=r[18], pinned=bool(r[19]),
     )
 
 

@@ -171,7 +171,10 @@ class Database:
                            f"synchronous = {s.synchronous}",
                            f"cache_size = {-int(s.cache_size_kib)}",
                            f"mmap_size = {int(s.mmap_size_mib) * 1024 * 1024}",
-                           "temp_store = MEMORY"):
+                           "temp_store = MEMORY",
+                           # Deleted rows are overwritten on disk, not left in free pages:
+                           # forgotten text must not be recoverable from the file.
+                           "secure_delete = ON"):
                 await db.execute(f"PRAGMA {pragma}")
         except BaseException as exc:
             # An unclosed connection keeps its (non-daemon) thread alive: the process would

@@ -290,6 +290,33 @@ MIGRATIONS: tuple[Migration, ...] = (
             error TEXT
         )""",
     )),
+    (6, (
+        # Memory integrity (issue 13). superseded_by links a history row to its successor
+        # (forget follows it); pinned rows are skipped by decay.
+        "ALTER TABLE memories ADD COLUMN superseded_by TEXT",
+        "ALTER TABLE memories ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0",
+        # Fact keys compare case- and space-insensitively (recall_core.facts.norm_key);
+        # rows written by an older verbatim import may hold "User"/"Editor".
+        """UPDATE memories SET entity = lower(trim(entity)), attribute = lower(trim(attribute))
+            WHERE entity IS NOT NULL AND attribute IS NOT NULL
+              AND (entity != lower(trim(entity)) OR attribute != lower(trim(attribute)))""",
+        # Races before this version could leave two current rows of one key: the newest
+        # statement stays current, the others end where it begins.
+        """UPDATE memories AS m SET valid_until = k.valid_from, superseded_by = k.id
+            FROM (SELECT namespace, entity, attribute, id, valid_from FROM (
+                    SELECT namespace, entity, attribute, id, valid_from, row_number() OVER (
+                        PARTITION BY namespace, entity, attribute
+                        ORDER BY valid_from DESC, seq DESC) AS rn
+                      FROM memories WHERE valid_until IS NULL AND entity IS NOT NULL
+                       AND attribute IS NOT NULL AND value IS NOT NULL) WHERE rn = 1) AS k
+           WHERE m.valid_until IS NULL AND m.value IS NOT NULL AND m.namespace = k.namespace
+             AND m.entity = k.entity AND m.attribute = k.attribute AND m.id != k.id""",
+        # The database itself refuses a second current value of one fact.
+        """CREATE UNIQUE INDEX memories_one_current ON memories (namespace, entity, attribute)
+            WHERE valid_until IS NULL AND entity IS NOT NULL AND attribute IS NOT NULL
+              AND value IS NOT NULL""",
+        "CREATE INDEX memories_successor ON memories (superseded_by) WHERE superseded_by IS NOT NULL",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

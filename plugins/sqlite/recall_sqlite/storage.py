@@ -8,6 +8,8 @@ nothing, also against other processes using the same file.
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import asynccontextmanager
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime, timedelta
@@ -25,6 +27,7 @@ from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, from_db, m
 from .connection import Database, chunks
 from .fulltext import FullText
 from .settings import SQLiteSettings
+from .tx import SQLiteWriteTx, conflict
 from .vectors import PRUNE_EVERY, RESET, VectorSearch, prune_vector_events
 
 _ITER_BATCH = 500
@@ -138,37 +141,6 @@ class SQLiteStorage(AdminMethods):
                 f"SELECT {OPERATION_COLUMNS} FROM operations WHERE id = ?", (op_id,)))[0]
         return operation_from_row(row)
 
-    async def complete_job(self, op_id: str, attempts: int, memories: Sequence[Memory],
-                           supersede: Sequence[tuple[str, datetime]] = (),
-                           refresh: Sequence[tuple[str, float]] = ()) -> bool:
-        now = now_text()
-        async with self.db.transaction() as db:
-            rows = await db.execute_fetchall(
-                "SELECT namespace FROM operations WHERE id = ? AND status = 'running' "
-                "AND attempts = ?", (op_id, attempts))
-            if not rows:
-                return False  # a stale claim: someone re-ran or finished this job
-            namespace = rows[0][0]
-            _check_namespace(namespace, memories)
-            await _insert_memories(db, memories)
-            if supersede:
-                await db.executemany(
-                    "UPDATE memories SET valid_until = ? "
-                    "WHERE namespace = ? AND id = ? AND valid_until IS NULL",
-                    [(to_db(at), namespace, mid) for mid, at in supersede])
-            if refresh:
-                await db.executemany(
-                    "UPDATE memories SET importance = max(coalesce(base_importance, importance), ?), "
-                    "base_importance = NULL, last_accessed_at = ? "
-                    "WHERE namespace = ? AND id = ? AND valid_until IS NULL",
-                    [(float(imp), now, namespace, mid) for mid, imp in refresh])
-            await db.execute(
-                "UPDATE operations SET status = 'done', finished_at = ?, error = NULL, "
-                "lease_until = NULL WHERE id = ?", (now, op_id))
-            if memories or supersede or refresh:
-                await self._changed(db, [namespace])
-        return True
-
     async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
                        retry_at: datetime | None = None) -> bool:
         # Guarded like complete_job: a stale claim must not touch a job someone else now runs.
@@ -211,7 +183,10 @@ class SQLiteStorage(AdminMethods):
         if not memories:
             return
         async with self.db.transaction() as db:
-            await _insert_memories(db, memories)
+            try:
+                await _insert_memories(db, memories)
+            except sqlite3.IntegrityError as exc:
+                raise conflict(exc, memories[0].namespace) from None
             await self._changed(db, [m.namespace for m in memories])
         if len(memories) >= OPTIMIZE_AFTER_ROWS:
             # A bulk load leaves the full-text index in many segments; merging them into one
@@ -254,13 +229,6 @@ class SQLiteStorage(AdminMethods):
                 return
             created, seq = rows[-1][11], rows[-1][-1]
 
-    async def find_active_by_triple(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
-        rows = await self.db.fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND entity = ? "
-            "AND attribute = ? AND valid_until IS NULL ORDER BY created_at, seq",
-            (namespace, entity, attribute))
-        return [memory_from_row(r) for r in rows]
-
     async def latest_in_session(self, namespace: str, session_id: str) -> Memory | None:
         row = await self.db.fetch_one(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND session_id = ? "
@@ -274,26 +242,15 @@ class SQLiteStorage(AdminMethods):
             "AND attribute = ? ORDER BY created_at, seq", (namespace, entity, attribute))
         return [memory_from_row(r) for r in rows]
 
-    async def delete_memory(self, namespace: str, memory_id: str) -> bool:
+    @asynccontextmanager
+    async def write(self, namespace: str, keys: Sequence[tuple[str, str]] = ()
+                    ) -> AsyncIterator[SQLiteWriteTx]:
+        # BEGIN IMMEDIATE serialises every writer of the file, so it is the key lock too.
         async with self.db.transaction() as db:
-            cur = await db.execute(
-                "DELETE FROM memories WHERE namespace = ? AND id = ? AND valid_until IS NULL",
-                (namespace, memory_id))
-            if cur.rowcount != 1:
-                return False
-            await self._changed(db, [namespace])
-        return True
-
-    async def supersede_memories(self, namespace: str, ids: Sequence[str], at: datetime,
-                                 new: Sequence[Memory]) -> None:
-        _check_namespace(namespace, new)
-        async with self.db.transaction() as db:
-            await db.executemany(
-                "UPDATE memories SET valid_until = ? "
-                "WHERE namespace = ? AND id = ? AND valid_until IS NULL",
-                [(to_db(at), namespace, mid) for mid in ids])
-            await _insert_memories(db, new)
-            await self._changed(db, [namespace])
+            tx = SQLiteWriteTx(db, namespace)
+            yield tx
+            if tx.changed:
+                await self._changed(db, [namespace])
 
     async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         # Deliberately no version bump: access counts feed scoring, not any cached index, and
@@ -461,13 +418,6 @@ class SQLiteStorage(AdminMethods):
     async def delete_task(self, namespace: str, task_id: str) -> None:
         await self.db.write(
             "DELETE FROM a2a_tasks WHERE namespace = ? AND task_id = ?", (namespace, task_id))
-
-
-def _check_namespace(namespace: str, memories: Iterable[Memory]) -> None:
-    for m in memories:
-        if m.namespace != namespace:
-            raise ValueError(f"Memory {m.id} belongs to namespace {m.namespace!r}, but is written "
-                             f"for {namespace!r}; a write never crosses namespaces.")
 
 
 async def _insert_memories(db: aiosqlite.Connection, memories: Sequence[Memory]) -> None:

@@ -21,8 +21,10 @@ from recall_core.config import RecallConfig, plugin_settings
 from recall_core.errors import ConfigError
 from recall_core.models import Memory, Operation
 from recall_core.plugins import collect
+from recall_sqlite.codec import to_db
 from recall_sqlite import SQLiteSettings, SQLiteStorage, make_storage, schema
 from recall_sqlite.connection import path_from_url
+from recall_core.testing.helpers import supersede, delete
 
 
 def raw(path: Path) -> sqlite3.Connection:
@@ -76,11 +78,19 @@ async def test_a_version_3_file_is_reindexed_for_length_free_scores(
         m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
         old = make_storage(f"sqlite:///{db_path}")
         await old.open()
-        kept = Memory(namespace="a", text="the heron nests by the river", context="birds?")
-        gone = Memory(namespace="a", text="the heron moved away")
-        await old.insert_memories([kept, gone])
-        await old.supersede_memories("a", [gone.id], gone.created_at, [])
         await old.close()
+    # Rows as a version-3 file holds them (today's insert writes columns v3 lacks).
+    kept = Memory(namespace="a", text="the heron nests by the river", context="birds?")
+    gone = Memory(namespace="a", text="the heron moved away")
+    conn = raw(db_path)
+    for m, until in ((kept, None), (gone, gone.created_at)):
+        conn.execute(
+            "INSERT INTO memories (id, namespace, text, topic, type, importance, valid_from, "
+            "valid_until, created_at, access_count, context) VALUES (?, ?, ?, '', 'fact', 0.5, "
+            "?, ?, ?, 0, ?)", (m.id, m.namespace, m.text, to_db(m.valid_from), to_db(until),
+                               to_db(m.created_at), m.context))
+    conn.commit()
+    conn.close()
     new = make_storage(f"sqlite:///{db_path}")
     await new.open()
     try:
@@ -167,7 +177,8 @@ async def test_data_persists_and_another_process_sees_it(storage: SQLiteStorage,
             s = make_storage("sqlite:///" + sys.argv[1])
             await s.open()
             await s.insert_memories([Memory(id="child", namespace="a", text="x", embedding=[1.0, 0.1])])
-            await s.delete_memory("a", sys.argv[2])
+            from recall_core.testing.helpers import delete
+            await delete(s, "a", sys.argv[2])
             await s.close()
         asyncio.run(main())
     """, str(db_path), m.id)
@@ -278,7 +289,7 @@ async def test_fulltext_isolation_and_ranking_in_both_modes(storage: SQLiteStora
     old = Memory(namespace="a", text="zebra")
     await storage.insert_memories(mine)
     await storage.insert_memories([old])
-    await storage.supersede_memories("a", [old.id], old.created_at, [])
+    await supersede(storage, "a", [old.id], old.created_at, [])
     hits = await storage.search_fulltext("a", ["zebra"], 5)
     # Scores ignore length, so A's rows tie: the newest go first (the superseded one is gone).
     assert [h.id for h in hits] == [m.id for m in mine[::-1][:5]]
@@ -325,10 +336,10 @@ async def test_fulltext_index_stays_consistent_under_churn(storage: SQLiteStorag
     await storage.insert_memories(rows)
     for i, m in enumerate(rows):
         if i % 3 == 0:
-            await storage.supersede_memories(m.namespace, [m.id], m.created_at,
+            await supersede(storage, m.namespace, [m.id], m.created_at,
                                              [Memory(namespace=m.namespace, text=f"churn replaced {i}")])
         elif i % 5 == 0:
-            await storage.delete_memory(m.namespace, m.id)
+            await delete(storage, m.namespace, m.id)
     await storage.delete_namespace("n2")
     conn = raw(db_path)
     conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
@@ -405,7 +416,7 @@ async def test_fulltext_term_counts_are_refreshed_by_writes(storage: SQLiteStora
     first = await storage.search_fulltext("a", ["rare", "common"], 30)
     assert first and storage._fulltext._hit_cache  # counted and kept
     for m in common[5:]:
-        await storage.delete_memory("a", m.id)
+        await delete(storage, "a", m.id)
     again = await storage.search_fulltext("a", ["rare", "common"], 30)
     # now the rarer word: its five rows lead
     assert {h.id for h in again[:5]} == {m.id for m in common[:5]}
@@ -465,11 +476,11 @@ async def test_vector_index_matches_brute_force_under_churn(storage: SQLiteStora
                 live[m.id] = m.embedding  # type: ignore[assignment]
             elif action < 0.65:
                 mid = rng.choice(sorted(live))
-                await writer.delete_memory("a", mid)
+                await delete(writer, "a", mid)
                 del live[mid]
             elif action < 0.8:
                 mid = rng.choice(sorted(live))
-                await writer.supersede_memories("a", [mid], Memory(namespace="a", text="").created_at, [])
+                await supersede(writer, "a", [mid], Memory(namespace="a", text="").created_at, [])
                 del live[mid]
             else:
                 mid = rng.choice(sorted(live))

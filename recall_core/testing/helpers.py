@@ -1,0 +1,64 @@
+"""Write helpers for tests, built on the storage primitives (`Storage.write`).
+
+They let a test set up rows or finish a claimed job directly, without an extractor; the
+rules that decide what a real write does live in `recall_core.facts` / `recall_core.writes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from recall_core.errors import StaleClaim
+from recall_core.models import Memory, Operation, utcnow
+from recall_core.protocols import Storage
+
+
+async def supersede(storage: Storage, namespace: str, ids: Sequence[str], at: datetime,
+                    new: Sequence[Memory] = ()) -> None:
+    """End the current rows `ids` at `at` and insert `new`, in one transaction."""
+    keys = sorted({m.key for m in new if m.key is not None})
+    async with storage.write(namespace, keys) as tx:
+        current = await tx.current(ids)
+        successor = new[0].id if len(new) == 1 else None
+        if current:
+            await tx.end([(m.id, at, successor) for m in current])
+        if new:
+            await tx.insert(new)
+
+
+async def complete_job(storage: Storage, op: Operation | tuple[str, str], attempts: int,
+                       memories: Sequence[Memory] = (),
+                       supersede: Sequence[tuple[str, datetime]] = (),
+                       refresh: Sequence[tuple[str, float]] = ()) -> bool:
+    """Finish a claimed job writing exactly the given changes (False, nothing written, for
+    a stale claim)."""
+    namespace, op_id = (op.namespace, op.id) if isinstance(op, Operation) else op
+    keys = sorted({m.key for m in memories if m.key is not None})
+    try:
+        async with storage.write(namespace, keys) as tx:
+            if supersede:
+                await tx.end([(mid, at, None) for mid, at in supersede])
+            if memories:
+                await tx.insert(memories)
+            if refresh:
+                await tx.refresh(refresh, utcnow())
+            if not await tx.finish_job(op_id, attempts):
+                raise StaleClaim(op_id)
+    except StaleClaim:
+        return False
+    return True
+
+
+async def delete(storage: Storage, namespace: str, memory_id: str) -> bool:
+    """Hard-delete one current row (no forget semantics)."""
+    async with storage.write(namespace) as tx:
+        if not await tx.current([memory_id]):
+            return False
+        await tx.delete([memory_id])
+    return True
+
+
+async def current_of(storage: Storage, namespace: str, entity: str, attribute: str) -> list[Memory]:
+    """The current rows of one fact key."""
+    return [m for m in await storage.history(namespace, entity, attribute) if m.valid_until is None]
