@@ -36,6 +36,9 @@ class WorkerSettings(_Section):
     concurrency: int = Field(2, ge=0)  # 0 = no background worker (e.g. a read-only replica)
     lease_seconds: float = Field(120.0, gt=0)
     max_attempts: int = Field(5, ge=1)
+    # /health and `recall status` call a worker loop stuck when one iteration (a claim plus
+    # its job) has run this long: far past any extraction's ceiling.
+    stuck_after: float = Field(900.0, gt=0)
     poll_interval: float = Field(0.2, gt=0)
     retry_backoff: float = Field(1.0, ge=0)
     # Background work gives way to tool calls (recall_core/activity.py): a job starts once

@@ -106,6 +106,13 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
                             degraded=readiness(runtime),
                             rankers=[s.ranker.name for s in runtime.rankers],
                             extractor=runtime.extractor.name)
+        if runtime.worker is not None:
+            workers = runtime.worker.health()
+            body["workers"] = workers  # loop names and counts only: no tenant data
+            if not workers["ok"]:
+                # 503 so a supervisor or load balancer notices a dead or stuck worker loop.
+                body["status"] = "unhealthy"
+                return JSONResponse(body, status_code=503)
         return JSONResponse(body)
 
     app = mcp.http_app(path="/mcp", json_response=True)

@@ -131,3 +131,11 @@ class ScoredId(BaseModel):
 
     id: str
     score: float
+
+
+def exhausted_message(attempts: int) -> str:
+    """The error a job gets when its lease expired on its last allowed attempt (the worker
+    died or hung while running it, every time)."""
+    return (f"Gave up after {attempts} attempt(s): each ended with the worker's lease expiring "
+            f"(the process died, was killed, or the extraction hung past worker.lease_seconds). "
+            f"Store the text again, in smaller pieces if it is long.")

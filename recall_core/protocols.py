@@ -126,9 +126,18 @@ class Storage(Protocol):
 
     async def get_operation(self, namespace: str, op_id: str) -> Operation | None: ...
 
-    async def claim_job(self, lease_seconds: float) -> Operation | None:
+    async def claim_job(self, lease_seconds: float, max_attempts: int | None = None
+                        ) -> Operation | None:
         """Atomically take the oldest queued job (or a running one whose lease expired),
-        mark it running, increment attempts, set lease_until. None when nothing is ready."""
+        mark it running, increment attempts, set lease_until. None when nothing is ready.
+
+        With `max_attempts`, a running job whose lease expired after its last allowed
+        attempt is not claimed again: it ends `failed` with `models.exhausted_message`
+        (so a job that crashes or hangs its worker cannot loop forever)."""
+
+    async def renew_lease(self, op_id: str, attempts: int, lease_seconds: float) -> bool:
+        """Extend a running job's lease to now + lease_seconds, if the claim with `attempts`
+        is still current (False otherwise). The worker renews while a job runs."""
 
     async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
                        retry_at: datetime | None = None) -> bool:

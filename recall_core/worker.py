@@ -1,14 +1,21 @@
 """Background worker: drains the durable queue, backfills embeddings, runs importance decay.
 
 Jobs are claimed with a lease from storage, so several workers (and several processes on one
-Postgres) share one queue; a job whose worker died is claimed again when its lease expires,
-and `complete_job` refuses a stale claim, so no job is written twice.
+Postgres) share one queue; a job whose worker died is claimed again when its lease expires
+(up to worker.max_attempts, then it fails with a reason), the lease is renewed while a job
+runs, and the commit refuses a stale claim, so no job is written twice.
+
+Every loop is supervised: an exception in one iteration is logged and the loop backs off and
+continues; a loop that exits anyway is restarted. `health()` says which loops are alive and
+whether one has been stuck on a single iteration for longer than worker.stuck_after.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import time
 import traceback
 from datetime import timedelta
 from collections.abc import Callable
@@ -38,6 +45,9 @@ class Worker:
         self.activity = activity
         self._tasks: list[asyncio.Task[Any]] = []
         self._stopping = asyncio.Event()
+        #: loop name -> monotonic time its current iteration began (None: idle/waiting).
+        self._busy_since: dict[str, float | None] = {}
+        self.restarts = 0
         #: The decay job's "now" (tests put a fake clock here).
         self.clock: Callable[[], datetime] = utcnow
 
@@ -45,12 +55,44 @@ class Worker:
         requeued = await self.storage.requeue_running()
         if requeued:
             log.info("re-queued %d job(s) that were running when the server last stopped", requeued)
-        for i in range(self.config.worker.concurrency):
-            self._tasks.append(asyncio.create_task(self._loop(i), name=f"recall-worker-{i}"))
+        loops: list[tuple[str, Callable[[], Any]]] = [
+            (f"recall-worker-{i}", functools.partial(self._loop, f"recall-worker-{i}"))
+            for i in range(self.config.worker.concurrency)]
         if self.embedder is not None:
-            self._tasks.append(asyncio.create_task(self._backfill_loop(), name="recall-backfill"))
+            loops.append(("recall-backfill", self._backfill_loop))
         if self.config.decay.interval > 0:
-            self._tasks.append(asyncio.create_task(self._decay_loop(), name="recall-decay"))
+            loops.append(("recall-decay", self._decay_loop))
+        for name, factory in loops:
+            self._busy_since[name] = None
+            self._tasks.append(asyncio.create_task(self._supervise(name, factory), name=name))
+
+    async def _supervise(self, name: str, factory: Callable[[], Any]) -> None:
+        """Run a loop forever: restart it (after a pause) if it ever returns or raises."""
+        while not self._stopping.is_set():
+            try:
+                await factory()
+            except asyncio.CancelledError:
+                raise
+            except BaseException:  # noqa: BLE001 - logged; the loop is restarted
+                log.exception("%s stopped with an error; restarting it", name)
+            else:
+                if self._stopping.is_set():
+                    return
+                log.error("%s returned unexpectedly; restarting it", name)
+            self._busy_since[name] = None
+            self.restarts += 1
+            await asyncio.sleep(min(5.0, self.config.worker.poll_interval * 5))
+
+    def health(self) -> dict[str, Any]:
+        """{ok, loops, dead, stuck, restarts}: dead = loop tasks that ended (only after stop,
+        or a bug in the supervisor); stuck = busy on one iteration longer than stuck_after."""
+        now = time.monotonic()
+        limit = self.config.worker.stuck_after
+        dead = [t.get_name() for t in self._tasks if t.done()]
+        stuck = [name for name, since in self._busy_since.items()
+                 if since is not None and now - since > limit]
+        return {"ok": not dead and not stuck and bool(self._tasks), "loops": len(self._tasks),
+                "dead": dead, "stuck": stuck, "restarts": self.restarts}
 
     async def stop(self) -> None:
         self._stopping.set()
@@ -72,24 +114,44 @@ class Worker:
         except TimeoutError:
             pass
 
-    async def _loop(self, index: int) -> None:
+    async def _loop(self, name: str = "recall-worker") -> None:
         cfg = self.config.worker
+        failures = 0
         while not self._stopping.is_set():
             await self._give_way()
+            self._busy_since[name] = time.monotonic()
             try:
-                op = await self.storage.claim_job(cfg.lease_seconds)
+                op = await self.storage.claim_job(cfg.lease_seconds, cfg.max_attempts)
+                if op is not None:
+                    await self.run_one(op)
+                failures = 0
+            except asyncio.CancelledError:
+                raise
             except Exception:  # noqa: BLE001 - a storage hiccup must not kill the worker
-                log.exception("claim_job failed; retrying")
-                await asyncio.sleep(cfg.poll_interval)
+                failures += 1
+                log.exception("worker iteration failed (%d in a row); backing off", failures)
+                self._busy_since[name] = None
+                await asyncio.sleep(min(30.0, cfg.poll_interval * 2 ** min(failures, 8)))
                 continue
+            self._busy_since[name] = None
             if op is None:
                 self.signal.clear()
                 await self._wait(cfg.poll_interval)
-                continue
-            await self.run_one(op)
+
+    async def _renew(self, op) -> None:
+        """Keep the claim's lease alive while the job runs (every third of the lease)."""
+        cfg = self.config.worker
+        while True:
+            await asyncio.sleep(cfg.lease_seconds / 3)
+            try:
+                if not await self.storage.renew_lease(op.id, op.attempts, cfg.lease_seconds):
+                    return  # the claim went stale; the commit will notice
+            except Exception:  # noqa: BLE001 - try again at the next tick
+                log.warning("could not renew the lease of job %s", op.id, exc_info=True)
 
     async def run_one(self, op) -> None:
         cfg = self.config.worker
+        renewer = asyncio.create_task(self._renew(op), name=f"recall-lease-{op.id}")
         try:
             done = await process(self.storage, self.extractor, self.embedder, op, utcnow())
             if not done:
@@ -99,12 +161,26 @@ class Worker:
             retry = exc.retryable and op.attempts < cfg.max_attempts
             log.warning("job %s attempt %d failed (%s): %s", op.id, op.attempts,
                         "will retry" if retry else "giving up", exc)
-            await self.storage.fail_job(op.id, op.attempts, str(exc), retry, self._retry_at(op))
+            await self._fail(op, str(exc), retry)
         except Exception as exc:  # noqa: BLE001 - recorded on the job, never swallowed silently
             retry = op.attempts < cfg.max_attempts
             log.error("job %s attempt %d crashed: %s", op.id, op.attempts, traceback.format_exc())
-            await self.storage.fail_job(op.id, op.attempts, f"{type(exc).__name__}: {exc}", retry,
-                                        self._retry_at(op))
+            await self._fail(op, f"{type(exc).__name__}: {exc}", retry)
+        finally:
+            renewer.cancel()
+
+    async def _fail(self, op, error: str, retry: bool) -> None:
+        """Record the failure, retrying the write a few times: storage may be briefly
+        unavailable (e.g. "database is locked" while a CLI holds the write lock). If it
+        still fails, the job stays running and its lease expiry hands it back (counted)."""
+        for attempt in range(4):
+            try:
+                await self.storage.fail_job(op.id, op.attempts, error, retry, self._retry_at(op))
+                return
+            except Exception:  # noqa: BLE001
+                log.warning("recording the failure of job %s failed (try %d)", op.id, attempt + 1,
+                            exc_info=True)
+                await asyncio.sleep(0.2 * 2 ** attempt)
 
     def _retry_at(self, op):
         """Exponential backoff kept in the queue itself (the job's not-before time), so no

@@ -192,7 +192,11 @@ class MemoryMethods:
             await self._bump(con, [namespace], counts)
             return len(deleted), int(tokens.split()[-1])
 
-        return await in_transaction(self.pool, body)
+        out = await in_transaction(self.pool, body)
+        forget = getattr(self.vectors, "forget", None)
+        if forget is not None:  # no erased text or vector stays in this process
+            forget(namespace)
+        return out
 
     async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
         if not updates:

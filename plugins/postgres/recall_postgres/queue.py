@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import asyncpg
 
-from recall_core.models import Operation
+from recall_core.models import Operation, exhausted_message
 
 from .rows import OPERATION_COLUMNS, aware, operation_from_row
 
@@ -75,7 +75,20 @@ async def get_operation(pool: asyncpg.Pool, namespace: str, op_id: str) -> Opera
     return operation_from_row(row) if row is not None else None
 
 
-async def claim_job(pool: asyncpg.Pool, owner: int, lease_seconds: float) -> Operation | None:
+async def claim_job(pool: asyncpg.Pool, owner: int, lease_seconds: float,
+                    max_attempts: int | None = None) -> Operation | None:
+    if max_attempts is not None:
+        # Jobs whose lease expired on their last allowed attempt end failed, not re-run.
+        for r in await pool.fetch(
+                f"""SELECT id, attempts FROM operations
+                     WHERE status = 'running' AND attempts >= $1
+                       AND (lease_until < clock_timestamp()
+                            OR (claimed_by IS NOT NULL AND NOT {_OWNER_ALIVE}))""", max_attempts):
+            await pool.execute(
+                """UPDATE operations SET status = 'failed', error = $3, lease_until = NULL,
+                          claimed_by = NULL, finished_at = clock_timestamp()
+                    WHERE id = $1 AND attempts = $2 AND status = 'running'""",
+                r["id"], r["attempts"], exhausted_message(r["attempts"]))
     row = await pool.fetchrow(
         f"""WITH next AS (
                 SELECT id FROM operations
@@ -93,6 +106,14 @@ async def claim_job(pool: asyncpg.Pool, owner: int, lease_seconds: float) -> Ope
             RETURNING {", ".join("o." + c.strip() for c in OPERATION_COLUMNS.split(","))}""",
         owner, float(lease_seconds))
     return operation_from_row(row) if row is not None else None
+
+
+async def renew_lease(pool: asyncpg.Pool, op_id: str, attempts: int, lease_seconds: float) -> bool:
+    result = await pool.execute(
+        """UPDATE operations SET lease_until = clock_timestamp() + make_interval(secs => $3)
+            WHERE id = $1 AND attempts = $2 AND status = 'running'""",
+        op_id, attempts, float(lease_seconds))
+    return result.split()[-1] != "0"
 
 
 async def fail_job(pool: asyncpg.Pool, op_id: str, attempts: int, error: str, retry: bool,

@@ -200,8 +200,12 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
     async def get_operation(self, namespace: str, op_id: str) -> Operation | None:
         return await queue.get_operation(self.pool, namespace, op_id)
 
-    async def claim_job(self, lease_seconds: float) -> Operation | None:
-        return await queue.claim_job(self.pool, self._owner, lease_seconds)
+    async def claim_job(self, lease_seconds: float, max_attempts: int | None = None
+                        ) -> Operation | None:
+        return await queue.claim_job(self.pool, self._owner, lease_seconds, max_attempts)
+
+    async def renew_lease(self, op_id: str, attempts: int, lease_seconds: float) -> bool:
+        return await queue.renew_lease(self.pool, op_id, attempts, lease_seconds)
 
     @asynccontextmanager
     async def write(self, namespace: str, keys: Sequence[tuple[str, str]] = ()

@@ -469,5 +469,13 @@ class ArrayIndex:
         if not np.isfinite(norm) or norm == 0.0 or limit < 1:
             return []
         index = await self._index(pool, namespace, int(q.size))
-        hits = await maybe_in_thread(len(index) * index.dim, index.search, q, limit)
+        # Under the namespace lock: another coroutine applying writes to this same index
+        # (remove, add, compact) while a thread searches it gave IndexErrors and, after a
+        # compaction, wrong ids (issue 13 #5). SQLite's index is searched the same way.
+        async with self._locks(namespace):
+            hits = await maybe_in_thread(len(index) * index.dim, index.search, q, limit)
         return [ScoredId(id=mid, score=score) for mid, score in hits]
+
+    def forget(self, namespace: str) -> None:
+        """Drop the namespace's vectors from this process (erase)."""
+        self._cache.drop(namespace)

@@ -313,3 +313,41 @@ async def test_a_malformed_stored_array_is_skipped_not_fatal(array_url, make_sto
                          bad.id)
     other = await make_storage(array_url, vector="array")  # a full load meets the NULL
     assert [h.id for h in await other.search_vectors("ns", [1, 1, 0], 5)] == [good.id]
+
+
+async def test_searches_during_writes_on_the_thread_path_never_fail(array_url, make_storage):
+    # Issue 13 #5: with a namespace big enough for threaded searches (len x dim >= 2M floats),
+    # searches raced the same index's updates (IndexError -> silently keyword-only; wrong ids
+    # after a compaction). Searches now hold the namespace lock: every answer is exact.
+    s = await make_storage(array_url, vector="array")
+    rng = np.random.default_rng(3)
+    n, dim = 6000, 384  # 2.3M floats: the thread path
+    ms = [mem("big", f"m{i}", minutes=i) for i in range(n)]
+    vecs = rng.normal(size=(n, dim)).astype(np.float32)
+    for m, v in zip(ms, vecs):
+        m.embedding = v.tolist()
+    await s.insert_memories(ms)
+    q = vecs[0].tolist()
+    assert (await s.search_vectors("big", q, 1))[0].id == ms[0].id
+    errors: list[BaseException] = []
+    wrong = 0
+
+    async def searcher():
+        nonlocal wrong
+        for _ in range(60):
+            try:
+                hits = await s.search_vectors("big", q, 1)
+            except BaseException as exc:  # noqa: BLE001 - counted
+                errors.append(exc)
+                continue
+            if hits and hits[0].id != ms[0].id:
+                wrong += 1
+
+    async def writer():
+        for i in range(1, 400):  # single-row supersessions: remove + add, compactions
+            new = mem("big", f"w{i}", minutes=n + i)
+            new.embedding = rng.normal(size=dim).tolist()
+            await supersede(s, "big", [ms[i].id], T0, [new])
+
+    await asyncio.gather(searcher(), searcher(), writer())
+    assert errors == [] and wrong == 0

@@ -17,7 +17,8 @@ from typing import Any
 
 import aiosqlite
 
-from recall_core.models import MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord, utcnow
+from recall_core.models import (MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord,
+                                exhausted_message, utcnow)
 from recall_core.protocols import DecayRow
 
 from .admin import AdminMethods
@@ -122,13 +123,22 @@ class SQLiteStorage(AdminMethods):
               "  WHERE status = 'running' AND lease_until < ? ORDER BY created_at, rowid LIMIT 1)"
               ") ORDER BY created_at, r LIMIT 1")
 
-    async def claim_job(self, lease_seconds: float) -> Operation | None:
+    async def claim_job(self, lease_seconds: float, max_attempts: int | None = None
+                        ) -> Operation | None:
         now = utcnow()
         # Idle polls stay on the reader and never take the write lock.
         if await self.db.fetch_one(self._READY, (to_db(now), to_db(now))) is None:
             return None
         async with self.db.transaction() as db:
             now = utcnow()  # again: waiting for the write lock may have taken a while
+            if max_attempts is not None:
+                for op_id, attempts in await db.execute_fetchall(
+                        "SELECT id, attempts FROM operations WHERE status = 'running' "
+                        "AND lease_until < ? AND attempts >= ?", (to_db(now), max_attempts)):
+                    await db.execute(
+                        "UPDATE operations SET status = 'failed', error = ?, finished_at = ?, "
+                        "lease_until = NULL WHERE id = ?",
+                        (exhausted_message(attempts), to_db(now), op_id))
             rows = await db.execute_fetchall(self._READY, (to_db(now), to_db(now)))
             if not rows:
                 return None
@@ -140,6 +150,12 @@ class SQLiteStorage(AdminMethods):
             row = (await db.execute_fetchall(
                 f"SELECT {OPERATION_COLUMNS} FROM operations WHERE id = ?", (op_id,)))[0]
         return operation_from_row(row)
+
+    async def renew_lease(self, op_id: str, attempts: int, lease_seconds: float) -> bool:
+        until = to_db(utcnow() + timedelta(seconds=lease_seconds))
+        return await self.db.write(
+            "UPDATE operations SET lease_until = ? WHERE id = ? AND status = 'running' "
+            "AND attempts = ?", (until, op_id, attempts)) == 1
 
     async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
                        retry_at: datetime | None = None) -> bool:

@@ -1,0 +1,215 @@
+"""Issue 13 reproductions, each on SQLite and on real Postgres (when RECALL_TEST_PG_URL is set),
+through the real worker and storage: two racing stores of one fact, one sentence stating a
+fact twice, storage errors around the queue, slow jobs and expired leases."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from datetime import timedelta
+
+import pytest
+import pytest_asyncio
+
+from recall_core.config import RecallConfig
+from recall_core.models import Operation, utcnow
+from recall_core.service import MemoryService
+from recall_core.testing.helpers import current_of
+from recall_core.worker import Worker
+from recall_extractors.stub import StubExtractor
+from recall_sqlite import make_storage
+
+PG_URL = os.environ.get("RECALL_TEST_PG_URL")
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.skipif(
+    not PG_URL, reason="RECALL_TEST_PG_URL not set: Postgres half of the integrity tests"))]
+
+
+@pytest_asyncio.fixture(params=BACKENDS)
+async def storage(request, tmp_path):
+    if request.param == "sqlite":
+        s = make_storage(f"sqlite:///{tmp_path / 'r.db'}")
+    else:
+        from recall_postgres import make_postgres as make_pg
+        s = make_pg(PG_URL)
+    await s.open()
+    yield s
+    await s.close()
+
+
+def ns() -> str:
+    return f"integrity-{uuid.uuid4().hex[:8]}"
+
+
+class Delayed:
+    """The stub extractor, slowed per text (the race in reproduction 1 needs the earlier
+    store to finish last)."""
+
+    name = "delayed"
+
+    def __init__(self, delays: dict[str, float] | None = None, default: float = 0.0):
+        self.inner = StubExtractor()
+        self.delays = delays or {}
+        self.default = default
+
+    async def extract(self, text, topic=""):
+        await asyncio.sleep(next((d for k, d in self.delays.items() if k in text), self.default))
+        return await self.inner.extract(text, topic)
+
+    async def merge(self, memories, topic=""):
+        return await self.inner.merge(memories, topic)
+
+
+def config(**worker) -> RecallConfig:
+    return RecallConfig(worker={"concurrency": 2, "poll_interval": 0.02, "retry_backoff": 0,
+                                "yield_pause": 0, **worker}, decay={"interval": 0})
+
+
+async def drain(storage, namespace, timeout=20.0):
+    for _ in range(int(timeout / 0.05)):
+        if await storage.count_jobs(namespace, ("queued", "running")) == 0:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("jobs did not finish")
+
+
+async def run_worker(storage, extractor, cfg, namespace, texts, spacing=0.0):
+    service = MemoryService(storage, extractor, [], cfg)
+    worker = Worker(storage, extractor, None, cfg, service.job_signal)
+    await worker.start()
+    try:
+        for text in texts:
+            await service.store(namespace, text)
+            if spacing:
+                await asyncio.sleep(spacing)
+        await drain(storage, namespace)
+    finally:
+        await worker.stop()
+    return worker
+
+
+async def test_racing_stores_leave_one_current_value_the_last_said(storage):
+    # Reproduction 1: "I use vim", then emacs and VS Code close together with two workers;
+    # emacs (stored first) finishes last. The later statement is current, whatever the order
+    # the jobs finish in; emacs is history.
+    n = ns()
+    await run_worker(storage, Delayed(), config(), n, ["I use vim."])
+    await run_worker(storage, Delayed({"emacs": 0.6}), config(), n,
+                     ["I use emacs.", "I use VS Code."], spacing=0.01)
+    current = await current_of(storage, n, "user", "editor")
+    assert [m.value.lower() for m in current] == ["vs code"]
+    history = await storage.history(n, "user", "editor")
+    assert sorted(m.value.lower() for m in history) == ["emacs", "vim", "vs code"]
+    assert all(m.valid_until is not None for m in history if m.value.lower() != "vs code")
+
+
+async def test_one_sentence_stating_a_fact_twice_keeps_the_last_value(storage):
+    # Reproduction 2: with "I use vim." stored, "At work I use VS Code. At home I use vim."
+    # must leave vim current (the last statement), and VS Code as history of that text.
+    n = ns()
+    await run_worker(storage, Delayed(), config(), n, ["I use vim."])
+    (vim,) = await current_of(storage, n, "user", "editor")
+    await run_worker(storage, Delayed(), config(), n, ["At work I use VS Code. At home I use vim."])
+    current = await current_of(storage, n, "user", "editor")
+    assert [m.id for m in current] == [vim.id]  # re-stated: refreshed, not duplicated
+    history = await storage.history(n, "user", "editor")
+    assert sorted(m.value.lower() for m in history) == ["vim", "vs code"]
+    (code,) = [m for m in history if m.value.lower() == "vs code"]
+    assert code.valid_until == code.valid_from and code.superseded_by == vim.id
+
+
+async def test_restating_an_old_value_after_a_newer_one_makes_it_current_again(storage):
+    n = ns()
+    await run_worker(storage, Delayed(), config(concurrency=1), n,
+                     ["I use vim.", "I use emacs.", "I use vim."], spacing=0.01)
+    current = await current_of(storage, n, "user", "editor")
+    assert [m.value for m in current] == ["vim"]
+    assert len(await storage.history(n, "user", "editor")) == 3  # the old vim row stays history
+
+
+class Flaky:
+    """Real storage whose queue calls fail the first `n` times (injected, not mocked)."""
+
+    def __init__(self, inner, fail: dict[str, int]):
+        self.inner, self.fail = inner, dict(fail)
+
+    def __getattr__(self, name):
+        attr = getattr(self.inner, name)
+        if name not in self.fail:
+            return attr
+
+        async def wrapped(*args, **kwargs):
+            if self.fail[name] > 0:
+                self.fail[name] -= 1
+                raise RuntimeError(f"injected: database is locked ({name})")
+            return await attr(*args, **kwargs)
+        return wrapped
+
+
+class Failing:
+    name = "failing"
+
+    async def extract(self, text, topic=""):
+        raise RuntimeError("extractor exploded")
+
+    async def merge(self, memories, topic=""):
+        raise RuntimeError("no")
+
+
+async def test_storage_errors_at_claim_and_fail_never_kill_the_worker(storage):
+    # Reproduction 3: two storage errors in a row (claim, then fail_job) used to end the
+    # worker task for good; now the loop backs off and goes on, and the job ends failed
+    # with its reason.
+    n = ns()
+    flaky = Flaky(storage, {"claim_job": 2, "fail_job": 2})
+    cfg = config(concurrency=1, max_attempts=1)
+    worker = await run_worker(flaky, Failing(), cfg, n, ["I use vim."])
+    failures = await storage.recent_failures(n)
+    assert len(failures) == 1 and "extractor exploded" in failures[0]["error"]
+    assert flaky.fail == {"claim_job": 0, "fail_job": 0}
+    # and the same worker still works afterwards
+    await run_worker(storage, Delayed(), config(), n, ["I use emacs."])
+    assert [m.value for m in await current_of(storage, n, "user", "editor")] == ["emacs"]
+    assert worker.health()["dead"] == []  # stopped cleanly: no loop died on its own
+
+
+async def test_expired_leases_respect_max_attempts(storage):
+    # Reproduction 4: a running job whose lease keeps expiring is not claimed forever: after
+    # max_attempts it ends failed, with a reason that says why.
+    n = ns()
+    await storage.enqueue(Operation(namespace=n, idempotency_key="k", payload={"text": "x"}))
+    seen = 0
+    for _ in range(5):
+        job = await storage.claim_job(0.05, 2)
+        if job is None:
+            break
+        seen = job.attempts
+        await asyncio.sleep(0.1)  # the worker "dies": the lease expires
+    assert seen == 2
+    assert await storage.claim_job(0.05, 2) is None
+    (failure,) = await storage.recent_failures(n)
+    assert failure["attempts"] == 2 and "lease" in failure["error"]
+
+
+async def test_a_slow_job_keeps_its_lease_and_runs_once(storage):
+    # Reproduction 4, the other half: a 1.2 s extraction with a 0.5 s lease is renewed
+    # while it runs, so it is neither re-claimed nor counted again.
+    n = ns()
+    cfg = config(concurrency=2, lease_seconds=0.5, max_attempts=2)
+    await run_worker(storage, Delayed(default=1.2), cfg, n, ["I use vim."])
+    ops = [o for o in await storage.recent_failures(n)]
+    assert ops == []
+    (m,) = await current_of(storage, n, "user", "editor")
+    op = await storage.get_operation(n, m.source_job_id)
+    assert op.status == "done" and op.attempts == 1
+    assert op.payload["result"]["memory_ids"] == [m.id]
+
+
+async def test_renew_lease_only_for_the_current_claim(storage):
+    n = ns()
+    await storage.enqueue(Operation(namespace=n, idempotency_key="k", payload={"text": "x"}))
+    job = await storage.claim_job(60)
+    assert await storage.renew_lease(job.id, job.attempts, 60)
+    assert not await storage.renew_lease(job.id, job.attempts + 1, 60)
+    before = (await storage.get_operation(n, job.id)).lease_until
+    assert before > utcnow() + timedelta(seconds=50)
