@@ -122,19 +122,8 @@ class MemoryService:
 
     @foreground
     async def delete(self, namespace: str, memory_id: Any) -> dict[str, Any]:
-<<<<<<< HEAD
         memory_id = v.memory_id(memory_id)
-        if not await self.storage.delete_memory(namespace, memory_id):
-            raise MemoryNotFound(
-                f"No active memory with id {memory_id!r} in your namespace. It may have been "
-                f"deleted or superseded; call inspect_memories to list current memory ids.")
-        return {"deleted": memory_id}
-=======
-        if not isinstance(memory_id, str) or not memory_id.strip():
-            raise InvalidParam("memory_id is empty. Pass the id of a memory as returned by "
-                               "search_memories or inspect_memories.")
-        return await forget(self.storage, namespace, memory_id.strip())
->>>>>>> 9823716 (One write path in core: fact timeline rules (facts.py), prepare/commit under locked fact keys (writes.py), Storage.write + WriteTx primitives on SQLite and Postgres, one current row per fact key enforced by a unique index (migrations settle old duplicates), A2A store_memories on the same pipeline (erase in flight writes nothing), consolidation via writes.replace, forget of a whole fact timeline with payload/context/task scrub, export/import round trip with history)
+        return await forget(self.storage, namespace, memory_id)
 
     @foreground
     async def stats(self, namespace: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from recall_core.protocols import Storage
 from recall_core.tokens import hash_token, new_token
 
 from .contract import T0, memory, operation
+from recall_core.testing.helpers import supersede
 
 
 class AdminStorageContract:
@@ -63,7 +64,7 @@ class AdminStorageContract:
         old = memory("alice", "old value", minutes=0, entity="u", attribute="city", value="a")
         new = memory("alice", "new value", minutes=5, entity="u", attribute="city", value="b")
         await storage.insert_memories([old, new])
-        await storage.supersede_memories("alice", [old.id], T0 + timedelta(minutes=5), [])
+        await supersede(storage, "alice", [old.id], T0 + timedelta(minutes=5), [])
         await storage.enqueue(operation("bob", minutes=1))
         await storage.create_token("carol", hash_token(new_token()))
         gone = new_token()
@@ -101,7 +102,7 @@ class AdminStorageContract:
         c = memory("alice", "Used Postgres 15", minutes=0, topic="db")
         other = memory("bob", "Prefers dark mode too", minutes=3, type="preference")
         await storage.insert_memories([a, b, c, other])
-        await storage.supersede_memories("alice", [c.id], T0 + timedelta(minutes=2), [])
+        await supersede(storage, "alice", [c.id], T0 + timedelta(minutes=2), [])
 
         async def ids(**where: Any) -> list[str]:
             rows, total = await storage.query_memories("alice", MemoryFilter(**where), 50, 0)
