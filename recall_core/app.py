@@ -75,6 +75,11 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
     service = MemoryService(storage, extractor, rankers, config, embedder)
     runtime = Runtime(config, pm, registries, storage, extractor, rankers, embedder, service,
                       AuditLog(storage))
+    service.on_erase.append(runtime.audit.forget_namespace)
+    for slot in rankers:  # rankers with per-namespace caches drop the erased namespace's
+        forget = getattr(slot.ranker, "forget_namespace", None)
+        if forget is not None:
+            service.on_erase.append(forget)
     if start_worker and config.worker.concurrency > 0:
         runtime.worker = Worker(storage, extractor, embedder, config, service.job_signal,
                                 service.activity)

@@ -3,12 +3,14 @@
 Raw tokens are shown once at creation and never stored: storage keeps their SHA-256. The
 FastMCP verifier looks every request's token up in storage, so a revoked token (or an erased
 namespace) gets HTTP 401 on its very next request. Over stdio there is no HTTP request; the
-namespace comes from RECALL_TOKEN, resolved once at start.
+namespace comes from RECALL_TOKEN, and every tool call checks the token again
+(`verified_namespace`), so after a revoke or an erase the same session stops working.
 """
 
 from __future__ import annotations
 
 import contextvars
+from typing import Any
 
 from fastmcp.server.auth import AccessToken, TokenVerifier
 from fastmcp.server.dependencies import get_access_token
@@ -39,8 +41,29 @@ class StorageTokenVerifier(TokenVerifier):
                            claims={"namespace": namespace})
 
 
-def set_stdio_namespace(namespace: str) -> None:
+_stdio_recheck: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "recall_stdio_recheck", default=None)
+
+
+def set_stdio_namespace(namespace: str, storage: Storage | None = None,
+                        token: str | None = None) -> None:
     _stdio_namespace.set(namespace)
+    if storage is not None and token is not None:
+        digest = hash_token(token)
+        _stdio_recheck.set(lambda: storage.namespace_for_token(digest))
+
+
+async def verified_namespace() -> str:
+    """current_namespace(), with the stdio token checked again on every call."""
+    namespace = current_namespace()
+    recheck = _stdio_recheck.get()
+    if recheck is not None and get_access_token() is None:
+        if await recheck() != namespace:
+            raise RecallError(
+                "This session's token (RECALL_TOKEN) was revoked or its namespace was erased, "
+                "so this session can no longer read or write. Create a new token with `recall "
+                "create-token NAMESPACE` and restart the client with it.", code="UNAUTHORIZED")
+    return namespace
 
 
 def current_namespace() -> str:

@@ -120,7 +120,7 @@ async def _serve_stdio(runtime) -> None:
     if namespace is None:
         raise ConfigError("stdio transport needs a valid token in RECALL_TOKEN (unset, unknown "
                           "or revoked). Create one with `recall create-token NAMESPACE`.")
-    set_stdio_namespace(namespace)
+    set_stdio_namespace(namespace, runtime.storage, token)
     mcp = await build_mcp(runtime, auth=False)
     await mcp.run_stdio_async(show_banner=False)
 

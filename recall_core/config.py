@@ -49,6 +49,14 @@ class WorkerSettings(_Section):
     yield_max_wait: float = Field(1.0, ge=0)
 
 
+class RetentionSettings(_Section):
+    # Days a finished store keeps its text in the operations table (then only a SHA-256 of
+    # it stays; see recall_core/retention.py and README "Data and privacy").
+    operation_text_days: float = Field(7.0, ge=0)
+    # How often the retention job runs (seconds; 0 = never).
+    interval: float = Field(3600.0, ge=0)
+
+
 class SearchSettings(_Section):
     # Measured on LoCoMo (bench/RESULTS.md): k=3 beats the textbook k=60 by 0.10 recall@10,
     # because a sharp fusion keeps the strong ranker's top hits on top.
@@ -106,6 +114,7 @@ class RecallConfig(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @field_validator("log_level")

@@ -62,6 +62,9 @@ class WriteTx(Protocol):
         of its base and `importance` (any decay undone) and last_accessed_at = at. Rows that
         are no longer current are left alone."""
 
+    async def set_pinned(self, ids: Sequence[str], pinned: bool) -> int:
+        """Pin (decay never lowers its importance) or unpin current rows; returns how many."""
+
     async def delete(self, ids: Sequence[str]) -> int:
         """Hard-delete rows of this namespace (current or history) and their index entries.
         Returns how many were deleted."""
@@ -134,6 +137,11 @@ class Storage(Protocol):
         With `max_attempts`, a running job whose lease expired after its last allowed
         attempt is not claimed again: it ends `failed` with `models.exhausted_message`
         (so a job that crashes or hangs its worker cannot loop forever)."""
+
+    async def payloads_to_scrub(self, finished_before: datetime, limit: int) -> list[Operation]:
+        """Up to `limit` finished (done or failed) operations of any namespace, finished
+        before `finished_before`, whose payload still holds its text (no "scrubbed" key):
+        the retention job scrubs them (`retention.py`)."""
 
     async def renew_lease(self, op_id: str, attempts: int, lease_seconds: float) -> bool:
         """Extend a running job's lease to now + lease_seconds, if the claim with `attempts`
@@ -208,7 +216,7 @@ class Storage(Protocol):
 
     # -- decay ----------------------------------------------------------------------------
     async def decay_candidates(self, after: str | None, limit: int) -> list[DecayRow]:
-        """Up to `limit` active memories of EVERY namespace with id > `after` (all when None),
+        """Up to `limit` active, unpinned memories of EVERY namespace with id > `after` (all when None),
         ordered by id: keyset pages for the decay job (`recall_core.decay.run_decay`), which
         passes the last id of a page as the next `after`. A memory that stays active during
         the walk is seen exactly once."""

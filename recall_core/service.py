@@ -45,6 +45,8 @@ class MemoryService:
     def __init__(self, storage: Storage, extractor: Extractor, rankers: Sequence[RankerSlot],
                  config: RecallConfig, embedder: Embedder | None = None):
         self.storage = storage
+        #: Called with the namespace after an erase (audit log, rankers' caches).
+        self.on_erase: list[Callable[[str], None]] = []
         self.extractor = extractor
         self.rankers = list(rankers)
         self.config = config
@@ -150,6 +152,11 @@ class MemoryService:
                 f"Erasing a namespace cannot be undone. To confirm, call again with "
                 f"confirm={CONFIRM_PHRASE!r} exactly.")
         memories, tokens = await self.storage.delete_namespace(namespace)
+        for hook in self.on_erase:  # in-process caches and pending audit rows of the namespace
+            try:
+                hook(namespace)
+            except Exception:  # noqa: BLE001 - the erase itself is done; say what stayed
+                log.exception("erase hook %r failed for a namespace", hook)
         return {"memories_deleted": memories, "tokens_revoked": tokens}
 
     @foreground

@@ -16,7 +16,7 @@ from fastmcp.server.middleware import Middleware
 from pydantic import ValidationError as PydanticValidationError
 
 from . import tool_models as m
-from .auth import current_namespace
+from .auth import verified_namespace
 from .middleware import envelope_result
 from .envelope import error, ok
 from .errors import RecallError
@@ -32,7 +32,7 @@ DESTRUCTIVE = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint":
 
 async def guarded(fn: Callable[..., Awaitable[Any]], **kwargs: Any) -> dict[str, Any]:
     try:
-        return ok(await fn(current_namespace(), **kwargs))
+        return ok(await fn(await verified_namespace(), **kwargs))
     except RecallError as exc:
         return error(exc.code, exc.message)
     except Exception as exc:  # noqa: BLE001 - reported as INTERNAL, with the log line to look at

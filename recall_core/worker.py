@@ -25,6 +25,7 @@ from typing import Any
 from .activity import Activity
 from .config import RecallConfig
 from .decay import run_decay
+from .retention import scrub_old_payloads
 from .writes import process
 from .models import utcnow
 from .protocols import Embedder, ExtractionError, Extractor, NotReady, Storage
@@ -62,6 +63,8 @@ class Worker:
             loops.append(("recall-backfill", self._backfill_loop))
         if self.config.decay.interval > 0:
             loops.append(("recall-decay", self._decay_loop))
+        if self.config.retention.interval > 0:
+            loops.append(("recall-retention", self._retention_loop))
         for name, factory in loops:
             self._busy_since[name] = None
             self._tasks.append(asyncio.create_task(self._supervise(name, factory), name=name))
@@ -213,6 +216,24 @@ class Worker:
                         report.scanned, report.updated, report.seconds)
             except Exception:  # noqa: BLE001 - try again next interval
                 log.exception("decay run failed; retrying in %.0f s", cfg.interval)
+
+    async def _retention_loop(self) -> None:
+        """Scrub finished stores' text after retention.operation_text_days (retention.py)."""
+        cfg = self.config.retention
+        delay = min(cfg.interval, 60.0)
+        while True:
+            try:
+                await asyncio.wait_for(self._stopping.wait(), timeout=delay)
+                return
+            except TimeoutError:
+                pass
+            delay = cfg.interval
+            try:
+                n = await scrub_old_payloads(self.storage, cfg.operation_text_days, self.clock())
+                if n:
+                    log.info("retention: scrubbed the text of %d finished store(s)", n)
+            except Exception:  # noqa: BLE001 - try again next interval
+                log.exception("retention run failed; retrying in %.0f s", cfg.interval)
 
     async def _backfill_loop(self) -> None:
         """Embed memories written while the model was warming up (or imported verbatim)."""

@@ -352,3 +352,46 @@ async def test_tasks_survive_restart_and_input_required_resumes(tmp_path, databa
         assert await editors(srv.url, tok) == {"VS Code"}
     finally:
         srv.stop()
+
+
+async def test_an_erase_while_a_store_task_runs_is_not_undone(tmp_path):
+    # Issue 13 #9: a store task in flight used to write its memories into the namespace
+    # erased meanwhile. Now its operation record is erased with the namespace, the commit
+    # finds it gone, writes nothing, and the task ends failed with NAMESPACE_ERASED.
+    db = str(tmp_path / "r.db")
+    tests = os.path.dirname(__file__)
+    srv = ServerProcess(db, tmp_path, env={
+        "RECALL_PLUGIN_MODULES": "plugins_for_tests.slow_extractor", "RECALL_EXTRACTOR": "slow",
+        "SLOW_EXTRACTOR_DELAY": "4.0",
+        "PYTHONPATH": os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH")) if p)}).start()
+    try:
+        tok = srv.token("erin")
+        async with A2A(srv.base, tok, streaming=False) as erin:
+            sending = asyncio.create_task(erin.send(data(skill="store_memories", topic="home",
+                                                         text="I live in Reykjavik.")))
+            for _ in range(200):  # until the task's operation record exists: it is extracting
+                con = sqlite3.connect(db)
+                try:
+                    if con.execute("SELECT count(*) FROM operations WHERE kind = 'a2a'").fetchone()[0]:
+                        break
+                finally:
+                    con.close()
+                await asyncio.sleep(0.02)
+            async with Agent(srv.url, tok) as agent:
+                await agent.ok("get_memory_stats")  # the session is fully set up first
+                await agent.ok("delete_namespace_data", confirm="DELETE MY DATA")
+            try:
+                task = await sending
+                assert task.status.state == TaskState.TASK_STATE_FAILED
+            except (A2AClientError, A2AError):
+                pass  # the token was revoked: the client may no longer read the task
+        con = sqlite3.connect(db)
+        try:
+            assert con.execute("SELECT count(*) FROM memories WHERE namespace = 'erin'"
+                               ).fetchone()[0] == 0
+            assert con.execute("SELECT count(*) FROM operations WHERE namespace = 'erin'"
+                               ).fetchone()[0] == 0
+        finally:
+            con.close()
+    finally:
+        srv.stop()

@@ -74,6 +74,11 @@ class BM25Ranker:
         stemmed = list(dict.fromkeys(index_tokens(" ".join(terms)))) or terms
         return await asyncio.to_thread(index.top, stemmed, limit)
 
+    def forget_namespace(self, namespace: str) -> None:
+        """Drop the namespace's cached index (an erase: no text of it stays in memory)."""
+        for key in [k for k in self._cache if k[1] == namespace]:
+            del self._cache[key]
+
     async def _fallback_index(self, storage: Storage, namespace: str) -> _FallbackIndex:
         key = (id(storage), namespace)
         version = await storage.namespace_version(namespace)

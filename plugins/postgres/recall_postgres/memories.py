@@ -190,6 +190,10 @@ class MemoryMethods:
                 "UPDATE api_tokens SET revoked_at = clock_timestamp() "
                 "WHERE namespace = $1 AND revoked_at IS NULL", namespace)
             await self._bump(con, [namespace], counts)
+            # No row may name the erased namespace: its counters row and vector change log
+            # go too (other processes then find no version and reload).
+            await con.execute("DELETE FROM vector_changes WHERE namespace = $1", namespace)
+            await con.execute("DELETE FROM namespaces WHERE namespace = $1", namespace)
             return len(deleted), int(tokens.split()[-1])
 
         out = await in_transaction(self.pool, body)
@@ -220,7 +224,8 @@ class MemoryMethods:
         rows = await self.pool.fetch(
             """SELECT namespace, id, coalesce(base_importance, importance) AS base, importance,
                       created_at, last_accessed_at, access_count
-                 FROM memories WHERE id > $1 AND valid_until IS NULL ORDER BY id LIMIT $2""",
+                 FROM memories WHERE id > $1 AND valid_until IS NULL AND NOT pinned
+                ORDER BY id LIMIT $2""",
             after or "", max(0, limit))
         return [DecayRow(r["namespace"], r["id"], float(r["base"]), float(r["importance"]),
                          utc(r["created_at"]), utc(r["last_accessed_at"]), int(r["access_count"]))

@@ -32,7 +32,7 @@ from .memories import MemoryMethods
 from .fulltext import FullText, sync
 from .migrations import MIGRATION_LOCK, current_version, migrate
 from .retrieval import RetrievalMethods
-from .rows import IN_NAMESPACE, aware
+from .rows import IN_NAMESPACE, OPERATION_COLUMNS, aware, operation_from_row
 from .settings import PostgresSettings
 from .tx import in_transaction
 from .writetx import PgWriteTx
@@ -203,6 +203,14 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
     async def claim_job(self, lease_seconds: float, max_attempts: int | None = None
                         ) -> Operation | None:
         return await queue.claim_job(self.pool, self._owner, lease_seconds, max_attempts)
+
+    async def payloads_to_scrub(self, finished_before: datetime, limit: int) -> list[Operation]:
+        rows = await self.pool.fetch(
+            f"""SELECT {OPERATION_COLUMNS} FROM operations
+                 WHERE status IN ('done', 'failed') AND finished_at < $1
+                   AND NOT (payload ? 'scrubbed') ORDER BY finished_at LIMIT $2""",
+            aware(finished_before), max(0, limit))
+        return [operation_from_row(r) for r in rows]
 
     async def renew_lease(self, op_id: str, attempts: int, lease_seconds: float) -> bool:
         return await queue.renew_lease(self.pool, op_id, attempts, lease_seconds)

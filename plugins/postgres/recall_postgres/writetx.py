@@ -122,6 +122,15 @@ class PgWriteTx:
             self.namespace, [i for i, _ in ref], [float(v) for _, v in ref], aware(at))
         self.changed = True
 
+    async def set_pinned(self, ids: Sequence[str], pinned: bool) -> int:
+        result = await self.con.execute(
+            f"UPDATE memories SET pinned = $3 WHERE id = ANY($2::text[]) AND {IN_NAMESPACE} "
+            f"AND valid_until IS NULL", self.namespace, list(ids), pinned)
+        n = int(result.split()[-1])
+        if n:
+            self.changed = True
+        return n
+
     async def delete(self, ids: Sequence[str]) -> int:
         if not ids:
             return 0

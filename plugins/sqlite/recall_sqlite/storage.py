@@ -151,6 +151,13 @@ class SQLiteStorage(AdminMethods):
                 f"SELECT {OPERATION_COLUMNS} FROM operations WHERE id = ?", (op_id,)))[0]
         return operation_from_row(row)
 
+    async def payloads_to_scrub(self, finished_before: datetime, limit: int) -> list[Operation]:
+        rows = await self.db.fetch(
+            f"SELECT {OPERATION_COLUMNS} FROM operations WHERE status IN ('done', 'failed') "
+            "AND finished_at < ? AND json_extract(payload, '$.scrubbed') IS NULL "
+            "ORDER BY finished_at LIMIT ?", (to_db(finished_before), max(0, limit)))
+        return [operation_from_row(r) for r in rows]
+
     async def renew_lease(self, op_id: str, attempts: int, lease_seconds: float) -> bool:
         until = to_db(utcnow() + timedelta(seconds=lease_seconds))
         return await self.db.write(
@@ -301,11 +308,15 @@ class SQLiteStorage(AdminMethods):
                 "UPDATE api_tokens SET revoked_at = ? WHERE namespace = ? AND revoked_at IS NULL",
                 (now, namespace))
             tokens = cur.rowcount
-            # Vector indexes of every process restart from scratch for this namespace.
+            # No row may name the erased namespace, not even the vector event log: every
+            # process reloads all its vector indexes instead (a namespace-less event moves
+            # the pruning mark past every cursor; erases are rare).
             await db.execute("DELETE FROM vector_events WHERE namespace = ?", (namespace,))
-            await db.execute("INSERT INTO vector_events (namespace, memory_seq) VALUES (?, ?)",
-                             (namespace, RESET))
-            await self._changed(db, [namespace])
+            await db.execute("DELETE FROM namespace_versions WHERE namespace = ?", (namespace,))
+            await db.execute("INSERT INTO vector_events (namespace, memory_seq) VALUES ('', ?)",
+                             (RESET,))
+            await db.execute("UPDATE vector_events_pruned SET upto = "
+                             "(SELECT max(seq) FROM vector_events) WHERE id = 1")
         self._vectors.forget(namespace)
         return memories, tokens
 
@@ -321,7 +332,7 @@ class SQLiteStorage(AdminMethods):
         rows = await self.db.fetch(
             "SELECT namespace, id, coalesce(base_importance, importance), importance, "
             "created_at, last_accessed_at, access_count FROM memories "
-            "WHERE id > ? AND valid_until IS NULL ORDER BY id LIMIT ?",
+            "WHERE id > ? AND valid_until IS NULL AND pinned = 0 ORDER BY id LIMIT ?",
             (after or "", max(0, limit)))
         return [DecayRow(r[0], r[1], float(r[2]), float(r[3]), from_db(r[4]), from_db(r[5]),
                          int(r[6])) for r in rows]

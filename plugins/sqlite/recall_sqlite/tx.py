@@ -97,6 +97,17 @@ class SQLiteWriteTx:
             [(float(imp), to_db(at), self.namespace, mid) for mid, imp in items])
         self.changed = True
 
+    async def set_pinned(self, ids: Sequence[str], pinned: bool) -> int:
+        n = 0
+        for part in chunks(list(dict.fromkeys(ids))):
+            cur = await self.db.execute(
+                f"UPDATE memories SET pinned = ? WHERE namespace = ? AND valid_until IS NULL "
+                f"AND id IN ({', '.join('?' * len(part))})", (int(pinned), self.namespace, *part))
+            n += cur.rowcount
+        if n:
+            self.changed = True
+        return n
+
     async def delete(self, ids: Sequence[str]) -> int:
         n = 0
         for part in chunks(list(dict.fromkeys(ids))):
