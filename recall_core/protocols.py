@@ -94,32 +94,20 @@ class WriteTx(Protocol):
         exist in this namespace (an erase deletes it), and only `result` is written."""
 
 
-@runtime_checkable
-class Storage(Protocol):
-    """Persistence for memories, the job queue, tokens, audit rows and A2A tasks."""
+class TokenStore(Protocol):
+    """API tokens (hashes only) and the namespace each one opens."""
 
-    #: Human-readable description for `recall status` (e.g. "sqlite /path/recall.db (WAL)").
-    description: str
-    #: True when `search_fulltext` is backed by a native index (FTS5, tsvector).
-    supports_fulltext: bool
-    #: True when `search_vectors` is implemented.
-    supports_vectors: bool
-
-    async def open(self) -> None:
-        """Connect and run pending migrations. Called once before any other method."""
-
-    async def close(self) -> None: ...
-
-    # Optional, found with hasattr by `recall status`: `status() -> dict` (backend details).
-
-    # -- tokens ---------------------------------------------------------------------------
     async def create_token(self, namespace: str, token_hash: str) -> None: ...
     async def namespace_for_token(self, token_hash: str) -> str | None:
         """Namespace of an unrevoked token hash, else None."""
 
     async def revoke_token(self, token_hash: str) -> bool: ...
 
-    # -- operations / durable queue -----------------------------------------------------
+
+class JobQueue(Protocol):
+    """The durable queue and idempotency record (`operations`). The lease/attempt policy's
+    numbers come from core (worker settings); storage applies them atomically."""
+
     async def enqueue(self, op: Operation) -> tuple[Operation, bool]:
         """Insert `op` unless (namespace, idempotency_key) exists. Returns (stored op, created).
 
@@ -168,7 +156,11 @@ class Storage(Protocol):
         """Newest failed jobs (all namespaces when None): dicts with id, namespace, kind,
         attempts, error, finished_at. Shown by get_memory_stats and `recall status`."""
 
-    # -- memories -------------------------------------------------------------------------
+
+class MemoryStore(Protocol):
+    """Memory rows. Every change of memories goes through `write` (one transaction with
+    the fact keys locked, WriteTx primitives) except bulk `insert_memories`; reads are plain."""
+
     def write(self, namespace: str, keys: Sequence[tuple[str, str]] = ()
               ) -> AbstractAsyncContextManager[WriteTx]:
         """Open one write transaction on `namespace`, holding the fact `keys` locked (see
@@ -213,8 +205,6 @@ class Storage(Protocol):
     async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
         """(namespace, id, importance) triples: set the importance as a new undecayed value
         (it also becomes the base importance decay starts from)."""
-
-    # -- decay ----------------------------------------------------------------------------
     async def decay_candidates(self, after: str | None, limit: int) -> list[DecayRow]:
         """Up to `limit` active, unpinned memories of EVERY namespace with id > `after` (all when None),
         ordered by id: keyset pages for the decay job (`recall_core.decay.run_decay`), which
@@ -227,7 +217,10 @@ class Storage(Protocol):
         base and runs never compound). Only active rows of the named namespace change;
         namespace_version changes like for update_importance."""
 
-    # -- retrieval ------------------------------------------------------------------------
+
+class Retrieval(Protocol):
+    """Native indexes for the rankers."""
+
     async def search_fulltext(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
         """Active memories matching any of `terms` (already normalised by the caller),
         best first, scored by the native index. Only called when supports_fulltext."""
@@ -242,7 +235,10 @@ class Storage(Protocol):
     async def ids_missing_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
         """(namespace, id, text) of active memories without a vector (backfill)."""
 
-    # -- audit and A2A --------------------------------------------------------------------
+
+class Records(Protocol):
+    """Audit rows and A2A tasks."""
+
     async def record_tool_call(self, record: ToolCallRecord) -> None: ...
 
     async def save_task(self, namespace: str, task_id: str, data: dict[str, Any]) -> None: ...
@@ -252,6 +248,26 @@ class Storage(Protocol):
     async def list_tasks(self, namespace: str) -> list[dict[str, Any]]: ...
 
     async def delete_task(self, namespace: str, task_id: str) -> None: ...
+
+
+@runtime_checkable
+class Storage(TokenStore, JobQueue, MemoryStore, Retrieval, Records, Protocol):
+    """Persistence for memories, the job queue, tokens, audit rows and A2A tasks: the five
+    groups above, plus lifecycle. Core depends on each group by name where it can."""
+
+    #: Human-readable description for `recall status` (e.g. "sqlite /path/recall.db (WAL)").
+    description: str
+    #: True when `search_fulltext` is backed by a native index (FTS5, tsvector).
+    supports_fulltext: bool
+    #: True when `search_vectors` is implemented.
+    supports_vectors: bool
+
+    async def open(self) -> None:
+        """Connect and run pending migrations. Called once before any other method."""
+
+    async def close(self) -> None: ...
+
+    # Optional, found with hasattr by `recall status`: `status() -> dict` (backend details).
 
 
 @runtime_checkable

@@ -144,6 +144,10 @@ class InspectData(_Data):
 
 class DeleteData(_Data):
     deleted: str = Field(description="The id of the deleted memory.")
+    forgotten_ids: list[str] = Field(
+        default_factory=list,
+        description="Every row forgotten with it: the fact's other values (history) and "
+                    "memories it had replaced.")
 
 
 class JobFailure(_Data):

@@ -138,9 +138,12 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
 
     @mcp.tool(annotations=DESTRUCTIVE, output_schema=m.envelope_schema(m.DeleteData))
     async def delete_memory(memory_id: m.MemoryId) -> dict:
-        """Delete one memory by id when the user asks you to forget it; milliseconds.
+        """Forget one memory by id when the user asks you to forget it; under a second.
 
-        Get ids from search_memories or inspect_memories.
+        Get ids from search_memories or inspect_memories. For a fact (entity/attribute/value)
+        this forgets the whole fact, every value it ever had: "forget where I live" removes
+        every stored city, not just the current one. Its text is removed everywhere Recall
+        keeps it; other memories stay.
         """
         return await guarded(service.delete, memory_id=memory_id)
 
