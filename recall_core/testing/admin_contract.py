@@ -63,8 +63,8 @@ class AdminStorageContract:
     async def test_list_namespaces_counts_and_activity(self, storage: Any) -> None:
         old = memory("alice", "old value", minutes=0, entity="u", attribute="city", value="a")
         new = memory("alice", "new value", minutes=5, entity="u", attribute="city", value="b")
-        await storage.insert_memories([old, new])
-        await supersede(storage, "alice", [old.id], T0 + timedelta(minutes=5), [])
+        await storage.insert_memories([old])
+        await supersede(storage, "alice", [old.id], T0 + timedelta(minutes=5), [new])
         await storage.enqueue(operation("bob", minutes=1))
         await storage.create_token("carol", hash_token(new_token()))
         gone = new_token()
