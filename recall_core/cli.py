@@ -246,6 +246,7 @@ async def _status(args: argparse.Namespace) -> int:
         jobs = {s: await storage.count_jobs(None, s) for s in ("queued", "running", "done", "failed")}
         extra = storage.status() if hasattr(storage, "status") else {}
         failures = await storage.recent_failures(None, 5)
+        expired = await storage.expired_leases()
         namespaces, ns_total = [], None
         if hasattr(storage, "list_namespaces"):  # the optional admin capability
             rows, ns_total = await storage.list_namespaces(args.namespaces, 0)
@@ -257,6 +258,7 @@ async def _status(args: argparse.Namespace) -> int:
             "rankers": config.rankers or {n: e.extra.get("default_weight", 1.0)
                                           for n, e in registries.rankers.entries.items()},
             "storage_status": extra, "recent_failures": failures,
+            "workers": {"ok": expired == 0, "jobs_past_lease": expired},
             "namespace_count": ns_total, "namespaces": namespaces}
     if args.json:
         print(json.dumps(info, default=str))
@@ -265,6 +267,10 @@ async def _status(args: argparse.Namespace) -> int:
         print(f"extractor: {info['extractor']}")
         print(f"rankers:   {', '.join(f'{k}={v}' for k, v in info['rankers'].items())}")
         print("jobs:      " + ", ".join(f"{k} {v}" for k, v in jobs.items()))
+        print("workers:   " + ("ok" if not expired else
+                               f"{expired} running job(s) past their lease: a worker died or is "
+                               f"stuck (they are re-run up to worker.max_attempts; check the "
+                               f"server log and /health)"))
         for key, val in extra.items():
             print(f"{key}: {val}")
         for f in failures:

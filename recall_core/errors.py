@@ -72,3 +72,9 @@ class NamespaceErased(RecallError):
     """The namespace was erased while this write was in flight: nothing is written."""
 
     code = "NAMESPACE_ERASED"
+
+
+class TransientConflict(Exception):
+    """The database aborted a write transaction to break a deadlock or a serialization
+    conflict. It was rolled back entirely, so running it again is safe
+    (`writes.transaction` does, a few times)."""

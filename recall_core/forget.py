@@ -26,6 +26,7 @@ from typing import Any
 from .errors import MemoryNotFound
 from .models import Memory
 from .protocols import Storage
+from .writes import transaction
 
 SCRUBBED = "scrubbed"
 
@@ -59,7 +60,7 @@ async def forget(storage: Storage, namespace: str, memory_id: str) -> dict[str, 
             f"deleted or superseded; call inspect_memories to list current memory ids.")
     target = found[0]
     keys = [target.key] if target.key is not None else []
-    async with storage.write(namespace, keys) as tx:
+    async def body(tx: Any) -> list[str]:
         if not await tx.current([memory_id]):
             raise MemoryNotFound(
                 f"Memory {memory_id!r} changed while it was being forgotten (superseded or "
@@ -74,7 +75,10 @@ async def forget(storage: Storage, namespace: str, memory_id: str) -> dict[str, 
         gone = list(rows.values())
         await tx.delete([m.id for m in gone])
         await _scrub(tx, gone)
-    return {"deleted": memory_id, "forgotten_ids": sorted(rows)}
+        return sorted(rows)
+
+    forgotten = await transaction(storage, namespace, keys, body)
+    return {"deleted": memory_id, "forgotten_ids": forgotten}
 
 
 async def _scrub(tx: Any, gone: Sequence[Memory]) -> None:

@@ -138,7 +138,7 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
 
     @mcp.tool(annotations=DESTRUCTIVE, output_schema=m.envelope_schema(m.DeleteData))
     async def delete_memory(memory_id: m.MemoryId) -> dict:
-        """Forget one memory by id when the user asks you to forget it; under a second.
+        """Forget one memory by id when the user asks you to forget it; milliseconds, up to a second for a long history.
 
         Get ids from search_memories or inspect_memories. For a fact (entity/attribute/value)
         this forgets the whole fact, every value it ever had: "forget where I live" removes

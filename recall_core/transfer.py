@@ -153,11 +153,14 @@ async def import_verbatim(storage: Storage, namespace: str, rows: list[tuple[int
     if len(keyless) + len(exact) >= OPTIMIZE_BULK and not keyed:
         await storage.insert_memories([*exact, *keyless])  # the bulk path (index merge after)
     else:
-        async with storage.write(namespace, keys) as tx:
+        async def body(tx: Any) -> None:
             await tx.insert([*exact, *keyless])
             for m in keyed:  # one statement at a time, in the order they were said
+                m = m.model_copy()  # planning sets validity fields; a re-run starts clean
                 await writes.apply(tx, facts.plan(await tx.timeline([m.key]), [m], m.valid_from),
                                    m.valid_from)
+
+        await writes.transaction(storage, namespace, keys, body)
     if progress and embedder is None:
         progress(len(memories))
     return len(memories)

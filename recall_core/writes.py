@@ -10,20 +10,23 @@ made before. Storage keeps to primitives; the rules are in `facts.py`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Sequence
+import random
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from . import facts
 from .context import attach_context, embed_in_context
-from .errors import StaleClaim
+from .errors import StaleClaim, TransientConflict
 from .models import ExtractedMemory, Memory, Operation
 from .protocols import Embedder, NearDuplicateSearch, NotReady, Storage, WriteTx
 from .textproc import jaccard, query_terms, token_set
 
 log = logging.getLogger("recall.writes")
+T = TypeVar("T")
 
 # Two texts whose content-token sets overlap this much say the same thing.
 NEAR_DUPLICATE = 0.85
@@ -150,23 +153,42 @@ async def commit(tx: WriteTx, prepared: Prepared, now: datetime) -> Written:
     """Inside `storage.write(prepared.namespace, prepared.keys)`: plan against the current
     timelines and apply."""
     timeline = await tx.timeline(prepared.keys) if prepared.keys else []
-    changes = facts.plan(timeline, prepared.memories, prepared.at)
+    # Planning sets validity fields: on copies, so a re-run after a deadlock starts clean.
+    changes = facts.plan(timeline, [m.model_copy() for m in prepared.memories], prepared.at)
     changes.refresh.extend(prepared.duplicates)
     return await apply(tx, changes, now)
+
+
+async def transaction(storage: Storage, namespace: str, keys: Sequence[tuple[str, str]],
+                      body: Callable[[WriteTx], Awaitable[T]], attempts: int = 4) -> T:
+    """Run `body` in `storage.write(namespace, keys)`, again (after a short random pause) when
+    the database aborted it to break a deadlock: it was rolled back whole, so this is safe.
+    `body` must read what it decides on through `tx`, so a re-run decides afresh."""
+    for attempt in range(attempts):
+        try:
+            async with storage.write(namespace, keys) as tx:
+                return await body(tx)
+        except TransientConflict:
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.01 * 2 ** attempt * (1 + random.random()))
+    raise AssertionError("unreachable")
 
 
 async def commit_job(storage: Storage, op: Operation, prepared: Prepared, now: datetime
                      ) -> Written | None:
     """Write a job's memories and mark it done in one transaction. None (and nothing
     written) when the claim went stale: another worker re-ran or finished the job."""
+    async def body(tx: WriteTx) -> Written:
+        written = await commit(tx, prepared, now)
+        if not await tx.finish_job(op.id, op.attempts, written.result()):
+            raise StaleClaim(op.id)
+        return written
+
     try:
-        async with storage.write(op.namespace, prepared.keys) as tx:
-            written = await commit(tx, prepared, now)
-            if not await tx.finish_job(op.id, op.attempts, written.result()):
-                raise StaleClaim(op.id)
+        return await transaction(storage, op.namespace, prepared.keys, body)
     except StaleClaim:
         return None
-    return written
 
 
 async def process(storage: Storage, extractor: Any, embedder: Embedder | None,
@@ -189,15 +211,20 @@ async def replace(storage: Storage, namespace: str, members: Sequence[Memory],
         facts.normalise(m)
     ids = sorted({m.id for m in members})
     keys = sorted({m.key for m in [*members, *new] if m.key is not None})
-    async with storage.write(namespace, keys) as tx:
+    triples = {m.id: (m.entity, m.attribute, m.value) for m in new}
+
+    async def body(tx: WriteTx) -> Written | None:
         if len(await tx.current(ids)) != len(ids):
             return None
         timeline = await tx.timeline(keys) if keys else []
         held = {r.key for r in timeline if r.valid_until is None and r.id not in ids}
         for m in new:
+            m.entity, m.attribute, m.value = triples[m.id]
             if m.key in held:
                 m.entity = m.attribute = m.value = None
             m.valid_from = at
         successor = new[0].id if len(new) == 1 else None
         changes = facts.Changes(inserts=list(new), ends=[(i, at, successor) for i in ids])
         return await apply(tx, changes, at)
+
+    return await transaction(storage, namespace, keys, body)

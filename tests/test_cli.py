@@ -215,3 +215,27 @@ def test_backup_is_an_online_consistent_copy(tmp_path):
     pg = recall_cli("backup", str(tmp_path / "x.db"), "--db", "postgresql://u@127.0.0.1:1/x",
                     check=False, env=ENV)
     assert pg.returncode == 2 and "pg_dump" in pg.stderr
+
+
+def test_status_reports_jobs_whose_worker_died(tmp_path):
+    # Issue 13: `recall status` says when running jobs are past their lease (a worker died
+    # or hangs: a live one renews its lease), and is "ok" otherwise.
+    import asyncio
+
+    from recall_core.models import Operation
+    from recall_sqlite import make_storage
+
+    db = str(tmp_path / "r.db")
+    assert json.loads(recall_cli("status", "--db", db, "--json", env=ENV).stdout)["workers"] == {
+        "ok": True, "jobs_past_lease": 0}
+
+    async def claim_and_die():
+        s = make_storage(f"sqlite:///{db}")
+        await s.open()
+        await s.enqueue(Operation(namespace="n", idempotency_key="k", payload={"text": "x"}))
+        await s.claim_job(0.01)
+        await s.close()
+
+    asyncio.run(claim_and_die())
+    out = recall_cli("status", "--db", db, env=ENV).stdout
+    assert "1 running job(s) past their lease" in out

@@ -200,6 +200,7 @@ async def test_worker_runs_decay_every_interval_and_stops_cleanly(tmp_path):
         config = load_config(None, db=str(tmp_path / "r.db"))
         config.worker.concurrency = 0
         config.decay.interval = 0.05
+        config.retention.interval = 0
         clock = [days(35)]
         worker = Worker(storage, None, None, config)  # type: ignore[arg-type]
         worker.clock = lambda: clock[0]
@@ -231,6 +232,7 @@ async def test_interval_zero_disables_the_job(tmp_path):
         config = load_config(None)
         config.worker.concurrency = 0
         config.decay.interval = 0
+        config.retention.interval = 0
         worker = Worker(storage, None, None, config)  # type: ignore[arg-type]
         await worker.start()
         assert worker._tasks == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+import uuid
 
 import pytest
 
@@ -44,8 +45,20 @@ async def _sqlite_close(storage) -> None:
 
 
 async def _pg():
+    # A schema of its own per example: the machine claims every queued job, so it must not
+    # share a queue with other tests' leftovers.
+    import asyncpg
     from recall_postgres import make_postgres
-    s = make_postgres(PG_URL)
+
+    schema = f"fm_{uuid.uuid4().hex[:10]}"
+    con = await asyncpg.connect(PG_URL)
+    try:
+        await con.execute(f"CREATE SCHEMA {schema}")
+    finally:
+        await con.close()
+    sep = "&" if "?" in PG_URL else "?"
+    s = make_postgres(f"{PG_URL}{sep}search_path={schema}")
+    s._fm_schema = schema
     await s.open()
     return s
 
@@ -62,7 +75,14 @@ async def _pg_dump(storage) -> str:
 
 
 async def _pg_close(storage) -> None:
+    import asyncpg
+
     await storage.close()
+    con = await asyncpg.connect(PG_URL)
+    try:
+        await con.execute(f"DROP SCHEMA {storage._fm_schema} CASCADE")
+    finally:
+        await con.close()
 
 
 TestFactModelSQLite = fact_machine(_sqlite, _sqlite_dump, _sqlite_close).TestCase

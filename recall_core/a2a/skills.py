@@ -136,12 +136,15 @@ async def store_extracted(storage: Storage, embedder: Embedder | None, op: Opera
                 if triple_key(em) in conflict_keys else em for em in keep]
     prepared = await writes.prepare(storage, embedder, op.namespace, keep, op.created_at,
                                     op.payload, op.id)
-    async with storage.write(op.namespace, prepared.keys) as tx:
+    async def body(tx: Any) -> writes.Written:
         written = await writes.commit(tx, prepared, now)
         if not await tx.finish_job(op.id, None, written.result()):
             raise NamespaceErased(
                 "The namespace was erased while this task ran (delete_namespace_data): "
                 "nothing was stored, and its tokens no longer work.")
+        return written
+
+    written = await writes.transaction(storage, op.namespace, prepared.keys, body)
     return {"stored": [m.public() for m in written.stored],
             "superseded_ids": written.superseded_ids,
             "refreshed_ids": written.refreshed_ids, "decision": decision}

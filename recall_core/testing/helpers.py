@@ -9,22 +9,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from typing import Any
+
 from recall_core.errors import StaleClaim
 from recall_core.models import Memory, Operation, utcnow
 from recall_core.protocols import Storage
+from recall_core.writes import transaction
 
 
 async def supersede(storage: Storage, namespace: str, ids: Sequence[str], at: datetime,
                     new: Sequence[Memory] = ()) -> None:
     """End the current rows `ids` at `at` and insert `new`, in one transaction."""
     keys = sorted({m.key for m in new if m.key is not None})
-    async with storage.write(namespace, keys) as tx:
+
+    async def body(tx: Any) -> None:
         current = await tx.current(ids)
         successor = new[0].id if len(new) == 1 else None
         if current:
             await tx.end([(m.id, at, successor) for m in current])
         if new:
             await tx.insert(new)
+
+    await transaction(storage, namespace, keys, body)
 
 
 async def complete_job(storage: Storage, op: Operation | tuple[str, str], attempts: int,
@@ -35,16 +41,18 @@ async def complete_job(storage: Storage, op: Operation | tuple[str, str], attemp
     a stale claim)."""
     namespace, op_id = (op.namespace, op.id) if isinstance(op, Operation) else op
     keys = sorted({m.key for m in memories if m.key is not None})
+    async def body(tx: Any) -> None:
+        if supersede:
+            await tx.end([(mid, at, None) for mid, at in supersede])
+        if memories:
+            await tx.insert(memories)
+        if refresh:
+            await tx.refresh(refresh, utcnow())
+        if not await tx.finish_job(op_id, attempts):
+            raise StaleClaim(op_id)
+
     try:
-        async with storage.write(namespace, keys) as tx:
-            if supersede:
-                await tx.end([(mid, at, None) for mid, at in supersede])
-            if memories:
-                await tx.insert(memories)
-            if refresh:
-                await tx.refresh(refresh, utcnow())
-            if not await tx.finish_job(op_id, attempts):
-                raise StaleClaim(op_id)
+        await transaction(storage, namespace, keys, body)
     except StaleClaim:
         return False
     return True
@@ -52,11 +60,13 @@ async def complete_job(storage: Storage, op: Operation | tuple[str, str], attemp
 
 async def delete(storage: Storage, namespace: str, memory_id: str) -> bool:
     """Hard-delete one current row (no forget semantics)."""
-    async with storage.write(namespace) as tx:
+    async def body(tx: Any) -> bool:
         if not await tx.current([memory_id]):
             return False
         await tx.delete([memory_id])
-    return True
+        return True
+
+    return await transaction(storage, namespace, [], body)
 
 
 async def current_of(storage: Storage, namespace: str, entity: str, attribute: str) -> list[Memory]:

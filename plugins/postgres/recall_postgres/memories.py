@@ -190,10 +190,14 @@ class MemoryMethods:
                 "UPDATE api_tokens SET revoked_at = clock_timestamp() "
                 "WHERE namespace = $1 AND revoked_at IS NULL", namespace)
             await self._bump(con, [namespace], counts)
-            # No row may name the erased namespace: its counters row and vector change log
-            # go too (other processes then find no version and reload).
+            # No row may name the erased namespace: its vector change log goes, and its
+            # counters row too once it counts nothing (a write committed meanwhile keeps its
+            # rows and therefore the counters that describe them; a later write's additive
+            # bump recreates the row from zero). Other processes find no version and reload.
             await con.execute("DELETE FROM vector_changes WHERE namespace = $1", namespace)
-            await con.execute("DELETE FROM namespaces WHERE namespace = $1", namespace)
+            await con.execute(
+                f"""DELETE FROM namespaces WHERE namespace = $1 AND ft_docs = 0
+                      AND {" AND ".join(f"active_{t} = 0" for t in TYPES)}""", namespace)
             return len(deleted), int(tokens.split()[-1])
 
         out = await in_transaction(self.pool, body)

@@ -23,7 +23,7 @@ from typing import Any
 
 import asyncpg
 
-from recall_core.errors import ConfigError
+from recall_core.errors import ConfigError, TransientConflict
 from recall_core.models import Memory, Operation, ToolCallRecord
 
 from . import queue
@@ -34,7 +34,7 @@ from .migrations import MIGRATION_LOCK, current_version, migrate
 from .retrieval import RetrievalMethods
 from .rows import IN_NAMESPACE, OPERATION_COLUMNS, aware, operation_from_row
 from .settings import PostgresSettings
-from .tx import in_transaction
+from .tx import RETRYABLE, in_transaction
 from .writetx import PgWriteTx
 from .vectors import ArrayIndex, PgVectorIndex, choose, setup_vector_column
 
@@ -212,18 +212,26 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
             aware(finished_before), max(0, limit))
         return [operation_from_row(r) for r in rows]
 
+    async def expired_leases(self) -> int:
+        return int(await self.pool.fetchval(
+            "SELECT count(*) FROM operations WHERE status = 'running' "
+            "AND lease_until < clock_timestamp()"))
+
     async def renew_lease(self, op_id: str, attempts: int, lease_seconds: float) -> bool:
         return await queue.renew_lease(self.pool, op_id, attempts, lease_seconds)
 
     @asynccontextmanager
     async def write(self, namespace: str, keys: Sequence[tuple[str, str]] = ()
                     ) -> AsyncIterator[PgWriteTx]:
-        async with self.pool.acquire() as con:
-            async with con.transaction():
-                tx = PgWriteTx(self, con, namespace)
-                await tx.lock(keys)
-                yield tx
-                await tx.settle()
+        try:
+            async with self.pool.acquire() as con:
+                async with con.transaction():
+                    tx = PgWriteTx(self, con, namespace)
+                    await tx.lock(keys)
+                    yield tx
+                    await tx.settle()
+        except RETRYABLE as exc:  # rolled back whole: the caller may run it again
+            raise TransientConflict(str(exc)) from exc
         if tx.dims:
             await self.vectors.ensure_indexes(self.pool, tx.dims)
 
