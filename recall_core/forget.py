@@ -8,8 +8,8 @@ forgetting a memory removes, in one transaction with its fact key locked:
   long the chain;
 * its text in the session context of other rows of the same session (`Memory.context`, which
   the full-text index searches);
-* the text of the operations the rows came from: the payload keeps only a SHA-256 of the text
-  and topic, so a retry with the same idempotency key is still recognised (and still cannot
+* the text of the operations the rows came from, and of stores that re-stated them (their
+  result lists the row as refreshed): the payload keeps only a SHA-256 of the text and topic, so a retry with the same idempotency key is still recognised (and still cannot
   store a different text under that key), and the job's other fields;
 * the A2A task of an A2A store (its history holds the text).
 
@@ -86,8 +86,12 @@ async def _scrub(tx: Any, gone: Sequence[Memory]) -> None:
     if sessions:
         await tx.scrub_context(sessions, sorted({m.text for m in gone}))
     op_ids = sorted({m.source_job_id for m in gone if m.source_job_id})
-    if op_ids:
-        for op in await tx.operations(op_ids):
-            if not op.payload.get(SCRUBBED):
-                await tx.set_payload(op.id, scrub_payload(op.payload))
-        await tx.delete_tasks(op_ids)  # an A2A store's operation id is its task id
+    ops = {op.id: op for op in await tx.operations(op_ids)} if op_ids else {}
+    # Stores that only re-stated a forgotten memory (it was refreshed, no row of theirs
+    # exists) carry its text too.
+    ops.update((op.id, op) for op in await tx.restated_by([m.id for m in gone]))
+    for op in ops.values():
+        if not op.payload.get(SCRUBBED):
+            await tx.set_payload(op.id, scrub_payload(op.payload))
+    if ops:
+        await tx.delete_tasks(sorted(ops))  # an A2A store's operation id is its task id

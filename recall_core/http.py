@@ -108,7 +108,8 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
                             extractor=runtime.extractor.name)
         if runtime.worker is not None:
             workers = runtime.worker.health()
-            body["workers"] = workers  # loop names and counts only: no tenant data
+            if "version" in body:  # a caller with a token sees which loops
+                body["workers"] = workers
             if not workers["ok"]:
                 # 503 so a supervisor or load balancer notices a dead or stuck worker loop.
                 body["status"] = "unhealthy"

@@ -79,6 +79,10 @@ class WriteTx(Protocol):
     async def operations(self, ids: Sequence[str]) -> list[Operation]:
         """Operations of this namespace with these ids."""
 
+    async def restated_by(self, ids: Sequence[str]) -> list[Operation]:
+        """Operations of this namespace whose result lists one of `ids` among its
+        `refreshed_ids` (stores that re-stated those memories: their text says it too)."""
+
     async def set_payload(self, op_id: str, payload: dict[str, Any]) -> None:
         """Replace an operation's payload (forget scrubs its text)."""
 
@@ -130,6 +134,10 @@ class JobQueue(Protocol):
         """Up to `limit` finished (done or failed) operations of any namespace, finished
         before `finished_before`, whose payload still holds its text (no "scrubbed" key):
         the retention job scrubs them (`retention.py`)."""
+
+    async def expired_leases(self) -> int:
+        """Running jobs whose lease has expired: their worker died or hangs (a live worker
+        renews its lease). `recall status` reports them."""
 
     async def expired_leases(self) -> int:
         """Running jobs whose lease has expired: their worker died or hangs (a live worker

@@ -175,13 +175,13 @@ async def transaction(storage: Storage, namespace: str, keys: Sequence[tuple[str
     raise AssertionError("unreachable")
 
 
-async def commit_job(storage: Storage, op: Operation, prepared: Prepared, now: datetime
-                     ) -> Written | None:
+async def commit_job(storage: Storage, op: Operation, prepared: Prepared, now: datetime,
+                     extra: dict[str, Any] | None = None) -> Written | None:
     """Write a job's memories and mark it done in one transaction. None (and nothing
     written) when the claim went stale: another worker re-ran or finished the job."""
     async def body(tx: WriteTx) -> Written:
         written = await commit(tx, prepared, now)
-        if not await tx.finish_job(op.id, op.attempts, written.result()):
+        if not await tx.finish_job(op.id, op.attempts, {**written.result(), **(extra or {})}):
             raise StaleClaim(op.id)
         return written
 
@@ -198,7 +198,18 @@ async def process(storage: Storage, extractor: Any, embedder: Embedder | None,
     extracted = await extractor.extract(op.payload.get("text", ""), op.payload.get("topic", ""))
     prepared = await prepare(storage, embedder, op.namespace, extracted, op.created_at,
                              op.payload, op.id)
-    return await commit_job(storage, op, prepared, now) is not None
+    return await commit_job(storage, op, prepared, now, provenance(extractor)) is not None
+
+
+def provenance(extractor: Any) -> dict[str, Any]:
+    """Which extractor (and model and prompt version) made a job's memories: kept in the
+    job's result, which every memory reaches through its source_job_id."""
+    out = {"extractor": getattr(extractor, "name", type(extractor).__name__)}
+    for key in ("model", "prompt_version"):
+        value = getattr(extractor, key, None)
+        if isinstance(value, str) and value:
+            out[key] = value
+    return out
 
 
 async def replace(storage: Storage, namespace: str, members: Sequence[Memory],

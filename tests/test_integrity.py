@@ -213,3 +213,11 @@ async def test_renew_lease_only_for_the_current_claim(storage):
     assert not await storage.renew_lease(job.id, job.attempts + 1, 60)
     before = (await storage.get_operation(n, job.id)).lease_until
     assert before > utcnow() + timedelta(seconds=50)
+
+
+async def test_a_job_records_which_extractor_made_its_memories(storage):
+    n = ns()
+    await run_worker(storage, Delayed(), config(), n, ["I use vim."])
+    (m,) = await current_of(storage, n, "user", "editor")
+    result = (await storage.get_operation(n, m.source_job_id)).payload["result"]
+    assert result["extractor"] == "delayed" and result["memory_ids"] == [m.id]

@@ -173,7 +173,8 @@ class RecallAgentExecutor(AgentExecutor):
             await self._ask(updater, pending, note="")
             return
         result = await skills.store_extracted(self.runtime.storage, self.runtime.embedder,
-                                              op, extracted, now)
+                                              op, extracted, now,
+                                              extractor=self.runtime.extractor)
         await self._finish(updater, result)
 
     async def _resume(self, namespace: str, context: RequestContext, task: Task,
@@ -191,7 +192,8 @@ class RecallAgentExecutor(AgentExecutor):
         op = await skills.record(self.runtime.storage, inp.operation(namespace, task.id, now))
         result = await skills.store_extracted(self.runtime.storage, self.runtime.embedder,
                                               op, extracted, now, decision=decision,
-                                              conflict_keys=keys)
+                                              conflict_keys=keys,
+                                              extractor=self.runtime.extractor)
         await self._finish(updater, result, decision)
 
     # -- replies --------------------------------------------------------------------------

@@ -124,7 +124,8 @@ async def record(storage: Storage, op: Operation) -> Operation:
 async def store_extracted(storage: Storage, embedder: Embedder | None, op: Operation,
                           extracted: Sequence[ExtractedMemory], now: datetime,
                           decision: str | None = None,
-                          conflict_keys: Collection[Key] = ()) -> dict[str, Any]:
+                          conflict_keys: Collection[Key] = (),
+                          extractor: Any = None) -> dict[str, Any]:
     """Write `extracted` as the worker would (same prepare and commit), bent by `decision`
     for `conflict_keys`. Raises NamespaceErased (nothing written) when the namespace was
     erased while the task ran."""
@@ -138,7 +139,9 @@ async def store_extracted(storage: Storage, embedder: Embedder | None, op: Opera
                                     op.payload, op.id)
     async def body(tx: Any) -> writes.Written:
         written = await writes.commit(tx, prepared, now)
-        if not await tx.finish_job(op.id, None, written.result()):
+        result = {**written.result(),
+                  **(writes.provenance(extractor) if extractor is not None else {})}
+        if not await tx.finish_job(op.id, None, result):
             raise NamespaceErased(
                 "The namespace was erased while this task ran (delete_namespace_data): "
                 "nothing was stored, and its tokens no longer work.")

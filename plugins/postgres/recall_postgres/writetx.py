@@ -172,6 +172,13 @@ class PgWriteTx:
             f"AND id = ANY($2::text[]) ORDER BY id FOR UPDATE", self.namespace, list(ids))
         return [operation_from_row(r) for r in rows]
 
+    async def restated_by(self, ids: Sequence[str]) -> list[Operation]:
+        rows = await self.con.fetch(
+            f"""SELECT {OPERATION_COLUMNS} FROM operations WHERE namespace = $1
+                  AND payload->'result'->'refreshed_ids' ?| $2::text[] ORDER BY id FOR UPDATE""",
+            self.namespace, list(ids))
+        return [operation_from_row(r) for r in rows]
+
     async def set_payload(self, op_id: str, payload: dict[str, Any]) -> None:
         await self.con.execute("UPDATE operations SET payload = $3 WHERE namespace = $1 AND id = $2",
                                self.namespace, op_id, payload)

@@ -175,6 +175,17 @@ class SQLiteWriteTx:
             out.extend(operation_from_row(r) for r in rows)
         return out
 
+    async def restated_by(self, ids: Sequence[str]) -> list[Operation]:
+        out: dict[str, Operation] = {}
+        for mid in dict.fromkeys(ids):
+            # instr() first: a cheap filter before parsing any JSON.
+            rows = await self.db.execute_fetchall(
+                f"SELECT {OPERATION_COLUMNS} FROM operations WHERE namespace = ? "
+                "AND instr(payload, ?) > 0 AND EXISTS (SELECT 1 FROM json_each(payload, "
+                "'$.result.refreshed_ids') WHERE value = ?)", (self.namespace, mid, mid))
+            out.update((r[0], operation_from_row(r)) for r in rows)
+        return list(out.values())
+
     async def set_payload(self, op_id: str, payload: dict[str, Any]) -> None:
         await self.db.execute("UPDATE operations SET payload = ? WHERE namespace = ? AND id = ?",
                               (json.dumps(payload, ensure_ascii=False), self.namespace, op_id))
