@@ -10,6 +10,7 @@ from typing import Any
 from . import validation as v
 from .errors import InvalidParam, MemoryNotFound
 from .models import MEMORY_TYPES, Memory, utcnow
+from .writes import replace
 
 log = logging.getLogger("recall.corrections")
 
@@ -44,7 +45,7 @@ async def correct_memory(service: Any, namespace: str, memory_id: Any, *, text: 
                  entity=old.entity, attribute=old.attribute, value=new_value,
                  importance=new_importance, valid_from=at, created_at=at, last_accessed_at=at,
                  session_id=old.session_id, agent_id=old.agent_id,
-                 source_job_id=old.source_job_id)
+                 source_job_id=old.source_job_id, pinned=old.pinned)
     embedder = service.embedder
     if embedder is not None and embedder.ready:
         try:
@@ -52,5 +53,9 @@ async def correct_memory(service: Any, namespace: str, memory_id: Any, *, text: 
         except Exception:  # noqa: BLE001 - the worker's backfill embeds it later
             log.warning("embedding a corrected memory failed; the backfill will retry",
                         exc_info=True)
-    await service.storage.supersede_memories(namespace, [old.id], at, [new])
+    # The consolidation path: old ended, new inserted as its successor (superseded_by), with
+    # the fact key locked; None when the old row stopped being current meanwhile.
+    if await replace(service.storage, namespace, [old], [new], at) is None:
+        raise MemoryNotFound(f"Memory {memory_id!r} changed while it was being corrected "
+                             f"(superseded or forgotten); reload it and try again.")
     return new

@@ -36,6 +36,7 @@ async def test_correction_supersedes_and_keeps_history(runtime):
         ("The user lives in Potsdam.", "Potsdam", "home", "s1", 0.6)
     history = await runtime.service.history("u", "user", "location")
     assert [(m.value, m.valid_until is None) for m in history] == [("Berlin", False), ("Potsdam", True)]
+    assert history[0].superseded_by == new.id
     found = await runtime.service.search("u", "where does the user live", limit=5)
     assert [r["text"] for r in found["results"]] == ["The user lives in Potsdam."]
     with pytest.raises(MemoryNotFound):  # the old version is history now
