@@ -17,6 +17,7 @@ import pytest
 
 from inspector_support import (CHROMIUM, admin_token, chromium_missing, run, search,
                                start_server, store_all)
+from serverproc import Agent
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -143,7 +144,7 @@ def test_forget_then_gone_from_search(page, srv):
     sign_in(page, srv, srv.alice)
     page.get_by_role("link", name="I prefer dark mode in every editor.").click()
     page.get_by_role("button", name="Forget").click()
-    assert page.get_by_role("status").inner_text() == "Memory forgotten."
+    assert page.get_by_role("status").inner_text() == "Memory forgotten."  # no history
     assert "dark mode" not in page.locator("main").inner_text()
     assert not any("dark mode" in t for t in run(search(srv, srv.alice, "dark mode editor")))
 
@@ -165,6 +166,23 @@ def test_edit_stores_a_correction_and_keeps_history(page, srv):
     assert "Postgres 16" in page.locator("table.memories").inner_text()
     found = run(search(srv, srv.alice, "Postgres production"))
     assert any("Postgres 17" in t for t in found) and not any("Postgres 16" in t for t in found)
+
+
+def test_pin(page, srv):
+    sign_in(page, srv, srv.alice)
+    page.get_by_role("link", name="Deploys happen on Thursdays.").click()
+    page.get_by_role("button", name="Pin", exact=True).click()
+    assert "never lower" in page.get_by_role("status").inner_text()
+    assert page.get_by_role("button", name="Unpin").is_visible()
+    page.get_by_role("link", name="← All memories").click()
+    row = page.locator("table.memories tr", has_text="Deploys happen on Thursdays.")
+    assert "pinned" in row.inner_text()
+
+    async def pinned_in_tool_results() -> bool:
+        async with Agent(srv.url, srv.alice) as a:
+            hits = (await a.ok("search_memories", query="when do deploys happen"))["results"]
+        return next(h for h in hits if "Deploys" in h["text"]).get("pinned") is True
+    assert run(pinned_in_tool_results())
 
 
 def test_retry_a_failed_job(page, srv, shots):
@@ -280,3 +298,16 @@ def test_tokens_never_reach_urls_or_the_log(srv):
     log = srv.log_path.read_text(errors="replace")
     for token in (srv.alice, srv.admin):
         assert token not in log
+
+
+def test_forget_a_fact_forgets_its_history(page, srv):
+    sign_in(page, srv, srv.alice)
+    page.get_by_role("link", name="I moved to Lisbon.").click()
+    page.get_by_role("button", name="Forget").click()
+    assert page.get_by_role("status").inner_text() == "Memory forgotten with its history (2 versions)."
+    page.get_by_label("State").select_option("all")
+    page.get_by_role("button", name="Filter").click()
+    listed = page.locator("main").inner_text()
+    assert "Lisbon" not in listed and "Berlin" not in listed
+    assert not any("Lisbon" in t or "Berlin" in t
+                   for t in run(search(srv, srv.alice, "where does the user live")))

@@ -12,6 +12,7 @@ from starlette.responses import Response
 from ..admin.service import AdminService
 from ..admin.storage import MemoryFilter
 from ..corrections import correct_memory
+from ..pinning import set_pinned
 from ..errors import RecallError
 from ..models import MEMORY_TYPES
 from .reads import health, memory_story
@@ -123,9 +124,19 @@ def routes(inspector: Any) -> list[tuple[str, Any, list[str]]]:
 
     @guarded(inspector)
     async def forget(request: Request, ctx: Context) -> Response:
-        await service.delete(ctx.namespace, request.path_params["id"])
+        done = await service.delete(ctx.namespace, request.path_params["id"])
+        n = len(done.get("forgotten_ids") or [done["deleted"]])
+        note = "" if n == 1 else f" with its history ({n} versions)"
         return redirect("/ui/memories", ns=ctx.namespace if ctx.principal.is_admin else None,
-                        flash="Memory forgotten.")
+                        flash=f"Memory forgotten{note}.")
+
+    @guarded(inspector)
+    async def pin(request: Request, ctx: Context) -> Response:
+        pinned = ctx.form.get("pinned") == "1"
+        m = await set_pinned(service, ctx.namespace, request.path_params["id"], pinned)
+        return redirect(f"/ui/memories/{m.id}", ns=ctx.namespace if ctx.principal.is_admin else None,
+                        flash="Pinned: decay will never lower its importance." if pinned
+                        else "Unpinned: its importance decays again when it goes unused.")
 
     @guarded(inspector)
     async def edit(request: Request, ctx: Context) -> Response:
@@ -184,6 +195,7 @@ def routes(inspector: Any) -> list[tuple[str, Any, list[str]]]:
 
     return [("/memories", memories, ["GET"]), ("/memories/{id}", memory, ["GET"]),
             ("/memories/{id}/forget", forget, ["POST"]), ("/memories/{id}/edit", edit, ["POST"]),
+            ("/memories/{id}/pin", pin, ["POST"]),
             ("/search", search, ["GET"]),
             ("/queue", queue, ["GET"]), ("/jobs/{id}/retry", retry, ["POST"])]
 

@@ -1,0 +1,62 @@
+"""Pinning (recall_core.pinning) on real SQLite through the service: the decay job never
+lowers a pinned memory, pinning restores what decay took, tools show the flag."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+import recall_extractors
+import recall_sqlite
+from recall_core.app import build_runtime
+from recall_core.config import load_config
+from recall_core.decay import run_decay
+from recall_core.errors import MemoryNotFound
+from recall_core.models import Memory, utcnow
+from recall_core.pinning import set_pinned
+from recall_core.plugins import get_plugin_manager
+
+
+@pytest.fixture
+async def runtime(tmp_path):
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(recall_sqlite, name="sqlite")
+    pm.register(recall_extractors, name="extractors")
+    rt = await build_runtime(load_config(None, db=str(tmp_path / "r.db")), pm, start_worker=False)
+    yield rt
+    await rt.close()
+
+
+async def importance(rt, mid: str) -> float:
+    return (await rt.storage.get_memories("u", [mid]))[0].importance
+
+
+async def test_pinned_memory_never_decays(runtime):
+    long_ago = utcnow() - timedelta(days=120)
+    keep = Memory(namespace="u", text="Our incident hotline is 555-0100.", importance=0.8,
+                  created_at=long_ago, valid_from=long_ago, last_accessed_at=long_ago)
+    other = Memory(namespace="u", text="Lunch was pasta.", importance=0.8,
+                   created_at=long_ago, valid_from=long_ago, last_accessed_at=long_ago)
+    await runtime.storage.insert_memories([keep, other])
+    rate = runtime.config.decay.rate
+    await run_decay(runtime.storage, rate, utcnow())
+    decayed = await importance(runtime, keep.id)
+    assert decayed < 0.5  # both decayed before the pin
+
+    pinned = await set_pinned(runtime.service, "u", keep.id, True)
+    assert pinned.pinned and pinned.importance == pytest.approx(0.8)  # decay undone
+    await run_decay(runtime.storage, rate, utcnow() + timedelta(days=365))
+    assert await importance(runtime, keep.id) == pytest.approx(0.8)
+    assert await importance(runtime, other.id) < decayed  # the unpinned one kept decaying
+
+    found = await runtime.service.search("u", "incident hotline", limit=3)
+    assert found["results"][0]["pinned"] is True
+    page = await runtime.service.inspect("u")
+    assert {m["text"]: m.get("pinned", False) for m in page["memories"]} == {
+        keep.text: True, other.text: False}
+
+    unpinned = await set_pinned(runtime.service, "u", keep.id, False)
+    assert not unpinned.pinned
+    with pytest.raises(MemoryNotFound):
+        await set_pinned(runtime.service, "other-namespace", keep.id, True)
