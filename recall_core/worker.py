@@ -194,46 +194,48 @@ class Worker:
             return None
         return utcnow() + timedelta(seconds=min(60.0, backoff * 2 ** (op.attempts - 1)))
 
-    async def _decay_loop(self) -> None:
-        """Run decay every `decay.interval` seconds. The first run waits one interval, at
-        most a minute, so start-up never competes with it. Decay is a pure function of the
-        stored timestamps, so a missed or repeated run (or one per process on a shared
-        database) changes nothing: the next run catches up exactly."""
-        cfg = self.config.decay
-        delay = min(cfg.interval, 60.0)
+    async def _every(self, interval: float, what: str, run: Callable[[], Any]) -> None:
+        """Call `run` every `interval` seconds until stopped. The first run waits one
+        interval, at most a minute, so start-up never competes with it; a failed run is
+        logged and tried again at the next interval."""
+        delay = min(interval, 60.0)
         while True:
             try:
                 await asyncio.wait_for(self._stopping.wait(), timeout=delay)
                 return
             except TimeoutError:
                 pass
-            delay = cfg.interval
+            delay = interval
             try:
-                report = await run_decay(self.storage, cfg.rate, self.clock(),
-                                         before_page=self._give_way)
-                log.log(logging.INFO if report.updated else logging.DEBUG,
-                        "decay: %d active memories, %d importances changed (%.2f s)",
-                        report.scanned, report.updated, report.seconds)
+                await run()
             except Exception:  # noqa: BLE001 - try again next interval
-                log.exception("decay run failed; retrying in %.0f s", cfg.interval)
+                log.exception("%s run failed; retrying in %.0f s", what, interval)
+
+    async def _decay_loop(self) -> None:
+        """Decay is a pure function of the stored timestamps, so a missed or repeated run
+        (or one per process on a shared database) changes nothing: the next run catches
+        up exactly."""
+        cfg = self.config.decay
+
+        async def run() -> None:
+            report = await run_decay(self.storage, cfg.rate, self.clock(),
+                                     before_page=self._give_way)
+            log.log(logging.INFO if report.updated else logging.DEBUG,
+                    "decay: %d active memories, %d importances changed (%.2f s)",
+                    report.scanned, report.updated, report.seconds)
+
+        await self._every(cfg.interval, "decay", run)
 
     async def _retention_loop(self) -> None:
         """Scrub finished stores' text after retention.operation_text_days (retention.py)."""
         cfg = self.config.retention
-        delay = min(cfg.interval, 60.0)
-        while True:
-            try:
-                await asyncio.wait_for(self._stopping.wait(), timeout=delay)
-                return
-            except TimeoutError:
-                pass
-            delay = cfg.interval
-            try:
-                n = await scrub_old_payloads(self.storage, cfg.operation_text_days, self.clock())
-                if n:
-                    log.info("retention: scrubbed the text of %d finished store(s)", n)
-            except Exception:  # noqa: BLE001 - try again next interval
-                log.exception("retention run failed; retrying in %.0f s", cfg.interval)
+
+        async def run() -> None:
+            n = await scrub_old_payloads(self.storage, cfg.operation_text_days, self.clock())
+            if n:
+                log.info("retention: scrubbed the text of %d finished store(s)", n)
+
+        await self._every(cfg.interval, "retention", run)
 
     async def _backfill_loop(self) -> None:
         """Embed memories written while the model was warming up (or imported verbatim)."""

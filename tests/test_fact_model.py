@@ -4,13 +4,13 @@ More examples: RECALL_FACT_MODEL_EXAMPLES=500 python -m pytest tests/test_fact_m
 from __future__ import annotations
 
 import os
-import sqlite3
 import tempfile
 import uuid
 
 import pytest
 
 from recall_core.testing.fact_model import fact_machine
+from recall_core.testing.helpers import dump_tables
 from recall_sqlite import make_storage
 
 PG_URL = os.environ.get("RECALL_TEST_PG_URL")
@@ -22,17 +22,6 @@ async def _sqlite():
     s = make_storage(f"sqlite:///{path}")
     await s.open()
     return s
-
-
-async def _sqlite_dump(storage) -> str:
-    con = sqlite3.connect(storage.db.path)
-    try:
-        names = [r[0] for r in con.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' "
-            "AND name NOT LIKE 'memories_fts%' AND name NOT LIKE 'sqlite_%'")]
-        return "\n".join(repr(row) for n in names for row in con.execute(f"SELECT * FROM {n}"))
-    finally:
-        con.close()
 
 
 async def _sqlite_close(storage) -> None:
@@ -63,17 +52,6 @@ async def _pg():
     return s
 
 
-async def _pg_dump(storage) -> str:
-    rows = []
-    async with storage.pool.acquire() as con:
-        names = [r["table_name"] for r in await con.fetch(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
-            "current_schema() AND table_type = 'BASE TABLE'")]
-        for n in names:
-            rows.extend(repr(dict(r)) for r in await con.fetch(f'SELECT * FROM "{n}"'))
-    return "\n".join(rows)
-
-
 async def _pg_close(storage) -> None:
     import asyncpg
 
@@ -85,10 +63,10 @@ async def _pg_close(storage) -> None:
         await con.close()
 
 
-TestFactModelSQLite = fact_machine(_sqlite, _sqlite_dump, _sqlite_close).TestCase
+TestFactModelSQLite = fact_machine(_sqlite, dump_tables, _sqlite_close).TestCase
 
 if PG_URL:
-    TestFactModelPostgres = fact_machine(_pg, _pg_dump, _pg_close).TestCase
+    TestFactModelPostgres = fact_machine(_pg, dump_tables, _pg_close).TestCase
 else:
     @pytest.mark.skip(reason="RECALL_TEST_PG_URL not set: the Postgres half of the fact model")
     def test_fact_model_postgres():

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import uuid
 
 import pytest
@@ -17,31 +16,11 @@ from recall_core.app import build_runtime
 from recall_core.config import RecallConfig
 from recall_core.errors import InvalidParam, MemoryNotFound
 from recall_core.testing.helpers import current_of
+from recall_core.testing.helpers import dump_tables as table_dump
 
 PG_URL = os.environ.get("RECALL_TEST_PG_URL")
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.skipif(
     not PG_URL, reason="RECALL_TEST_PG_URL not set: Postgres half of the forget tests"))]
-
-
-async def table_dump(storage) -> str:
-    """Every value of every table, as one string (what a forensic look at the DB sees)."""
-    if hasattr(storage, "db") and hasattr(storage.db, "path"):
-        con = sqlite3.connect(storage.db.path)
-        try:
-            names = [r[0] for r in con.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' "
-                "AND name NOT LIKE 'memories_fts%' AND name NOT LIKE 'sqlite_%'")]
-            return "\n".join(repr(row) for n in names for row in con.execute(f"SELECT * FROM {n}"))
-        finally:
-            con.close()
-    rows = []
-    async with storage.pool.acquire() as con:
-        names = [r["table_name"] for r in await con.fetch(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
-            "current_schema() AND table_type = 'BASE TABLE'")]
-        for n in names:
-            rows.extend(repr(dict(r)) for r in await con.fetch(f'SELECT * FROM "{n}"'))
-    return "\n".join(rows)
 
 
 @pytest_asyncio.fixture(params=BACKENDS)

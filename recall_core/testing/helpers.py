@@ -72,3 +72,29 @@ async def delete(storage: Storage, namespace: str, memory_id: str) -> bool:
 async def current_of(storage: Storage, namespace: str, entity: str, attribute: str) -> list[Memory]:
     """The current rows of one fact key."""
     return [m for m in await storage.history(namespace, entity, attribute) if m.valid_until is None]
+
+
+async def dump_tables(storage: Any) -> str:
+    """Every value of every table of the storage's database (SQLite file, or the Postgres
+    schema in use) as one string: what a forensic look at the database would see. Forget
+    and erase tests search it for text that must be gone. SQLite's FTS5 shadow tables are
+    left out: the index is contentless (it holds no text, only terms of current rows)."""
+    if hasattr(storage, "db") and hasattr(storage.db, "path"):
+        import sqlite3
+
+        con = sqlite3.connect(storage.db.path)
+        try:
+            names = [r[0] for r in con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'memories_fts%' AND name NOT LIKE 'sqlite_%'")]
+            return "\n".join(repr(row) for n in names for row in con.execute(f"SELECT * FROM {n}"))
+        finally:
+            con.close()
+    rows = []
+    async with storage.pool.acquire() as con:
+        names = [r["table_name"] for r in await con.fetch(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema() AND table_type = 'BASE TABLE'")]
+        for n in names:
+            rows.extend(repr(dict(r)) for r in await con.fetch(f'SELECT * FROM "{n}"'))
+    return "\n".join(rows)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 
 from recall_core.errors import StorageConflict
+from recall_core.facts import check_namespace
 from recall_core.models import Memory, Operation
 from recall_core.textproc import fold
 
@@ -80,11 +81,7 @@ class PgWriteTx:
     async def insert(self, memories: Sequence[Memory]) -> None:
         if not memories:
             return
-        for m in memories:
-            if m.namespace != self.namespace:
-                raise ValueError(f"Memory {m.id} belongs to namespace {m.namespace!r}, but is "
-                                 f"written for {self.namespace!r}; a write never crosses "
-                                 f"namespaces.")
+        check_namespace(self.namespace, memories)
         try:
             async with self.con.transaction():  # a savepoint: the error leaves the tx usable
                 self.dims |= await self.storage._insert(self.con, memories)

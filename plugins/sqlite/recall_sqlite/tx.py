@@ -16,6 +16,7 @@ from typing import Any
 import aiosqlite
 
 from recall_core.errors import StorageConflict
+from recall_core.facts import check_namespace
 from recall_core.models import Memory, Operation
 
 from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, memory_from_row,
@@ -67,11 +68,7 @@ class SQLiteWriteTx:
     async def insert(self, memories: Sequence[Memory]) -> None:
         if not memories:
             return
-        for m in memories:
-            if m.namespace != self.namespace:
-                raise ValueError(f"Memory {m.id} belongs to namespace {m.namespace!r}, but is "
-                                 f"written for {self.namespace!r}; a write never crosses "
-                                 f"namespaces.")
+        check_namespace(self.namespace, memories)
         try:
             await self.db.executemany(INSERT_MEMORY, [memory_params(m) for m in memories])
         except sqlite3.IntegrityError as exc:
