@@ -59,7 +59,7 @@ class SQLiteWriteTx:
         out: list[Memory] = []
         for part in chunks(list(dict.fromkeys(ids))):
             rows = await self.db.execute_fetchall(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? "
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE +namespace = ? "
                 f"AND valid_until IS NULL AND id IN ({', '.join('?' * len(part))})",
                 (self.namespace, *part))
             out.extend(memory_from_row(r) for r in rows)
@@ -79,7 +79,7 @@ class SQLiteWriteTx:
         if not ends:
             return
         await self.db.executemany(
-            "UPDATE memories SET valid_until = ?, superseded_by = ? WHERE namespace = ? "
+            "UPDATE memories SET valid_until = ?, superseded_by = ? WHERE +namespace = ? "
             "AND id = ? AND (valid_until IS NULL OR valid_until > ?)",
             [(to_db(at), by, self.namespace, mid, to_db(at)) for mid, at, by in ends])
         self.changed = True
@@ -90,7 +90,7 @@ class SQLiteWriteTx:
         await self.db.executemany(
             "UPDATE memories SET importance = max(coalesce(base_importance, importance), ?), "
             "base_importance = NULL, last_accessed_at = ? "
-            "WHERE namespace = ? AND id = ? AND valid_until IS NULL",
+            "WHERE +namespace = ? AND id = ? AND valid_until IS NULL",
             [(float(imp), to_db(at), self.namespace, mid) for mid, imp in items])
         self.changed = True
 
@@ -98,7 +98,7 @@ class SQLiteWriteTx:
         n = 0
         for part in chunks(list(dict.fromkeys(ids))):
             cur = await self.db.execute(
-                f"UPDATE memories SET pinned = ? WHERE namespace = ? AND valid_until IS NULL "
+                f"UPDATE memories SET pinned = ? WHERE +namespace = ? AND valid_until IS NULL "
                 f"AND id IN ({', '.join('?' * len(part))})", (int(pinned), self.namespace, *part))
             n += cur.rowcount
         if n:
@@ -109,7 +109,7 @@ class SQLiteWriteTx:
         n = 0
         for part in chunks(list(dict.fromkeys(ids))):
             cur = await self.db.execute(
-                f"DELETE FROM memories WHERE namespace = ? AND id IN ({', '.join('?' * len(part))})",
+                f"DELETE FROM memories WHERE +namespace = ? AND id IN ({', '.join('?' * len(part))})",
                 (self.namespace, *part))
             n += cur.rowcount
         if n:
@@ -148,8 +148,11 @@ class SQLiteWriteTx:
         out: list[Memory] = []
         for part in chunks(list(dict.fromkeys(ids))):
             rows = await self.db.execute_fetchall(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE superseded_by IN ({self._in(len(part))}) "
-                "AND namespace = ?", (*part, self.namespace))
+                # IS NOT NULL lets SQLite use the partial index memories_successor; the unary
+                # + keeps it off the namespace index (see storage.by_ids).
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE superseded_by IS NOT NULL "
+                f"AND superseded_by IN ({self._in(len(part))}) AND +namespace = ?",
+                (*part, self.namespace))
             out.extend(memory_from_row(r) for r in rows)
         return out
 
