@@ -98,7 +98,7 @@ class PgWriteTx:
             f"""SELECT id FROM memories WHERE id = ANY($2::text[]) AND {IN_NAMESPACE}
                   AND valid_until IS NULL ORDER BY id FOR UPDATE""", self.namespace, ids)
         await self.con.executemany(
-            "UPDATE memories SET valid_until = $3, superseded_by = $4 WHERE namespace = $1 "
+            f"UPDATE memories SET valid_until = $3, superseded_by = $4 WHERE {IN_NAMESPACE} "
             "AND id = $2 AND (valid_until IS NULL OR valid_until > $3)",
             [(self.namespace, mid, aware(at), by) for mid, at, by in ends])
         self.removed.extend(r["id"] for r in was_current)
@@ -142,7 +142,7 @@ class PgWriteTx:
     async def predecessors(self, ids: Sequence[str]) -> list[Memory]:
         rows = await self.con.fetch(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE superseded_by = ANY($2::text[]) "
-            f"AND namespace = $1", self.namespace, list(ids))
+            f"AND superseded_by IS NOT NULL AND {IN_NAMESPACE}", self.namespace, list(ids))
         return [memory_from_row(r) for r in rows]
 
     async def scrub_context(self, session_ids: Sequence[str], texts: Sequence[str]) -> None:
