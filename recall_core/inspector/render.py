@@ -40,6 +40,11 @@ def _num(value: Any, digits: int = 3) -> str:
     return f"{float(value):.{digits}f}"
 
 
+def _g(value: Any) -> str:
+    """A ranker's own score, whatever its scale (BM25 scores can be tiny or large)."""
+    return "—" if value is None else f"{float(value):.3g}"
+
+
 def _url(path: str, **params: Any) -> str:
     query = {k: v for k, v in params.items() if v not in (None, "")}
     return path + ("?" + urlencode(query) if query else "")
@@ -50,6 +55,7 @@ env = Environment(loader=PackageLoader("recall_core.inspector", "templates"),
                   trim_blocks=True, lstrip_blocks=True)
 env.filters["dt"] = _dt
 env.filters["num"] = _num
+env.filters["g"] = _g
 env.globals["url"] = _url
 
 
