@@ -259,7 +259,6 @@ async def _status(args: argparse.Namespace) -> int:
                                           for n, e in registries.rankers.entries.items()},
             "storage_status": extra, "recent_failures": failures,
             "workers": {"ok": expired == 0, "jobs_past_lease": expired},
-            "workers": {"ok": expired == 0, "jobs_past_lease": expired},
             "namespace_count": ns_total, "namespaces": namespaces}
     if args.json:
         print(json.dumps(info, default=str))
@@ -268,10 +267,6 @@ async def _status(args: argparse.Namespace) -> int:
         print(f"extractor: {info['extractor']}")
         print(f"rankers:   {', '.join(f'{k}={v}' for k, v in info['rankers'].items())}")
         print("jobs:      " + ", ".join(f"{k} {v}" for k, v in jobs.items()))
-        print("workers:   " + ("ok" if not expired else
-                               f"{expired} running job(s) past their lease: a worker died or is "
-                               f"stuck (they are re-run up to worker.max_attempts; check the "
-                               f"server log and /health)"))
         print("workers:   " + ("ok" if not expired else
                                f"{expired} running job(s) past their lease: a worker died or is "
                                f"stuck (they are re-run up to worker.max_attempts; check the "

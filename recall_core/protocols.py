@@ -139,10 +139,6 @@ class JobQueue(Protocol):
         """Running jobs whose lease has expired: their worker died or hangs (a live worker
         renews its lease). `recall status` reports them."""
 
-    async def expired_leases(self) -> int:
-        """Running jobs whose lease has expired: their worker died or hangs (a live worker
-        renews its lease). `recall status` reports them."""
-
     async def renew_lease(self, op_id: str, attempts: int, lease_seconds: float) -> bool:
         """Extend a running job's lease to now + lease_seconds, if the claim with `attempts`
         is still current (False otherwise). The worker renews while a job runs."""

@@ -238,4 +238,6 @@ def test_status_reports_jobs_whose_worker_died(tmp_path):
 
     asyncio.run(claim_and_die())
     out = recall_cli("status", "--db", db, env=ENV).stdout
-    assert "1 running job(s) past their lease" in out
+    assert [line for line in out.splitlines() if line.startswith("workers:")] == [
+        "workers:   1 running job(s) past their lease: a worker died or is stuck (they are "
+        "re-run up to worker.max_attempts; check the server log and /health)"]

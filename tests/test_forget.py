@@ -6,7 +6,6 @@ code means to write it), through a real runtime built like `recall serve` builds
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 
 import pytest
@@ -18,9 +17,7 @@ from recall_core.errors import InvalidParam, MemoryNotFound
 from recall_core.testing.helpers import current_of
 from recall_core.testing.helpers import dump_tables as table_dump
 
-PG_URL = os.environ.get("RECALL_TEST_PG_URL")
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.skipif(
-    not PG_URL, reason="RECALL_TEST_PG_URL not set: Postgres half of the forget tests"))]
+from backends import BACKENDS, PG_URL
 
 
 @pytest_asyncio.fixture(params=BACKENDS)

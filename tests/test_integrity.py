@@ -5,11 +5,10 @@ fact twice, storage errors around the queue, slow jobs and expired leases."""
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from datetime import timedelta
 
-import pytest
+
 import pytest_asyncio
 
 from recall_core.config import RecallConfig
@@ -20,9 +19,7 @@ from recall_core.worker import Worker
 from recall_extractors.stub import StubExtractor
 from recall_sqlite import make_storage
 
-PG_URL = os.environ.get("RECALL_TEST_PG_URL")
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.skipif(
-    not PG_URL, reason="RECALL_TEST_PG_URL not set: Postgres half of the integrity tests"))]
+from backends import BACKENDS, PG_URL
 
 
 @pytest_asyncio.fixture(params=BACKENDS)

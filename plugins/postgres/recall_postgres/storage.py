@@ -217,11 +217,6 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
             "SELECT count(*) FROM operations WHERE status = 'running' "
             "AND lease_until < clock_timestamp()"))
 
-    async def expired_leases(self) -> int:
-        return int(await self.pool.fetchval(
-            "SELECT count(*) FROM operations WHERE status = 'running' "
-            "AND lease_until < clock_timestamp()"))
-
     async def renew_lease(self, op_id: str, attempts: int, lease_seconds: float) -> bool:
         return await queue.renew_lease(self.pool, op_id, attempts, lease_seconds)
 

@@ -164,12 +164,6 @@ class SQLiteStorage(AdminMethods):
             (now_text(),))
         return int(row[0])
 
-    async def expired_leases(self) -> int:
-        row = await self.db.fetch_one(
-            "SELECT count(*) FROM operations WHERE status = 'running' AND lease_until < ?",
-            (now_text(),))
-        return int(row[0])
-
     async def renew_lease(self, op_id: str, attempts: int, lease_seconds: float) -> bool:
         until = to_db(utcnow() + timedelta(seconds=lease_seconds))
         return await self.db.write(
