@@ -54,6 +54,9 @@ class Runtime:
         await self.service.close()
         await self.audit.close()
         await self.storage.close()
+        provider = self.extras.get("tracer_provider")
+        if provider is not None:
+            provider.shutdown()  # flushes spans still batched
 
 
 async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = None,
@@ -80,6 +83,9 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
         forget = getattr(slot.ranker, "forget_namespace", None)
         if forget is not None:
             service.on_erase.append(forget)
+    from .tracing import setup as setup_tracing
+
+    runtime.extras["tracer"] = setup_tracing(runtime)  # None unless [tracing] enabled
     if start_worker and config.worker.concurrency > 0:
         runtime.worker = Worker(storage, extractor, embedder, config, service.job_signal,
                                 service.activity)
@@ -111,6 +117,11 @@ def _middleware(runtime: Runtime) -> list[Any]:
 async def build_mcp(runtime: Runtime, *, auth: bool = True) -> FastMCP:
     mcp = FastMCP("recall", version=__version__, instructions=INSTRUCTIONS,
                   auth=StorageTokenVerifier(runtime.storage) if auth else None)
+    tracer = runtime.extras.get("tracer")
+    if tracer is not None:
+        from .tracing import tool_middleware
+
+        mcp.add_middleware(tool_middleware(tracer))  # outermost: the span covers the rest
     for mw in _middleware(runtime):
         mcp.add_middleware(mw)
     mcp.add_middleware(ArgumentErrors())

@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from pydantic_settings.exceptions import SettingsError
 
 from .errors import ConfigError
+from .tracing import TracingSettings
 
 DEFAULT_DB_PATH = "recall.db"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -115,6 +116,7 @@ class RecallConfig(BaseSettings):
     search: SearchSettings = Field(default_factory=SearchSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)  # recall_core/tracing.py
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @field_validator("log_level")

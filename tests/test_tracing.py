@@ -1,0 +1,67 @@
+"""OpenTelemetry tracing, switched on by config and read back with the SDK's in-memory
+exporter: a tool call's span holds its rankers' and storage's spans; extraction in the worker
+is traced too; off by default."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from fastmcp import Client
+
+from recall_core.app import build_mcp, build_runtime
+from recall_core.auth import set_stdio_namespace
+from recall_core.config import load_config
+
+pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
+
+
+async def _runtime(tmp_path, **tracing):
+    config = load_config(None, db=str(tmp_path / "r.db"), tracing=tracing)
+    return await build_runtime(config)
+
+
+async def test_tool_ranker_storage_and_extraction_spans(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECALL_DISABLE_PLUGINS", "embeddings")
+    runtime = await _runtime(tmp_path, enabled=True, exporter="memory")
+    try:
+        exporter = runtime.extras["span_exporter"]
+        mcp = await build_mcp(runtime, auth=False)
+        set_stdio_namespace("traced")
+        async with Client(mcp) as c:
+            await c.call_tool("store_memory", {"text": "I prefer tea over coffee."})
+            for _ in range(100):
+                stats = (await c.call_tool("get_memory_stats", {})).structured_content["data"]
+                if stats["pending_extractions"] == 0:
+                    break
+                await asyncio.sleep(0.05)
+            await c.call_tool("search_memories", {"query": "tea"})
+            await c.call_tool("delete_memory", {"memory_id": "nope"}, raise_on_error=False)
+        spans = exporter.get_finished_spans()
+    finally:
+        await runtime.close()
+    by_name = {}
+    for s in spans:
+        by_name.setdefault(s.name, []).append(s)
+    search = by_name["tool search_memories"][0]
+    assert search.attributes["recall.status"] == "ok"
+    children = [s for s in spans if s.parent is not None and s.parent.span_id == search.context.span_id]
+    assert any(s.name == "rank bm25" for s in children), [s.name for s in children]
+    assert any(s.name.startswith("storage.") for s in spans
+               if s.context.trace_id == search.context.trace_id)
+    failed = by_name["tool delete_memory"][0]
+    assert failed.attributes["recall.code"] == "MEMORY_NOT_FOUND"
+    assert failed.status.status_code.name == "ERROR"
+    assert by_name["extract"][0].attributes["recall.extractor"] == "stub"  # in the worker
+    assert "traced" not in str([dict(s.attributes) for s in spans])  # tenants by hash only
+    assert spans[0].resource.attributes["service.name"] == "recall"
+
+
+async def test_tracing_is_off_by_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECALL_DISABLE_PLUGINS", "embeddings")
+    runtime = await _runtime(tmp_path)
+    try:
+        assert runtime.extras["tracer"] is None and "span_exporter" not in runtime.extras
+        assert not hasattr(runtime.storage.count_jobs, "__recall_traced__")
+    finally:
+        await runtime.close()
