@@ -290,6 +290,16 @@ class NearDuplicateSearch(Protocol):
         near-duplicate must), instead of every memory sharing a common word."""
 
 
+@runtime_checkable
+class HistoricalReads(Protocol):
+    """Optional storage capability for `search_memories(as_of=...)` (recall_core/asof.py)."""
+
+    async def memories_at(self, namespace: str, at: datetime) -> list[Memory]:
+        """Every memory of the namespace that was valid at `at`: valid_from <= at and
+        (valid_until is None or at < valid_until). Superseded rows are included for the time
+        they were current; rows that began after `at` are not. Oldest valid_from first."""
+
+
 class NotReady(Exception):
     """Raised by a ranker that cannot answer yet (e.g. its model is still loading).
 

@@ -239,13 +239,46 @@ async def _run_ranker(slot: RankerSlot, storage: Storage, namespace: str, query:
         return f"{slot.ranker.name}: failed ({type(exc).__name__}: {exc})"
 
 
+async def _run_pool_ranker(slot: RankerSlot, query: str, pool: Sequence[Memory],
+                           vectors: dict[str, list[float]], limit: int) -> list[ScoredId] | str:
+    """A ranker over a given pool of rows (an `as_of` search): its optional `rank_pool`."""
+    rank_pool = getattr(slot.ranker, "rank_pool", None)
+    if not callable(rank_pool):
+        return f"{slot.ranker.name}: cannot search past states (as_of); left out"
+    try:
+        return await rank_pool(query, pool, vectors, limit)
+    except NotReady as exc:
+        return str(exc) or f"{slot.ranker.name}: not ready"
+    except Exception as exc:  # noqa: BLE001 - as in _run_ranker
+        log.exception("ranker %s failed on an as_of pool", slot.ranker.name)
+        return f"{slot.ranker.name}: failed ({type(exc).__name__}: {exc})"
+
+
+def wants_vectors(rankers: Sequence[RankerSlot]) -> bool:
+    return any(getattr(s.ranker, "embedder", None) is not None for s in rankers)
+
+
 async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace: str, query: str,
                      *, limit: int, recency_weight: float, mmr_lambda: float,
                      score_threshold: float, max_tokens: int | None, rrf_k: int,
                      candidates: int, embedder: Embedder | None,
-                     trace: SearchTrace | None = None) -> SearchOutcome:
-    outcomes = await asyncio.gather(*(_run_ranker(s, storage, namespace, query, candidates)
-                                      for s in rankers))
+                     trace: SearchTrace | None = None,
+                     as_of: datetime | None = None) -> SearchOutcome:
+    """With `as_of`, the candidates are the rows valid at that time (`memories_at`, history
+    included), ranked in process by each ranker's `rank_pool`; every later step is the same,
+    with recency measured at `as_of`."""
+    pool: dict[str, Memory] | None = None
+    pool_vectors: dict[str, list[float]] = {}
+    if as_of is None:
+        outcomes = await asyncio.gather(*(_run_ranker(s, storage, namespace, query, candidates)
+                                          for s in rankers))
+    else:
+        rows = await storage.memories_at(namespace, as_of)  # type: ignore[attr-defined]
+        pool = {m.id: m for m in rows}
+        if rows and storage.supports_vectors and wants_vectors(rankers):
+            pool_vectors = await storage.get_embeddings(namespace, list(pool))
+        outcomes = await asyncio.gather(*(_run_pool_ranker(s, query, rows, pool_vectors,
+                                                           candidates) for s in rankers))
     if trace is not None:
         trace.record_rankers([(s.ranker.name, s.weight) for s in rankers], outcomes)
     degraded: list[str] = []
@@ -264,7 +297,10 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
     relevance = rrf(ranked, rrf_k)
     if not relevance:
         return SearchOutcome([], degraded)
-    memories = await storage.get_memories(namespace, list(relevance))
+    if pool is None:
+        memories = await storage.get_memories(namespace, list(relevance))
+    else:
+        memories = [pool[mid] for mid in relevance if mid in pool]
     support = evidence(query, memories, sources)
     if trace is not None:
         trace.fused = dict(relevance)
@@ -273,7 +309,7 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
         trace.adjusted = dict(relevance)
         trace.weights = dict(zip(("relevance", "recency", "importance", "strength"),
                                  score_weights(recency_weight)))
-    all_scored = combine(memories, relevance, recency_weight, utcnow(), support,
+    all_scored = combine(memories, relevance, recency_weight, as_of or utcnow(), support,
                          trace.parts if trace is not None else None)
     scored = [p for p in all_scored if p[1] >= score_threshold]
     matched = len(scored)
@@ -282,7 +318,9 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
         # Diversify among the best 3*limit only: deeper candidates would not be picked anyway
         # and the pairwise similarity is quadratic.
         scored = scored[: limit * 3]
-        if embedder is not None and storage.supports_vectors:
+        if pool is not None:
+            vectors = {m.id: pool_vectors[m.id] for m, _ in scored if m.id in pool_vectors}
+        elif embedder is not None and storage.supports_vectors:
             vectors = await storage.get_embeddings(namespace, [m.id for m, _ in scored])
     selected = mmr(scored, mmr_lambda, limit, vectors)
     final, truncated, used = budget(selected, max_tokens)

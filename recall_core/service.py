@@ -19,7 +19,7 @@ from .config import RecallConfig
 from .forget import forget, same_store
 from .errors import ConfirmRequired, EmbeddingsRequired, InvalidParam
 from .models import MEMORY_TYPES, Memory, Operation, utcnow
-from .protocols import Embedder, Extractor, Storage
+from .protocols import Embedder, Extractor, HistoricalReads, Storage
 from .access import AccessLog
 from .activity import Activity
 from .explain import SearchTrace
@@ -83,15 +83,25 @@ class MemoryService:
     @foreground
     async def search(self, namespace: str, query: Any, limit: Any = 20, recency_weight: Any = 0.3,
                      mmr_lambda: Any = 0.5, score_threshold: Any = 0.0,
-                     max_tokens: Any = None, explain: bool = False) -> dict[str, Any]:
+                     max_tokens: Any = None, explain: bool = False,
+                     as_of: Any = None) -> dict[str, Any]:
         """`explain=True` (the inspector) adds `data["explain"]`, a `SearchTrace` of every
-        step, and records no access: looking at a search must not strengthen its results."""
+        step, and records no access: looking at a search must not strengthen its results.
+
+        `as_of` (ISO 8601; a bare date is the end of that day, UTC) searches the memories
+        that were valid then, superseded ones included (search.run_search); each result
+        then carries valid_from and valid_until (null: still current)."""
         query = v.query(query)
         limit = v.limit(limit, self.config.limits.page_cap)
         recency_weight = v.unit(recency_weight, "recency_weight")
         mmr_lambda = v.unit(mmr_lambda, "mmr_lambda")
         score_threshold = v.score_threshold(score_threshold)
         max_tokens = v.max_tokens(max_tokens)
+        at = v.as_of(as_of)
+        if at is not None and not isinstance(self.storage, HistoricalReads):
+            raise InvalidParam(f"as_of is not available: the storage backend "
+                               f"({type(self.storage).__name__}) cannot read past states. "
+                               f"Omit as_of to search what is true now.")
         trace = SearchTrace() if explain else None
         outcome = await run_search(
             self.storage, self.rankers, namespace, query, limit=limit,
@@ -99,10 +109,15 @@ class MemoryService:
             score_threshold=score_threshold, max_tokens=max_tokens,
             rrf_k=self.config.search.rrf_k,
             candidates=max(self.config.search.candidates, limit),
-            embedder=self.embedder, trace=trace)
+            embedder=self.embedder, trace=trace, as_of=at)
         if trace is None:
-            self.access.record(namespace, [m.id for m, _ in outcome.results])
+            # A look into the past strengthens only the results that are still current.
+            self.access.record(namespace, [m.id for m, _ in outcome.results if m.active])
         results = [{**m.public(), "score": round(s, 6)} for m, s in outcome.results]
+        if at is not None:
+            for row, (m, _) in zip(results, outcome.results):
+                row["valid_from"] = m.valid_from.isoformat()
+                row["valid_until"] = m.valid_until.isoformat() if m.valid_until else None
         data: dict[str, Any] = {"results": results, "total": outcome.matched,
                                 "degraded": outcome.degraded}
         if max_tokens is not None:

@@ -59,6 +59,12 @@ MaxTokens = Annotated[int | None, Field(
     ge=1, le=2**31 - 1,
     description="Cap on the total text returned, in tokens (about 4 characters each); omit "
                 "for no cap. Results past the cap are left out and data.truncated is true.")]
+AsOf = Annotated[str | None, Field(
+    max_length=64,
+    description="ISO 8601 date or time to search the past: answers from the memories valid "
+                "then, including values superseded since, e.g. \"2026-03-31\" (a bare date "
+                "is the end of that day, UTC) or \"2026-03-15T09:30:00Z\". Omit to search "
+                "what is true now.")]
 Offset = Annotated[int, Field(
     ge=0, le=MAX_OFFSET,
     description="How many memories to skip: 0 for the first page, then next_offset.")]
@@ -115,6 +121,10 @@ class MemoryOut(_Data):
 class SearchHit(MemoryOut):
     score: float = Field(description="0..1: rank-based relevance times the evidence that the "
                                      "memory answers the query; ~0 means nothing supports it.")
+    valid_from: str | None = Field(None, description="With as_of: ISO 8601, since when the "
+                                                     "memory held.")
+    valid_until: str | None = Field(None, description="With as_of: ISO 8601, when a newer "
+                                                      "value replaced it; null if still current.")
 
 
 class StoreData(_Data):

@@ -111,7 +111,7 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
                               recency_weight: m.RecencyWeight = 0.3,
                               mmr_lambda: m.MmrLambda = 0.5,
                               score_threshold: m.ScoreThreshold = 0.0,
-                              max_tokens: m.MaxTokens = None) -> dict:
+                              max_tokens: m.MaxTokens = None, as_of: m.AsOf = None) -> dict:
         """Find memories relevant to a question before you answer; typically under 50 ms.
 
         Hybrid keyword + semantic search over current (not superseded) memories. limit is
@@ -120,12 +120,16 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         score (0..1) is its rank-based relevance times the evidence that it answers the query
         (share of query terms it contains, or calibrated semantic similarity), so ~0 means
         nothing supports it; score_threshold=0.25 drops results for gibberish or unrelated
-        queries while keeping nearly all real answers. data.degraded lists rankers that could
-        not answer (e.g. a model still loading).
+        queries while keeping nearly all real answers. For a question about the past ("what
+        editor did I use in March?") pass as_of (ISO 8601; a bare date is the end of that day,
+        UTC): results are the memories valid then, including values replaced since, each with
+        valid_from and valid_until. data.degraded lists rankers that could not answer (e.g. a
+        model still loading).
         """
         return await guarded(service.search, query=query, limit=limit,
                              recency_weight=recency_weight, mmr_lambda=mmr_lambda,
-                             score_threshold=score_threshold, max_tokens=max_tokens)
+                             score_threshold=score_threshold, max_tokens=max_tokens,
+                             as_of=as_of)
 
     @mcp.tool(annotations=READ_ONLY, output_schema=m.envelope_schema(m.InspectData))
     async def inspect_memories(limit: Limit = 20, offset: m.Offset = 0) -> dict:

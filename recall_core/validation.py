@@ -4,6 +4,7 @@ what to do; nothing is written before these pass."""
 from __future__ import annotations
 
 import math
+from datetime import date, datetime, time, timezone
 from typing import Any
 
 from .errors import InvalidParam, TextTooLarge
@@ -112,3 +113,30 @@ def max_tokens(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidParam(f"max_tokens must be a positive integer or omitted, got {value!r}.")
     return value
+
+
+def as_of(value: Any) -> datetime | None:
+    """An ISO 8601 time for `search_memories(as_of=...)`, as an aware UTC datetime.
+
+    A bare date (`2026-03-15`) means the end of that day, UTC (so "as of March 15" includes
+    what was said that day); a time without an offset is UTC. None (omitted) stays None."""
+    if value is None:
+        return None
+    hint = ("Pass an ISO 8601 time such as \"2026-03-15\" (the end of that day, UTC) or "
+            "\"2026-03-15T09:30:00Z\", or omit as_of to search what is true now.")
+    if not isinstance(value, str) or not value.strip() or "\x00" in value or len(value) > 64:
+        shown = repr(value) if not isinstance(value, str) else repr(value[:40])
+        raise InvalidParam(f"as_of must be an ISO 8601 date or time, got {shown}. {hint}")
+    text = value.strip()
+    try:
+        try:
+            at = datetime.combine(date.fromisoformat(text), time.max, tzinfo=timezone.utc)
+        except ValueError:  # not a bare date: a date and time
+            at = datetime.fromisoformat(text)
+            at = at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at
+    except (ValueError, OverflowError):
+        raise InvalidParam(f"as_of {text[:40]!r} is not an ISO 8601 date or time. {hint}") from None
+    try:
+        return at.astimezone(timezone.utc)
+    except (ValueError, OverflowError):  # e.g. 0001-01-01T00:00+05:00 falls before year 1
+        raise InvalidParam(f"as_of {text[:40]!r} is out of range. {hint}") from None

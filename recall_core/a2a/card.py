@@ -58,7 +58,7 @@ SKILLS = [
         description=(
             "Search the caller's memories (the MCP search_memories tool). Input: a data part "
             "{skill: search_memories, query, limit?, recency_weight?, mmr_lambda?, "
-            "score_threshold?, max_tokens?}, or metadata skill=search_memories and the query "
+            "score_threshold?, max_tokens?, as_of?}, or metadata skill=search_memories and the query "
             "as text. Completes with {results, total, degraded} as a data artifact."),
         tags=["memory", "read", "search"],
         examples=['{"skill": "search_memories", "query": "which editor do I use?", "limit": 5}'],

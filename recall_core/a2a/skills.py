@@ -46,7 +46,8 @@ from ..service import MemoryService
 RECENT_DAYS = 30
 IMPORTANCE_MARGIN = 0.2
 DECISIONS = ("keep_existing", "keep_new", "keep_both")
-SEARCH_PARAMS = ("limit", "recency_weight", "mmr_lambda", "score_threshold", "max_tokens")
+SEARCH_PARAMS = ("limit", "recency_weight", "mmr_lambda", "score_threshold", "max_tokens",
+                 "as_of")
 
 Key = tuple[str, str]
 

@@ -37,7 +37,7 @@ import pytest_asyncio
 
 from recall_core.errors import StorageConflict
 from recall_core.models import Memory, Operation, ScoredId, ToolCallRecord, new_id, utcnow
-from recall_core.protocols import DecayRow, Storage
+from recall_core.protocols import DecayRow, HistoricalReads, Storage
 from recall_core.testing.helpers import supersede, complete_job, current_of, delete
 
 A = "ns-a"
@@ -517,6 +517,37 @@ class StorageContract:
         assert history[0].superseded_by == merged.id
         assert_utc(*(m.valid_until for m in history))
         assert [m.id for m in await storage.get_memories(B, [theirs.id])] == [theirs.id]
+
+    async def test_memories_at_reads_the_rows_valid_at_a_time(self, storage: Storage) -> None:
+        # search_memories(as_of=...) ranks these rows (issue 14): history while it was current.
+        if not isinstance(storage, HistoricalReads):
+            pytest.skip(f"{type(storage).__name__} has no memories_at (optional capability)")
+        vim = memory(A, "uses vim", entity="user", attribute="editor", value="vim",
+                     embedding=self.vec(1), context="which editor?")
+        note = memory(A, "deploys on Tuesdays", minutes=30)
+        theirs = memory(B, "theirs")
+        await storage.insert_memories([vim, note, theirs])
+        code = memory(A, "uses VS Code", entity="user", attribute="editor", value="VS Code",
+                      minutes=60)
+        await supersede(storage, A, [vim.id], code.valid_from, [code])
+        said_and_replaced = memory(A, "said and replaced at once", minutes=10,
+                                   valid_until=T0 + timedelta(minutes=10))
+        await storage.insert_memories([said_and_replaced])
+
+        async def at(minutes: float) -> list[str]:
+            return [m.id for m in await storage.memories_at(A, T0 + timedelta(minutes=minutes))]
+
+        assert await at(-1) == []  # before anything was said
+        assert await at(0) == [vim.id]  # valid_from is inclusive
+        assert await at(45) == [vim.id, note.id]  # oldest valid_from first
+        assert await at(60) == [note.id, code.id]  # valid_until is exclusive
+        assert await at(10**6) == [note.id, code.id]  # still current
+        assert await storage.memories_at("nobody", T0) == []
+        (old,) = [m for m in await storage.memories_at(A, T0) if m.id == vim.id]
+        assert old.valid_until == code.valid_from and old.superseded_by == code.id
+        assert old.context == "which editor?" and old.value == "vim"
+        if storage.supports_vectors:  # a history row's vector stays readable for ranking
+            assert await storage.get_embeddings(A, [vim.id]) == {vim.id: pytest.approx(self.vec(1))}
 
     async def test_find_active_by_triple(self, storage: Storage) -> None:
         hit = memory(A, "user's city is Porto", entity="user", attribute="city", value="Porto")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from recall_core import NotReady
 from recall_core.models import ScoredId
@@ -29,6 +32,23 @@ class DenseRanker:
             return []
         vector = await self.embedder.embed_query(query)
         return await storage.search_vectors(namespace, vector, limit)
+
+    async def rank_pool(self, query: str, memories: Sequence[Any],
+                        vectors: Mapping[str, Sequence[float]], limit: int) -> list[ScoredId]:
+        """Cosine similarity to the query over the given rows' vectors (an `as_of` search
+        over the rows valid at a past time). Rows without a vector are left out."""
+        if limit < 1 or not query.strip():
+            return []
+        query_vec = np.asarray(await self.embedder.embed_query(query), dtype=np.float32)
+        ids = [m.id for m in memories
+               if m.id in vectors and len(vectors[m.id]) == len(query_vec)]
+        if not ids:
+            return []
+        mat = np.asarray([vectors[i] for i in ids], dtype=np.float32)
+        norms = np.linalg.norm(mat, axis=1) * max(float(np.linalg.norm(query_vec)), 1e-12)
+        sims = (mat @ query_vec) / np.where(norms == 0, 1.0, norms)
+        order = np.argsort(-sims, kind="stable")[:limit]
+        return [ScoredId(id=ids[i], score=float(sims[i])) for i in order]
 
     def evidence(self, score: float) -> float:
         """A hit's cosine similarity as 0..1 evidence of relevance (recall_core.relevance)."""

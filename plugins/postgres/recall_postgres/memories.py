@@ -148,6 +148,19 @@ class MemoryMethods:
             namespace, entity, attribute)
         return [memory_from_row(r) for r in rows]
 
+    async def memories_at(self, namespace: str, at: datetime) -> list[Memory]:
+        # With the session context (as folded for the keyword index): rankers index it too.
+        rows = await self.pool.fetch(
+            f"SELECT {MEMORY_COLUMNS}, search_context FROM memories WHERE namespace = $1 "
+            f"AND valid_from <= $2 AND (valid_until IS NULL OR valid_until > $2) "
+            f"ORDER BY valid_from, seq", namespace, aware(at))
+        out = []
+        for r in rows:
+            m = memory_from_row(r)
+            m.context = r["search_context"]
+            out.append(m)
+        return out
+
     async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:
             return

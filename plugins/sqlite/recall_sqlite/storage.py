@@ -271,6 +271,21 @@ class SQLiteStorage(AdminMethods):
             "AND attribute = ? ORDER BY created_at, seq", (namespace, entity, attribute))
         return [memory_from_row(r) for r in rows]
 
+    async def memories_at(self, namespace: str, at: datetime) -> list[Memory]:
+        # Text comparison is time order: every datetime is stored fixed-width UTC (codec).
+        # With the session context: the ranker indexes it like the full-text index does.
+        t = to_db(at)
+        rows = await self.db.fetch(
+            f"SELECT {MEMORY_COLUMNS}, context FROM memories WHERE namespace = ? "
+            "AND valid_from <= ? AND (valid_until IS NULL OR valid_until > ?) "
+            "ORDER BY valid_from, seq", (namespace, t, t))
+        out = []
+        for r in rows:
+            m = memory_from_row(r)
+            m.context = r[-1]
+            out.append(m)
+        return out
+
     @asynccontextmanager
     async def write(self, namespace: str, keys: Sequence[tuple[str, str]] = ()
                     ) -> AsyncIterator[SQLiteWriteTx]:
