@@ -4,6 +4,9 @@ namespace, when, result) whether it succeeds or fails."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
@@ -15,6 +18,7 @@ from ..transfer import ImportLine, MalformedLine, export_lines, import_extract, 
 from .storage import AdminAction, AdminStorage, token_id
 
 T = TypeVar("T")
+log = logging.getLogger("recall.admin")
 
 JOB_STATUSES = ("queued", "running", "done", "failed")
 MAX_NAMESPACE_LEN = 200
@@ -64,6 +68,23 @@ class AdminService:
         self.service = service
         self.storage: Any = storage
         self.page_cap = page_cap
+        self._pending: set[asyncio.Task[Any]] = set()
+        # An erase by any path (the MCP tool too) leaves no audit row naming the namespace.
+        service.on_erase.append(self._after_erase)
+
+    def _after_erase(self, namespace: str) -> None:
+        try:
+            task = asyncio.get_running_loop().create_task(self.anonymise(namespace))
+        except RuntimeError:  # no loop: the caller (erase_namespace) anonymises itself
+            return
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def anonymise(self, namespace: str) -> None:
+        try:
+            await self.storage.anonymise_admin_actions(namespace, erased_name(namespace))
+        except Exception:  # noqa: BLE001 - the erase is done; say what stayed
+            log.exception("could not anonymise the admin audit rows of an erased namespace")
 
     async def _audited(self, actor: str, action: str, namespace: str | None,
                        detail: dict[str, Any], run: Callable[[], Awaitable[T]]) -> T:
@@ -74,8 +95,10 @@ class AdminService:
                 actor=actor, action=action, namespace=namespace, detail=detail, result="error",
                 error=str(exc) if isinstance(exc, RecallError) else type(exc).__name__))
             raise
+        # A new token is shown once, never kept; the namespace has its own column (which an
+        # erase anonymises).
         summary = {k: v for k, v in (out.items() if isinstance(out, dict) else ())
-                   if k != "token"}  # a new token is shown once, never kept
+                   if k not in ("token", "namespace")}
         await self.storage.record_admin_action(AdminAction(
             actor=actor, action=action, namespace=namespace, detail={**detail, **summary}))
         return out
@@ -147,7 +170,9 @@ class AdminService:
                     f"and revokes its tokens; it cannot be undone. To confirm, send confirm "
                     f"equal to the namespace name exactly.")
             return await self.service.delete_namespace(namespace, CONFIRM_PHRASE)
-        return await self._audited(actor, "erase_namespace", namespace, {}, run)
+        out = await self._audited(actor, "erase_namespace", namespace, {}, run)
+        await self.anonymise(namespace)  # this erase's own row too
+        return out
 
     async def import_memories(self, actor: str, namespace: Any,
                               items: Iterable[str] | Iterable[ImportLine],
@@ -184,6 +209,12 @@ class AdminService:
             self.service.job_signal.set()
             return {"retried": job_id}
         return await self._audited(actor, "retry_job", namespace, {"job_id": str(job_id)}, run)
+
+
+def erased_name(namespace: str) -> str:
+    """How the audit log names a namespace after its erasure: by hash, as the logs do
+    (middleware.namespace_hash's 16 hex digits; not imported, to keep fastmcp out of the CLI)."""
+    return "erased:" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:16]
 
 
 def job_view(job: Any) -> dict[str, Any]:

@@ -112,3 +112,8 @@ class AdminStorage(Protocol):
 
     async def list_admin_actions(self, limit: int, offset: int) -> tuple[list[AdminAction], int]:
         """Newest first. delete_namespace never erases these rows."""
+
+    async def anonymise_admin_actions(self, namespace: str, replacement: str) -> int:
+        """After an erase: rows naming `namespace` (as their namespace, in their error text,
+        or as the actor `namespace:<name>`) name `replacement` instead. Returns how many rows
+        changed."""

@@ -163,3 +163,18 @@ class AdminStorageContract:
         assert rows[0].result == "error" and rows[0].error == "no such token"
         assert rows[1].detail["memories_deleted"] == 1 and rows[1].namespace == "alice"
         assert rows[1].at.utcoffset() == timedelta(0)
+
+    async def test_anonymise_admin_actions(self, storage: Any) -> None:
+        for actor, ns in (("admin:ops", "alice"), ("namespace:alice", "alice"),
+                          ("admin:ops", "bob")):
+            await storage.record_admin_action(AdminAction(
+                actor=actor, action="x", namespace=ns, result="error",
+                error=f"No token in namespace {ns!r}"))
+        assert await storage.anonymise_admin_actions("alice", "erased:1234") == 3
+        rows, _ = await storage.list_admin_actions(10, 0)
+        assert [(r.actor, r.namespace) for r in rows] == [
+            ("admin:ops", "bob"), ("namespace:erased:1234", "erased:1234"),
+            ("admin:ops", "erased:1234")]
+        assert [r.error for r in rows] == ["No token in namespace 'bob'"] + \
+            ["No token in namespace 'erased:1234'"] * 2
+        assert await storage.anonymise_admin_actions("alice", "erased:1234") == 0

@@ -154,3 +154,12 @@ class AdminMethods:
         return [AdminAction(id=r["id"], at=utc(r["at"]), actor=r["actor"], action=r["action"],
                             namespace=r["namespace"], detail=r["detail"], result=r["result"],
                             error=r["error"]) for r in rows], int(total)
+
+    async def anonymise_admin_actions(self, namespace: str, replacement: str) -> int:
+        async with self.pool.acquire() as con, con.transaction():
+            a = await con.execute(
+                "UPDATE admin_actions SET namespace = $1, error = replace(error, $2, $1) "
+                "WHERE namespace = $2", replacement, namespace)
+            b = await con.execute("UPDATE admin_actions SET actor = $1 WHERE actor = $2",
+                                  f"namespace:{replacement}", f"namespace:{namespace}")
+        return int(a.split()[-1]) + int(b.split()[-1])

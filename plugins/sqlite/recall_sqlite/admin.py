@@ -150,3 +150,12 @@ class AdminMethods:
         return [AdminAction(id=r[0], at=from_db(r[1]), actor=r[2], action=r[3], namespace=r[4],
                             detail=json.loads(r[5]), result=r[6], error=r[7]) for r in rows], \
             int(total[0])
+
+    async def anonymise_admin_actions(self, namespace: str, replacement: str) -> int:
+        async with self.db.transaction() as db:
+            a = await db.execute(
+                "UPDATE admin_actions SET namespace = ?, error = replace(error, ?, ?) "
+                "WHERE namespace = ?", (replacement, namespace, replacement, namespace))
+            b = await db.execute("UPDATE admin_actions SET actor = ? WHERE actor = ?",
+                                 (f"namespace:{replacement}", f"namespace:{namespace}"))
+            return a.rowcount + b.rowcount
