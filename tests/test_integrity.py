@@ -134,6 +134,13 @@ class Flaky:
         attr = getattr(self.inner, name)
         if name not in self.fail:
             return attr
+        if name == "write":  # a context manager: fail on entering the transaction
+            def write(*args, **kwargs):
+                if self.fail[name] > 0:
+                    self.fail[name] -= 1
+                    raise RuntimeError("injected: database is locked (commit)")
+                return attr(*args, **kwargs)
+            return write
 
         async def wrapped(*args, **kwargs):
             if self.fail[name] > 0:
@@ -218,3 +225,15 @@ async def test_a_job_records_which_extractor_made_its_memories(storage):
     (m,) = await current_of(storage, n, "user", "editor")
     result = (await storage.get_operation(n, m.source_job_id)).payload["result"]
     assert result["extractor"] == "delayed" and result["memory_ids"] == [m.id]
+
+
+async def test_a_storage_error_at_commit_is_retried_and_the_job_ends_done_once(storage):
+    # Injected at the commit (storage.write): the job fails retryably, runs again, and ends
+    # done with one current value (nothing written twice).
+    n = ns()
+    flaky = Flaky(storage, {"write": 2})
+    await run_worker(flaky, Delayed(), config(concurrency=1, max_attempts=5), n, ["I use vim."])
+    assert flaky.fail["write"] == 0
+    (m,) = await current_of(storage, n, "user", "editor")
+    op = await storage.get_operation(n, m.source_job_id)
+    assert op.status == "done" and op.attempts == 3

@@ -14,7 +14,7 @@ plain in-memory model:
   namespace was erased;
 * a forgotten value appears in no table; namespaces never mix.
 
-Examples: RECALL_FACT_MODEL_EXAMPLES (default 40 per backend).
+Examples: RECALL_FACT_MODEL_EXAMPLES (default 100 per backend: two hundred in CI).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from recall_core.protocols import Storage
 from recall_core.transfer import export_lines, import_verbatim, parse_lines
 
 KEYS = ("editor", "city", "drink")
-EXAMPLES = int(os.environ.get("RECALL_FACT_MODEL_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("RECALL_FACT_MODEL_EXAMPLES", "100"))
 T0 = utcnow() - timedelta(days=1)
 
 
