@@ -195,7 +195,8 @@ def test_retry_a_failed_job(page, srv, shots):
     page.get_by_role("link", name="Queue & health").click()
     assert "failed (1)" in page.locator("nav.tabs").inner_text()
     assert "switched off" in page.locator("table").inner_text()
-    assert "Storage" in page.locator("dl.facts").inner_text()
+    server = page.locator("dl.facts").inner_text()
+    assert "Storage" in server and "Worker\nrunning: " in server and "0 restarts" in server
     page.screenshot(path=str(shots / "queue.png"), full_page=True)
     page.get_by_role("button", name=re.compile("Retry job")).click()
     assert page.get_by_role("status").inner_text() == "Job queued again."

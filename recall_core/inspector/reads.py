@@ -51,13 +51,26 @@ async def health(runtime: Any) -> dict[str, Any]:
     storage = runtime.storage
     jobs = {s: await storage.count_jobs(None, s) for s in ("queued", "running", "done", "failed")}
     worker = runtime.worker
+    loops = worker.health() if worker is not None and hasattr(worker, "health") else None
+    if loops is not None:
+        state = "running" if loops["ok"] else "UNHEALTHY"
+        worker_text = (f"{state}: {loops['loops']} loops (concurrency "
+                       f"{runtime.config.worker.concurrency}), {loops['restarts']} restarts")
+        if loops["dead"]:
+            worker_text += f"; dead: {', '.join(loops['dead'])}"
+        if loops["stuck"]:
+            worker_text += f"; stuck: {', '.join(loops['stuck'])}"
+    elif worker is not None:
+        worker_text = f"running, concurrency {runtime.config.worker.concurrency}"
+    else:
+        worker_text = "not running in this process (concurrency 0)"
     return {
         "storage": storage.description,
         "storage_status": storage.status() if hasattr(storage, "status") else {},
         "extractor": runtime.extractor.name,
         "rankers": [{"name": s.ranker.name, "weight": s.weight} for s in runtime.rankers],
         "degraded": readiness(runtime),
-        "worker": ("running, concurrency %d" % runtime.config.worker.concurrency
-                   if worker is not None else "not running in this process (concurrency 0)"),
+        "worker": worker_text,
+        "worker_ok": loops["ok"] if loops is not None else worker is not None,
         "jobs": jobs,
     }
