@@ -15,6 +15,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from .errors import RecallError
 from .validation import MAX_ID_CHARS, MAX_OFFSET, MAX_TOPIC_CHARS
 
 T = TypeVar("T")
@@ -89,6 +90,16 @@ def limit_param(cap: int, default: int = 20) -> Any:
 
 
 # -- results ---------------------------------------------------------------------------------
+def error_codes() -> list[str]:
+    """Every code a tool can answer with: RecallError's subclasses', INTERNAL last."""
+    seen, todo = set(), [RecallError]
+    while todo:
+        cls = todo.pop()
+        seen.add(cls.code)
+        todo.extend(cls.__subclasses__())
+    return sorted(seen - {"INTERNAL"}) + ["INTERNAL"]
+
+
 class _Data(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -99,9 +110,8 @@ class Envelope(BaseModel, Generic[T]):
     status: Literal["ok", "error"] = Field(description="\"ok\", or \"error\" with error and code set.")
     data: T | None = Field(description="The result when status is \"ok\", else null.")
     error: str | None = Field(description="What went wrong and what to do, when status is \"error\".")
-    code: str | None = Field(description="Stable error code when status is \"error\": INVALID_PARAM, "
-                                         "TEXT_TOO_LARGE, MEMORY_NOT_FOUND, CONFIRM_REQUIRED, "
-                                         "EMBEDDINGS_REQUIRED, TOOL_TIMEOUT, INTERNAL.")
+    code: str | None = Field(description="Stable error code when status is \"error\": "
+                                         + ", ".join(error_codes()) + ".")
 
 
 class MemoryOut(_Data):
@@ -116,6 +126,7 @@ class MemoryOut(_Data):
     value: str | None = None
     session_id: str | None = None
     agent_id: str | None = None
+    pinned: bool | None = Field(None, description="true when pinned: decay never lowers it.")
 
 
 class SearchHit(MemoryOut):
@@ -153,7 +164,9 @@ class InspectData(_Data):
 
 
 class DeleteData(_Data):
-    deleted: str = Field(description="The id of the deleted memory.")
+    deleted: str = Field(description="The id of the memory asked for.")
+    forgotten_ids: list[str] | None = Field(
+        None, description="Every memory removed: for a fact, all the values it ever had.")
     forgotten_ids: list[str] = Field(
         default_factory=list,
         description="Every row forgotten with it: the fact's other values (history) and "

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 
 from serverproc import ServerProcess
 
-CLEAR_CODES = {"INVALID_PARAM", "TEXT_TOO_LARGE", "MEMORY_NOT_FOUND", "CONFIRM_REQUIRED",
-               "EMBEDDINGS_REQUIRED", "TOOL_TIMEOUT"}
+from recall_core.tool_models import error_codes
+
+CLEAR_CODES = set(error_codes()) - {"INTERNAL"}
 EXAMPLES = int(os.environ.get("RECALL_FUZZ_EXAMPLES", "40"))
 
 HOSTILE = st.one_of(
