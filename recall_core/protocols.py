@@ -74,7 +74,8 @@ class WriteTx(Protocol):
 
     async def scrub_context(self, session_ids: Sequence[str], texts: Sequence[str]) -> None:
         """Clear the session context (`Memory.context`, and its index entry) of rows of
-        these sessions whose context contains one of `texts`."""
+        these sessions whose context contains one of `texts`, and their vector (it mixed in
+        the forgotten neighbour's; the embedding backfill re-embeds them from their text)."""
 
     async def operations(self, ids: Sequence[str]) -> list[Operation]:
         """Operations of this namespace with these ids."""

@@ -642,7 +642,8 @@ class StorageContract:
 
     async def test_scrub_primitives(self, storage: Storage) -> None:
         op, _ = await storage.enqueue(operation(A, "k2", payload={"text": "secret", "topic": ""}))
-        m = memory(A, "after", session_id="s1", context="secret said before")
+        m = memory(A, "after", session_id="s1", context="secret said before",
+                   embedding=[1.0, 0.0] if storage.supports_vectors else None)
         n = memory(A, "other", session_id="s2", context="secret elsewhere")
         await storage.insert_memories([m, n])
         await storage.save_task(A, op.id, {"history": "secret"})
@@ -654,6 +655,8 @@ class StorageContract:
         assert (await storage.get_operation(A, op.id)).payload == {"scrubbed": True}
         assert await storage.get_task(A, op.id) is None
         assert [h.id for h in await storage.search_fulltext(A, ["secret"], 5)] == [n.id]
+        # its vector mixed in the forgotten neighbour's: gone, to be re-embedded from its text
+        assert await storage.get_embeddings(A, [m.id]) == {}
 
     async def test_pinned_memories_are_not_decay_candidates(self, storage: Storage) -> None:
         a, b = memory(A, "pin me"), memory(A, "decay me")

@@ -159,7 +159,7 @@ class PgWriteTx:
             return
         # Re-index those rows: out with the old context's terms, in with none.
         await self.storage._bump(self.con, [self.namespace], await sync(self.con, removed=hit))
-        await self.con.execute("UPDATE memories SET search_context = NULL WHERE id = ANY($1::text[])",
+        await self.con.execute("UPDATE memories SET search_context = NULL, embedding = NULL WHERE id = ANY($1::text[])",
                                hit)
         await self.storage._bump(self.con, [self.namespace], await sync(self.con, added=hit))
 

@@ -160,7 +160,7 @@ class SQLiteWriteTx:
         for session in session_ids:
             for text in texts:
                 cur = await self.db.execute(
-                    "UPDATE memories SET context = NULL WHERE namespace = ? AND session_id = ? "
+                    "UPDATE memories SET context = NULL, embedding = NULL WHERE namespace = ? AND session_id = ? "
                     "AND context IS NOT NULL AND instr(context, ?) > 0",
                     (self.namespace, session, text))
                 if cur.rowcount:
