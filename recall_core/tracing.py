@@ -10,7 +10,7 @@ exporter). Spans:
 - `extract` and `embed` / `embed_query`: extraction and embedding, in the worker too.
 
 The exporter is OTLP over HTTP, configured by the standard OTEL_EXPORTER_OTLP_* variables
-(default http://localhost:4318), or `console` (spans as JSON on stdout), or `memory` (kept in
+(default http://localhost:4318), or `console` (spans as JSON on stderr), or `memory` (kept in
 `runtime.extras["span_exporter"]`, for tests). The tracer provider is Recall's own, not the
 process-global one, so an embedding application's tracing is left alone.
 
@@ -64,7 +64,10 @@ def setup(runtime: Any) -> Any | None:
         runtime.extras["span_exporter"] = exporter
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     elif settings.exporter == "console":
-        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+        import sys
+
+        # stderr: with --transport stdio, stdout is the MCP channel
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
     else:
         try:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

@@ -65,3 +65,32 @@ async def test_tracing_is_off_by_default(tmp_path, monkeypatch):
         assert not hasattr(runtime.storage.count_jobs, "__recall_traced__")
     finally:
         await runtime.close()
+
+
+async def test_stdio_serves_with_console_spans_and_json_logs(tmp_path):
+    # With --transport stdio, stdout carries MCP: spans (exported to stderr) and JSON logs
+    # must not break the channel.
+    import json
+    import os
+    import sys
+
+    from fastmcp.client.transports import StdioTransport
+
+    from serverproc import recall_cli
+
+    env = {"RECALL_DISABLE_PLUGINS": "embeddings"}
+    db = str(tmp_path / "r.db")
+    token = json.loads(recall_cli("create-token", "stdio", "--db", db, "--json", env=env).stdout)["token"]
+    err = tmp_path / "stderr.log"
+    transport = StdioTransport(
+        command=sys.executable,
+        args=["-m", "recall_core.cli", "serve", "--transport", "stdio", "--db", db,
+              "--log-format", "json"],
+        env={**os.environ, **env, "RECALL_TOKEN": token, "RECALL_TRACING__ENABLED": "true",
+             "RECALL_TRACING__EXPORTER": "console"},
+        log_file=err)
+    async with Client(transport) as c:
+        result = await c.call_tool("get_memory_stats", {})
+        assert result.structured_content["status"] == "ok"
+    text = err.read_text()
+    assert '"name": "tool get_memory_stats"' in text  # the span, on stderr
