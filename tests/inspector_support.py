@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +49,41 @@ def run(coro: Any) -> Any:
     return out.get("value")
 
 
-def start_server(work: Path, **extra_env: str) -> ServerProcess:
+def backends() -> list[str]:
+    """SQLite always; Postgres too when RECALL_TEST_PG_URL is set."""
+    return ["sqlite", "postgres"] if os.environ.get("RECALL_TEST_PG_URL") else ["sqlite"]
+
+
+def _ddl(sql: str) -> None:
+    import asyncpg
+
+    async def go() -> None:
+        con = await asyncpg.connect(os.environ["RECALL_TEST_PG_URL"])
+        try:
+            await con.execute(sql)
+        finally:
+            await con.close()
+    run(go())
+
+
+def database(backend: str, work: Path) -> tuple[str, Any]:
+    """(database path or URL, cleanup) for a fresh database of `backend`: a new schema on
+    RECALL_TEST_PG_URL for Postgres."""
+    if backend == "sqlite":
+        return str(work / "recall.db"), lambda: None
+    schema = f"inspector_{uuid.uuid4().hex[:10]}"
+    _ddl(f"CREATE SCHEMA {schema}")
+    base = os.environ["RECALL_TEST_PG_URL"]
+    url = base + ("&" if "?" in base else "?") + f"search_path={schema},public"
+    return url, lambda: _ddl(f"DROP SCHEMA {schema} CASCADE")
+
+
+def start_server(work: Path, db: str | None = None, **extra_env: str) -> ServerProcess:
     flag = work / "fail"
     env = {**extra_env, "RECALL_PLUGIN_MODULES": "plugins_for_tests.switch_extractor",
            "RECALL_EXTRACTOR": "switch", "RECALL_TEST_FAIL_FILE": str(flag),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}
-    srv = ServerProcess(str(work / "recall.db"), work, env=env).start()
+    srv = ServerProcess(db or str(work / "recall.db"), work, env=env).start()
     srv.fail_flag = flag
     return srv
 

@@ -5,29 +5,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 
+from inspector_support import backends, database, start_server
 from serverproc import Agent, ServerProcess, recall_cli
 
-TESTS = str(Path(__file__).parent)
 
-
-@pytest.fixture(scope="module")
-def srv(tmp_path_factory):
-    work = tmp_path_factory.mktemp("admin")
-    flag = work / "fail"
-    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.switch_extractor",
-           "RECALL_EXTRACTOR": "switch", "RECALL_TEST_FAIL_FILE": str(flag),
-           "PYTHONPATH": os.pathsep.join(filter(None, [TESTS, os.environ.get("PYTHONPATH")]))}
-    server = ServerProcess(str(work / "recall.db"), work, env=env).start()
-    server.fail_flag = flag
+@pytest.fixture(scope="module", params=backends())
+def srv(request, tmp_path_factory):
+    work = tmp_path_factory.mktemp(f"admin-{request.param}")
+    db, cleanup = database(request.param, work)
+    server = start_server(work, db)
     yield server
     server.stop()
+    cleanup()
 
 
 def admin_token(srv: ServerProcess, name: str = "ops") -> str:

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
-from inspector_support import admin_token, run, start_server, store_all
+from inspector_support import admin_token, backends, database, run, start_server, store_all
 from recall_core.inspector import Inspector
 from recall_core.inspector.session import csrf_token
 from serverproc import recall_cli
@@ -19,11 +19,13 @@ from serverproc import recall_cli
 SCRIPT = "<script>alert('pwned')</script> is what I typed"
 
 
-@pytest.fixture(scope="module")
-def srv(tmp_path_factory):
+@pytest.fixture(scope="module", params=backends())
+def srv(request, tmp_path_factory):
+    work = tmp_path_factory.mktemp(f"insec-{request.param}")
+    db, cleanup = database(request.param, work)
     # A name besides loopback, to play a remote browser and a TLS proxy in front.
-    server = start_server(tmp_path_factory.mktemp("insec"),
-                          RECALL_ALLOWED_HOSTS='["recall.example.com"]')
+    server = start_server(work, db, RECALL_ALLOWED_HOSTS='["recall.example.com"]')
+    server.cleanup = cleanup
     server.alice, server.bob = server.token("alice"), server.token("bob")
     server.admin = admin_token(server)
     run(store_all(server, server.alice, ["Alice's locker code is 4711.", "I live in Berlin.",
@@ -36,6 +38,7 @@ def srv(tmp_path_factory):
         server.fail_flag.unlink()
     yield server
     server.stop()
+    server.cleanup()
 
 
 def client(srv, token: str | None = None, **headers: str) -> httpx.Client:
