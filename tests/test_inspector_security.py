@@ -134,6 +134,9 @@ def test_csrf_and_cross_site_posts_are_refused(srv):
     signin = client(srv, Origin="https://evil.example").post("/ui/signin",
                                                               data={"token": srv.bob})
     assert signin.status_code == 403 and "set-cookie" not in signin.headers
+    assert client(srv, srv.bob).post("/ui/signout").status_code == 403  # no forced sign-out
+    out = client(srv, srv.bob).post("/ui/signout", data={"csrf": csrf_token(srv.bob)})
+    assert out.status_code == 303 and 'recall_ui=""' in out.headers["set-cookie"]
     ok = client(srv, srv.bob).post(url, data={"csrf": csrf_token(srv.bob)})
     assert ok.status_code == 303 and memory_ids(srv, srv.bob) == []
 

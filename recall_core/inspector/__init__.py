@@ -17,7 +17,7 @@ from starlette.staticfiles import StaticFiles
 from ..admin.service import AdminService
 from . import admin_pages, pages
 from .render import page, redirect
-from .session import (COOKIE, clear_session, identify, same_origin, set_session,
+from .session import (COOKIE, clear_session, csrf_ok, identify, same_origin, set_session,
                       transport_is_safe)
 
 
@@ -59,7 +59,7 @@ class Inspector:
     async def signout(self, request: Request) -> Response:
         form = await request.form()
         principal = await identify(self.storage, request.cookies.get(COOKIE))
-        if principal is not None and (form.get("csrf") != principal.csrf
+        if principal is not None and (not csrf_ok(principal, form.get("csrf"))
                                       or not same_origin(request, self.public_url)):
             return page("error.html", 403, me=principal, csrf=principal.csrf,
                         message="CSRF check failed. Reload the page and try again.")

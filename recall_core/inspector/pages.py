@@ -17,7 +17,7 @@ from ..errors import RecallError
 from ..models import MEMORY_TYPES
 from .reads import health, memory_story
 from .render import page, redirect
-from .session import COOKIE, Principal, identify, same_origin
+from .session import COOKIE, Principal, csrf_ok, identify, same_origin
 
 PAGE_SIZE = 25
 STATES = ("active", "superseded", "all")
@@ -58,7 +58,7 @@ def guarded(inspector: Any, *, needs_namespace: bool = True, admin_only: bool = 
             if request.method == "POST":
                 form = dict(await request.form())
                 if not same_origin(request, inspector.public_url) or \
-                        form.get("csrf") != principal.csrf:
+                        not csrf_ok(principal, form.get("csrf")):
                     return page("error.html", 403, me=principal, csrf=principal.csrf,
                                 message="This form is out of date or came from another site "
                                         "(CSRF check failed). Reload the page and try again.")

@@ -53,6 +53,10 @@ def csrf_token(token: str) -> str:
     return hmac.new(token.encode(), b"recall-ui-csrf", hashlib.sha256).hexdigest()[:40]
 
 
+def csrf_ok(principal: Principal, sent: Any) -> bool:
+    return isinstance(sent, str) and hmac.compare_digest(sent.encode(), principal.csrf.encode())
+
+
 async def identify(storage: Any, token: str | None) -> Principal | None:
     """The holder of `token`: an admin, a namespace, or nobody (unknown or revoked)."""
     if not token:
