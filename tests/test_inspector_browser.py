@@ -137,6 +137,8 @@ def test_timeline_after_contradiction(page, srv, shots):
     page.screenshot(path=str(shots / "memory-timeline.png"), full_page=True)
     page.get_by_role("link", name="I live in Berlin.").click()
     assert "superseded" in page.locator("dl.facts").first.inner_text()
+    page.get_by_role("link", name="its successor").click()
+    assert page.locator("h1").inner_text() == "I moved to Lisbon."
 
 
 def test_forget_then_gone_from_search(page, srv):
