@@ -389,8 +389,9 @@ async def test_an_erase_while_a_store_task_runs_is_not_undone(tmp_path):
         try:
             assert con.execute("SELECT count(*) FROM memories WHERE namespace = 'erin'"
                                ).fetchone()[0] == 0
-            assert con.execute("SELECT count(*) FROM operations WHERE namespace = 'erin'"
-                               ).fetchone()[0] == 0
+            for table in ("operations", "a2a_tasks", "tool_call_records"):
+                assert con.execute(f"SELECT count(*) FROM {table} WHERE namespace = 'erin'"
+                                   ).fetchone()[0] == 0, table
         finally:
             con.close()
     finally:

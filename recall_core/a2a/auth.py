@@ -22,6 +22,7 @@ from ..auth import hash_token
 from ..protocols import Storage
 
 SCOPE_KEY = "recall.namespace"
+TOKEN_KEY = "recall.token_hash"
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
@@ -29,8 +30,11 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 class NamespaceUser(User):
     """The caller as the SDK sees it: its user name is the namespace its token maps to."""
 
-    def __init__(self, namespace: str):
+    def __init__(self, namespace: str, token_hash: str | None = None):
         self.namespace = namespace
+        #: The SHA-256 of the caller's token: the task store re-checks it before it writes,
+        #: so a task finishing after its namespace was erased leaves no row behind.
+        self.token_hash = token_hash
 
     @property
     def is_authenticated(self) -> bool:
@@ -52,7 +56,15 @@ class NamespaceContextBuilder(DefaultServerCallContextBuilder):
         return ctx
 
     def build_user(self, request: Request) -> User:
-        return NamespaceUser(request.scope[SCOPE_KEY])
+        return NamespaceUser(request.scope[SCOPE_KEY], request.scope.get(TOKEN_KEY))
+
+
+async def still_valid(storage: Storage, context: ServerCallContext) -> bool:
+    """Whether the caller's token still opens its namespace (not revoked, not erased)."""
+    user = context.user
+    if not isinstance(user, NamespaceUser) or user.token_hash is None:
+        return True
+    return await storage.namespace_for_token(user.token_hash) == user.namespace
 
 
 def namespace_of(context: ServerCallContext) -> str:
@@ -92,6 +104,8 @@ def require_token(storage: Storage, endpoint: Endpoint) -> Endpoint:
         if isinstance(outcome, Response):
             return outcome
         request.scope[SCOPE_KEY] = outcome
+        token = request.headers.get("authorization", "").partition(" ")[2].strip()
+        request.scope[TOKEN_KEY] = hash_token(token)
         return await endpoint(request)
 
     guarded.__name__ = getattr(endpoint, "__name__", "a2a_endpoint")

@@ -10,6 +10,7 @@ survive a restart.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from a2a.server.context import ServerCallContext
@@ -21,7 +22,9 @@ from a2a.utils.task import ListTasksCursor, decode_list_tasks_cursor, encode_lis
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from ..protocols import Storage
-from .auth import namespace_of
+from .auth import namespace_of, still_valid
+
+log = logging.getLogger("recall.a2a")
 
 # The stored document: {"format": FORMAT, "task": <Task as protobuf JSON>}.
 FORMAT = "a2a-task/1"
@@ -46,6 +49,12 @@ class StorageTaskStore(TaskStore):
         self.storage = storage
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
+        # A task that finishes after its namespace was erased (or its token revoked) must
+        # not write a row of that namespace again; nobody can read it any more anyway.
+        if not await still_valid(self.storage, context):
+            log.info("a2a task %s not saved: its token was revoked or its namespace erased",
+                     task.id)
+            return
         await self.storage.save_task(namespace_of(context), task.id, task_to_data(task))
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
