@@ -234,6 +234,46 @@ def test_stdio_transport_serves_tools(tmp_path):
     assert proc.returncode == 2 and "RECALL_TOKEN" in proc.stderr
 
 
+def test_stdio_session_stops_once_its_token_is_revoked_or_its_namespace_erased(tmp_path):
+    """Issue 13 #6: over stdio the namespace used to be resolved once at start, so a session
+    kept writing into its erased namespace. Every call now checks the token again."""
+    import os
+
+    db = str(tmp_path / "r.db")
+    env = {"RECALL_DISABLE_PLUGINS": "embeddings"}
+    tokens = {ns: json.loads(recall_cli("create-token", ns, "--db", db, "--json",
+                                        env=env).stdout)["token"] for ns in ("erased", "revoked")}
+
+    async def session(ns, between):
+        from fastmcp.client.transports import StdioTransport
+
+        transport = StdioTransport(sys.executable, ["-m", "recall_core.cli", "serve", "--transport",
+                                                    "stdio", "--db", db],
+                                   env={**os.environ, **env, "RECALL_TOKEN": tokens[ns]})
+        async with Client(transport) as c:
+            first = (await c.call_tool("store_memory", {"text": "I live in Lyon."},
+                                       raise_on_error=False)).structured_content
+            await between(c)
+            after = (await c.call_tool("store_memory", {"text": "I live in Nice."},
+                                       raise_on_error=False)).structured_content
+        return first, after
+
+    async def erase(c):
+        out = (await c.call_tool("delete_namespace_data", {"confirm": "DELETE MY DATA"},
+                                 raise_on_error=False)).structured_content
+        assert out["status"] == "ok"
+
+    async def revoke(c):
+        recall_cli("revoke-token", tokens["revoked"], "--db", db, env=env)
+
+    for ns, between in (("erased", erase), ("revoked", revoke)):
+        first, after = asyncio.run(session(ns, between))
+        assert first["status"] == "ok"
+        assert after["status"] == "error" and after["code"] == "UNAUTHORIZED", after
+    exported = recall_cli("export", "erased", "--db", db, env=env).stdout
+    assert "Nice" not in exported
+
+
 async def test_storage_is_chosen_by_url_scheme(tmp_path):
     made = []
 
