@@ -127,10 +127,10 @@ class RecallConfig(BaseSettings):
             raise ValueError(f"{value!r} is not a log level; use one of {', '.join(LOG_LEVELS)}")
         return level
 
-    @field_validator("port")
+    @field_validator("port", "metrics_port")
     @classmethod
-    def _port_range(cls, value: int) -> int:
-        if not 0 <= value <= 65535:
+    def _port_range(cls, value: int | None) -> int | None:
+        if value is not None and not 0 <= value <= 65535:
             raise ValueError(f"{value} is not a TCP port; use 1..65535 (0 picks a free one)")
         return value
 
