@@ -59,7 +59,8 @@ class ImportLine(BaseModel):
     superseded_by: str | None = None
     base_importance: float | None = Field(None, ge=0.0, le=1.0)
     last_accessed_at: datetime | None = None
-    access_count: int = Field(0, ge=0)
+    # Postgres keeps access_count in a 32-bit integer.
+    access_count: int = Field(0, ge=0, le=2**31 - 1)
     pinned: bool = False
 
     @property
@@ -71,6 +72,18 @@ class ImportLine(BaseModel):
     def _non_blank(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("text is blank")
+        return v
+
+    @field_validator("id", "text", "topic", "entity", "attribute", "value", "session_id",
+                     "agent_id", "superseded_by")
+    @classmethod
+    def _utf8(cls, v: str | None) -> str | None:
+        # JSON may escape a lone surrogate (\ud800), which no database can store.
+        if v is not None:
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError("contains a lone surrogate (invalid Unicode)") from None
         return v
 
     @field_validator("created_at", "valid_from", "valid_until", "last_accessed_at")
