@@ -247,6 +247,8 @@ async def _status(args: argparse.Namespace) -> int:
         extra = storage.status() if hasattr(storage, "status") else {}
         failures = await storage.recent_failures(None, 5)
         expired = await storage.expired_leases()
+        vectors = (await storage.embedding_models(None)
+                   if hasattr(storage, "embedding_models") else {})
         namespaces, ns_total = [], None
         if hasattr(storage, "list_namespaces"):  # the optional admin capability
             rows, ns_total = await storage.list_namespaces(args.namespaces, 0)
@@ -258,6 +260,8 @@ async def _status(args: argparse.Namespace) -> int:
             "rankers": config.rankers or {n: e.extra.get("default_weight", 1.0)
                                           for n, e in registries.rankers.entries.items()},
             "storage_status": extra, "recent_failures": failures,
+            # stored vectors per embedding model id ("unrecorded": before ids were kept)
+            "vectors": {m or "unrecorded": n for m, n in vectors.items()},
             "workers": {"ok": expired == 0, "jobs_past_lease": expired},
             "namespace_count": ns_total, "namespaces": namespaces}
     if args.json:
@@ -267,6 +271,10 @@ async def _status(args: argparse.Namespace) -> int:
         print(f"extractor: {info['extractor']}")
         print(f"rankers:   {', '.join(f'{k}={v}' for k, v in info['rankers'].items())}")
         print("jobs:      " + ", ".join(f"{k} {v}" for k, v in jobs.items()))
+        if info["vectors"]:
+            print("vectors:   " + ", ".join(f"{n} by {m}" for m, n in info["vectors"].items())
+                  + ("  (several models: `recall reindex` re-embeds all with the configured one)"
+                     if len(info["vectors"]) > 1 else ""))
         print("workers:   " + ("ok" if not expired else
                                f"{expired} running job(s) past their lease: a worker died or is "
                                f"stuck (they are re-run up to worker.max_attempts; check the "
@@ -410,6 +418,59 @@ async def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _reindex(args: argparse.Namespace) -> int:
+    import time
+
+    from tqdm import tqdm
+
+    from .app import build_runtime
+    from .reindex import reindex
+
+    if args.namespace is not None and not args.namespace.strip():
+        raise ConfigError("NAMESPACE must not be empty (omit it to reindex every namespace).")
+    config = _config(args)
+    _setup_logging("WARNING")
+    runtime = await build_runtime(config, start_worker=False)
+    started = time.perf_counter()
+    try:
+        embedder = runtime.embedder
+        if embedder is None:
+            raise ConfigError("no embedding model is configured (the dense ranker is off or "
+                              "recall-embeddings is not installed): there is nothing to "
+                              "re-embed with.")
+        if hasattr(embedder, "wait_ready"):
+            await asyncio.to_thread(embedder.wait_ready, 300)
+        if not embedder.ready:
+            status = embedder.status() if hasattr(embedder, "status") else {}
+            raise ConfigError(f"the embedding model did not load: {status.get('error') or status}")
+        bar = tqdm(unit="vec", desc="reindexing", file=sys.stderr, disable=args.quiet)
+
+        def total(n: int) -> None:
+            bar.total = n
+            bar.refresh()
+
+        try:
+            summary = await reindex(runtime.storage, embedder, args.namespace, batch=args.batch,
+                                    limit=args.limit, progress=bar.update, total=total)
+        finally:
+            bar.close()
+    finally:
+        await runtime.close()
+    summary["seconds"] = round(time.perf_counter() - started, 3)
+    print(json.dumps(summary))
+    return 0
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
 def _db_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="PATH|URL",
                    help="SQLite file path or database URL, e.g. postgresql://user@host/db "
@@ -511,6 +572,22 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     p.add_argument("--no-embed", action="store_true", help="skip embeddings (backfilled later)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(afunc=_import)
+
+    p = sub.add_parser(
+        "reindex", help="re-embed vectors made by another embedding model (after a model change)",
+        description="Re-embed every stored vector whose recorded model differs from the "
+                    "configured one, in small batches, each its own transaction: a running "
+                    "server keeps answering (it leaves the old vectors out of semantic search "
+                    "until then). Run it again to continue after an interruption.")
+    p.add_argument("namespace", nargs="?", metavar="NAMESPACE",
+                   help="only this namespace (default: every namespace)")
+    _db_args(p)
+    p.add_argument("--batch", type=_positive, default=32, metavar="N",
+                   help="vectors per batch and transaction (default: 32)")
+    p.add_argument("--limit", type=_positive, metavar="N",
+                   help="stop after N vectors (default: all); run again to continue")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(afunc=_reindex)
 
     from .admin.cli import add_admin_commands
     add_admin_commands(sub, _db_args)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .context import model_id
 from .errors import EmbeddingsRequired, RecallError
 from .models import Memory, utcnow
 from .protocols import Embedder, ExtractionError, NotReady
@@ -74,7 +75,7 @@ async def text_vectors(service: MemoryService, namespace: str,
     assert embedder is not None
     dim = getattr(embedder, "dim", None)
     stored = await service.storage.get_embeddings(
-        namespace, [m.id for m in memories if m.session_id is None])
+        namespace, [m.id for m in memories if m.session_id is None], model=model_id(embedder))
     usable = {mid: v for mid, v in stored.items() if not dim or len(v) == dim}
     missing = [m for m in memories if m.id not in usable]
     if missing:
@@ -127,6 +128,7 @@ async def consolidate(service: MemoryService, namespace: str, topic: str, thresh
             vecs = await embedder.embed([c.text for _, c in planned])
             for (_, canonical), vec in zip(planned, vecs):
                 canonical.embedding = list(vec)
+                canonical.embedding_model = model_id(embedder)
         except NotReady:
             pass  # the backfill loop embeds them later
     plan, created, deleted, skipped = [], [], [], 0

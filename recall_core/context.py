@@ -43,14 +43,22 @@ def chain(raw: Sequence[Sequence[float]], sessions: Sequence[str | None],
     return out
 
 
-async def previous_vectors(storage: Storage, namespace: str,
-                           sessions: Sequence[str | None]) -> dict[str, Sequence[float]]:
-    """Stored vector of the latest memory of each session, where there is one."""
+def model_id(embedder: Embedder) -> str:
+    """The id of the vector space an embedder writes (stored with every vector): its
+    `model_id` when it has one, else its name."""
+    return getattr(embedder, "model_id", None) or embedder.name
+
+
+async def previous_vectors(storage: Storage, namespace: str, sessions: Sequence[str | None],
+                           model: str | None = None) -> dict[str, Sequence[float]]:
+    """Stored vector of the latest memory of each session, where there is one (of `model`:
+    another model's vector is no context for this one's)."""
     out: dict[str, Sequence[float]] = {}
     for session in dict.fromkeys(s for s in sessions if s is not None):
         latest = await storage.latest_in_session(namespace, session)
         if latest is not None:
-            vec = (await storage.get_embeddings(namespace, [latest.id])).get(latest.id)
+            vec = (await storage.get_embeddings(namespace, [latest.id], model=model)
+                   ).get(latest.id)
             if vec is not None:
                 out[session] = vec
     return out
@@ -66,12 +74,14 @@ async def embed_in_context(embedder: Embedder, storage: Storage, namespace: str,
     sessions = [m.session_id for m in memories]
     if last is None:
         last = {}
+    model = model_id(embedder)
     missing = [s for s in sessions if s is not None and s not in last]
     if missing:
-        last.update(await previous_vectors(storage, namespace, missing))
+        last.update(await previous_vectors(storage, namespace, missing, model))
     raw = await embedder.embed([m.text for m in memories])
     for m, vec in zip(memories, chain(raw, sessions, last)):
         m.embedding = vec
+        m.embedding_model = model
 
 
 async def attach_context(storage: Storage, namespace: str, memories: Sequence[Memory],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from .context import model_id
 from . import validation as v
 from .errors import InvalidParam, MemoryNotFound
 from .models import MEMORY_TYPES, Memory, utcnow
@@ -50,6 +51,7 @@ async def correct_memory(service: Any, namespace: str, memory_id: Any, *, text: 
     if embedder is not None and embedder.ready:
         try:
             new.embedding = (await embedder.embed([new_text]))[0]
+            new.embedding_model = model_id(embedder)
         except Exception:  # noqa: BLE001 - the worker's backfill embeds it later
             log.warning("embedding a corrected memory failed; the backfill will retry",
                         exc_info=True)

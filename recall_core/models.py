@@ -54,6 +54,9 @@ class Memory(BaseModel):
     pinned: bool = False
     # Dense vector, when an embedder produced one; storage decides how to keep it.
     embedding: list[float] | None = None
+    #: Which embedding model made `embedding` (the embedder's `model_id`); storage keeps it
+    #: per vector so search never compares vectors of two models (`recall reindex`).
+    embedding_model: str | None = None
     # What was said just before in the same session, set at write time. A retrieval aid the
     # full-text index weighs low (a turn is found by the question it answers); storage keeps
     # it but reads need not return it, and tools never show it.

@@ -30,6 +30,16 @@ class DecayRow(NamedTuple):
     access_count: int
 
 
+class VectorToRedo(NamedTuple):
+    """A stored vector made by another embedding model (`EmbeddingModels.embeddings_to_redo`)."""
+
+    seq: int  # the storage's insertion order: pass the last one as `after` for the next page
+    namespace: str
+    id: str
+    text: str
+    session_id: str | None
+
+
 class WriteTx(Protocol):
     """One write transaction on one namespace, from `Storage.write`. Primitives only: the
     rules that decide what they do live in core (`facts.py`, `writes.py`, `forget.py`).
@@ -234,12 +244,19 @@ class Retrieval(Protocol):
         """Active memories matching any of `terms` (already normalised by the caller),
         best first, scored by the native index. Only called when supports_fulltext."""
 
-    async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
-        """Active memories nearest to `vector` by cosine similarity, best first."""
+    async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int,
+                             model: str | None = None) -> list[ScoredId]:
+        """Active memories nearest to `vector` by cosine similarity, best first. With
+        `model`, only vectors recorded as made by that embedding model (or with no model
+        recorded: stored before model ids were kept), so two models' vectors never mix."""
 
-    async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]]) -> None: ...
+    async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]],
+                             model: str | None = None) -> None:
+        """Store vectors (and the id of the model that made them) for these memories."""
 
-    async def get_embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
+    async def get_embeddings(self, namespace: str, ids: Sequence[str],
+                             model: str | None = None) -> dict[str, list[float]]:
+        """Vectors of these memories (current or history); with `model`, as in search_vectors."""
 
     async def ids_missing_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
         """(namespace, id, text) of active memories without a vector (backfill)."""
@@ -299,6 +316,27 @@ class HistoricalReads(Protocol):
         """Every memory of the namespace that was valid at `at`: valid_from <= at and
         (valid_until is None or at < valid_until). Superseded rows are included for the time
         they were current; rows that began after `at` are not. Oldest valid_from first."""
+
+
+@runtime_checkable
+class EmbeddingModels(Protocol):
+    """Optional storage capability: which embedding model made the stored vectors
+    (`recall reindex`, `recall status`, and search's note about vectors it leaves out)."""
+
+    async def embedding_models(self, namespace: str | None) -> dict[str | None, int]:
+        """Stored vectors (current and history rows) per model id, of one namespace or all;
+        None counts vectors stored before model ids were recorded."""
+
+    async def other_model_vectors(self, namespace: str, model: str) -> int:
+        """Current memories whose vector was recorded as made by a model other than `model`
+        (search leaves them out)."""
+
+    async def embeddings_to_redo(self, namespace: str | None, model: str, after: int,
+                                 limit: int) -> list[VectorToRedo]:
+        """Up to `limit` rows (current or history) with a vector not recorded as made by
+        `model` (None included), of one namespace or all, with `seq` > `after`, in `seq`
+        order. A row re-embedded with `model` no longer qualifies, so a new walk from 0
+        continues an interrupted one."""
 
 
 class NotReady(Exception):

@@ -16,6 +16,7 @@ from datetime import datetime
 
 import numpy as np
 
+from .context import model_id
 from .explain import SearchTrace
 from .models import Memory, ScoredId, utcnow
 from .protocols import Embedder, NotReady, Ranker, Storage
@@ -276,7 +277,8 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
         rows = await storage.memories_at(namespace, as_of)  # type: ignore[attr-defined]
         pool = {m.id: m for m in rows}
         if rows and storage.supports_vectors and wants_vectors(rankers):
-            pool_vectors = await storage.get_embeddings(namespace, list(pool))
+            pool_vectors = await storage.get_embeddings(
+                namespace, list(pool), model=model_id(embedder) if embedder else None)
         outcomes = await asyncio.gather(*(_run_pool_ranker(s, query, rows, pool_vectors,
                                                            candidates) for s in rankers))
     if trace is not None:
@@ -321,7 +323,8 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
         if pool is not None:
             vectors = {m.id: pool_vectors[m.id] for m, _ in scored if m.id in pool_vectors}
         elif embedder is not None and storage.supports_vectors:
-            vectors = await storage.get_embeddings(namespace, [m.id for m, _ in scored])
+            vectors = await storage.get_embeddings(namespace, [m.id for m, _ in scored],
+                                                   model=model_id(embedder))
     selected = mmr(scored, mmr_lambda, limit, vectors)
     final, truncated, used = budget(selected, max_tokens)
     if trace is not None:

@@ -19,7 +19,8 @@ from .config import RecallConfig
 from .forget import forget, same_store
 from .errors import ConfirmRequired, EmbeddingsRequired, InvalidParam
 from .models import MEMORY_TYPES, Memory, Operation, utcnow
-from .protocols import Embedder, Extractor, HistoricalReads, Storage
+from .context import model_id
+from .protocols import Embedder, EmbeddingModels, Extractor, HistoricalReads, Storage
 from .access import AccessLog
 from .activity import Activity
 from .explain import SearchTrace
@@ -51,6 +52,9 @@ class MemoryService:
         self.rankers = list(rankers)
         self.config = config
         self.embedder = embedder
+        #: namespace -> (namespace_version, current vectors of another embedding model)
+        self._other_models: dict[str, tuple[int, int]] = {}
+        self.on_erase.append(lambda ns: self._other_models.pop(ns, None))
         # Set on every enqueue so an idle worker starts at once instead of at its next poll.
         self.job_signal = asyncio.Event()
         self.access = AccessLog(storage)
@@ -114,6 +118,9 @@ class MemoryService:
             # A look into the past strengthens only the results that are still current.
             self.access.record(namespace, [m.id for m, _ in outcome.results if m.active])
         results = [{**m.public(), "score": round(s, 6)} for m, s in outcome.results]
+        note = await self._other_model_note(namespace)
+        if note:
+            outcome.degraded.append(note)
         if at is not None:
             for row, (m, _) in zip(results, outcome.results):
                 row["valid_from"] = m.valid_from.isoformat()
@@ -126,6 +133,25 @@ class MemoryService:
         if trace is not None:
             data["explain"] = trace
         return data
+
+    async def _other_model_note(self, namespace: str) -> str | None:
+        """Say so when semantic search leaves out vectors of another embedding model (after a
+        model change, until `recall reindex`). Counted once per namespace version."""
+        if self.embedder is None or not isinstance(self.storage, EmbeddingModels) \
+                or not self.storage.supports_vectors:
+            return None
+        version = await self.storage.namespace_version(namespace)
+        cached = self._other_models.get(namespace)
+        if cached is None or cached[0] != version:
+            count = await self.storage.other_model_vectors(namespace, model_id(self.embedder))
+            cached = self._other_models[namespace] = (version, count)
+            while len(self._other_models) > 1024:
+                self._other_models.pop(next(iter(self._other_models)))
+        if not cached[1]:
+            return None
+        return (f"dense: {cached[1]} memories have vectors of another embedding model and are "
+                f"left out of semantic search until `recall reindex` re-embeds them with "
+                f"{model_id(self.embedder)}")
 
     @foreground
     async def inspect(self, namespace: str, limit: Any = 20, offset: Any = 0) -> dict[str, Any]:

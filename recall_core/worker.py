@@ -22,6 +22,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from .context import model_id
 from .activity import Activity
 from .config import RecallConfig
 from .decay import run_decay
@@ -255,7 +256,7 @@ class Worker:
                 for (ns, mid, _), vec in zip(rows, vectors):
                     by_ns.setdefault(ns, []).append((mid, vec))
                 for ns, items in by_ns.items():
-                    await self.storage.set_embeddings(ns, items)
+                    await self.storage.set_embeddings(ns, items, model=model_id(self.embedder))
             except NotReady:
                 await asyncio.sleep(1.0)
             except Exception:  # noqa: BLE001

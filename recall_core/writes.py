@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from . import facts
-from .context import attach_context, embed_in_context
+from .context import attach_context, embed_in_context, model_id
 from .errors import StaleClaim, TransientConflict
 from .models import ExtractedMemory, Memory, Operation
 from .protocols import Embedder, NearDuplicateSearch, NotReady, Storage, WriteTx
@@ -129,6 +129,7 @@ async def embed_memories(embedder: Embedder | None, memories: Sequence[Memory],
         if storage is None:
             for m, vec in zip(memories, await embedder.embed([m.text for m in memories])):
                 m.embedding = list(vec)
+                m.embedding_model = model_id(embedder)
         else:
             await embed_in_context(embedder, storage, memories[0].namespace, memories)
     except NotReady:

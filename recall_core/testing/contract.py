@@ -37,7 +37,7 @@ import pytest_asyncio
 
 from recall_core.errors import StorageConflict
 from recall_core.models import Memory, Operation, ScoredId, ToolCallRecord, new_id, utcnow
-from recall_core.protocols import DecayRow, HistoricalReads, Storage
+from recall_core.protocols import DecayRow, EmbeddingModels, HistoricalReads, Storage
 from recall_core.testing.helpers import supersede, complete_job, current_of, delete
 
 A = "ns-a"
@@ -1022,6 +1022,57 @@ class StorageContract:
         assert [h.id for h in await storage.search_vectors(A, self.vec(1, 0), 10)] == [mine.id, newer.id]
         assert [h.id for h in await storage.search_vectors(B, self.vec(1, 0), 10)] == [theirs.id]
         assert await storage.search_vectors("nobody", self.vec(1, 0), 10) == []
+
+    async def test_vectors_record_their_model_and_never_mix(self, storage: Storage) -> None:
+        # issue 14: search compares only one model's vectors; `recall reindex` finds the rest.
+        self.need(storage, "vectors")
+        if not isinstance(storage, EmbeddingModels):
+            pytest.skip(f"{type(storage).__name__} records no embedding model ids")
+        a = memory(A, "made by a", embedding=self.vec(1, 0), embedding_model="model-a")
+        b = memory(A, "made by b", embedding=self.vec(1, 0.1), embedding_model="model-b",
+                   minutes=1)
+        legacy = memory(A, "stored before model ids", embedding=self.vec(1, 0.2), minutes=2)
+        bare = memory(A, "no vector", minutes=3)
+        old_b = memory(A, "history made by b", embedding=self.vec(1, 0.3),
+                       embedding_model="model-b", minutes=4)
+        theirs = memory(B, "theirs", embedding=self.vec(1, 0), embedding_model="model-b")
+        await storage.insert_memories([a, b, legacy, bare, old_b, theirs])
+        await supersede(storage, A, [old_b.id], T0 + timedelta(minutes=5), [])
+
+        async def found(model: str | None) -> set[str]:
+            return {h.id for h in await storage.search_vectors(A, self.vec(1, 0), 10, model=model)}
+
+        assert await found("model-a") == {a.id, legacy.id}
+        assert await found("model-b") == {b.id, legacy.id}
+        assert await found(None) == {a.id, b.id, legacy.id}
+        assert set(await storage.get_embeddings(A, [a.id, b.id, legacy.id, old_b.id],
+                                                model="model-a")) == {a.id, legacy.id}
+        assert set(await storage.get_embeddings(A, [a.id, b.id, old_b.id])) == {a.id, b.id, old_b.id}
+        assert await storage.embedding_models(A) == {"model-a": 1, "model-b": 2, None: 1}
+        assert await storage.embedding_models(None) == {"model-a": 1, "model-b": 3, None: 1}
+        assert await storage.other_model_vectors(A, "model-a") == 1  # b; not legacy nor history
+        assert await storage.other_model_vectors(A, "model-b") == 1
+        assert await storage.other_model_vectors("nobody", "model-a") == 0
+
+        redo = await storage.embeddings_to_redo(A, "model-a", 0, 10)
+        assert [r.id for r in redo] == [b.id, legacy.id, old_b.id]  # insertion order
+        assert (redo[0].namespace, redo[0].text, redo[0].session_id) == (A, "made by b", None)
+        first = await storage.embeddings_to_redo(A, "model-a", 0, 1)
+        assert [r.id for r in first] == [b.id]
+        assert [r.id for r in await storage.embeddings_to_redo(A, "model-a", first[0].seq, 10)] \
+            == [legacy.id, old_b.id]
+        assert {r.id for r in await storage.embeddings_to_redo(None, "model-a", 0, 10)} \
+            == {b.id, legacy.id, old_b.id, theirs.id}
+
+        # Re-embedded with model-a: it leaves the redo list and joins model-a's searches
+        # (an index built before the change follows it).
+        await storage.set_embeddings(A, [(b.id, self.vec(0, 1))], model="model-a")
+        assert [r.id for r in await storage.embeddings_to_redo(A, "model-a", 0, 10)] \
+            == [legacy.id, old_b.id]
+        assert await found("model-a") == {a.id, b.id, legacy.id}
+        assert await found("model-b") == {legacy.id}
+        assert await storage.other_model_vectors(A, "model-a") == 0
+        assert await storage.embedding_models(A) == {"model-a": 2, "model-b": 1, None: 1}
 
     async def test_ids_missing_embeddings(self, storage: Storage) -> None:
         self.need(storage, "vectors")

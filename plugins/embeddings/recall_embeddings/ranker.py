@@ -31,7 +31,10 @@ class DenseRanker:
         if limit < 1 or not query.strip():
             return []
         vector = await self.embedder.embed_query(query)
-        return await storage.search_vectors(namespace, vector, limit)
+        # Only this model's vectors: another model's (before `recall reindex`) are not
+        # comparable with the query's, even when they have the same width.
+        return await storage.search_vectors(namespace, vector, limit,
+                                            model=self.embedder.model_id or None)
 
     async def rank_pool(self, query: str, memories: Sequence[Any],
                         vectors: Mapping[str, Sequence[float]], limit: int) -> list[ScoredId]:

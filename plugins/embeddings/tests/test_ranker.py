@@ -11,9 +11,11 @@ class FakeStorage:
     def __init__(self, supports_vectors: bool = True):
         self.supports_vectors = supports_vectors
         self.calls: list[tuple[str, list[float], int]] = []
+        self.models: list[str | None] = []
 
-    async def search_vectors(self, namespace, vector, limit):
+    async def search_vectors(self, namespace, vector, limit, model=None):
         self.calls.append((namespace, list(vector), limit))
+        self.models.append(model)
         return [ScoredId(id="m1", score=0.9), ScoredId(id="m2", score=0.5)][:limit]
 
 
@@ -30,6 +32,8 @@ async def test_rank_embeds_query_with_prefix_and_searches_vectors(make_embedder)
     assert [h.id for h in hits] == ["m1", "m2"]
     [(namespace, vector, limit)] = storage.calls
     assert (namespace, limit) == ("ns1", 2)
+    # only the vectors this model made are compared with the query (issue 14)
+    assert storage.models == [emb.model_id] and emb.model_id
     [want] = await make_embedder().embed(["query: favourite drink"])
     assert sum(a * b for a, b in zip(vector, want)) > 0.9999
 

@@ -333,6 +333,9 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     (6, "vector_changes: which vectors each write changed (real[] fallback refresh)", _V6),
     (7, "admin_tokens and admin_actions (admin API, inspector)", _V7),
     (8, "memory integrity: superseded_by, pinned, one current row per fact key", _v8),
+    # Its indexes need the embedding column, which setup_vector_column adds after migrations.
+    (9, "memories.embedding_model: which embedding model made each vector",
+     "ALTER TABLE memories ADD COLUMN embedding_model text"),
 ]
 
 LATEST = MIGRATIONS[-1][0]

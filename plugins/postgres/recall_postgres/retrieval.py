@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING
 import asyncpg
 
 from recall_core.models import ScoredId
+from recall_core.protocols import VectorToRedo
 
 from .fulltext import FullText
 from .rows import IN_NAMESPACE, search_text
 from .tx import in_transaction
+from .vectors import OF_MODEL
 
 if TYPE_CHECKING:
     from .vectors import ArrayIndex, PgVectorIndex
@@ -50,12 +52,14 @@ class RetrievalMethods:
         return await self.fulltext.near_duplicates(self.pool, namespace, clean, max_missing,
                                                    limit)
 
-    async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
+    async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int,
+                             model: str | None = None) -> list[ScoredId]:
         if limit < 1 or len(vector) == 0:
             return []
-        return await self.vectors.search(self.pool, namespace, vector, limit)
+        return await self.vectors.search(self.pool, namespace, vector, limit, model)
 
-    async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
+    async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]],
+                             model: str | None = None) -> None:
         if not items:
             return
         params = []
@@ -64,22 +68,45 @@ class RetrievalMethods:
             emb = self.vectors.param(vec)
             if emb is not None:
                 dims.add(len(emb))
-            params.append((namespace, mid, emb))
+            params.append((namespace, mid, emb, model))
         async def body(con: asyncpg.Connection) -> None:
             await con.executemany(
-                "UPDATE memories SET embedding = $3 WHERE namespace = $1 AND id = $2", params)
+                "UPDATE memories SET embedding = $3, embedding_model = $4 "
+                "WHERE namespace = $1 AND id = $2", params)
             await self._bump(con, [namespace])
 
         await in_transaction(self.pool, body)
         await self.vectors.ensure_indexes(self.pool, dims)
 
-    async def get_embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]:
+    async def get_embeddings(self, namespace: str, ids: Sequence[str],
+                             model: str | None = None) -> dict[str, list[float]]:
         if not ids:
             return {}
         rows = await self.pool.fetch(
             f"SELECT id, embedding FROM memories WHERE id = ANY($2::text[]) AND {IN_NAMESPACE} "
-            "AND embedding IS NOT NULL", namespace, list(ids))
+            f"AND embedding IS NOT NULL AND {OF_MODEL.format(p=3)}", namespace, list(ids), model)
         return {r["id"]: list(r["embedding"]) for r in rows}
+
+    async def embedding_models(self, namespace: str | None) -> dict[str | None, int]:
+        rows = await self.pool.fetch(
+            "SELECT embedding_model, count(*) AS n FROM memories WHERE embedding IS NOT NULL "
+            "AND ($1::text IS NULL OR namespace = $1) GROUP BY embedding_model", namespace)
+        return {r["embedding_model"]: int(r["n"]) for r in rows}
+
+    async def other_model_vectors(self, namespace: str, model: str) -> int:
+        return int(await self.pool.fetchval(
+            "SELECT count(*) FROM memories WHERE namespace = $1 AND embedding IS NOT NULL "
+            "AND valid_until IS NULL AND embedding_model <> $2", namespace, model))
+
+    async def embeddings_to_redo(self, namespace: str | None, model: str, after: int,
+                                 limit: int) -> list[VectorToRedo]:
+        rows = await self.pool.fetch(
+            "SELECT seq, namespace, id, text, session_id FROM memories WHERE seq > $1 "
+            "AND embedding IS NOT NULL AND embedding_model IS DISTINCT FROM $2 "
+            "AND ($3::text IS NULL OR namespace = $3) ORDER BY seq LIMIT $4",
+            after, model, namespace, max(0, limit))
+        return [VectorToRedo(r["seq"], r["namespace"], r["id"], r["text"], r["session_id"])
+                for r in rows]
 
     async def ids_missing_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
         rows = await self.pool.fetch(

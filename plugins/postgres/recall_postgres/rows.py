@@ -69,9 +69,10 @@ def memory_params(m: Memory, embedding: Any) -> tuple[Any, ...]:
             float(m.importance), aware(m.valid_from), aware(m.valid_until), aware(m.created_at),
             aware(m.last_accessed_at), m.access_count, m.session_id, m.agent_id,
             m.source_job_id, m.base_importance, m.superseded_by, bool(m.pinned), embedding,
-            search_text(m.text), search_text(m.context) if m.context else None)
+            search_text(m.text), search_text(m.context) if m.context else None,
+            m.embedding_model if embedding is not None else None)
 
 
 INSERT_MEMORY = (
-    f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding, search_text, search_context) VALUES "
-    f"({', '.join(f'${i}' for i in range(1, 24))})")
+    f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding, search_text, search_context, "
+    f"embedding_model) VALUES ({', '.join(f'${i}' for i in range(1, 25))})")

@@ -186,6 +186,12 @@ async def setup_vector_column(con: asyncpg.Connection, choice: VectorChoice,
     # The backfill loop's question: active memories still without a vector, oldest first.
     await con.execute("CREATE INDEX IF NOT EXISTS memories_missing_embedding ON memories (seq) "
                       "WHERE embedding IS NULL AND valid_until IS NULL")
+    # Vectors by the model that made them (migration 9): search's count of another model's
+    # vectors, and `recall reindex`'s walk in seq order.
+    await con.execute("CREATE INDEX IF NOT EXISTS memories_embedding_model ON memories "
+                      "(namespace, embedding_model) WHERE embedding IS NOT NULL")
+    await con.execute("CREATE INDEX IF NOT EXISTS memories_vector_seq ON memories (seq) "
+                      "WHERE embedding IS NOT NULL")
     if current is None or is_target:
         await _change_triggers(con, enabled=choice.mode == "array")
         return
@@ -337,7 +343,7 @@ class PgVectorIndex:
                     self.indexed_dims.add(dim)
 
     async def search(self, pool: asyncpg.Pool, namespace: str, vector: Sequence[float],
-                     limit: int) -> list[ScoredId]:
+                     limit: int, model: str | None = None) -> list[ScoredId]:
         q = as_float32(vector)
         if not np.isfinite(q).all() or not np.any(q):
             return []
@@ -349,7 +355,7 @@ class PgVectorIndex:
         rows = await pool.fetch(
             f"SELECT id, 1 - ({dist}) AS score FROM memories "
             f"WHERE namespace = $1 AND valid_until IS NULL AND {vs}.vector_dims(embedding) = {d} "
-            f"ORDER BY {dist} LIMIT $3", namespace, q, limit)
+            f"AND {OF_MODEL.format(p=4)} ORDER BY {dist} LIMIT $3", namespace, q, limit, model)
         out = []
         for r in rows:
             score = r["score"]
@@ -374,8 +380,13 @@ def _array_rows(rows: Sequence[Any], dim: int) -> tuple[list[int], list[str], np
             values[good].astype(np.float32))
 
 
+#: Vectors of one embedding model (${p}: its id): recorded with it or before ids were kept;
+#: every vector when the parameter is NULL.
+OF_MODEL = "(${p}::text IS NULL OR embedding_model IS NULL OR embedding_model = ${p}::text)"
+
 _VECTORS = ("SELECT seq, id, array_send(embedding) FROM memories WHERE namespace = $1 "
-            "AND valid_until IS NULL AND array_length(embedding, 1) = $2")
+            "AND valid_until IS NULL AND array_length(embedding, 1) = $2 AND "
+            + OF_MODEL.format(p=3))
 
 
 class ArrayIndex:
@@ -411,11 +422,12 @@ class ArrayIndex:
     async def ensure_indexes(self, pool: asyncpg.Pool, dims: set[int]) -> None:
         return None
 
-    async def _index(self, pool: asyncpg.Pool, namespace: str, dim: int) -> VectorIndex:
-        """The namespace's matrix with every committed change applied."""
+    async def _index(self, pool: asyncpg.Pool, namespace: str, dim: int,
+                     model: str | None = None) -> VectorIndex:
+        """The namespace's matrix of `model`'s vectors with every committed change applied."""
         version = await pool.fetchval(
             "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
-        index = self._cache.get(namespace, dim)
+        index = self._of_model(namespace, dim, model)
         if index is not None and index.cursor == version:
             self.refreshes["fresh"] += 1
             return index
@@ -424,16 +436,17 @@ class ArrayIndex:
             async with con.transaction(isolation="repeatable_read", readonly=True):
                 version = await con.fetchval(
                     "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
-                index = self._cache.get(namespace, dim)
+                index = self._of_model(namespace, dim, model)
                 if index is not None and index.cursor == version:
                     self.refreshes["fresh"] += 1
                     return index
                 if index is not None and await self._apply_changes(con, namespace, index, version):
                     self.refreshes["changes"] += 1
                     return index
-                rows = await con.fetch(_VECTORS, namespace, dim)
+                rows = await con.fetch(_VECTORS, namespace, dim, model)
             self.refreshes["reload"] += 1
             index = VectorIndex(dim, version)
+            index.model = model  # type: ignore[attr-defined]
             seqs, ids, mat = await maybe_in_thread(len(rows) * dim, _array_rows, rows, dim)
             await maybe_in_thread(len(rows) * dim, index.add_matrix, seqs, ids, mat)
             self._cache.put(namespace, index)
@@ -455,20 +468,26 @@ class ArrayIndex:
         seqs = sorted({c["memory_seq"] for c in changes})
         if len(seqs) > max(1000, len(index) // 2):
             return False
-        rows = await con.fetch(_VECTORS + " AND seq = ANY($3::bigint[])", namespace, index.dim,
-                               seqs) if seqs else []
+        rows = await con.fetch(_VECTORS + " AND seq = ANY($4::bigint[])", namespace, index.dim,
+                               getattr(index, "model", None), seqs) if seqs else []
         index.remove(seqs)
         index.add_matrix(*_array_rows(rows, index.dim))
         index.cursor = version
         return True
 
+    def _of_model(self, namespace: str, dim: int, model: str | None) -> VectorIndex | None:
+        """The cached matrix, if it holds `model`'s vectors (a process embeds with one model;
+        another model's matrix is rebuilt)."""
+        index = self._cache.get(namespace, dim)
+        return index if index is not None and getattr(index, "model", None) == model else None
+
     async def search(self, pool: asyncpg.Pool, namespace: str, vector: Sequence[float],
-                     limit: int) -> list[ScoredId]:
+                     limit: int, model: str | None = None) -> list[ScoredId]:
         q = as_float32(vector)
         norm = float(np.linalg.norm(q))
         if not np.isfinite(norm) or norm == 0.0 or limit < 1:
             return []
-        index = await self._index(pool, namespace, int(q.size))
+        index = await self._index(pool, namespace, int(q.size), model)
         # Under the namespace lock: another coroutine applying writes to this same index
         # (remove, add, compact) while a thread searches it gave IndexErrors and, after a
         # compaction, wrong ids (issue 13 #5). SQLite's index is searched the same way.

@@ -59,11 +59,12 @@ def memory_params(m: Memory) -> tuple[Any, ...]:
             float(m.importance), to_db(m.valid_from), to_db(m.valid_until), to_db(m.created_at),
             to_db(m.last_accessed_at), int(m.access_count), m.session_id, m.agent_id,
             m.source_job_id, m.base_importance, m.superseded_by, int(m.pinned),
-            pack_vector(m.embedding), m.context)
+            pack_vector(m.embedding), m.context,
+            m.embedding_model if m.embedding is not None else None)
 
 
-INSERT_MEMORY = (f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding, context) "
-                 f"VALUES ({', '.join('?' * 22)})")
+INSERT_MEMORY = (f"INSERT INTO memories ({MEMORY_COLUMNS}, embedding, context, embedding_model) "
+                 f"VALUES ({', '.join('?' * 23)})")
 
 
 def memory_from_row(r: Sequence[Any]) -> Memory:

@@ -317,6 +317,14 @@ MIGRATIONS: tuple[Migration, ...] = (
               AND value IS NOT NULL""",
         "CREATE INDEX memories_successor ON memories (superseded_by) WHERE superseded_by IS NOT NULL",
     )),
+    (7, (
+        # Which embedding model made each vector (issue 14): search compares only vectors of
+        # the configured model; `recall reindex` re-embeds the others. NULL: stored before
+        # model ids were recorded.
+        "ALTER TABLE memories ADD COLUMN embedding_model TEXT",
+        "CREATE INDEX memories_embedding_model ON memories (namespace, embedding_model, seq) "
+        "WHERE embedding IS NOT NULL",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

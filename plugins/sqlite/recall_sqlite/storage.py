@@ -19,7 +19,7 @@ import aiosqlite
 
 from recall_core.models import (MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord,
                                 exhausted_message, utcnow)
-from recall_core.protocols import DecayRow
+from recall_core.protocols import DecayRow, VectorToRedo
 
 from .admin import AdminMethods
 from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, from_db, memory_from_row,
@@ -29,7 +29,7 @@ from .connection import Database, chunks
 from .fulltext import FullText
 from .settings import SQLiteSettings
 from .tx import SQLiteWriteTx, conflict
-from .vectors import PRUNE_EVERY, RESET, VectorSearch, prune_vector_events
+from .vectors import OF_MODEL, PRUNE_EVERY, RESET, VectorSearch, prune_vector_events
 
 _ITER_BATCH = 500
 #: An insert of at least this many memories (an import) merges the full-text index after.
@@ -401,26 +401,58 @@ class SQLiteStorage(AdminMethods):
                                      max_missing: int, limit: int) -> list[ScoredId]:
         return await self._fulltext.near_duplicates(namespace, terms, max_missing, limit)
 
-    async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int) -> list[ScoredId]:
-        return [ScoredId(id=i, score=s) for i, s in await self._vectors.search(namespace, vector, limit)]
+    async def search_vectors(self, namespace: str, vector: Sequence[float], limit: int,
+                             model: str | None = None) -> list[ScoredId]:
+        return [ScoredId(id=i, score=s)
+                for i, s in await self._vectors.search(namespace, vector, limit, model)]
 
-    async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
+    async def set_embeddings(self, namespace: str, items: Sequence[tuple[str, Sequence[float]]],
+                             model: str | None = None) -> None:
         if not items:
             return
         async with self.db.transaction() as db:
             cur = await db.executemany(
-                "UPDATE memories SET embedding = ? WHERE namespace = ? AND id = ?",
-                [(pack_vector(vec), namespace, mid) for mid, vec in items])
+                "UPDATE memories SET embedding = ?, embedding_model = ? "
+                "WHERE namespace = ? AND id = ?",
+                [(pack_vector(vec), model, namespace, mid) for mid, vec in items])
             if cur.rowcount:
                 await self._changed(db, [namespace])
 
-    async def get_embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]:
+    async def get_embeddings(self, namespace: str, ids: Sequence[str],
+                             model: str | None = None) -> dict[str, list[float]]:
+        # The namespace and model parameters go first: by_ids puts `condition` before the ids.
         out: dict[str, list[float]] = {}
         for part in chunks(list(dict.fromkeys(ids))):
-            rows = await self.db.fetch(by_ids("id, embedding", "embedding IS NOT NULL", len(part)),
-                                       (namespace, *part))
+            rows = await self.db.fetch(
+                "SELECT id, embedding FROM memories WHERE +namespace = ? AND embedding IS NOT NULL "
+                f"AND {OF_MODEL} AND id IN ({', '.join('?' * len(part))})",
+                (namespace, model, model, *part))
             out.update((r[0], unpack_vector(r[1])) for r in rows)
         return out
+
+    async def embedding_models(self, namespace: str | None) -> dict[str | None, int]:
+        rows = await self.db.fetch(
+            "SELECT embedding_model, count(*) FROM memories WHERE embedding IS NOT NULL "
+            "AND (? IS NULL OR namespace = ?) GROUP BY embedding_model", (namespace, namespace))
+        return {r[0]: int(r[1]) for r in rows}
+
+    async def other_model_vectors(self, namespace: str, model: str) -> int:
+        # Two ranges of the (namespace, embedding_model) index rather than a scan of it.
+        row = await self.db.fetch_one(
+            "SELECT count(*) FROM memories WHERE namespace = ? AND embedding IS NOT NULL "
+            "AND valid_until IS NULL AND (embedding_model < ? OR embedding_model > ?)",
+            (namespace, model, model))
+        return int(row[0])
+
+    async def embeddings_to_redo(self, namespace: str | None, model: str, after: int,
+                                 limit: int) -> list[VectorToRedo]:
+        # A walk of the rowid from `after`: a whole run reads the table once.
+        rows = await self.db.fetch(
+            "SELECT seq, namespace, id, text, session_id FROM memories WHERE seq > ? "
+            "AND embedding IS NOT NULL AND (embedding_model IS NULL OR embedding_model != ?) "
+            "AND (? IS NULL OR namespace = ?) ORDER BY seq LIMIT ?",
+            (after, model, namespace, namespace, max(0, limit)))
+        return [VectorToRedo(*r) for r in rows]
 
     async def ids_missing_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
         rows = await self.db.fetch(

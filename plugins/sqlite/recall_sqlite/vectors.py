@@ -29,6 +29,9 @@ RESET = -1
 KEEP_EVENTS = 100_000
 #: Prune the log every this many write transactions of one storage instance.
 PRUNE_EVERY = 1000
+#: Vectors of one embedding model (parameters: model, model): those recorded with that
+#: model id, and those stored before ids were recorded; every vector when the model is NULL.
+OF_MODEL = "(? IS NULL OR embedding_model IS NULL OR embedding_model = ?)"
 
 
 class VectorSearch:
@@ -42,17 +45,21 @@ class VectorSearch:
     def forget(self, namespace: str) -> None:
         self._cache.drop(namespace)
 
-    async def search(self, namespace: str, vector: Sequence[float], limit: int) -> list[tuple[str, float]]:
+    async def search(self, namespace: str, vector: Sequence[float], limit: int,
+                     model: str | None = None) -> list[tuple[str, float]]:
         dim = len(vector)
         if dim == 0 or limit <= 0:
             return []
         async with self._locks(namespace):
-            index = await self._fresh_index(namespace, dim)
+            index = await self._fresh_index(namespace, dim, model)
             return await maybe_in_thread(len(index) * dim, index.search, vector, limit)
 
-    async def _fresh_index(self, namespace: str, dim: int) -> VectorIndex:
-        """The namespace's index with every committed change applied."""
+    async def _fresh_index(self, namespace: str, dim: int, model: str | None) -> VectorIndex:
+        """The namespace's index of `model`'s vectors (and those without a model id; all
+        when `model` is None) with every committed change applied."""
         index = self._cache.get(namespace, dim)
+        if index is not None and getattr(index, "model", None) != model:
+            index = None  # another model's index: rebuilt (a process embeds with one model)
         if index is not None:
             pruned = await self.db.fetch_one("SELECT upto FROM vector_events_pruned")
             if index.cursor < pruned[0]:
@@ -69,8 +76,9 @@ class VectorSearch:
                 for part in chunks(sorted(changed)):
                     rows += await self.db.fetch(
                         "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
-                        "AND valid_until IS NULL AND embedding IS NOT NULL "
-                        f"AND seq IN ({', '.join('?' * len(part))})", (namespace, *part))
+                        f"AND valid_until IS NULL AND embedding IS NOT NULL AND {OF_MODEL} "
+                        f"AND seq IN ({', '.join('?' * len(part))})",
+                        (namespace, model, model, *part))
                 index.remove(changed)
                 index.add(rows)
                 index.cursor = events[-1][0]
@@ -81,9 +89,10 @@ class VectorSearch:
                 "SELECT coalesce(max(seq), 0) FROM vector_events"))[0]
             rows = await self.db.fetch(
                 "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
-                "AND valid_until IS NULL AND embedding IS NOT NULL AND length(embedding) = ?",
-                (namespace, dim * 4))
+                f"AND valid_until IS NULL AND embedding IS NOT NULL AND {OF_MODEL} "
+                "AND length(embedding) = ?", (namespace, model, model, dim * 4))
             index = VectorIndex(dim, cursor)
+            index.model = model  # type: ignore[attr-defined]
             await maybe_in_thread(len(rows) * dim, index.add, rows)
             self._cache.put(namespace, index)
         return index
