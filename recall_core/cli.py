@@ -605,6 +605,20 @@ def run_async(coro):
         return runner.run(coro)
 
 
+def _exit_on_sigterm() -> None:
+    """As PID 1 in a container (docker run without --init) a signal with the default action
+    is ignored: a `docker stop` during start-up waited its 10 s and killed (exit 137). An
+    explicit handler makes SIGTERM end start-up at once; `serve` replaces it with a graceful
+    one while it serves."""
+    import signal
+
+    def terminate(signum, frame) -> None:
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, terminate)
+
+
 def main(argv: list[str] | None = None) -> int:
     # numpy's OpenBLAS threads spin ~0.1 s after every call before they sleep: between the
     # vector searches of a busy server they burned a core (hybrid search at 100k memories:
@@ -613,6 +627,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     from .plugins import get_plugin_manager
 
+    _exit_on_sigterm()
     parser, sub = build_parser()
     try:
         get_plugin_manager().hook.register_commands(cli=sub)
