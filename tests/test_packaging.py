@@ -61,3 +61,14 @@ def test_readme_commands_install_from_paths_only():
         named = [a for a in args if not a.startswith("-") and not a.startswith((".", "plugins/", "examples/"))]
         assert not named, f"README installs {named} by name: {line}"
         assert "torch" not in line, line
+
+
+def test_default_tox_envs_install_no_torch():
+    import configparser
+
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(ROOT / "tox.ini")
+    default_envs = tox["tox"]["env_list"].replace(",", " ").split()
+    for env in ["testenv", *(f"testenv:{e}" for e in default_envs)]:
+        deps = tox[env].get("deps", "") if env in tox else ""
+        assert "torch" not in deps, (env, deps)
