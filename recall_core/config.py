@@ -127,6 +127,19 @@ class RecallConfig(BaseSettings):
             raise ValueError(f"{value!r} is not a log level; use one of {', '.join(LOG_LEVELS)}")
         return level
 
+    @field_validator("public_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{value!r} is not an http(s) URL with a host; use the address "
+                             f"clients reach Recall at, e.g. https://recall.example.org")
+        return value.strip().rstrip("/")
+
     @field_validator("port", "metrics_port")
     @classmethod
     def _port_range(cls, value: int | None) -> int | None:

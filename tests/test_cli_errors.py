@@ -124,3 +124,10 @@ def test_a_database_from_a_newer_recall_is_refused(tmp_path):
     proc = recall_cli("status", "--db", db, check=False, env=ENV)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2 and len(lines) == 1 and "newer" in lines[0] and "Downgrades" in lines[0]
+
+
+def test_a_public_url_that_is_not_a_url_is_refused(tmp_path):
+    proc = recall_cli("serve", "--db", str(tmp_path / "r.db"), "--port", str(free_port()),
+                      check=False, env={**ENV, "RECALL_PUBLIC_URL": "recall.example.org"}, timeout=30)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and "public_url" in lines[0] and "https://" in lines[0]
