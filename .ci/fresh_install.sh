@@ -20,7 +20,8 @@ if "$tmp/venv/bin/pip" list 2>/dev/null | grep -i -E '^(torch|nvidia|triton)'; t
 fi
 
 port=$("$tmp/venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$tmp/venv/bin/recall" serve --db "$tmp/r.db" --port "$port" > "$tmp/serve.log" 2>&1 &
+# stub extractor: offline and deterministic even where ANTHROPIC_API_KEY happens to be set
+RECALL_EXTRACTOR=stub "$tmp/venv/bin/recall" serve --db "$tmp/r.db" --port "$port" > "$tmp/serve.log" 2>&1 &
 pid=$!
 token=$("$tmp/venv/bin/recall" create-token ci --db "$tmp/r.db" --json | "$tmp/venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["token"])')
 "$tmp/venv/bin/python" - "$port" "$token" <<'PY'
