@@ -247,8 +247,11 @@ async def _status(args: argparse.Namespace) -> int:
         extra = storage.status() if hasattr(storage, "status") else {}
         failures = await storage.recent_failures(None, 5)
         expired = await storage.expired_leases()
-        vectors = (await storage.embedding_models(None)
+        only = args.namespace
+        vectors = (await storage.embedding_models(only)
                    if hasattr(storage, "embedding_models") else {})
+        sources = (await storage.memory_sources(only)
+                   if hasattr(storage, "memory_sources") else None)
         namespaces, ns_total = [], None
         if hasattr(storage, "list_namespaces"):  # the optional admin capability
             rows, ns_total = await storage.list_namespaces(args.namespaces, 0)
@@ -262,6 +265,9 @@ async def _status(args: argparse.Namespace) -> int:
             "storage_status": extra, "recent_failures": failures,
             # stored vectors per embedding model id ("unrecorded": before ids were kept)
             "vectors": {m or "unrecorded": n for m, n in vectors.items()},
+            # what made the current memories (of --namespace, or all): the provenance their
+            # store recorded; extractor null = no store (verbatim import), "" = not recorded
+            "memory_sources": sources, "scope": only,
             "workers": {"ok": expired == 0, "jobs_past_lease": expired},
             "namespace_count": ns_total, "namespaces": namespaces}
     if args.json:
@@ -271,6 +277,10 @@ async def _status(args: argparse.Namespace) -> int:
         print(f"extractor: {info['extractor']}")
         print(f"rankers:   {', '.join(f'{k}={v}' for k, v in info['rankers'].items())}")
         print("jobs:      " + ", ".join(f"{k} {v}" for k, v in jobs.items()))
+        if sources:
+            scope = f" of {only!r}" if only else ""
+            print(f"memories{scope} made by: " + "; ".join(
+                f"{s['memories']} {_source_label(s)}" for s in sources))
         if info["vectors"]:
             print("vectors:   " + ", ".join(f"{n} by {m}" for m, n in info["vectors"].items())
                   + ("  (several models: `recall reindex` re-embeds all with the configured one)"
@@ -294,6 +304,15 @@ async def _status(args: argparse.Namespace) -> int:
                       f"{n['superseded_memories']:>10} {n['active_tokens']:>6} "
                       f"{n['queued_jobs']:>6} {n['failed_jobs']:>6}  {n['last_activity'] or '-'}")
     return 0
+
+
+def _source_label(source: dict[str, Any]) -> str:
+    if source["extractor"] is None:
+        return "imported verbatim (no extractor)"
+    if not source["extractor"]:
+        return "by an extractor not recorded (stored before provenance was kept)"
+    detail = ", ".join(f"{k} {source[k]}" for k in ("model", "prompt_version") if source.get(k))
+    return f"by {source['extractor']}" + (f" ({detail})" if detail else "")
 
 
 def redact(url: str) -> str:
@@ -536,6 +555,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     _json_arg(p)
     p.add_argument("--namespaces", type=int, default=50, metavar="N",
                    help="list at most N namespaces, most recently active first (default: 50)")
+    p.add_argument("--namespace", metavar="NS",
+                   help="which extractor made NS's memories and vectors per model for NS only "
+                        "(default: over every namespace)")
     p.set_defaults(afunc=_status)
 
     p = sub.add_parser("plugins", help="list installed plugins and their hooks")

@@ -339,6 +339,18 @@ class EmbeddingModels(Protocol):
         continues an interrupted one."""
 
 
+@runtime_checkable
+class MemorySources(Protocol):
+    """Optional storage capability: what made the stored memories (`recall status`)."""
+
+    async def memory_sources(self, namespace: str | None) -> list[dict[str, Any]]:
+        """Current memories of one namespace (all when None) counted by the provenance their
+        source job recorded in its result (`writes.provenance`): dicts with `extractor`,
+        `model`, `prompt_version` (None when not recorded) and `memories`, most first.
+        `extractor` is None for memories without a source job (verbatim import) and ""
+        for a job that recorded no provenance (stored before it was recorded)."""
+
+
 class NotReady(Exception):
     """Raised by a ranker that cannot answer yet (e.g. its model is still loading).
 

@@ -241,3 +241,32 @@ def test_status_reports_jobs_whose_worker_died(tmp_path):
     assert [line for line in out.splitlines() if line.startswith("workers:")] == [
         "workers:   1 running job(s) past their lease: a worker died or is stuck (they are "
         "re-run up to worker.max_attempts; check the server log and /health)"]
+
+
+def test_status_says_which_extractor_made_a_namespaces_memories(tmp_path):
+    # issue 14: provenance recorded by each store (writes.provenance), summed by recall status
+    db = str(tmp_path / "r.db")
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"text": t}) + "\n" for t in (
+        "I use vim.", "We decided to deploy only on Tuesdays.", "I prefer dark mode.")))
+    out = json.loads(recall_cli("import", str(src), "--namespace", "alice", "--extract",
+                                "--db", db, "--quiet", env=ENV).stdout)
+    assert out["failed_jobs"] == 0
+    recall_cli("import", str(src), "--namespace", "bob", "--db", db, "--quiet", env=ENV)
+
+    def sources(*args: str) -> list[dict]:
+        info = json.loads(recall_cli("status", "--db", db, "--json", *args, env=ENV).stdout)
+        return info["memory_sources"]
+
+    assert sources("--namespace", "alice") == [
+        {"extractor": "stub", "model": None, "prompt_version": "rules-v1", "memories": 3}]
+    assert sources("--namespace", "bob") == [
+        {"extractor": None, "model": None, "prompt_version": None, "memories": 3}]
+    assert sorted(sources(), key=lambda s: s["extractor"] or "") == [
+        {"extractor": None, "model": None, "prompt_version": None, "memories": 3},
+        {"extractor": "stub", "model": None, "prompt_version": "rules-v1", "memories": 3}]
+    assert sources("--namespace", "nobody") == []
+    text = recall_cli("status", "--db", db, "--namespace", "alice", env=ENV).stdout
+    assert "memories of 'alice' made by: 3 by stub (prompt_version rules-v1)" in text, text
+    text = recall_cli("status", "--db", db, "--namespace", "bob", env=ENV).stdout
+    assert "3 imported verbatim (no extractor)" in text, text

@@ -37,7 +37,8 @@ import pytest_asyncio
 
 from recall_core.errors import StorageConflict
 from recall_core.models import Memory, Operation, ScoredId, ToolCallRecord, new_id, utcnow
-from recall_core.protocols import DecayRow, EmbeddingModels, HistoricalReads, Storage
+from recall_core.protocols import (DecayRow, EmbeddingModels, HistoricalReads, MemorySources,
+                                   Storage)
 from recall_core.testing.helpers import supersede, complete_job, current_of, delete
 
 A = "ns-a"
@@ -1073,6 +1074,31 @@ class StorageContract:
         assert await found("model-b") == {legacy.id}
         assert await storage.other_model_vectors(A, "model-a") == 0
         assert await storage.embedding_models(A) == {"model-a": 2, "model-b": 1, None: 1}
+
+    async def test_memory_sources_count_current_memories_by_recorded_provenance(
+            self, storage: Storage) -> None:
+        if not isinstance(storage, MemorySources):
+            pytest.skip(f"{type(storage).__name__} has no memory_sources (optional capability)")
+        llm = {"extractor": "openai", "model": "smollm2", "prompt_version": "3"}
+        jobs = {}
+        for key, result in (("llm", llm), ("stub", {"extractor": "stub"}), ("old", None)):
+            payload = {"text": key, **({"result": result} if result else {})}
+            jobs[key], _ = await storage.enqueue(operation(A, key, payload=payload))
+        theirs, _ = await storage.enqueue(operation(B, "b", payload={"result": llm}))
+        rows = [memory(A, f"llm {i}", source_job_id=jobs["llm"].id) for i in range(3)]
+        rows += [memory(A, "stub", source_job_id=jobs["stub"].id),
+                 memory(A, "old", source_job_id=jobs["old"].id),
+                 memory(A, "imported"), memory(A, "imported too"),
+                 memory(A, "llm but superseded", source_job_id=jobs["llm"].id, valid_until=T0),
+                 memory(B, "theirs", source_job_id=theirs.id)]
+        await storage.insert_memories(rows)
+        want = [{"extractor": "openai", "model": "smollm2", "prompt_version": "3", "memories": 3},
+                {"extractor": None, "model": None, "prompt_version": None, "memories": 2},
+                {"extractor": "", "model": None, "prompt_version": None, "memories": 1},
+                {"extractor": "stub", "model": None, "prompt_version": None, "memories": 1}]
+        assert await storage.memory_sources(A) == want
+        assert await storage.memory_sources(None) == [{**want[0], "memories": 4}, *want[1:]]
+        assert await storage.memory_sources("nobody") == []
 
     async def test_ids_missing_embeddings(self, storage: Storage) -> None:
         self.need(storage, "vectors")

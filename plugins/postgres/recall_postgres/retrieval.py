@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
@@ -86,6 +86,19 @@ class RetrievalMethods:
             f"SELECT id, embedding FROM memories WHERE id = ANY($2::text[]) AND {IN_NAMESPACE} "
             f"AND embedding IS NOT NULL AND {OF_MODEL.format(p=3)}", namespace, list(ids), model)
         return {r["id"]: list(r["embedding"]) for r in rows}
+
+    async def memory_sources(self, namespace: str | None) -> list[dict[str, Any]]:
+        rows = await self.pool.fetch(
+            "SELECT CASE WHEN m.source_job_id IS NULL THEN NULL "
+            "ELSE coalesce(o.payload->'result'->>'extractor', '') END AS x, "
+            "o.payload->'result'->>'model' AS mo, "
+            "o.payload->'result'->>'prompt_version' AS pv, count(*) AS n "
+            "FROM memories m LEFT JOIN operations o ON o.id = m.source_job_id "
+            "AND o.namespace = m.namespace WHERE m.valid_until IS NULL "
+            "AND ($1::text IS NULL OR m.namespace = $1) GROUP BY x, mo, pv "
+            "ORDER BY n DESC, x NULLS FIRST", namespace)
+        return [{"extractor": r["x"], "model": r["mo"], "prompt_version": r["pv"],
+                 "memories": int(r["n"])} for r in rows]
 
     async def embedding_models(self, namespace: str | None) -> dict[str | None, int]:
         rows = await self.pool.fetch(

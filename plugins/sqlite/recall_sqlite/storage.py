@@ -430,6 +430,19 @@ class SQLiteStorage(AdminMethods):
             out.update((r[0], unpack_vector(r[1])) for r in rows)
         return out
 
+    async def memory_sources(self, namespace: str | None) -> list[dict[str, Any]]:
+        rows = await self.db.fetch(
+            "SELECT CASE WHEN m.source_job_id IS NULL THEN NULL "
+            "ELSE coalesce(json_extract(o.payload, '$.result.extractor'), '') END AS x, "
+            "json_extract(o.payload, '$.result.model') AS mo, "
+            "json_extract(o.payload, '$.result.prompt_version') AS pv, count(*) AS n "
+            "FROM memories m LEFT JOIN operations o ON o.id = m.source_job_id "
+            "AND o.namespace = m.namespace WHERE m.valid_until IS NULL "
+            "AND (? IS NULL OR m.namespace = ?) GROUP BY x, mo, pv ORDER BY n DESC, x",
+            (namespace, namespace))
+        return [{"extractor": r[0], "model": r[1], "prompt_version": r[2], "memories": int(r[3])}
+                for r in rows]
+
     async def embedding_models(self, namespace: str | None) -> dict[str | None, int]:
         rows = await self.db.fetch(
             "SELECT embedding_model, count(*) FROM memories WHERE embedding IS NOT NULL "
