@@ -123,7 +123,8 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         queries while keeping nearly all real answers. For a question about the past ("what
         editor did I use in March?") pass as_of (ISO 8601; a bare date is the end of that day,
         UTC): results are the memories valid then, including values replaced since, each with
-        valid_from and valid_until. data.degraded lists rankers that could not answer (e.g. a
+        valid_from and valid_until (slower: up to about a second for large histories).
+        data.degraded lists rankers that could not answer (e.g. a
         model still loading).
         """
         return await guarded(service.search, query=query, limit=limit,
