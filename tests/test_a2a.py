@@ -396,3 +396,37 @@ async def test_an_erase_while_a_store_task_runs_is_not_undone(tmp_path):
             con.close()
     finally:
         srv.stop()
+
+
+async def test_a2a_obeys_the_size_limit_and_the_tool_timeout(tmp_path):
+    # Issue 15: A2A accepted a 20 MiB message (MCP answers 413) and a skill ran far past
+    # limits.tool_timeout. Now an oversized body is 413 before any task exists, and a skill
+    # that takes too long ends failed with TOOL_TIMEOUT, having stored nothing.
+    db = str(tmp_path / "r.db")
+    tests = os.path.dirname(__file__)
+    srv = ServerProcess(db, tmp_path, env={
+        "RECALL_PLUGIN_MODULES": "plugins_for_tests.slow_extractor", "RECALL_EXTRACTOR": "slow",
+        "SLOW_EXTRACTOR_DELAY": "3.0", "RECALL_LIMITS__TOOL_TIMEOUT": "1",
+        "PYTHONPATH": os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH")) if p)}).start()
+    try:
+        tok = srv.token("tina")
+        big = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+               "params": {"message": {"role": "ROLE_USER", "messageId": "m1",
+                                      "parts": [{"text": "x" * (20 * 1024 * 1024)}]}}}
+        r = httpx.post(srv.base + "/a2a", json=big, timeout=60,
+                       headers={"Authorization": f"Bearer {tok}", "A2A-Version": "1.0"})
+        assert r.status_code == 413 and r.json()["error"] == "payload_too_large"
+        async with A2A(srv.base, tok, streaming=False) as tina:
+            assert await tina.task_ids() == set()  # nothing was kept of the big message
+            task = await tina.send(data(skill="store_memories", topic="home",
+                                        text="I live in Tromso."))
+            assert task.status.state == TaskState.TASK_STATE_FAILED
+            assert status_data(task)["code"] == "TOOL_TIMEOUT"
+        await asyncio.sleep(3.5)  # the stopped extraction would have finished by now
+        con = sqlite3.connect(db)
+        try:
+            assert con.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+        finally:
+            con.close()
+    finally:
+        srv.stop()

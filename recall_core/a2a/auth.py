@@ -98,8 +98,29 @@ async def verify_request(storage: Storage, request: Request) -> str | JSONRespon
     return namespace
 
 
-def require_token(storage: Storage, endpoint: Endpoint) -> Endpoint:
+def body_limit(max_text_bytes: int) -> int:
+    """The largest A2A request body accepted: room for a text at the size limit even when
+    JSON escapes every character (up to 6 bytes for one UTF-8 byte... in practice 2x), plus
+    the envelope. A bigger body is refused before the SDK stores it in a task's history."""
+    return 8 * max_text_bytes + 64 * 1024
+
+
+def _too_large(limit: int) -> JSONResponse:
+    return JSONResponse(
+        {"error": "payload_too_large",
+         "error_description": f"The request body is larger than {limit} bytes. A memory's text "
+                             f"may be at most limits.max_text_bytes; split it into several "
+                             f"messages."}, status_code=413)
+
+
+def require_token(storage: Storage, endpoint: Endpoint, max_body: int | None = None) -> Endpoint:
     async def guarded(request: Request) -> Response:
+        if max_body is not None and request.method in ("POST", "PUT", "PATCH"):
+            declared = request.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_body:
+                return _too_large(max_body)
+            if not declared and len(await request.body()) > max_body:  # chunked
+                return _too_large(max_body)
         outcome = await verify_request(storage, request)
         if isinstance(outcome, Response):
             return outcome
@@ -112,13 +133,14 @@ def require_token(storage: Storage, endpoint: Endpoint) -> Endpoint:
     return guarded
 
 
-def guard_routes(storage: Storage, routes: list[BaseRoute]) -> list[Route]:
+def guard_routes(storage: Storage, routes: list[BaseRoute],
+                 max_body: int | None = None) -> list[Route]:
     """Plain `Route`s with their endpoints behind `require_token`. Anything else the SDK
     returns (the REST `/{tenant}` mount) is dropped: Recall does not use path tenants, and a
     catch-all mount at the root would shadow other routes."""
     out: list[Route] = []
     for route in routes:
         if isinstance(route, Route):
-            out.append(Route(route.path, endpoint=require_token(storage, route.endpoint),
+            out.append(Route(route.path, endpoint=require_token(storage, route.endpoint, max_body),
                              methods=sorted(route.methods or ()), name=route.name))
     return out

@@ -12,6 +12,7 @@ tools, e.g. INVALID_PARAM); failed when extraction or storage failed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import asdict
@@ -106,18 +107,30 @@ class RecallAgentExecutor(AgentExecutor):
             await event_queue.enqueue_event(Task(
                 id=context.task_id, context_id=context.context_id,
                 status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED), history=history))
+        timeout = self.runtime.config.limits.tool_timeout
         try:
             if task is None:
                 await updater.start_work()
-                await self._start(namespace, context, updater)
+                # A skill obeys the same limit as an MCP tool call (limits.tool_timeout).
+                await asyncio.wait_for(self._start(namespace, context, updater), timeout)
             elif task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED and pending_of(task):
-                await self._resume(namespace, context, task, updater)
+                await asyncio.wait_for(self._resume(namespace, context, task, updater), timeout)
             else:
                 # Only a task interrupted mid-work (the server stopped while it ran) gets here.
                 await updater.failed(self._say(
                     updater, "This task is not waiting for input (the server may have stopped "
                              "while it ran). Send the request again as a new task."))
                 return "error", "TASK_NOT_RESUMABLE"
+        except TimeoutError:
+            log.warning("a2a task %s: skill exceeded limits.tool_timeout (%s s)", context.task_id,
+                        timeout)
+            await updater.failed(self._error(
+                updater, "TOOL_TIMEOUT",
+                f"The skill did not finish within {timeout:g} s (limits.tool_timeout) and was "
+                f"stopped; a store stopped before its write committed stored nothing (its write "
+                f"is one transaction). Retry, or store long texts with the MCP store_memory "
+                f"tool, which queues them."))
+            return "error", "TOOL_TIMEOUT"
         except NamespaceErased as exc:
             await updater.failed(self._error(updater, exc.code, exc.message))
             return "error", exc.code

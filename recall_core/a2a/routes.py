@@ -19,7 +19,7 @@ from typing import Any
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
 
-from .auth import NamespaceContextBuilder, guard_routes
+from .auth import NamespaceContextBuilder, body_limit, guard_routes
 from .card import A2A_PATH, build_card, card_routes, fixed_base
 from .executor import RecallAgentExecutor
 from .task_store import StorageTaskStore
@@ -43,12 +43,13 @@ def mount_a2a(app: Any, runtime: Any, *, public_url: str | None = None) -> Defau
     handler = build_handler(runtime, public_url)
     builder = NamespaceContextBuilder()
     storage = runtime.storage
+    max_body = body_limit(runtime.config.limits.max_text_bytes)
     routes = [
         *card_routes(public_url),
         *guard_routes(storage, create_jsonrpc_routes(handler, A2A_PATH, context_builder=builder,
-                                                     enable_v0_3_compat=True)),
+                                                     enable_v0_3_compat=True), max_body),
         *guard_routes(storage, create_rest_routes(handler, context_builder=builder,
-                                                  path_prefix=A2A_PATH)),
+                                                  path_prefix=A2A_PATH), max_body),
     ]
     app.router.routes[0:0] = routes
     inner = app.router.lifespan_context
