@@ -54,6 +54,8 @@ class RetentionSettings(_Section):
     # Days a finished store keeps its text in the operations table (then only a SHA-256 of
     # it stays; see recall_core/retention.py and README "Data and privacy").
     operation_text_days: float = Field(7.0, ge=0)
+    # Days an A2A task (its messages and artifacts) is kept after its last update.
+    task_days: float = Field(30.0, ge=0)
     # How often the retention job runs (seconds; 0 = never).
     interval: float = Field(3600.0, ge=0)
 

@@ -275,6 +275,10 @@ class Records(Protocol):
 
     async def delete_task(self, namespace: str, task_id: str) -> None: ...
 
+    async def expire_tasks(self, updated_before: datetime) -> int:
+        """Delete A2A tasks of every namespace last updated before `updated_before` (the
+        retention job, `retention.task_days`). Returns how many."""
+
 
 @runtime_checkable
 class Storage(TokenStore, JobQueue, MemoryStore, Retrieval, Records, Protocol):

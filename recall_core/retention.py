@@ -6,6 +6,9 @@ retrying). Once the job has finished (done or failed), the text is kept for
 re-extract), then scrubbed like a forgotten memory's source (`forget.scrub_payload`): the
 operation keeps its id, idempotency key, status, result ids and a SHA-256 of the text, so a
 retry with the same key is still recognised. The memories themselves are kept until deleted.
+
+A2A tasks (their messages and artifacts hold the texts too) are deleted
+`retention.task_days` (default 30) after their last update.
 """
 
 from __future__ import annotations
@@ -38,3 +41,8 @@ async def scrub_old_payloads(storage: Storage, days: float, now: datetime) -> in
         done += len(ops)
         if len(ops) < PAGE:
             return done
+
+
+async def expire_tasks(storage: Storage, days: float, now: datetime) -> int:
+    """Delete A2A tasks last updated more than `days` ago. Returns how many."""
+    return await storage.expire_tasks(now - timedelta(days=days))

@@ -26,7 +26,7 @@ from .context import model_id
 from .activity import Activity
 from .config import RecallConfig
 from .decay import run_decay
-from .retention import scrub_old_payloads
+from .retention import expire_tasks, scrub_old_payloads
 from .writes import process
 from .models import utcnow
 from .protocols import Embedder, ExtractionError, Extractor, NotReady, Storage
@@ -235,6 +235,9 @@ class Worker:
             n = await scrub_old_payloads(self.storage, cfg.operation_text_days, self.clock())
             if n:
                 log.info("retention: scrubbed the text of %d finished store(s)", n)
+            n = await expire_tasks(self.storage, cfg.task_days, self.clock())
+            if n:
+                log.info("retention: deleted %d A2A task(s) older than %g days", n, cfg.task_days)
 
         await self._every(cfg.interval, "retention", run)
 

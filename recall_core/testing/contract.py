@@ -683,6 +683,13 @@ class StorageContract:
             await tx.set_payload(job.id, {"scrubbed": True})
         assert await storage.payloads_to_scrub(later, 10) == []
 
+    async def test_expire_tasks_deletes_tasks_not_updated_since(self, storage: Storage) -> None:
+        await storage.save_task(A, "old", {"n": 1})
+        await storage.save_task(B, "old-b", {"n": 2})
+        assert await storage.expire_tasks(utcnow() - timedelta(days=1)) == 0
+        assert await storage.expire_tasks(utcnow() + timedelta(seconds=1)) == 2
+        assert await storage.get_task(A, "old") is None and await storage.list_tasks(B) == []
+
     async def test_history_is_oldest_first_and_scoped(self, storage: Storage) -> None:
         v = [memory(A, f"version {i}", entity="e", attribute="a", value=str(i), minutes=i,
                     valid_until=T0 + timedelta(minutes=i + 1) if i < 2 else None)

@@ -284,6 +284,11 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
             namespace)
         return [r["data"] for r in rows]
 
+    async def expire_tasks(self, updated_before: datetime) -> int:
+        result = await self.pool.execute("DELETE FROM a2a_tasks WHERE updated_at < $1",
+                                         aware(updated_before))
+        return int(result.split()[-1])
+
     async def delete_task(self, namespace: str, task_id: str) -> None:
         await self.pool.execute("DELETE FROM a2a_tasks WHERE namespace = $1 AND task_id = $2",
                                 namespace, task_id)

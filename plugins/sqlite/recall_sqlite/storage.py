@@ -508,6 +508,10 @@ class SQLiteStorage(AdminMethods):
             (namespace,))
         return [json.loads(r[0]) for r in rows]
 
+    async def expire_tasks(self, updated_before: datetime) -> int:
+        return await self.db.write("DELETE FROM a2a_tasks WHERE updated_at < ?",
+                                   (to_db(updated_before),))
+
     async def delete_task(self, namespace: str, task_id: str) -> None:
         await self.db.write(
             "DELETE FROM a2a_tasks WHERE namespace = ? AND task_id = ?", (namespace, task_id))
