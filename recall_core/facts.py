@@ -64,10 +64,6 @@ class Changes:
         self.ends.extend(other.ends)
         self.refresh.extend(other.refresh)
 
-    @property
-    def empty(self) -> bool:
-        return not (self.inserts or self.ends or self.refresh)
-
 
 def check_namespace(namespace: str, memories: Iterable[Memory]) -> None:
     """Every storage's insert calls this: a write never crosses namespaces."""

@@ -13,13 +13,12 @@ A2A tasks (their messages and artifacts hold the texts too) are deleted
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime, timedelta
+from typing import Any
 
 from .forget import scrub_payload
 from .protocols import Storage
-
-log = logging.getLogger("recall.retention")
+from .writes import transaction
 
 PAGE = 200
 
@@ -35,9 +34,11 @@ async def scrub_old_payloads(storage: Storage, days: float, now: datetime) -> in
         for op in ops:
             by_ns.setdefault(op.namespace, []).append(op)
         for namespace, batch in by_ns.items():
-            async with storage.write(namespace) as tx:
+            async def body(tx: Any, batch: list = batch) -> None:
                 for op in batch:
                     await tx.set_payload(op.id, scrub_payload(op.payload))
+
+            await transaction(storage, namespace, [], body)
         done += len(ops)
         if len(ops) < PAGE:
             return done

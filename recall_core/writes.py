@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from . import facts
-from .context import attach_context, embed_in_context, model_id
+from .context import attach_context, embed_in_context
 from .errors import StaleClaim, TransientConflict
 from .models import ExtractedMemory, Memory, Operation
 from .protocols import Embedder, NearDuplicateSearch, NotReady, Storage, WriteTx
@@ -120,18 +120,13 @@ async def prepare(storage: Storage, embedder: Embedder | None, namespace: str,
 
 
 async def embed_memories(embedder: Embedder | None, memories: Sequence[Memory],
-                         storage: Storage | None = None) -> None:
-    """Attach vectors (with session context when `storage` is given) if the model is ready;
-    otherwise the backfill loop adds plain vectors later."""
+                         storage: Storage) -> None:
+    """Attach vectors with session context if the model is ready; otherwise the backfill
+    loop adds plain vectors later."""
     if embedder is None or not memories or not embedder.ready:
         return
     try:
-        if storage is None:
-            for m, vec in zip(memories, await embedder.embed([m.text for m in memories])):
-                m.embedding = list(vec)
-                m.embedding_model = model_id(embedder)
-        else:
-            await embed_in_context(embedder, storage, memories[0].namespace, memories)
+        await embed_in_context(embedder, storage, memories[0].namespace, memories)
     except NotReady:
         for m in memories:
             m.embedding = None

@@ -21,8 +21,8 @@ from recall_core.protocols import DecayRow
 from .fulltext import TYPES, Counts, sync
 from .tx import in_transaction
 from .writetx import conflict
-from .rows import (IN_NAMESPACE, INSERT_MEMORY, MEMORY_COLUMNS, aware, memory_from_row,
-                   memory_params, utc)
+from .rows import (CURRENT_BY_IDS, IN_NAMESPACE, INSERT_MEMORY, MEMORY_COLUMNS, aware,
+                   memory_from_row, memory_params, utc)
 
 from .vectors import PRUNE_EVERY, ArrayIndex, prune_vector_changes
 
@@ -99,9 +99,7 @@ class MemoryMethods:
     async def get_memories(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
         if not ids:
             return []
-        rows = await self.pool.fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ANY($2::text[]) "
-            f"AND {IN_NAMESPACE} AND valid_until IS NULL", namespace, list(ids))
+        rows = await self.pool.fetch(CURRENT_BY_IDS, namespace, list(ids))
         return [memory_from_row(r) for r in rows]
 
     async def list_memories(self, namespace: str, limit: int, offset: int) -> tuple[list[Memory], int]:

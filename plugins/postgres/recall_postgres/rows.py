@@ -28,6 +28,11 @@ OPERATION_COLUMNS = (
 IN_NAMESPACE = 'namespace = $1 COLLATE "C"'
 
 
+# The current rows of a namespace among a list of ids ($1 namespace, $2 ids).
+CURRENT_BY_IDS = (f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ANY($2::text[]) "
+                  f"AND {IN_NAMESPACE} AND valid_until IS NULL")
+
+
 def aware(dt: datetime | None) -> datetime | None:
     """Naive datetimes are taken as UTC (asyncpg would read them as local time)."""
     if dt is not None and dt.tzinfo is None:

@@ -24,17 +24,17 @@ from typing import Any
 import asyncpg
 
 from recall_core.errors import ConfigError, TransientConflict
-from recall_core.models import Memory, Operation, ToolCallRecord
+from recall_core.models import Operation, ToolCallRecord
 
 from . import queue
 from .admin import AdminMethods
 from .memories import MemoryMethods
-from .fulltext import FullText, sync
+from .fulltext import FullText
 from .migrations import MIGRATION_LOCK, current_version, migrate
 from .retrieval import RetrievalMethods
-from .rows import IN_NAMESPACE, OPERATION_COLUMNS, aware, operation_from_row
+from .rows import OPERATION_COLUMNS, aware, operation_from_row
 from .settings import PostgresSettings
-from .tx import RETRYABLE, in_transaction
+from .tx import RETRYABLE
 from .writetx import PgWriteTx
 from .vectors import ArrayIndex, PgVectorIndex, choose, setup_vector_column
 

@@ -24,7 +24,7 @@ from recall_core.models import Memory, Operation
 from recall_core.textproc import fold
 
 from .fulltext import sync
-from .rows import (IN_NAMESPACE, MEMORY_COLUMNS, OPERATION_COLUMNS, aware, memory_from_row,
+from .rows import (CURRENT_BY_IDS, IN_NAMESPACE, MEMORY_COLUMNS, OPERATION_COLUMNS, aware, memory_from_row,
                    operation_from_row)
 
 if TYPE_CHECKING:
@@ -73,9 +73,7 @@ class PgWriteTx:
         return [memory_from_row(r) for r in rows]
 
     async def current(self, ids: Sequence[str]) -> list[Memory]:
-        rows = await self.con.fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ANY($2::text[]) "
-            f"AND {IN_NAMESPACE} AND valid_until IS NULL", self.namespace, list(ids))
+        rows = await self.con.fetch(CURRENT_BY_IDS, self.namespace, list(ids))
         return [memory_from_row(r) for r in rows]
 
     async def insert(self, memories: Sequence[Memory]) -> None:

@@ -122,3 +122,14 @@ def fts_match(namespace: str | None, quoted: Sequence[str],
     if namespace is None:
         return text
     return f'ns : "{namespace_token(namespace)}" AND {text}'
+
+
+def by_ids(columns: str, condition: str, n: int) -> str:
+    """SELECT of `n` memories by id within one namespace (parameters: namespace, *ids).
+
+    The unary `+` keeps the planner off the namespace indexes: without it, SQLite looked up a
+    100-id IN list by scanning the whole namespace through `memories_all` (62 ms at 100k
+    memories instead of 0.5 ms, measured) because it guessed the namespace was small.
+    """
+    return (f"SELECT {columns} FROM memories WHERE +namespace = ? AND {condition} "
+            f"AND id IN ({', '.join('?' * n)})")

@@ -22,7 +22,7 @@ from recall_core.models import (MEMORY_TYPES, Memory, Operation, ScoredId, ToolC
 from recall_core.protocols import DecayRow, VectorToRedo
 
 from .admin import AdminMethods
-from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, from_db, memory_from_row,
+from .codec import (INSERT_MEMORY, by_ids, MEMORY_COLUMNS, OPERATION_COLUMNS, from_db, memory_from_row,
                     memory_params, now_text, operation_from_row, operation_params, pack_vector,
                     to_db, unpack_vector)
 from .connection import Database, chunks
@@ -34,17 +34,6 @@ from .vectors import OF_MODEL, PRUNE_EVERY, RESET, VectorSearch, prune_vector_ev
 _ITER_BATCH = 500
 #: An insert of at least this many memories (an import) merges the full-text index after.
 OPTIMIZE_AFTER_ROWS = 5000
-
-
-def by_ids(columns: str, condition: str, n: int) -> str:
-    """SELECT of `n` memories by id within one namespace (parameters: namespace, *ids).
-
-    The unary `+` keeps the planner off the namespace indexes: without it, SQLite looked up a
-    100-id IN list by scanning the whole namespace through `memories_all` (62 ms at 100k
-    memories instead of 0.5 ms, measured) because it guessed the namespace was small.
-    """
-    return (f"SELECT {columns} FROM memories WHERE +namespace = ? AND {condition} "
-            f"AND id IN ({', '.join('?' * n)})")
 
 
 class SQLiteStorage(AdminMethods):

@@ -19,7 +19,7 @@ from recall_core.errors import StorageConflict
 from recall_core.facts import check_namespace
 from recall_core.models import Memory, Operation
 
-from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, OPERATION_COLUMNS, memory_from_row,
+from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, by_ids, OPERATION_COLUMNS, memory_from_row,
                     memory_params, now_text, operation_from_row, to_db)
 from .connection import chunks
 
@@ -59,9 +59,7 @@ class SQLiteWriteTx:
         out: list[Memory] = []
         for part in chunks(list(dict.fromkeys(ids))):
             rows = await self.db.execute_fetchall(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE +namespace = ? "
-                f"AND valid_until IS NULL AND id IN ({', '.join('?' * len(part))})",
-                (self.namespace, *part))
+                by_ids(MEMORY_COLUMNS, "valid_until IS NULL", len(part)), (self.namespace, *part))
             out.extend(memory_from_row(r) for r in rows)
         return out
 
@@ -99,7 +97,7 @@ class SQLiteWriteTx:
         for part in chunks(list(dict.fromkeys(ids))):
             cur = await self.db.execute(
                 f"UPDATE memories SET pinned = ? WHERE +namespace = ? AND valid_until IS NULL "
-                f"AND id IN ({', '.join('?' * len(part))})", (int(pinned), self.namespace, *part))
+                f"AND id IN ({self._in(len(part))})", (int(pinned), self.namespace, *part))
             n += cur.rowcount
         if n:
             self.changed = True
@@ -109,7 +107,7 @@ class SQLiteWriteTx:
         n = 0
         for part in chunks(list(dict.fromkeys(ids))):
             cur = await self.db.execute(
-                f"DELETE FROM memories WHERE +namespace = ? AND id IN ({', '.join('?' * len(part))})",
+                f"DELETE FROM memories WHERE +namespace = ? AND id IN ({self._in(len(part))})",
                 (self.namespace, *part))
             n += cur.rowcount
         if n:
