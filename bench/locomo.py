@@ -160,9 +160,12 @@ async def load_verbatim(db: str, data: list[dict]) -> None:
         await rt.close()
 
 
-async def load_extract(db: str, data: list[dict]) -> None:
+async def load_extract(db: str, data: list[dict], allow_failed: bool = False) -> None:
     """Queue every turn as `recall import --extract` does, then run the jobs one at a time in
-    queue order (session context follows the conversation) with the configured extractor."""
+    queue order (session context follows the conversation) with the configured extractor
+    (`extractor` in the config / RECALL_EXTRACTOR). A job that ends failed stops the run unless
+    `allow_failed` (an LLM extractor's failures are part of its figure: the turn has no
+    memory, so its questions lose recall)."""
     from recall_core.transfer import import_extract
     from recall_core.worker import Worker
 
@@ -174,9 +177,16 @@ async def load_extract(db: str, data: list[dict]) -> None:
         while (op := await rt.storage.claim_job(600)) is not None:
             await worker.run_one(op)
         failed = await rt.storage.count_jobs(None, "failed")
-        if failed:
+        left = await rt.storage.count_jobs(None, "pending")
+        print(f"extract: extractor {rt.extractor.name!r}, {failed} jobs failed, {left} left "
+              f"pending", file=sys.stderr)
+        if left:
+            raise SystemExit(f"{left} extraction jobs are still pending (a retry scheduled "
+                             "later? set RECALL_WORKER__RETRY_BACKOFF=0 for the benchmark)")
+        if failed and not allow_failed:
             raise SystemExit(f"{failed} extraction jobs failed: "
-                             f"{await rt.storage.recent_failures(None, 3)}")
+                             f"{await rt.storage.recent_failures(None, 3)} (--allow-failed "
+                             "measures anyway)")
     finally:
         await rt.close()
 
@@ -306,10 +316,22 @@ async def main(argv: list[str] | None = None) -> None:
                                      "this script creates <db>_<path> and copies of it")
     ap.add_argument("--keep", action="store_true",
                     help="with --db-url: keep the loaded databases and reuse them next time")
+    ap.add_argument("--convs", nargs="*",
+                    help="only these conversations (sample ids), or a half's name: tune, confirm")
+    ap.add_argument("--allow-failed", action="store_true",
+                    help="extract path: measure even when some extraction jobs failed (LLM "
+                         "extractors); the count is reported")
     args = ap.parse_args(argv)
     data = json.loads(Path(args.data).read_text())
+    if args.convs:
+        wanted = {c for name in args.convs for c in HALVES.get(name, (name,))}
+        unknown = wanted - {s["sample_id"] for s in data}
+        if unknown:
+            raise SystemExit(f"--convs: no conversation {sorted(unknown)} in {args.data}")
+        data = [s for s in data if s["sample_id"] in wanted]
     backend = PostgresCopies(args.db_url, args.keep) if args.db_url else SqliteCopies(args.cache)
-    loaders = {"verbatim": load_verbatim, "extract": load_extract}
+    loaders = {"verbatim": load_verbatim,
+               "extract": lambda db, d: load_extract(db, d, args.allow_failed)}
     results: dict = {}
     try:
         for path in args.paths:
@@ -350,7 +372,7 @@ async def run_configs(backend, data: list[dict], path: str, args: argparse.Names
         summary["p50_ms"] = round(statistics.median(lat), 2)
         results[f"{path} {name}"] = summary
         print(path, name, json.dumps(summary["all"]["overall"]),
-              {h: summary[h]["overall"]["recall@10"] for h in HALVES},
+              {h: summary[h]["overall"]["recall@10"] for h in HALVES if h in summary},
               f"p50={summary['p50_ms']}ms", file=sys.stderr)
     if args.http:
         db = await backend.copy(path, "http")
