@@ -43,14 +43,19 @@ class SearchOutcome:
 
 
 def rrf(ranked: Sequence[tuple[float, Sequence[ScoredId]]], k: int) -> dict[str, float]:
-    """Weighted reciprocal rank fusion, normalised so 1.0 means 'first in every ranker'."""
+    """Weighted reciprocal rank fusion, normalised so 1.0 means 'first in every ranker'.
+    An id a ranker lists twice counts once, at its best rank (a third-party ranker's
+    duplicates must not lift a memory above 'first everywhere')."""
     fused: dict[str, float] = {}
     total_weight = sum(w for w, _ in ranked)
     if total_weight <= 0:
         return fused
     for weight, hits in ranked:
+        seen: set[str] = set()
         for rank, hit in enumerate(hits, start=1):
-            fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + rank)
+            if hit.id not in seen:
+                seen.add(hit.id)
+                fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + rank)
     best = total_weight / (k + 1)
     return {mid: s / best for mid, s in fused.items()}
 
@@ -81,8 +86,8 @@ def strength(access_count: int, max_access: int) -> float:
 
 #: The documented `score_threshold` that drops results nothing in the query supports
 #: (gibberish, questions about things never stored) while keeping nearly every real answer:
-#: on LoCoMo no gibberish search kept a result, half the off-topic ones did (they share a
-#: word with a stored turn), recall@10 cost 0.000-0.002 (bench/scores.py, RESULTS "Scores").
+#: on LoCoMo no gibberish search kept a result, 42-46% of the off-topic ones did (they share
+#: a word with a stored turn), recall@10 cost 0.010-0.013 (bench/scores.py, RESULTS "Scores").
 SCORE_THRESHOLD_NONSENSE = 0.25
 
 
@@ -140,16 +145,22 @@ def apply_timeframe(query: str, memories: Sequence[Memory], relevance: dict[str,
     return {mid: r if mid in within else r * TIME_FACTOR for mid, r in relevance.items()}
 
 
-#: A memory's fused relevance grows by up to this share when its session holds the strongest
-#: candidates (conversational locality: the answer, its question and what surrounds them
-#: were said together). Chosen on the tune half (+0.010 recall@10), confirmed on the other
-#: (+0.005): bench/RESULTS.md.
+#: Memories outside the session that holds the strongest candidates lose up to this share of
+#: their fused relevance, relative to that session's (conversational locality: the answer, its
+#: question and what surrounds them were said together). Chosen on the tune half (+0.010
+#: recall@10), confirmed on the other (+0.005): bench/RESULTS.md.
 SESSION_WEIGHT = 0.3
 
 
 def apply_sessions(memories: Sequence[Memory], relevance: dict[str, float]) -> dict[str, float]:
     """relevance x (1 + SESSION_WEIGHT x the session's share of the best session's summed
-    relevance). Memories without a session keep their relevance."""
+    relevance) / (1 + SESSION_WEIGHT). Memories without a session count as a session with no
+    share.
+
+    Dividing by the largest factor keeps relevance in 0..1 (1 = first in every ranker and in
+    the strongest session), so a score stays within 0..1 and `score_threshold` keeps its
+    meaning; the order among candidates is the boost's. Namespaces without sessions are left
+    as they are."""
     totals: dict[str, float] = {}
     for m in memories:
         if m.session_id is not None:
@@ -157,8 +168,10 @@ def apply_sessions(memories: Sequence[Memory], relevance: dict[str, float]) -> d
     best = max(totals.values(), default=0.0)
     if best <= 0:
         return relevance
+    top = 1 + SESSION_WEIGHT
     return {m.id: relevance.get(m.id, 0.0)
-            * (1 + SESSION_WEIGHT * totals.get(m.session_id, 0.0) / best if m.session_id else 1)
+            * (1 + SESSION_WEIGHT * (totals.get(m.session_id, 0.0) / best if m.session_id else 0))
+            / top
             for m in memories}
 
 
