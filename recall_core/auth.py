@@ -13,6 +13,7 @@ import contextvars
 from typing import Any
 
 from fastmcp.server.auth import AccessToken, TokenVerifier
+from starlette.responses import JSONResponse
 from fastmcp.server.dependencies import get_access_token
 
 from .errors import RecallError
@@ -85,3 +86,28 @@ def current_namespace_or_none() -> str | None:
         return current_namespace()
     except RecallError:
         return None
+
+
+def unauthorized_response(authorization: str) -> JSONResponse:
+    """The 401 of every HTTP route behind a token (MCP and A2A), given the request's
+    Authorization header. A missing token says so with a bare `Bearer realm="recall"`
+    challenge (RFC 6750: no error code when no credentials were sent); a token that opens
+    nothing is `invalid_token`. Both name the header and how to get a token, and carry no
+    OAuth hints (Recall has no OAuth; hints send clients such as MCP Inspector into OAuth
+    discovery)."""
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        error, challenge = "unauthorized", 'Bearer realm="recall"'
+        reason = ("Missing bearer token: the request has no 'Authorization: Bearer ...' "
+                  "header." if not authorization.strip() else
+                  "Missing bearer token: the Authorization header is not 'Bearer <token>'.")
+    else:
+        error, reason = "invalid_token", "Unknown or revoked token."
+        challenge = 'Bearer realm="recall", error="invalid_token"'
+    return JSONResponse(
+        {"error": error,
+         "error_description": f"{reason} Send 'Authorization: Bearer <token>' with a token "
+                              f"from `recall create-token NAMESPACE`, run where the server's "
+                              f"database is (Recall has no OAuth; the same tokens work for "
+                              f"MCP and A2A)."},
+        status_code=401, headers={"WWW-Authenticate": challenge})

@@ -12,7 +12,7 @@ from . import __version__
 from .a2a import mount_a2a
 from .admin.mount import mount_operator_routes
 from .app import Runtime, build_mcp
-from .auth import hash_token
+from .auth import hash_token, unauthorized_response
 from .errors import ConfigError
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -227,17 +227,4 @@ class ExplainUnauthorized:
 
 def unauthorized(scope: Any) -> JSONResponse:
     header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        error, reason, challenge = ("unauthorized", "Missing bearer token.",
-                                    'Bearer realm="recall"')
-    else:
-        error, reason = "invalid_token", "Unknown or revoked token."
-        challenge = 'Bearer realm="recall", error="invalid_token"'
-    return JSONResponse(
-        {"error": error,
-         "error_description": f"{reason} Send 'Authorization: Bearer <token>' with a token "
-                              f"from `recall create-token NAMESPACE`, run where the server's "
-                              f"database is (Recall has no OAuth; the same tokens work for "
-                              f"A2A)."},
-        status_code=401, headers={"WWW-Authenticate": challenge})
+    return unauthorized_response(header)

@@ -40,6 +40,42 @@ class VectorToRedo(NamedTuple):
     session_id: str | None
 
 
+class TaskKeys(NamedTuple):
+    """What storage keeps beside an A2A task's document so ListTasks filters, orders and
+    pages in the database (`Records.save_task`). Core fills it from the task."""
+
+    context_id: str = ""
+    #: The state's enum name, e.g. "TASK_STATE_COMPLETED".
+    state: str = ""
+    #: The status timestamp in nanoseconds since the epoch (int64); None when it has none.
+    status_ns: int | None = None
+
+
+class TaskQuery(NamedTuple):
+    """One page of `Records.list_tasks`. Every field narrows or positions the page."""
+
+    context_id: str | None = None
+    state: str | None = None
+    #: Only tasks whose status_ns is at least this (tasks without one are left out).
+    status_ns_from: int | None = None
+    #: The position after which the page starts: (status_ns, task_id) of the last task of
+    #: the previous page, exactly as `TaskRow` gave it.
+    after: tuple[int | None, str] | None = None
+    limit: int = 50
+
+
+class TaskRow(NamedTuple):
+    task_id: str
+    status_ns: int | None
+    data: dict[str, Any]
+
+
+class TaskPage(NamedTuple):
+    rows: list[TaskRow]
+    #: How many tasks match the query's filters, on every page (position and limit ignored).
+    total: int
+
+
 class WriteTx(Protocol):
     """One write transaction on one namespace, from `Storage.write`. Primitives only: the
     rules that decide what they do live in core (`facts.py`, `writes.py`, `forget.py`).
@@ -267,11 +303,21 @@ class Records(Protocol):
 
     async def record_tool_call(self, record: ToolCallRecord) -> None: ...
 
-    async def save_task(self, namespace: str, task_id: str, data: dict[str, Any]) -> None: ...
+    async def save_task(self, namespace: str, task_id: str, data: dict[str, Any],
+                        keys: TaskKeys = TaskKeys()) -> None:
+        """Insert or replace a task's document, and `keys`, which list_tasks filters on."""
 
     async def get_task(self, namespace: str, task_id: str) -> dict[str, Any] | None: ...
 
-    async def list_tasks(self, namespace: str) -> list[dict[str, Any]]: ...
+    async def list_tasks(self, namespace: str, query: TaskQuery = TaskQuery()) -> TaskPage:
+        """One page of this namespace's tasks, in the database (never all of them in memory).
+
+        Order: status_ns descending with tasks without one last, then task_id descending,
+        compared by code point (Postgres: COLLATE "C"), so a page position is exact on every
+        backend. `query.after` = (ns, id) starts strictly after that position: rows with
+        status_ns < ns, or = ns and task_id < id, or no status_ns at all; with ns None, rows
+        without status_ns and task_id < id. Filters are equality on context_id and state, and
+        status_ns >= status_ns_from."""
 
     async def delete_task(self, namespace: str, task_id: str) -> None: ...
 

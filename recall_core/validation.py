@@ -31,6 +31,37 @@ def text(value: Any, name: str, max_bytes: int) -> str:
     return value
 
 
+def nul_path(value: Any, path: str) -> str | None:
+    """Where the first NUL character (\\x00) of a decoded JSON value is (a key or a string),
+    as a path such as `params.message.parts[0].text`; None when there is none.
+
+    The rule for text that reaches storage: PostgreSQL cannot hold NUL in text or jsonb while
+    SQLite can, so a NUL is refused before anything is written, on every backend alike (the
+    MCP tools refuse it per parameter above; A2A refuses a request that carries one anywhere,
+    since the SDK stores the whole message in the task's history)."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and "\x00" in key:
+                return inner
+            found = nul_path(item, inner)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = nul_path(item, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def nul_message(where: str) -> str:
+    where = where[:200].replace("\x00", "\\x00")
+    return f"{where} contains a NUL character (\\x00), which cannot be stored. Remove it and retry."
+
+
 def query(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidParam(

@@ -139,11 +139,24 @@ async def test_agent_card_is_public_and_describes_recall(server):
 
 async def test_missing_or_unknown_token_is_401(server):
     body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}
-    for headers in ({}, {"Authorization": "Bearer rcl_not-a-token"}, {"Authorization": "Basic x"}):
+    # No token: say it is missing (no error code in the challenge, RFC 6750), which header
+    # is expected and where a token comes from.
+    for headers in ({}, {"Authorization": "Basic x"}):
         r = httpx.post(server.base + "/a2a", json=body, headers=headers)
         assert r.status_code == 401, r.text
-        assert r.headers["www-authenticate"].startswith("Bearer")
-    assert httpx.get(server.base + "/a2a/tasks").status_code == 401  # the REST binding too
+        assert r.headers["www-authenticate"] == 'Bearer realm="recall"'
+        assert r.json()["error"] == "unauthorized"
+        reason = r.json()["error_description"]
+        assert reason.startswith("Missing bearer token") and "invalid" not in reason.lower()
+        assert "Authorization: Bearer <token>" in reason and "recall create-token" in reason
+    # A token that opens nothing: invalid_token.
+    r = httpx.post(server.base + "/a2a", json=body, headers={"Authorization": "Bearer rcl_not-a-token"})
+    assert r.status_code == 401
+    assert r.headers["www-authenticate"] == 'Bearer realm="recall", error="invalid_token"'
+    assert r.json()["error"] == "invalid_token" and "revoked" in r.json()["error_description"]
+    assert "recall create-token" in r.json()["error_description"]
+    r = httpx.get(server.base + "/a2a/tasks")  # the REST binding too
+    assert r.status_code == 401 and r.json()["error_description"].startswith("Missing bearer token")
     async with A2A(server.base, None) as anon:  # the card is public, the calls are not
         with pytest.raises(A2AClientError, match="401"):
             await anon.send(consolidate("I live in Paris."))
@@ -428,5 +441,120 @@ async def test_a2a_obeys_the_size_limit_and_the_tool_timeout(tmp_path):
             assert con.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
         finally:
             con.close()
+    finally:
+        srv.stop()
+
+
+async def test_list_tasks_pages_like_the_sdk_from_the_database(tmp_path, database):
+    # Issue 15: ListTasks loaded and parsed every task of the namespace and paged in Python;
+    # storage now filters, orders and pages. What a client sees is a2a-sdk's own behaviour:
+    # the same tasks through the SDK's InMemoryTaskStore give the same pages and tokens.
+    from a2a.server.context import ServerCallContext
+    from a2a.server.tasks import InMemoryTaskStore
+
+    srv = ServerProcess(database, tmp_path).start()
+    try:
+        tok = srv.token("lena")
+        async with A2A(srv.base, tok, streaming=False) as lena:
+            made = []
+            for i in range(7):
+                msg = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()),
+                              context_id="ctx-a" if i % 3 == 0 else "ctx-b",
+                              parts=[data(skill="search_memories", query=f"q{i}" if i != 4 else " ")])
+                async for event in lena.client.send_message(SendMessageRequest(message=msg)):
+                    if event.WhichOneof("payload") == "task":
+                        made.append(event.task.id)
+            assert len(set(made)) == 7
+            tasks = [await lena.get(t) for t in made]
+            assert sum(t.status.state == REJECTED for t in tasks) == 1  # the blank query
+            reference, ctx = InMemoryTaskStore(), ServerCallContext()
+            for t in tasks:
+                await reference.save(t, ctx)
+
+            async def both(**params: Any) -> list[str]:
+                got = await lena.client.list_tasks(ListTasksRequest(**params))
+                want = await reference.list(ListTasksRequest(**params), ctx)
+                assert [t.id for t in got.tasks] == [t.id for t in want.tasks], params
+                assert (got.next_page_token, got.total_size, got.page_size) == (
+                    want.next_page_token, want.total_size, want.page_size), params
+                return [t.id for t in got.tasks], got.next_page_token
+
+            seen, token = [], ""
+            while True:  # a walk through every page
+                ids, token = await both(page_size=3, page_token=token)
+                seen += ids
+                if not token:
+                    break
+            assert sorted(seen) == sorted(made) and len(seen) == 7
+            await both()  # the default page size
+            await both(context_id="ctx-a", page_size=2)
+            ids, token = await both(context_id="ctx-b", page_size=2)
+            await both(context_id="ctx-b", page_size=2, page_token=token)
+            assert len((await both(status=REJECTED))[0]) == 1
+            await both(status=COMPLETED, page_size=4)
+            after = sorted(t.status.timestamp.ToNanoseconds() for t in tasks)[3]
+            stamp = tasks[0].status.timestamp.__class__()
+            stamp.FromNanoseconds(after)
+            assert len((await both(status_timestamp_after=stamp))[0]) == 4
+            await both(context_id="nobody")
+            for bad in ("not-a-token", "eyJ0cyI6OTk5OTk5OTk5OTk5OTk5OTk5OTk5OSwiaWQiOiJ4In0"):
+                with pytest.raises((A2AClientError, A2AError), match="(?i)page token"):
+                    await lena.client.list_tasks(ListTasksRequest(page_token=bad))
+        async with A2A(srv.base, srv.token("other"), streaming=False) as other:
+            assert await other.task_ids() == set()  # still one namespace's tasks only
+    finally:
+        srv.stop()
+
+
+async def test_nul_in_any_a2a_input_is_refused_and_nothing_is_stored(tmp_path, database):
+    # Issue 15: a text part with NUL was kept in the task history: SQLite stored it, Postgres'
+    # jsonb refused it (an internal error). Now both refuse it as MCP does, before any task.
+    srv = ServerProcess(database, tmp_path).start()
+    try:
+        tok = srv.token("nina")
+        headers = {"Authorization": f"Bearer {tok}", "A2A-Version": "1.0"}
+
+        def rpc(method: str, params: dict) -> dict:
+            r = httpx.post(srv.base + "/a2a", headers=headers, timeout=30,
+                           json={"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        def message(*parts: dict, **extra: Any) -> dict:
+            return {"message": {"role": "ROLE_USER", "messageId": str(uuid.uuid4()),
+                                "parts": list(parts), **extra}}
+
+        for method, params, where in [
+            ("SendMessage", message({"text": "I live in Oslo.\x00"}), "params.message.parts[0].text"),
+            ("SendStreamingMessage", message({"text": "a\x00b"}), "params.message.parts[0].text"),
+            ("SendMessage", message({"data": {"skill": "store_memories", "text": "x",
+                                              "topic": "t\x00"}}), "params.message.parts[0].data.topic"),
+            ("SendMessage", message({"text": "ok"}, metadata={"k\x00": 1}), "params.message.metadata.k\\x00"),
+            ("SendMessage", message({"text": "ok"}, contextId="c\x00"), "params.message.contextId"),
+            ("GetTask", {"id": "t\x00"}, "params.id"),
+            ("ListTasks", {"contextId": "\x00"}, "params.contextId"),
+            ("message/send", message({"kind": "text", "text": "\x00"}), "params.message.parts[0].text"),
+        ]:
+            reply = rpc(method, params)
+            assert reply["id"] == 7 and reply["error"]["code"] == -32602, (method, reply)
+            assert reply["error"]["message"] == (
+                f"{where} contains a NUL character (\\x00), which cannot be stored. "
+                f"Remove it and retry."), reply
+            assert reply["error"]["data"][0]["metadata"] == {"code": "INVALID_PARAM"}
+        # the REST binding: body, path and query
+        r = httpx.post(srv.base + "/a2a/message:send", headers=headers,
+                       json=message({"text": "I live in Oslo.\x00"}))
+        assert r.status_code == 400 and r.json()["error"]["status"] == "INVALID_ARGUMENT", r.text
+        assert "NUL" in r.json()["error"]["message"]
+        for url in ("/a2a/tasks/t%00", "/a2a/tasks?contextId=%00"):
+            r = httpx.get(srv.base + url, headers=headers)
+            assert r.status_code == 400 and "NUL" in r.json()["error"]["message"], (url, r.text)
+        # an escaped backslash is not a NUL: stored as sent
+        ok = rpc("SendMessage", message({"data": {"skill": "store_memories", "topic": "paths",
+                                                  "text": "My notes live in C:\\u0000notes."}}))
+        assert ok["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", ok
+        listed = rpc("ListTasks", {})["result"]
+        assert listed["totalSize"] == 1 and listed["tasks"][0]["id"] == ok["result"]["task"]["id"]
+        assert "Traceback" not in srv.log()
     finally:
         srv.stop()

@@ -124,6 +124,8 @@ def test_a_database_from_a_newer_recall_is_refused(tmp_path):
     proc = recall_cli("status", "--db", db, check=False, env=ENV)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2 and len(lines) == 1 and "newer" in lines[0] and "Downgrades" in lines[0]
+    # upgrade from the checkout, as the README says; never a package name from the index
+    assert "pip install -e . -e plugins/sqlite" in lines[0] and "-U" not in lines[0]
 
 
 def test_a_public_url_that_is_not_a_url_is_refused(tmp_path):

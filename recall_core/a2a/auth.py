@@ -18,8 +18,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from ..auth import hash_token
+from ..auth import hash_token, unauthorized_response
 from ..protocols import Storage
+from .inputs import refusal
 
 SCOPE_KEY = "recall.namespace"
 TOKEN_KEY = "recall.token_hash"
@@ -77,25 +78,16 @@ def namespace_of(context: ServerCallContext) -> str:
                           "recall_core.a2a.auth.require_token.")
 
 
-def _unauthorized(reason: str) -> JSONResponse:
-    return JSONResponse(
-        {"error": "unauthorized",
-         "error_description": f"{reason} Send 'Authorization: Bearer <token>' with a token from "
-                              f"`recall create-token NAMESPACE` (the same tokens as MCP)."},
-        status_code=401,
-        headers={"WWW-Authenticate": 'Bearer realm="recall", error="invalid_token"'})
-
-
 async def verify_request(storage: Storage, request: Request) -> str | JSONResponse:
+    """The caller's namespace, or the 401 (the same answer as the MCP route's)."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        return _unauthorized("Missing bearer token.")
-    namespace = await storage.namespace_for_token(hash_token(token))
-    if namespace is None:
-        return _unauthorized("Unknown or revoked token.")
-    return namespace
+    if scheme.lower() == "bearer" and token:
+        namespace = await storage.namespace_for_token(hash_token(token))
+        if namespace is not None:
+            return namespace
+    return unauthorized_response(header)
 
 
 def body_limit(max_text_bytes: int) -> int:
@@ -113,7 +105,10 @@ def _too_large(limit: int) -> JSONResponse:
                              f"messages."}, status_code=413)
 
 
-def require_token(storage: Storage, endpoint: Endpoint, max_body: int | None = None) -> Endpoint:
+def require_token(storage: Storage, endpoint: Endpoint, max_body: int | None = None,
+                  rpc: bool = True) -> Endpoint:
+    """`endpoint` behind the size limit, the bearer token and the input rules of
+    `inputs.refusal` (`rpc`: answer in the JSON-RPC binding's error form, else REST's)."""
     async def guarded(request: Request) -> Response:
         if max_body is not None and request.method in ("POST", "PUT", "PATCH"):
             declared = request.headers.get("content-length", "")
@@ -124,6 +119,9 @@ def require_token(storage: Storage, endpoint: Endpoint, max_body: int | None = N
         outcome = await verify_request(storage, request)
         if isinstance(outcome, Response):
             return outcome
+        refused = await refusal(request, rpc)
+        if refused is not None:
+            return refused
         request.scope[SCOPE_KEY] = outcome
         token = request.headers.get("authorization", "").partition(" ")[2].strip()
         request.scope[TOKEN_KEY] = hash_token(token)
@@ -134,13 +132,13 @@ def require_token(storage: Storage, endpoint: Endpoint, max_body: int | None = N
 
 
 def guard_routes(storage: Storage, routes: list[BaseRoute],
-                 max_body: int | None = None) -> list[Route]:
+                 max_body: int | None = None, rpc: bool = True) -> list[Route]:
     """Plain `Route`s with their endpoints behind `require_token`. Anything else the SDK
     returns (the REST `/{tenant}` mount) is dropped: Recall does not use path tenants, and a
     catch-all mount at the root would shadow other routes."""
     out: list[Route] = []
     for route in routes:
         if isinstance(route, Route):
-            out.append(Route(route.path, endpoint=require_token(storage, route.endpoint, max_body),
+            out.append(Route(route.path, endpoint=require_token(storage, route.endpoint, max_body, rpc),
                              methods=sorted(route.methods or ()), name=route.name))
     return out

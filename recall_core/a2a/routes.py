@@ -49,7 +49,7 @@ def mount_a2a(app: Any, runtime: Any, *, public_url: str | None = None) -> Defau
         *guard_routes(storage, create_jsonrpc_routes(handler, A2A_PATH, context_builder=builder,
                                                      enable_v0_3_compat=True), max_body),
         *guard_routes(storage, create_rest_routes(handler, context_builder=builder,
-                                                  path_prefix=A2A_PATH), max_body),
+                                                  path_prefix=A2A_PATH), max_body, rpc=False),
     ]
     app.router.routes[0:0] = routes
     inner = app.router.lifespan_context

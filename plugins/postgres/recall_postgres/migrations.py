@@ -324,6 +324,23 @@ async def _v8(con: asyncpg.Connection) -> None:
               AND value IS NOT NULL""")
 
 
+# A2A ListTasks filters, orders and pages in the database (issue 15): the fields it needs,
+# beside the task document (recall_core.a2a.task_store.task_keys); existing tasks are read
+# from the document. task_id sorts by code point (COLLATE "C"), as the page cursor compares.
+_V10 = """
+ALTER TABLE a2a_tasks ADD COLUMN context_id text NOT NULL DEFAULT '',
+                      ADD COLUMN state text NOT NULL DEFAULT '',
+                      ADD COLUMN status_ns bigint;
+UPDATE a2a_tasks SET
+    context_id = coalesce(data->'task'->>'contextId', ''),
+    state = coalesce(data->'task'->'status'->>'state', 'TASK_STATE_UNSPECIFIED'),
+    status_ns = (extract(epoch FROM (data->'task'->'status'->>'timestamp')::timestamptz)
+                 * 1000000000)::bigint;
+CREATE INDEX a2a_tasks_listing
+    ON a2a_tasks (namespace, status_ns DESC NULLS LAST, task_id COLLATE "C" DESC);
+"""
+
+
 MIGRATIONS: list[tuple[int, str, Any]] = [
     (1, "memories, operations, tokens, audit, a2a tasks, namespace versions", _V1),
     (2, "memories.seq (insertion order) and session index", _V2),
@@ -336,6 +353,7 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     # Its indexes need the embedding column, which setup_vector_column adds after migrations.
     (9, "memories.embedding_model: which embedding model made each vector",
      "ALTER TABLE memories ADD COLUMN embedding_model text"),
+    (10, "a2a_tasks: context_id, state, status_ns (ListTasks pages in the database)", _V10),
 ]
 
 LATEST = MIGRATIONS[-1][0]
@@ -360,8 +378,10 @@ async def migrate(con: asyncpg.Connection) -> list[int]:
     if have > LATEST:
         raise ConfigError(
             f"The database schema is at version {have}, newer than this recall-postgres "
-            f"understands ({LATEST}). Upgrade recall-postgres (pip install -U recall-postgres) "
-            f"or point RECALL_DB_URL at another database.")
+            f"understands ({LATEST}). Downgrades are not supported: upgrade Recall "
+            f"(update the checkout, then run the same `pip install` of its folders again, e.g. "
+            f"`pip install -e . -e plugins/postgres`), restore the backup taken before the "
+            f"upgrade, or point RECALL_DB_URL at another database.")
     applied = []
     for version, description, sql in MIGRATIONS:
         if version <= have:

@@ -25,6 +25,7 @@ import asyncpg
 
 from recall_core.errors import ConfigError, TransientConflict
 from recall_core.models import Operation, ToolCallRecord
+from recall_core.protocols import TaskKeys, TaskPage, TaskQuery, TaskRow
 
 from . import queue
 from .admin import AdminMethods
@@ -266,23 +267,51 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
             [r.code for r in records], [float(r.duration_ms) for r in records],
             [aware(r.at) for r in records])
 
-    async def save_task(self, namespace: str, task_id: str, data: dict[str, Any]) -> None:
+    async def save_task(self, namespace: str, task_id: str, data: dict[str, Any],
+                        keys: TaskKeys = TaskKeys()) -> None:
         await self.pool.execute(
-            """INSERT INTO a2a_tasks (namespace, task_id, data) VALUES ($1, $2, $3)
+            """INSERT INTO a2a_tasks (namespace, task_id, data, context_id, state, status_ns)
+               VALUES ($1, $2, $3, $4, $5, $6)
                ON CONFLICT (namespace, task_id)
-               DO UPDATE SET data = excluded.data, updated_at = clock_timestamp()""",
-            namespace, task_id, data)
+               DO UPDATE SET data = excluded.data, updated_at = clock_timestamp(),
+                             context_id = excluded.context_id, state = excluded.state,
+                             status_ns = excluded.status_ns""",
+            namespace, task_id, data, keys.context_id, keys.state, keys.status_ns)
 
     async def get_task(self, namespace: str, task_id: str) -> dict[str, Any] | None:
         return await self.pool.fetchval(
             "SELECT data FROM a2a_tasks WHERE namespace = $1 AND task_id = $2",
             namespace, task_id)
 
-    async def list_tasks(self, namespace: str) -> list[dict[str, Any]]:
+    async def list_tasks(self, namespace: str, query: TaskQuery = TaskQuery()) -> TaskPage:
+        where, params = ["namespace = $1"], [namespace]
+        for clause, value in (("context_id = ${}", query.context_id),
+                              ("state = ${}", query.state),
+                              ("status_ns >= ${}", query.status_ns_from)):
+            if value is not None:
+                params.append(value)
+                where.append(clause.format(len(params)))
+        filters = " AND ".join(where)
+        total = await self.pool.fetchval(f"SELECT count(*) FROM a2a_tasks WHERE {filters}",
+                                         *params)
+        position, at = "", list(params)
+        if query.after is not None:
+            ns, task_id = query.after
+            at.append(task_id)
+            after_id = f'task_id COLLATE "C" < ${len(at)}'
+            if ns is None:
+                position = f" AND status_ns IS NULL AND {after_id}"
+            else:
+                at.append(ns)
+                n = len(at)
+                position = (f" AND (status_ns < ${n} OR (status_ns = ${n} AND {after_id}) "
+                            f"OR status_ns IS NULL)")
+        at.append(query.limit)
         rows = await self.pool.fetch(
-            "SELECT data FROM a2a_tasks WHERE namespace = $1 ORDER BY created_at, task_id",
-            namespace)
-        return [r["data"] for r in rows]
+            f"""SELECT task_id, status_ns, data FROM a2a_tasks WHERE {filters}{position}
+                ORDER BY status_ns DESC NULLS LAST, task_id COLLATE "C" DESC
+                LIMIT ${len(at)}""", *at)
+        return TaskPage([TaskRow(r["task_id"], r["status_ns"], r["data"]) for r in rows], total)
 
     async def expire_tasks(self, updated_before: datetime) -> int:
         result = await self.pool.execute("DELETE FROM a2a_tasks WHERE updated_at < $1",

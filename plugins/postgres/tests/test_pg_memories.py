@@ -127,8 +127,9 @@ async def test_audit_and_tasks_are_namespaced(storage):
     await storage.save_task("ns", "t2", {"state": "working"})
     assert await storage.get_task("ns", "t1") == {"state": "completed"}
     assert await storage.get_task("other", "t1") is None
-    assert await storage.list_tasks("ns") == [{"state": "completed"}, {"state": "working"}]
-    assert await storage.list_tasks("other") == []
+    assert sorted(r.data["state"] for r in (await storage.list_tasks("ns")).rows) == [
+        "completed", "working"]
+    assert (await storage.list_tasks("other")).rows == []
     await storage.delete_task("other", "t1")
     assert await storage.get_task("ns", "t1") is not None
     await storage.delete_task("ns", "t1")

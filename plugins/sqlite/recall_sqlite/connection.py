@@ -267,7 +267,9 @@ async def refuse_newer_schema(db: aiosqlite.Connection, path: str) -> None:
         raise ConfigError(
             f"Database file {path} has schema version {have}, newer than this recall-sqlite "
             f"understands ({latest}): it was written by a newer Recall. Downgrades are not "
-            f"supported; upgrade Recall, or restore the backup taken before the upgrade.")
+            f"supported: upgrade Recall (update the checkout, then run the same `pip install` "
+            f"of its folders again, e.g. `pip install -e . -e plugins/sqlite`), or restore the "
+            f"backup taken before the upgrade.")
 
 
 async def _rollback(db: aiosqlite.Connection) -> None:

@@ -325,6 +325,26 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX memories_embedding_model ON memories (namespace, embedding_model, seq) "
         "WHERE embedding IS NOT NULL",
     )),
+    (8, (
+        # A2A ListTasks filters, orders and pages in the database (issue 15): the fields it
+        # needs, beside the task document (recall_core.a2a.task_store.task_keys).
+        "ALTER TABLE a2a_tasks ADD COLUMN context_id TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE a2a_tasks ADD COLUMN state TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE a2a_tasks ADD COLUMN status_ns INTEGER",
+        # Existing tasks: read from the document. Its timestamp is RFC 3339 in UTC ("Z") with
+        # 0 to 9 fractional digits: whole seconds from strftime, the fraction padded to ns.
+        """UPDATE a2a_tasks SET
+             context_id = coalesce(json_extract(data, '$.task.contextId'), ''),
+             state = coalesce(json_extract(data, '$.task.status.state'), 'TASK_STATE_UNSPECIFIED'),
+             status_ns = (SELECT CAST(strftime('%s', t) AS INTEGER) * 1000000000
+                                 + CAST(substr(CASE WHEN instr(t, '.') > 0
+                                                    THEN substr(t, instr(t, '.') + 1,
+                                                                length(t) - instr(t, '.') - 1)
+                                                    ELSE '' END || '000000000', 1, 9) AS INTEGER)
+                            FROM (SELECT json_extract(data, '$.task.status.timestamp') AS t)
+                           WHERE t IS NOT NULL)""",
+        "CREATE INDEX a2a_tasks_listing ON a2a_tasks (namespace, status_ns, task_id)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

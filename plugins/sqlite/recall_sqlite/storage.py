@@ -19,7 +19,7 @@ import aiosqlite
 
 from recall_core.models import (MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord,
                                 exhausted_message, utcnow)
-from recall_core.protocols import DecayRow, VectorToRedo
+from recall_core.protocols import DecayRow, TaskKeys, TaskPage, TaskQuery, TaskRow, VectorToRedo
 
 from .admin import AdminMethods
 from .codec import (INSERT_MEMORY, by_ids, MEMORY_COLUMNS, OPERATION_COLUMNS, from_db, memory_from_row,
@@ -478,24 +478,52 @@ class SQLiteStorage(AdminMethods):
                 [(r.tool, r.namespace, r.inputs_hash, r.status, r.code, float(r.duration_ms),
                   to_db(r.at)) for r in records])
 
-    async def save_task(self, namespace: str, task_id: str, data: dict[str, Any]) -> None:
+    async def save_task(self, namespace: str, task_id: str, data: dict[str, Any],
+                        keys: TaskKeys = TaskKeys()) -> None:
         now = now_text()
         await self.db.write(
-            "INSERT INTO a2a_tasks (namespace, task_id, data, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (namespace, task_id) DO UPDATE SET "
-            "data = excluded.data, updated_at = excluded.updated_at",
-            (namespace, task_id, json.dumps(data, ensure_ascii=False), now, now))
+            "INSERT INTO a2a_tasks (namespace, task_id, data, created_at, updated_at, "
+            "context_id, state, status_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (namespace, task_id) DO UPDATE SET data = excluded.data, "
+            "updated_at = excluded.updated_at, context_id = excluded.context_id, "
+            "state = excluded.state, status_ns = excluded.status_ns",
+            (namespace, task_id, json.dumps(data, ensure_ascii=False), now, now,
+             keys.context_id, keys.state, keys.status_ns))
 
     async def get_task(self, namespace: str, task_id: str) -> dict[str, Any] | None:
         row = await self.db.fetch_one(
             "SELECT data FROM a2a_tasks WHERE namespace = ? AND task_id = ?", (namespace, task_id))
         return json.loads(row[0]) if row else None
 
-    async def list_tasks(self, namespace: str) -> list[dict[str, Any]]:
+    async def list_tasks(self, namespace: str, query: TaskQuery = TaskQuery()) -> TaskPage:
+        where, params = ["namespace = ?"], [namespace]
+        if query.context_id is not None:
+            where.append("context_id = ?")
+            params.append(query.context_id)
+        if query.state is not None:
+            where.append("state = ?")
+            params.append(query.state)
+        if query.status_ns_from is not None:
+            where.append("status_ns >= ?")
+            params.append(query.status_ns_from)
+        filters = " AND ".join(where)
+        (total,) = await self.db.fetch_one(f"SELECT count(*) FROM a2a_tasks WHERE {filters}",
+                                           params)
+        position, at = "", []
+        if query.after is not None:
+            ns, task_id = query.after
+            # SQLite sorts NULL below every number: DESC puts tasks without a time last.
+            if ns is None:
+                position = " AND status_ns IS NULL AND task_id < ?"
+                at = [task_id]
+            else:
+                position = (" AND (status_ns < ? OR (status_ns = ? AND task_id < ?) "
+                            "OR status_ns IS NULL)")
+                at = [ns, ns, task_id]
         rows = await self.db.fetch(
-            "SELECT data FROM a2a_tasks WHERE namespace = ? ORDER BY created_at, task_id",
-            (namespace,))
-        return [json.loads(r[0]) for r in rows]
+            f"SELECT task_id, status_ns, data FROM a2a_tasks WHERE {filters}{position} "
+            f"ORDER BY status_ns DESC, task_id DESC LIMIT ?", [*params, *at, query.limit])
+        return TaskPage([TaskRow(r[0], r[1], json.loads(r[2])) for r in rows], total)
 
     async def expire_tasks(self, updated_before: datetime) -> int:
         return await self.db.write("DELETE FROM a2a_tasks WHERE updated_at < ?",
