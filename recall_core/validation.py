@@ -31,27 +31,33 @@ def text(value: Any, name: str, max_bytes: int) -> str:
     return value
 
 
-def nul_path(value: Any, path: str) -> str | None:
-    """Where the first NUL character (\\x00) of a decoded JSON value is (a key or a string),
-    as a path such as `params.message.parts[0].text`; None when there is none.
+def unstorable(value: Any, path: str) -> str | None:
+    """Why a decoded JSON value cannot be stored as sent, naming where (a path such as
+    `params.message.parts[0].text`); None when it can. Two rules, for every backend alike:
 
-    The rule for text that reaches storage: PostgreSQL cannot hold NUL in text or jsonb while
-    SQLite can, so a NUL is refused before anything is written, on every backend alike (the
-    MCP tools refuse it per parameter above; A2A refuses a request that carries one anywhere,
-    since the SDK stores the whole message in the task's history)."""
+    * no NUL character (\\x00) in a string or a key: PostgreSQL cannot hold NUL in text or
+      jsonb while SQLite can, so it is refused before anything is written (the MCP tools
+      refuse it per parameter above; A2A refuses a request that carries one anywhere, since
+      the SDK stores the whole message in the task's history);
+    * numbers are finite: NaN and Infinity are not JSON (Python's parser lets them through),
+      and neither backend's JSON nor the A2A SDK's protobuf serialiser can write them back."""
     if isinstance(value, str):
-        return path if "\x00" in value else None
+        return nul_message(path) if "\x00" in value else None
+    if isinstance(value, float) and not math.isfinite(value):
+        spelled = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        return (f"{path[:200]} is {spelled}, which is not a JSON number. Send a finite number, "
+                f"or omit the field.")
     if isinstance(value, dict):
         for key, item in value.items():
             inner = f"{path}.{key}" if path else str(key)
             if isinstance(key, str) and "\x00" in key:
-                return inner
-            found = nul_path(item, inner)
+                return nul_message(inner)
+            found = unstorable(item, inner)
             if found:
                 return found
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            found = nul_path(item, f"{path}[{i}]")
+            found = unstorable(item, f"{path}[{i}]")
             if found:
                 return found
     return None

@@ -7,6 +7,7 @@ triple with the same importance, which is the contradiction the rules cannot set
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import uuid
@@ -277,17 +278,24 @@ async def test_a2a_tasks_are_audited_like_tool_calls(server):
     async with A2A(server.base, server.token("auditee")) as caller:
         await caller.send(data(skill="search_memories", query="editor"))
         await caller.send(consolidate("   "))
+        # A skill that is not one (any JSON value: a list was an INTERNAL TypeError) is
+        # rejected, and audited under one label, not under whatever the client sent.
+        for odd in (["store_memories"], "drop tables"):
+            task = await caller.send(data(skill=odd, text="x"))
+            assert task.status.state == REJECTED and status_data(task)["code"] == "INVALID_PARAM"
     rows: list = []
     for _ in range(50):
         with sqlite3.connect(server.db) as conn:
             rows = conn.execute(
                 "SELECT tool, status, code FROM tool_call_records WHERE namespace = 'auditee' "
                 "ORDER BY rowid").fetchall()
-        if len(rows) >= 2:
+        if len(rows) >= 4:
             break
         await asyncio.sleep(0.1)
     assert rows == [("a2a:search_memories", "ok", None),
-                    ("a2a:consolidate_memories", "error", "INVALID_PARAM")]
+                    ("a2a:consolidate_memories", "error", "INVALID_PARAM"),
+                    ("a2a:unknown", "error", "INVALID_PARAM"),
+                    ("a2a:unknown", "error", "INVALID_PARAM")]
     lines = [line for line in server.log().splitlines() if '"tool": "a2a:' in line]
     from recall_core.middleware import namespace_hash  # logs name tenants by hash only
     assert any(f'"namespace_hash": "{namespace_hash("auditee")}"' in line for line in lines)
@@ -541,6 +549,14 @@ async def test_nul_in_any_a2a_input_is_refused_and_nothing_is_stored(tmp_path, d
                 f"{where} contains a NUL character (\\x00), which cannot be stored. "
                 f"Remove it and retry."), reply
             assert reply["error"]["data"][0]["metadata"] == {"code": "INVALID_PARAM"}
+        # NaN and Infinity are not JSON: the SDK parsed them, then failed to answer (-32603)
+        for value, spelled in ((float("nan"), "NaN"), (float("-inf"), "-Infinity")):
+            body = json.dumps({"jsonrpc": "2.0", "id": 8, "method": "SendMessage", "params": message(
+                {"data": {"skill": "search_memories", "query": "tea", "limit": value}})})
+            reply = httpx.post(srv.base + "/a2a", headers=headers, content=body).json()
+            assert reply["error"]["code"] == -32602 and reply["error"]["message"] == (
+                f"params.message.parts[0].data.limit is {spelled}, which is not a JSON number. "
+                f"Send a finite number, or omit the field."), reply
         # the REST binding: body, path and query
         r = httpx.post(srv.base + "/a2a/message:send", headers=headers,
                        json=message({"text": "I live in Oslo.\x00"}))

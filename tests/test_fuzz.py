@@ -1,11 +1,13 @@
-"""Property-based fuzzing of the MCP tools over real HTTP, on SQLite and (when
-RECALL_TEST_PG_URL is set) PostgreSQL: whatever the arguments (wrong types, huge numbers,
-NaN/Infinity, NUL and other control characters, lone surrogates, unknown keys), every answer is
-HTTP 200 with either a JSON-RPC protocol error or a tool envelope whose code is a clear one,
-never INTERNAL and never HTTP 500.
+"""Property-based fuzzing of the MCP tools and the A2A skills over real HTTP, on SQLite and
+(when RECALL_TEST_PG_URL is set) PostgreSQL: whatever the arguments (wrong types, huge numbers,
+NaN/Infinity, NUL and other control characters, lone surrogates, unknown keys, oversized
+texts), every answer is either a protocol error with a clear code or an envelope whose code is
+a clear one, never INTERNAL, never JSON-RPC -32603 and never HTTP 500.
 
 The arguments are drawn from each tool's own `tools/list` schema (so new parameters are fuzzed
-without editing this file), mixed with hostile values.
+without editing this file), mixed with hostile values. The A2A skills take the parameters of
+their MCP twins (store_memories: store_memory's; search_memories: search_memories'), sent in a
+data part, as message metadata or as a text part.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from typing import Any
 
 import httpx
 import pytest
@@ -182,6 +185,149 @@ def test_no_argument_reaches_an_internal_error(fuzz_server, tool):
     @given(args=_arguments(schema))
     def run(args):
         _check(mcp, tool, args)
+
+    run()
+    assert "Traceback" not in fuzz_server.log(), fuzz_server.log()[-3000:]
+
+
+
+# == A2A ===================================================================================
+# JSON-RPC codes a client can act on: parse error, invalid request, method not found, invalid
+# params, and the A2A-specific ones (task not found, not cancelable, unsupported, ...).
+A2A_CLEAR_RPC = {-32700, -32600, -32601, -32602} | set(range(-32099, -32000))
+A2A_SKILLS = {"store_memories": "store_memory", "search_memories": "search_memories"}
+TASK_STATES_OK = {"TASK_STATE_COMPLETED", "TASK_STATE_INPUT_REQUIRED"}
+TASK_STATES_ERROR = {"TASK_STATE_REJECTED", "TASK_STATE_FAILED"}
+
+
+class RawA2A:
+    """A2A JSON-RPC over HTTP, sending exactly the JSON given (NaN and Infinity included)."""
+
+    def __init__(self, base: str, token: str):
+        self.url = base + "/a2a"
+        self.http = httpx.Client(timeout=60, headers={
+            "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+            "A2A-Version": "1.0"})
+        self.next_id = 0
+
+    def request(self, method: str, params: Any) -> dict:
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        body = json.dumps(message, allow_nan=True).encode("utf-8", "surrogatepass")
+        r = self.http.post(self.url, content=body)
+        assert r.status_code < 500, (r.status_code, r.text[:300])
+        if r.status_code == 413:  # an oversized text: refused before any task, with a reason
+            assert r.json()["error"] == "payload_too_large", r.text[:300]
+            return {"error": {"code": -32600, "message": "payload too large"}}
+        assert r.status_code == 200, (r.status_code, r.text[:300])
+        return r.json()
+
+
+def _check_rpc_error(reply: dict, context: Any) -> None:
+    error = reply["error"]
+    assert error["code"] in A2A_CLEAR_RPC, (context, reply)
+    assert error.get("message") and "unknown exception" not in error["message"], (context, reply)
+
+
+def _check_a2a(a2a: RawA2A, method: str, params: Any) -> None:
+    reply = a2a.request(method, params)
+    if "error" in reply:
+        _check_rpc_error(reply, (method, params))
+        return
+    task = reply["result"].get("task")
+    if task is None:  # a message answer or a list: fine as long as it is not an error
+        return
+    state = task["status"]["state"]
+    assert state in TASK_STATES_OK | TASK_STATES_ERROR, (params, task["status"])
+    if state in TASK_STATES_ERROR:
+        (env,) = [p["data"] for p in task["status"]["message"]["parts"] if "data" in p]
+        assert set(env) == {"status", "data", "error", "code"}, env
+        assert env["code"] in CLEAR_CODES and env["code"] != "INTERNAL" and env["error"], (
+            params, env)
+
+
+# mostly strings (a text part that is not one is refused by the SDK's parser, not by Recall)
+TEXT_PARTS = st.sampled_from(range(6)).flatmap(lambda n: HOSTILE if n == 5 else st.sampled_from(
+    ["x" * 70_000, "é" * 40_000, "I use vim.\r\n\t\x0b\x0c", "\u2028\u2029\ufeff"])
+    if n == 4 else STRINGS)
+
+
+def _a2a_message(skill: str, schema: dict) -> st.SearchStrategy:
+    """A SendMessage's params: the skill's arguments in a data part, in message metadata, or
+    the main text as a text part; sometimes a hostile skill name or part."""
+    args = _arguments(schema)
+    skill_value = st.one_of(st.just(skill), st.just(skill), st.just(skill), HOSTILE)
+
+    def build(args: dict, skill_name: Any, how: int, text: Any, extra_part: Any) -> dict:
+        main = "text" if skill == "store_memories" else "query"
+        parts: list[Any] = []
+        metadata: dict[str, Any] = {}
+        fields = {"skill": skill_name, **args}
+        if how == 0:
+            parts.append({"data": fields})
+        elif how == 1:
+            metadata = fields
+            parts.append({"text": text})
+        else:  # the main text as a text part, the rest in a data part
+            fields.pop(main, None)
+            parts += [{"text": text}, {"data": fields}]
+        if extra_part is not None:
+            parts.append(extra_part)
+        message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": parts}
+        if metadata:
+            message["metadata"] = metadata
+        return {"message": message, "configuration": {"returnImmediately": False}}
+
+    extra = st.sampled_from(range(12)).flatmap(lambda n: st.one_of(
+        st.builds(lambda v: {"data": v}, HOSTILE), st.builds(lambda v: {"text": v}, HOSTILE),
+        HOSTILE) if n == 0 else st.none())
+    return st.builds(build, args, skill_value, st.sampled_from(range(3)), TEXT_PARTS, extra)
+
+
+@pytest.fixture(scope="module")
+def a2a_client(fuzz_server):
+    return RawA2A(fuzz_server.base, fuzz_server.token("a2a-fuzzer"))
+
+
+@pytest.mark.parametrize("skill", sorted(A2A_SKILLS))
+def test_no_a2a_skill_argument_reaches_an_internal_error(fuzz_server, a2a_client, skill):
+    schema = fuzz_server.mcp.tools[A2A_SKILLS[skill]]["inputSchema"]
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @given(params=_a2a_message(skill, schema))
+    def run(params):
+        _check_a2a(a2a_client, "SendMessage", params)
+
+    run()
+    assert "Traceback" not in fuzz_server.log(), fuzz_server.log()[-3000:]
+
+
+ID_LIKE = st.one_of(STRINGS, HOSTILE)
+TASK_PARAMS = {
+    "GetTask": st.fixed_dictionaries({"id": ID_LIKE}, optional={"historyLength": HOSTILE}),
+    "CancelTask": st.fixed_dictionaries({"id": ID_LIKE}),
+    "ListTasks": st.fixed_dictionaries({}, optional={
+        "contextId": ID_LIKE, "status": st.one_of(HOSTILE, st.sampled_from(
+            ["TASK_STATE_COMPLETED", "TASK_STATE_REJECTED", "TASK_STATE_NOPE"])),
+        "pageSize": HOSTILE, "pageToken": st.one_of(ID_LIKE, st.sampled_from([
+            "eyJ0cyI6bnVsbCwiaWQiOiJ4In0", "eyJ0cyI6MSwiaWQiOiJcdTAwMDAifQ",
+            "eyJ0cyI6MWUzMDAsImlkIjoieCJ9", "eyJ0cyI6OTk5OTk5OTk5OTk5OTk5OTk5OTk5OSwiaWQiOiJ4In0"])),
+        "statusTimestampAfter": st.one_of(HOSTILE, st.sampled_from(
+            ["1970-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z"])),
+        "historyLength": HOSTILE, "includeArtifacts": HOSTILE}),
+}
+
+
+@pytest.mark.parametrize("method", sorted(TASK_PARAMS))
+def test_no_a2a_task_request_reaches_an_internal_error(fuzz_server, a2a_client, method):
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @given(params=TASK_PARAMS[method])
+    def run(params):
+        reply = a2a_client.request(method, params)
+        if "error" in reply:
+            _check_rpc_error(reply, (method, params))
 
     run()
     assert "Traceback" not in fuzz_server.log(), fuzz_server.log()[-3000:]

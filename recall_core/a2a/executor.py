@@ -52,6 +52,16 @@ def message_args(context: RequestContext) -> tuple[dict[str, Any], str]:
     return args, "\n".join(t for t in get_text_parts(message.parts) if t.strip())
 
 
+def skill_of(args: dict[str, Any]) -> str | None:
+    """The skill a message asks for (default store_memories; an old id resolved), or None
+    when it names none of SKILL_IDS (any JSON value may arrive here: a list, a number)."""
+    raw = args.get("skill") or "store_memories"
+    if not isinstance(raw, str):
+        return None
+    skill = SKILL_ALIASES.get(raw, raw)
+    return skill if skill in SKILL_IDS else None
+
+
 def parse_decision(context: RequestContext) -> str | None:
     args, text = message_args(context)
     raw = args.get("decision", text)
@@ -92,8 +102,12 @@ class RecallAgentExecutor(AgentExecutor):
                 args, _ = message_args(context)
             except Exception:  # noqa: BLE001 - an unreadable message is still audited
                 args = {}
+            # Only known skill ids name the audit row (and the metrics label): a skill value
+            # sent by a client is not trusted to be short, printable or few.
+            raw = args.get("skill") or "store_memories"
+            known = isinstance(raw, str) and (raw in SKILL_IDS or raw in SKILL_ALIASES)
             skill = "resume" if context.current_task is not None else (
-                args.get("skill") or "store_memories")
+                raw if known else "unknown")
             audit_call(self.runtime, f"a2a:{skill}", namespace, args, *outcome,
                              (time.perf_counter() - started) * 1000)
 
@@ -159,8 +173,7 @@ class RecallAgentExecutor(AgentExecutor):
     # -- skills ---------------------------------------------------------------------------
     async def _start(self, namespace: str, context: RequestContext, updater: TaskUpdater) -> None:
         args, text = message_args(context)
-        skill = args.get("skill") or "store_memories"
-        skill = SKILL_ALIASES.get(skill, skill)
+        skill = skill_of(args)
         if skill == "search_memories":
             args.setdefault("query", text)
             result = await skills.search(self.runtime.service, namespace, args)
@@ -168,8 +181,9 @@ class RecallAgentExecutor(AgentExecutor):
             await updater.complete(self._say(updater, f"{result['total']} result(s)."))
             return
         if skill != "store_memories":
-            raise InvalidParam(f"Unknown skill {skill!r}. Expected one of {', '.join(SKILL_IDS)} "
-                               f"(see the agent card at /.well-known/agent-card.json).")
+            raise InvalidParam(f"Unknown skill {repr(args.get('skill'))[:80]}. Expected one of "
+                               f"{', '.join(SKILL_IDS)} (see the agent card at "
+                               f"/.well-known/agent-card.json).")
         args.setdefault("text", text)
         inp = skills.ConsolidateInput.parse(self.runtime.config, args)
         now = utcnow()

@@ -22,6 +22,7 @@ from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
 from .auth import NamespaceContextBuilder, body_limit, guard_routes
 from .card import A2A_PATH, build_card, card_routes, fixed_base
 from .executor import RecallAgentExecutor
+from .inputs import quiet_sdk_input_tracebacks
 from .task_store import StorageTaskStore
 
 # A task parked in input-required holds an in-memory slot in the SDK until it is resumed; after
@@ -41,6 +42,7 @@ def mount_a2a(app: Any, runtime: Any, *, public_url: str | None = None) -> Defau
     """Add the agent card and the A2A routes to `app` (a Starlette app) and close the SDK's
     in-memory task registry when the app shuts down. Returns the request handler."""
     handler = build_handler(runtime, public_url)
+    quiet_sdk_input_tracebacks()
     builder = NamespaceContextBuilder()
     storage = runtime.storage
     max_body = body_limit(runtime.config.limits.max_text_bytes)
