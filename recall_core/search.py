@@ -21,8 +21,9 @@ from .explain import SearchTrace
 from .models import Memory, ScoredId, utcnow
 from .protocols import Embedder, NotReady, Ranker, Storage
 from .relevance import EvidenceSource, evidence
+from .speakers import named_in, speaker_of
+from .textproc import estimate_tokens, token_set, words
 from .timeframe import inside, windows
-from .textproc import estimate_tokens, token_set
 
 log = logging.getLogger("recall.search")
 
@@ -86,8 +87,8 @@ def strength(access_count: int, max_access: int) -> float:
 
 #: The documented `score_threshold` that drops results nothing in the query supports
 #: (gibberish, questions about things never stored) while keeping nearly every real answer:
-#: on LoCoMo no gibberish search kept a result, 42-46% of the off-topic ones did (they share
-#: a word with a stored turn), recall@10 cost 0.010-0.013 (bench/scores.py, RESULTS "Scores").
+#: on LoCoMo no gibberish search kept a result, 41-46% of the off-topic ones did (they share
+#: a word with a stored turn), recall@10 cost 0.019-0.023 (bench/scores.py, RESULTS "Scores").
 SCORE_THRESHOLD_NONSENSE = 0.25
 
 
@@ -143,6 +144,28 @@ def apply_timeframe(query: str, memories: Sequence[Memory], relevance: dict[str,
     if not within:
         return relevance
     return {mid: r if mid in within else r * TIME_FACTOR for mid, r in relevance.items()}
+
+
+#: Fused relevance of a transcript line spoken by someone else is multiplied by this when the
+#: query names the speaker of other candidates ("What has Melanie painted?": Melanie's own
+#: lines, not Caroline's "Thanks, Melanie! I painted it..."). Chosen on the tune half (+0.010
+#: recall@10, MRR +0.055), confirmed on the other (+0.008): bench/RESULTS.md. Only 0.5 (the
+#: time windows' factor) was tried.
+SPEAKER_FACTOR = 0.5
+
+
+def apply_speakers(query: str, memories: Sequence[Memory], relevance: dict[str, float]
+                   ) -> dict[str, float]:
+    """Rank the lines of a speaker the query names above other speakers' lines. Memories
+    without a speaker, and candidates whose speakers are all named or all unnamed, keep their
+    relevance."""
+    said_by = {m.id: speaker_of(m.text) for m in memories}
+    qwords = set(words(query))
+    named = {s: named_in(s, qwords) for s in set(said_by.values()) if s is not None}
+    if not any(named.values()) or all(named.values()):
+        return relevance
+    return {mid: r * SPEAKER_FACTOR if said_by.get(mid) is not None and not named[said_by[mid]]
+            else r for mid, r in relevance.items()}
 
 
 #: Memories outside the session that holds the strongest candidates lose up to this share of
@@ -319,7 +342,8 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
     support = evidence(query, memories, sources)
     if trace is not None:
         trace.fused = dict(relevance)
-    relevance = apply_sessions(memories, apply_timeframe(query, memories, relevance))
+    relevance = apply_sessions(memories, apply_speakers(query, memories,
+                                                        apply_timeframe(query, memories, relevance)))
     if trace is not None:
         trace.adjusted = dict(relevance)
         trace.weights = dict(zip(("relevance", "recency", "importance", "strength"),

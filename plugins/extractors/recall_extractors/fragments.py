@@ -13,22 +13,13 @@ transcript does not say who went. So:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from recall_core.speakers import split_speaker  # noqa: F401 - one rule, shared with search
+
 from .sentences import words
 
-# "Caroline: ...", "Dr. Jane Doe: ...", "user: ...": up to three name-like words, then ": ".
-_SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}|user|assistant)\s*:\s+(?P<rest>\S.*)$",
-                      re.DOTALL)
-# Labels that open a note rather than name a speaker ("Important: I always use Emacs").
-_NOT_SPEAKERS = set("""
-important note notes update todo fyi reminder warning tip summary decision decisions context
-question answer edit ps re q a action actions status result results update problem solution
-goal goals plan step steps example examples nb caution info error fix bug feature request
-background agenda topic subject title date time location where when why how what who
-""".split())
 # Words that open a sentence which points back at the one before.
 _ANAPHORIC = set("""
 it it's its that that's this these those they they're them their there there's he he's him
@@ -39,14 +30,6 @@ plus anyway same
 MIN_WORDS = 5
 #: A group stops growing past this many words (memories stay short enough to rank well).
 MAX_WORDS = 60
-
-
-def split_speaker(text: str) -> tuple[str | None, str]:
-    """(speaker, the rest) for a transcript line, else (None, text)."""
-    m = _SPEAKER.match(text)
-    if not m or m["name"].lower() in _NOT_SPEAKERS or "\n" in m["name"]:
-        return None, text
-    return m["name"], m["rest"]
 
 
 def stands_alone(sentence: str) -> bool:

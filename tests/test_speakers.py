@@ -1,0 +1,76 @@
+"""Speakers named in a query (recall_core.speakers, search.apply_speakers): a question about
+Melanie is answered by Melanie's own lines, not by lines that only address her."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import pytest_asyncio
+
+from recall_core.app import build_runtime
+from recall_core.config import RecallConfig
+from recall_core.models import Memory
+from recall_core.search import SPEAKER_FACTOR, apply_speakers
+from recall_core.speakers import named_in, split_speaker
+from recall_core.transfer import ImportLine, import_verbatim
+
+from backends import BACKENDS, PG_URL
+
+
+def mem(i: str, text: str) -> Memory:
+    return Memory(id=i, namespace="ns", text=text)
+
+
+@pytest.mark.parametrize("text,speaker", [
+    ("Caroline: I went to the group.", "Caroline"),
+    ("Dr. Jane Doe: the results are in", "Dr. Jane Doe"),
+    ("user: I prefer tea", "user"),
+    ("Important: always run the tests", None),
+    ("I went to the group.", None),
+])
+def test_split_speaker(text, speaker):
+    assert split_speaker(text)[0] == speaker
+
+
+def test_a_speaker_is_named_by_any_word_of_the_name_but_not_by_a_stop_word():
+    assert named_in("Dr. Jane Doe", {"what", "did", "jane", "say"})
+    assert named_in("Melanie", {"melanie", "paint"})
+    assert not named_in("Melanie", {"caroline", "paint"})
+    assert not named_in("Will", {"what", "will", "happen"})
+
+
+def test_other_speakers_lines_are_demoted_when_the_query_names_a_speaker():
+    ms = [mem("c", "Caroline: Thanks, Melanie! I painted it after the beach."),
+          mem("m", "Melanie: Here is the horse I did last week."),
+          mem("note", "The user likes horses.")]
+    rel = {"c": 1.0, "m": 0.8, "note": 0.6}
+    out = apply_speakers("What has Melanie painted?", ms, rel)
+    assert out == {"c": 1.0 * SPEAKER_FACTOR, "m": 0.8, "note": 0.6}
+    # No speaker named, or every speaker named: unchanged.
+    assert apply_speakers("What was painted?", ms, rel) == rel
+    assert apply_speakers("What did Caroline tell Melanie?", ms, rel) == rel
+
+
+@pytest_asyncio.fixture(params=BACKENDS)
+async def runtime(request, tmp_path):
+    db = str(tmp_path / "r.db") if request.param == "sqlite" else PG_URL
+    rt = await build_runtime(RecallConfig(db=db, rankers={"bm25": 1.0}, extractor="stub",
+                                          worker={"concurrency": 0}, decay={"interval": 0}))
+    yield rt
+    await rt.close()
+
+
+async def test_search_answers_with_the_named_speakers_own_line(runtime):
+    ns = f"spk-{uuid.uuid4().hex[:8]}"
+    lines = ["Caroline: Thanks, Melanie! I painted it after the beach.",
+             "Melanie: Here is the horse I did on canvas last week.",
+             "Caroline: The beach was lovely."]
+    await import_verbatim(runtime.storage, ns, [(i, ImportLine(text=t)) for i, t in enumerate(lines, 1)])
+    out = await runtime.service.search(ns, "What has Melanie painted?", limit=5, recency_weight=0.0,
+                                       mmr_lambda=1.0)
+    texts = [r["text"] for r in out["results"]]
+    # Caroline's line holds both query words; Melanie's only her name. BM25 puts Caroline's
+    # first, the named speaker's own line wins.
+    assert texts[0] == lines[1], texts
+    assert lines[0] in texts
