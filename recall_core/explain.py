@@ -13,6 +13,9 @@ from .models import Memory, ScoredId
 
 @dataclass
 class SearchTrace:
+    #: the query the rankers that embed it were asked instead, without the speakers it names
+    #: (speakers.focused_query); None: they were asked the query as given
+    focus: str | None = None
     #: per ranker: name, weight, and either its hit count or why it was skipped
     rankers: list[dict[str, Any]] = field(default_factory=list)
     #: memory id -> ranker name -> (1-based rank, the ranker's own score)
