@@ -88,7 +88,7 @@ def strength(access_count: int, max_access: int) -> float:
 #: The documented `score_threshold` that drops results nothing in the query supports
 #: (gibberish, questions about things never stored) while keeping nearly every real answer:
 #: on LoCoMo no gibberish search kept a result, 41-46% of the off-topic ones did (they share
-#: a word with a stored turn), recall@10 cost 0.019-0.023 (bench/scores.py, RESULTS "Scores").
+#: a word with a stored turn), recall@10 cost 0.013-0.024 (bench/scores.py, RESULTS "Scores").
 SCORE_THRESHOLD_NONSENSE = 0.25
 
 

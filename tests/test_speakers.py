@@ -128,3 +128,26 @@ def test_the_embedding_ranker_is_asked_what_was_asked_not_who(dense_runtime):
         assert dense[0][1] == lines[2], dense
     # A query naming no speaker is embedded as given.
     assert search("Who went hiking?")["explain"].focus is None
+
+
+def test_the_inspector_shows_the_query_the_embedding_ranker_was_asked(tmp_path):
+    """Over a real `recall serve` with the dense ranker, through the stub extractor (which
+    keeps each line's speaker) and the inspector's "Search, explained" page."""
+    import httpx
+
+    from inspector_support import run, store_all
+    from serverproc import ServerProcess
+
+    pytest.importorskip("recall_embeddings")
+    srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, env={"RECALL_DISABLE_PLUGINS": ""}).start()
+    try:
+        token = srv.token("alice")
+        run(store_all(srv, token, ["Caroline: Hey Melanie, what are you up to this week, Melanie?",
+                                   "Melanie: Pottery class helps me relax after work."]))
+        ui = httpx.Client(base_url=srv.base, headers={"Origin": srv.base})
+        ui.cookies.set("recall_ui", token, domain="127.0.0.1", path="/ui")
+        html = ui.get("/ui/search", params={"query": "What does Melanie do to unwind?"}).text
+        assert "were asked <q>What does do to unwind?</q>" in html, html[:3000]
+        assert "were asked" not in ui.get("/ui/search", params={"query": "Who relaxes?"}).text
+    finally:
+        srv.stop()
