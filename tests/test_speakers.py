@@ -128,6 +128,16 @@ def test_the_embedding_ranker_is_asked_what_was_asked_not_who(dense_runtime):
         assert dense[0][1] == lines[2], dense
     # A query naming no speaker is embedded as given.
     assert search("Who went hiking?")["explain"].focus is None
+    # A search of the past (as_of) ranks its pool the same way.
+    from datetime import datetime, timezone
+    past = loop.run_until_complete(rt.service.search(
+        "focus", "What does Melanie do to unwind?", limit=5, recency_weight=0.0, mmr_lambda=1.0,
+        explain=True, as_of=datetime.now(timezone.utc).isoformat()))
+    trace = past["explain"]
+    assert trace.focus == "What does do to unwind?" and past["degraded"] == []
+    dense = sorted((r["dense"][0], trace.memories[mid].text) for mid, r in trace.ranks.items()
+                   if "dense" in r)
+    assert dense[0][1] == lines[2], dense
 
 
 def test_the_inspector_shows_the_query_the_embedding_ranker_was_asked(tmp_path):
