@@ -85,23 +85,30 @@ def half_of(sample_id: str) -> str:
     return next((h for h, ids in HALVES.items() if sample_id in ids), "other")
 
 
-def metrics(ranked: list[str], q: dict) -> tuple[float, float, float, float | None]:
+def metrics(ranked: list[str], q: dict, kept: set[str]) -> tuple[float, float, float,
+                                                              float | None, float | None]:
     """recall@5, recall@10, reciprocal rank, and for questions with `stale` turns (an older
-    value of a fact, bench/synthetic.py) whether one ranks above the evidence in the top 10
-    (1.0) or not (0.0); None for other questions."""
+    value of a fact, bench/synthetic.py): whether one ranks above the evidence in the top 10
+    (1.0) or not (0.0), and whether an older value is still current at all (1.0: some turn in
+    `stale` still has an active memory; `kept` = the turns that do), None for other questions.
+    Stale above can only happen where the old value is still current: the second figure says
+    how often the write path left that to ranking (always, verbatim; where the extractor gave
+    no fact key to supersede, extraction path)."""
     ev = set(q["evidence"])
     r5 = len(ev & set(ranked[:5])) / len(ev)
     r10 = len(ev & set(ranked[:10])) / len(ev)
     rr = next((1.0 / i for i, d in enumerate(ranked, 1) if d in ev), 0.0)
-    stale = None
+    stale = old_current = None
     if q.get("stale"):
         first = next((d for d in ranked[:10] if d in ev or d in q["stale"]), None)
         stale = float(first is not None and first not in ev)
-    return r5, r10, rr, stale
+        old_current = float(any(d in kept for d in q["stale"]))
+    return r5, r10, rr, stale, old_current
 
 
 def summarise(rows: list[tuple]) -> dict:
-    """rows: (half, category, r@5, r@10, rr, stale) -> {half: {overall, <category>...}}."""
+    """rows: (half, category, r@5, r@10, rr, stale, old current) -> {half: {overall,
+    <category>...}}."""
     def agg(sel):
         out = {"n": len(sel), "recall@5": round(statistics.mean(r[2] for r in sel), 3),
                "recall@10": round(statistics.mean(r[3] for r in sel), 3),
@@ -109,6 +116,7 @@ def summarise(rows: list[tuple]) -> dict:
         stale = [r[5] for r in sel if r[5] is not None]
         if stale:
             out["stale_above"] = round(statistics.mean(stale), 3)
+            out["old_current"] = round(statistics.mean(r[6] for r in sel if r[6] is not None), 3)
         return out
 
     out = {}
@@ -231,13 +239,14 @@ async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[st
             await asyncio.to_thread(rt.embedder.wait_ready, 300)
         for sample in data:
             ns = sample["sample_id"]
+            kept = set(idmap[ns].values())
             for q in questions(sample):
                 t0 = time.perf_counter()
                 res = await rt.service.search(ns, q["question"], limit=limit, recency_weight=0.0,
                                               mmr_lambda=mmr)
                 lat.append((time.perf_counter() - t0) * 1000)
                 ranked = [idmap[ns].get(r["id"], "?") for r in res["results"]]
-                rows.append((half_of(ns), q["category"], *metrics(ranked, q)))
+                rows.append((half_of(ns), q["category"], *metrics(ranked, q, kept)))
         await rt.service.drain()
     finally:
         await rt.close()
@@ -264,6 +273,7 @@ async def run_http(db: str, data: list[dict], idmap: dict, rankers: dict[str, fl
             await asyncio.sleep(0.5)
         for sample in data:
             ns = sample["sample_id"]
+            kept = set(idmap[ns].values())
             async with Agent(srv.url, srv.token(ns)) as agent:
                 for q in questions(sample):
                     t0 = time.perf_counter()
@@ -271,7 +281,7 @@ async def run_http(db: str, data: list[dict], idmap: dict, rankers: dict[str, fl
                                          recency_weight=0.0, mmr_lambda=mmr)
                     lat.append((time.perf_counter() - t0) * 1000)
                     ranked = [idmap[ns].get(r["id"], "?") for r in res["results"]]
-                    rows.append((half_of(ns), q["category"], *metrics(ranked, q)))
+                    rows.append((half_of(ns), q["category"], *metrics(ranked, q, kept)))
     finally:
         srv.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -282,7 +292,7 @@ def table(results: dict) -> str:
     """A markdown table: one row per path/ranking/half, recall@10 per category."""
     cats = list(CATEGORIES.values())
     head = ("| path | ranking | half | n | recall@5 | recall@10 | MRR | " + " | ".join(cats)
-            + " | stale above | p50 ms |\n|" + "---|" * (9 + len(cats)))
+            + " | stale above | old current | p50 ms |\n|" + "---|" * (10 + len(cats)))
     lines = [head]
     for key, summary in results.items():
         if not isinstance(summary, dict) or "all" not in summary:
@@ -296,8 +306,10 @@ def table(results: dict) -> str:
             by_cat = " | ".join(f"{s[c]['recall@10']:.3f}" if c in s else "-" for c in cats)
             p50 = f"{summary['p50_ms']:.1f}" if half == "all" else ""
             stale = f"{o['stale_above']:.3f}" if "stale_above" in o else "-"
+            old = f"{o['old_current']:.3f}" if "old_current" in o else "-"
             lines.append(f"| {path} | {ranking} | {half} | {o['n']} | {o['recall@5']:.3f} | "
-                         f"**{o['recall@10']:.3f}** | {o['mrr']:.3f} | {by_cat} | {stale} | {p50} |")
+                         f"**{o['recall@10']:.3f}** | {o['mrr']:.3f} | {by_cat} | {stale} | "
+                         f"{old} | {p50} |")
     return "\n".join(lines)
 
 

@@ -13,7 +13,10 @@ fact gets one question:
   turns with earlier values are listed as `stale`. Besides recall, the report gives
   `stale_above`: how often an outdated statement ranks above the current one (or is
   returned while the current one is not) — the share of "what is X now?" questions an agent
-  would answer with an old value.
+  would answer with an old value — and `old_current`: how often an older value is still
+  current at all (not superseded by the write path), the only case where stale above can
+  happen. Verbatim import keeps every statement (1.0); through extraction only a statement
+  the extractor gives a fact key (entity/attribute) can supersede the earlier one.
 
 The data has LoCoMo's shape, so it runs through bench/locomo.py's two write paths (verbatim,
 extraction) and metrics. Users split into tune (first half) and confirm (second half).
