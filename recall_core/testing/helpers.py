@@ -98,3 +98,42 @@ async def dump_tables(storage: Any) -> str:
         for n in names:
             rows.extend(repr(dict(r)) for r in await con.fetch(f'SELECT * FROM "{n}"'))
     return "\n".join(rows)
+
+
+def tasks_stored_before_task_keys() -> list[tuple[str, str]]:
+    """(task id, JSON document) of three A2A tasks as a database held them before tasks had
+    their own context/state/status-time columns (SQLite migration 8, Postgres migration 10):
+    each backend's migration test inserts these with its own SQL, then checks
+    `check_tasks_listed_by_keys`."""
+    import json
+
+    from a2a.types.a2a_pb2 import Task, TaskState, TaskStatus
+    from google.protobuf.timestamp_pb2 import Timestamp
+
+    from recall_core.a2a.task_store import task_to_data
+
+    tasks = [Task(id="t1", context_id="c1", status=TaskStatus(
+                 state=TaskState.TASK_STATE_COMPLETED,
+                 timestamp=Timestamp(seconds=1795497301, nanos=123456000))),
+             Task(id="t2", context_id="c2", status=TaskStatus(state=TaskState.TASK_STATE_WORKING)),
+             Task(id="t3", context_id="c1", status=TaskStatus(
+                 state=TaskState.TASK_STATE_FAILED, timestamp=Timestamp(seconds=1795497302)))]
+    return [(t.id, json.dumps(task_to_data(t))) for t in tasks]
+
+
+async def check_tasks_listed_by_keys(storage: Any, namespace: str = "ns") -> None:
+    """The migrated tasks of `tasks_stored_before_task_keys` filter and order like new ones:
+    status time descending, the task without a time last."""
+    import json
+
+    from recall_core.a2a.task_store import task_from_data, task_keys
+    from recall_core.protocols import TaskQuery
+
+    stamps = {tid: task_keys(task_from_data(json.loads(doc))).status_ns
+              for tid, doc in tasks_stored_before_task_keys()}
+    page = await storage.list_tasks(namespace, TaskQuery(limit=10))
+    assert [r.task_id for r in page.rows] == ["t3", "t1", "t2"]
+    assert [r.status_ns for r in page.rows] == [stamps["t3"], stamps["t1"], stamps["t2"]]
+    assert (await storage.list_tasks(namespace, TaskQuery(context_id="c1"))).total == 2
+    working = await storage.list_tasks(namespace, TaskQuery(state="TASK_STATE_WORKING"))
+    assert [r.task_id for r in working.rows] == ["t2"]

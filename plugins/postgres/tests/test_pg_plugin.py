@@ -151,14 +151,9 @@ async def test_refuses_a_database_newer_than_itself(db_url, make_storage):
 async def test_a2a_tasks_stored_before_migration_10_are_listed_by_their_keys(db_url, make_storage):
     # Migration 10 reads context, state and status time out of the documents of tasks stored
     # before ListTasks paged in the database, so those tasks filter and order like new ones.
-    import json
-
     import asyncpg
-    from a2a.types.a2a_pb2 import Task, TaskState, TaskStatus
-    from google.protobuf.timestamp_pb2 import Timestamp
 
-    from recall_core.a2a.task_store import task_keys, task_to_data
-    from recall_core.protocols import TaskQuery
+    from recall_core.testing.helpers import check_tasks_listed_by_keys, tasks_stored_before_task_keys
     from recall_postgres.migrations import MIGRATIONS
 
     con = await asyncpg.connect(db_url)
@@ -169,21 +164,8 @@ async def test_a2a_tasks_stored_before_migration_10_are_listed_by_their_keys(db_
         await con.execute(sql)
         await con.execute("INSERT INTO schema_version (version, description) VALUES ($1, $2)",
                           version, description)
-        stamp = Timestamp(seconds=1795497301, nanos=123456000)
-        tasks = [Task(id="t1", context_id="c1", status=TaskStatus(
-                     state=TaskState.TASK_STATE_COMPLETED, timestamp=stamp)),
-                 Task(id="t2", context_id="c2", status=TaskStatus(state=TaskState.TASK_STATE_WORKING)),
-                 Task(id="t3", context_id="c1", status=TaskStatus(
-                     state=TaskState.TASK_STATE_FAILED, timestamp=Timestamp(seconds=1795497302)))]
-        for t in tasks:
-            await con.execute("INSERT INTO a2a_tasks (namespace, task_id, data) VALUES ('ns', $1, $2)",
-                              t.id, json.dumps(task_to_data(t)))
+        await con.executemany("INSERT INTO a2a_tasks (namespace, task_id, data) VALUES ('ns', $1, $2)",
+                              tasks_stored_before_task_keys())
     finally:
         await con.close()
-    s = await make_storage(db_url)
-    page = await s.list_tasks("ns", TaskQuery(limit=10))
-    assert [r.task_id for r in page.rows] == ["t3", "t1", "t2"]
-    assert [r.status_ns for r in page.rows] == [task_keys(t).status_ns for t in (tasks[2], tasks[0], tasks[1])]
-    assert (await s.list_tasks("ns", TaskQuery(context_id="c1"))).total == 2
-    assert [r.task_id for r in (await s.list_tasks(
-        "ns", TaskQuery(state="TASK_STATE_WORKING"))).rows] == ["t2"]
+    await check_tasks_listed_by_keys(await make_storage(db_url))

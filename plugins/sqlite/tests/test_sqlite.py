@@ -568,37 +568,22 @@ async def test_a2a_tasks_stored_before_migration_8_are_listed_by_their_keys(
         db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Migration 8 reads context, state and status time out of the documents of tasks stored
     # before ListTasks paged in the database, so those tasks filter and order like new ones.
-    from a2a.types.a2a_pb2 import Task, TaskState, TaskStatus
-    from google.protobuf.timestamp_pb2 import Timestamp
-
-    from recall_core.a2a.task_store import task_keys, task_to_data
-    from recall_core.protocols import TaskQuery
+    from recall_core.testing.helpers import check_tasks_listed_by_keys, tasks_stored_before_task_keys
 
     with monkeypatch.context() as m:
         m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:7])
         old = make_storage(f"sqlite:///{db_path}")
         await old.open()
         await old.close()
-    stamp = Timestamp(seconds=1795497301, nanos=123456000)
-    tasks = [Task(id="t1", context_id="c1", status=TaskStatus(
-                 state=TaskState.TASK_STATE_COMPLETED, timestamp=stamp)),
-             Task(id="t2", context_id="c2", status=TaskStatus(state=TaskState.TASK_STATE_WORKING)),
-             Task(id="t3", context_id="c1", status=TaskStatus(
-                 state=TaskState.TASK_STATE_FAILED, timestamp=Timestamp(seconds=1795497302)))]
     conn = raw(db_path)
     conn.executemany("INSERT INTO a2a_tasks (namespace, task_id, data, created_at, updated_at) "
                      "VALUES ('ns', ?, ?, '2026-11-24', '2026-11-24')",
-                     [(t.id, json.dumps(task_to_data(t))) for t in tasks])
+                     tasks_stored_before_task_keys())
     conn.commit()
     conn.close()
     new = make_storage(f"sqlite:///{db_path}")
     await new.open()
     try:
-        page = await new.list_tasks("ns", TaskQuery(limit=10))
-        assert [r.task_id for r in page.rows] == ["t3", "t1", "t2"]
-        assert [r.status_ns for r in page.rows] == [task_keys(t).status_ns for t in (tasks[2], tasks[0], tasks[1])]
-        assert (await new.list_tasks("ns", TaskQuery(context_id="c1"))).total == 2
-        assert [r.task_id for r in (await new.list_tasks(
-            "ns", TaskQuery(state="TASK_STATE_WORKING"))).rows] == ["t2"]
+        await check_tasks_listed_by_keys(new)
     finally:
         await new.close()
