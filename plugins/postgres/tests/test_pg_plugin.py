@@ -107,19 +107,25 @@ async def test_search_path_selects_the_schema(pg_scratch, make_storage):
         await con.close()
 
 
+async def at_migration_1(con) -> None:
+    """Leave the database as recall-postgres with only its first migration did."""
+    from recall_postgres.migrations import MIGRATIONS
+
+    await con.execute("CREATE TABLE schema_version (version integer PRIMARY KEY, "
+                      "description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+    version, description, sql = MIGRATIONS[0]
+    await con.execute(sql)
+    await con.execute("INSERT INTO schema_version (version, description) VALUES ($1, $2)",
+                      version, description)
+
+
 async def test_upgrades_a_version_1_database_in_place(db_url, make_storage):
     import asyncpg
 
-    from recall_postgres.migrations import MIGRATIONS
     con = await asyncpg.connect(db_url)
     try:
         # A database as recall-postgres with only migration 1 left it, with data in it.
-        await con.execute("CREATE TABLE schema_version (version integer PRIMARY KEY, "
-                          "description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
-        version, description, sql = MIGRATIONS[0]
-        await con.execute(sql)
-        await con.execute("INSERT INTO schema_version (version, description) VALUES ($1, $2)",
-                          version, description)
+        await at_migration_1(con)
         await con.execute("ALTER TABLE memories ADD COLUMN embedding real[]")
         await con.execute(
             "INSERT INTO memories (id, namespace, text, type, valid_from, created_at, search_text, "
@@ -154,16 +160,10 @@ async def test_a2a_tasks_stored_before_migration_10_are_listed_by_their_keys(db_
     import asyncpg
 
     from recall_core.testing.helpers import check_tasks_listed_by_keys, tasks_stored_before_task_keys
-    from recall_postgres.migrations import MIGRATIONS
 
     con = await asyncpg.connect(db_url)
     try:
-        await con.execute("CREATE TABLE schema_version (version integer PRIMARY KEY, "
-                          "description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
-        version, description, sql = MIGRATIONS[0]
-        await con.execute(sql)
-        await con.execute("INSERT INTO schema_version (version, description) VALUES ($1, $2)",
-                          version, description)
+        await at_migration_1(con)
         await con.executemany("INSERT INTO a2a_tasks (namespace, task_id, data) VALUES ('ns', $1, $2)",
                               tasks_stored_before_task_keys())
     finally:
