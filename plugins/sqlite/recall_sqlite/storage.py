@@ -409,12 +409,11 @@ class SQLiteStorage(AdminMethods):
 
     async def get_embeddings(self, namespace: str, ids: Sequence[str],
                              model: str | None = None) -> dict[str, list[float]]:
-        # The namespace and model parameters go first: by_ids puts `condition` before the ids.
+        # The model parameters go between namespace and ids: by_ids puts `condition` first.
         out: dict[str, list[float]] = {}
         for part in chunks(list(dict.fromkeys(ids))):
             rows = await self.db.fetch(
-                "SELECT id, embedding FROM memories WHERE +namespace = ? AND embedding IS NOT NULL "
-                f"AND {OF_MODEL} AND id IN ({', '.join('?' * len(part))})",
+                by_ids("id, embedding", f"embedding IS NOT NULL AND {OF_MODEL}", len(part)),
                 (namespace, model, model, *part))
             out.update((r[0], unpack_vector(r[1])) for r in rows)
         return out
