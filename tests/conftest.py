@@ -5,6 +5,25 @@ import pytest
 from serverproc import Agent, ServerProcess
 
 
+@pytest.fixture
+async def runtime(tmp_path):
+    """A runtime on SQLite with the stub extractor and no worker, built from the plugins named
+    here (no entry points), for service-level tests. Modules that need another one define
+    their own `runtime`."""
+    import recall_extractors
+    import recall_sqlite
+    from recall_core.app import build_runtime
+    from recall_core.config import load_config
+    from recall_core.plugins import get_plugin_manager
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(recall_sqlite, name="sqlite")
+    pm.register(recall_extractors, name="extractors")
+    rt = await build_runtime(load_config(None, db=str(tmp_path / "r.db")), pm, start_worker=False)
+    yield rt
+    await rt.close()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     work = tmp_path_factory.mktemp("srv")

@@ -5,24 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-import recall_extractors
-import recall_sqlite
-from recall_core.app import build_runtime
-from recall_core.config import load_config
 from recall_core.corrections import correct_memory
 from recall_core.errors import InvalidParam, MemoryNotFound
 from recall_core.models import Memory
-from recall_core.plugins import get_plugin_manager
-
-
-@pytest.fixture
-async def runtime(tmp_path):
-    pm = get_plugin_manager(load_entrypoints=False)
-    pm.register(recall_sqlite, name="sqlite")
-    pm.register(recall_extractors, name="extractors")
-    rt = await build_runtime(load_config(None, db=str(tmp_path / "r.db")), pm, start_worker=False)
-    yield rt
-    await rt.close()
 
 
 async def test_correction_supersedes_and_keeps_history(runtime):

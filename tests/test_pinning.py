@@ -7,25 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-import recall_extractors
-import recall_sqlite
-from recall_core.app import build_runtime
-from recall_core.config import load_config
 from recall_core.decay import run_decay
 from recall_core.errors import MemoryNotFound
 from recall_core.models import Memory, utcnow
 from recall_core.pinning import set_pinned
-from recall_core.plugins import get_plugin_manager
-
-
-@pytest.fixture
-async def runtime(tmp_path):
-    pm = get_plugin_manager(load_entrypoints=False)
-    pm.register(recall_sqlite, name="sqlite")
-    pm.register(recall_extractors, name="extractors")
-    rt = await build_runtime(load_config(None, db=str(tmp_path / "r.db")), pm, start_worker=False)
-    yield rt
-    await rt.close()
 
 
 async def importance(rt, mid: str) -> float:

@@ -26,16 +26,6 @@ SUBJECTS = [
 ]
 
 
-@pytest.fixture
-async def runtime(tmp_path):
-    pm = get_plugin_manager(load_entrypoints=False)
-    pm.register(recall_sqlite, name="sqlite")
-    pm.register(recall_extractors, name="extractors")
-    rt = await build_runtime(load_config(None, db=str(tmp_path / "r.db")), pm, start_worker=False)
-    yield rt
-    await rt.close()
-
-
 async def _load(rt, ns="u", subjects=SUBJECTS):
     rows = [(i, ImportLine(text=f"The user took up {s} as a hobby in year {2000 + i} and loves it."))
             for i, s in enumerate(subjects, 1)]
