@@ -21,7 +21,7 @@ def text(value: Any, name: str, max_bytes: int) -> str:
     if not value.strip():
         raise InvalidParam(f"{name} is empty. Expected non-blank text; send what should be remembered.")
     if "\x00" in value:
-        raise InvalidParam(f"{name} contains a NUL character (\\x00), which cannot be stored. Remove it and retry.")
+        raise InvalidParam(nul_message(name))
     size = len(value.encode("utf-8"))
     if size > max_bytes:
         raise TextTooLarge(
