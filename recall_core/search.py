@@ -340,9 +340,10 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
     focus = focused_query(query, named) if named else None
     if focus is not None:
         # Rankers that embed the query answer again for what was asked, not who was named
-        # (the speaker step below sees to who): LoCoMo recall@10 +0.016 tune, +0.003-0.008
-        # confirm, dense alone +0.13 (bench/RESULTS.md "Who said it"). It costs one more
-        # query embedding and vector search, only for queries that name a speaker.
+        # (the speaker step below sees to who): LoCoMo hybrid recall@10 +0.018 tune, +0.012
+        # confirm, dense alone +0.08-0.12 (bench/RESULTS.md "Who said it, dense side"). It
+        # costs one more query embedding and vector search, only for queries that name a
+        # speaker.
         for i, slot in enumerate(rankers):
             if getattr(slot.ranker, "embedder", None) is not None and not isinstance(outcomes[i], str):
                 outcomes[i] = await (_run_ranker(slot, storage, namespace, focus, candidates)
