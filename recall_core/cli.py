@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from .config import LOG_LEVELS, RecallConfig, load_config
-from .facts import norm_key
+from .facts import norm_key, told
 from .errors import ConfigError, StorageConflict
 
 log = logging.getLogger("recall")
@@ -342,8 +342,8 @@ def _plugins(args: argparse.Namespace) -> int:
 async def _history(args: argparse.Namespace) -> int:
     storage = await _open_storage(_config(args))
     try:
-        rows = await storage.history(args.namespace, norm_key(args.entity),
-                                     norm_key(args.attribute))
+        rows = told(await storage.history(args.namespace, norm_key(args.entity),
+                                                norm_key(args.attribute)))
     finally:
         await storage.close()
     out = [{"id": m.id, "value": m.value, "text": m.text,

@@ -13,6 +13,12 @@ write path (worker, A2A, consolidation, verbatim import):
   new statement's, last access now) instead of adding a duplicate. A superseded row is never
   refreshed: re-stating an old value after a newer one makes a new current row.
 * A row being superseded is never also refreshed (one decision per key per write).
+* A re-statement of the current value while an older store may still arrive (its job not yet
+  written) also leaves a **marker**: a zero-length history row of the same value at the
+  re-statement's time. When that older store then writes a different value, it becomes
+  history up to the marker and the value is current again from there, as if the two had been
+  written in the order they were said (found by the fact-model state machine: v1 current; v2
+  said, then v1 said again; the v1 job written first left v2 current).
 
 Storage enforces the invariant independently (a unique index on the current row of a key), so
 a bug in a caller fails loudly instead of leaving two current values.
@@ -24,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .models import Memory
+from .models import Memory, new_id
 
 Key = tuple[str, str]
 
@@ -83,9 +89,36 @@ def _covering(rows: Sequence[Memory], at: datetime) -> Memory | None:
     return best
 
 
-def place(timeline: Sequence[Memory], statements: Sequence[Memory], at: datetime) -> Changes:
+def _restated_after(timeline: Sequence[Memory], row: Memory, at: datetime) -> Memory | None:
+    """The earliest marker of `row`'s value re-stated after `at` (see the module docstring)."""
+    by_id = {row.id: row}
+    marks = [r for r in timeline if r.superseded_by == row.id and r.valid_from > at
+             and is_marker(r, by_id)]
+    return min(marks, key=lambda r: r.valid_from, default=None)
+
+
+def is_marker(row: Memory, by_id: dict[str, Memory]) -> bool:
+    """A re-statement marker: a zero-length row of the same value as the row it points to.
+    (A statement replaced within its own text is zero-length too, but of another value.)"""
+    to = by_id.get(row.superseded_by) if row.superseded_by else None
+    return (row.valid_until == row.valid_from and to is not None
+            and same_value(row.value, to.value))
+
+
+def told(timeline: Sequence[Memory]) -> list[Memory]:
+    """A key's history as users read it: markers are bookkeeping of the order statements were
+    said in, not values anyone held, so history views leave them out (they hold no instant,
+    so `as_of` never finds them either)."""
+    by_id = {r.id: r for r in timeline}
+    return [r for r in timeline if not is_marker(r, by_id)]
+
+
+def place(timeline: Sequence[Memory], statements: Sequence[Memory], at: datetime,
+          keep_restatement: bool = False) -> Changes:
     """Place one text's `statements` of a single key (in text order) at time `at` into the
-    key's `timeline` (every stored row of the key, current and history)."""
+    key's `timeline` (every stored row of the key, current and history). `keep_restatement`:
+    an older store may still be written, so a re-statement of the current value leaves a
+    marker."""
     changes = Changes()
     if not statements:
         return changes
@@ -94,10 +127,25 @@ def place(timeline: Sequence[Memory], statements: Sequence[Memory], at: datetime
     if cover is not None and same_value(cover.value, final.value):
         if cover.valid_until is None:
             changes.refresh.append((cover.id, final.importance))
+            if keep_restatement and at > cover.valid_from:
+                mark = final.model_copy(update={"id": new_id()})
+                mark.valid_from = mark.valid_until = at
+                mark.superseded_by = cover.id
+                changes.inserts.append(mark)
         winner = cover.id
     else:
         final.valid_from = at
-        if cover is not None:
+        again = (_restated_after(timeline, cover, at)
+                 if cover is not None and cover.valid_until is None else None)
+        if again is not None:
+            # Said again after this older statement, which was written late: this value is
+            # history until then, and the re-stated one current from then on.
+            back = cover.model_copy(update={"id": new_id()})
+            back.valid_from, back.valid_until, back.superseded_by = again.valid_from, None, None
+            changes.ends.append((cover.id, at, final.id))
+            final.valid_until, final.superseded_by = again.valid_from, back.id
+            changes.inserts.append(back)
+        elif cover is not None:
             changes.ends.append((cover.id, at, final.id))
             final.valid_until = cover.valid_until
             final.superseded_by = cover.superseded_by
@@ -133,8 +181,10 @@ def group_by_key(memories: Iterable[Memory]) -> tuple[dict[Key, list[Memory]], l
     return keyed, keyless
 
 
-def plan(timeline: Sequence[Memory], memories: Sequence[Memory], at: datetime) -> Changes:
-    """Changes for one text's memories said at `at`, given every stored row of their keys."""
+def plan(timeline: Sequence[Memory], memories: Sequence[Memory], at: datetime,
+         keep_restatement: bool = False) -> Changes:
+    """Changes for one text's memories said at `at`, given every stored row of their keys
+    (`keep_restatement`: see `place`)."""
     keyed, keyless = group_by_key(memories)
     by_key: dict[Key, list[Memory]] = {}
     for r in timeline:
@@ -142,7 +192,7 @@ def plan(timeline: Sequence[Memory], memories: Sequence[Memory], at: datetime) -
             by_key.setdefault(r.key, []).append(r)
     changes = Changes()
     for key, statements in keyed.items():
-        changes.extend(place(by_key.get(key, []), statements, at))
+        changes.extend(place(by_key.get(key, []), statements, at, keep_restatement))
     for m in keyless:
         m.valid_from = at
         changes.inserts.append(m)

@@ -94,6 +94,11 @@ class WriteTx(Protocol):
     async def current(self, ids: Sequence[str]) -> list[Memory]:
         """The current (active) rows of this namespace among `ids`."""
 
+    async def older_jobs_pending(self, before: datetime) -> bool:
+        """Whether a job of this namespace stored before `before` is still queued or running:
+        its statements may yet be written after this one, out of order (facts.place keeps a
+        re-statement's time for them)."""
+
     async def insert(self, memories: Sequence[Memory]) -> None:
         """Insert rows as given (their namespace must be this one). Raises
         `errors.StorageConflict` for an existing id (kind `duplicate_id`) or a second current

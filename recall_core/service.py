@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from . import validation as v
 from .config import RecallConfig
-from .facts import norm_key
+from .facts import norm_key, told
 from .forget import forget, same_store
 from .errors import ConfirmRequired, EmbeddingsRequired, InvalidParam
 from .models import MEMORY_TYPES, Memory, Operation, utcnow
@@ -203,7 +203,8 @@ class MemoryService:
 
     @foreground
     async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
-        return await self.storage.history(namespace, norm_key(entity), norm_key(attribute))
+        return told(await self.storage.history(namespace, norm_key(entity),
+                                                     norm_key(attribute)))
 
     # -- consolidation --------------------------------------------------------------------
     @foreground

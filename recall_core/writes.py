@@ -151,6 +151,11 @@ async def commit(tx: WriteTx, prepared: Prepared, now: datetime) -> Written:
     timeline = await tx.timeline(prepared.keys) if prepared.keys else []
     # Planning sets validity fields: on copies, so a re-run after a deadlock starts clean.
     changes = facts.plan(timeline, [m.model_copy() for m in prepared.memories], prepared.at)
+    if changes.refresh and await tx.older_jobs_pending(prepared.at):
+        # A re-statement while a store said earlier may still change these keys: plan again
+        # keeping its time (facts.place). Only re-statements ask, not every write.
+        changes = facts.plan(timeline, [m.model_copy() for m in prepared.memories],
+                             prepared.at, keep_restatement=True)
     changes.refresh.extend(prepared.duplicates)
     return await apply(tx, changes, now)
 

@@ -124,6 +124,49 @@ async def test_restating_an_old_value_after_a_newer_one_makes_it_current_again(s
     assert len(await storage.history(n, "user", "editor")) == 3  # the old vim row stays history
 
 
+async def test_a_restatement_written_before_an_older_store_keeps_its_value_current(storage):
+    # Found by the fact-model state machine: vim current; "I use emacs." then "I use vim." are
+    # stored; the vim job is written first (a re-statement: refreshed), the emacs job after.
+    # vim was said last, so vim must stay current and emacs be history between the two.
+    n = ns()
+    await run_worker(storage, Delayed(), config(), n, ["I use vim."])
+    (vim,) = await current_of(storage, n, "user", "editor")
+    await run_worker(storage, Delayed({"emacs": 0.6}), config(), n,
+                     ["I use emacs.", "I use vim."], spacing=0.01)
+    current = await current_of(storage, n, "user", "editor")
+    assert [m.value.lower() for m in current] == ["vim"]
+    history = sorted(await storage.history(n, "user", "editor"), key=lambda m: m.valid_from)
+    (emacs,) = [m for m in history if m.value.lower() == "emacs"]
+    (now,) = current
+    # emacs held from when it was said until vim was said again; then vim again.
+    assert emacs.valid_until == now.valid_from and emacs.superseded_by == now.id
+    assert emacs.valid_from < now.valid_from
+    old = next(m for m in history if m.id == vim.id)
+    assert old.valid_until == emacs.valid_from and old.superseded_by == emacs.id
+
+
+async def test_a_restatement_with_nothing_older_pending_only_refreshes(storage):
+    # The common case stays one row: no older store can arrive, so no marker is kept.
+    n = ns()
+    await run_worker(storage, Delayed(), config(concurrency=1), n, ["I use vim.", "I use vim."],
+                     spacing=0.05)
+    assert len(await storage.history(n, "user", "editor")) == 1
+
+
+async def test_history_views_leave_restatement_markers_out(storage):
+    # CI found it (Postgres, two workers): the same value stored twice while the first job was
+    # still running left a marker, and `recall history` showed it as a second, ended value.
+    n = ns()
+    await run_worker(storage, Delayed(), config(), n, ["I use vim."])
+    await run_worker(storage, Delayed({"Honestly": 0.6}), config(), n,
+                     ["Honestly, I use vim.", "I use vim."], spacing=0.01)
+    stored = await storage.history(n, "user", "editor")
+    assert len(stored) == 2  # the current row and the marker the late re-statement left
+    service = MemoryService(storage, Delayed(), [], config())
+    shown = await service.history(n, "user", "editor")
+    assert [(m.value.lower(), m.valid_until) for m in shown] == [("vim", None)]
+
+
 class Flaky:
     """Real storage whose queue calls fail the first `n` times (injected, not mocked)."""
 

@@ -72,6 +72,11 @@ class PgWriteTx:
             self.namespace, [k[0] for k in keys], [k[1] for k in keys])
         return [memory_from_row(r) for r in rows]
 
+    async def older_jobs_pending(self, before: datetime) -> bool:
+        return await self.con.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM operations WHERE namespace = $1 AND created_at < $2 "
+            "AND status IN ('queued', 'running'))", self.namespace, aware(before))
+
     async def current(self, ids: Sequence[str]) -> list[Memory]:
         rows = await self.con.fetch(CURRENT_BY_IDS, self.namespace, list(ids))
         return [memory_from_row(r) for r in rows]

@@ -55,6 +55,12 @@ class SQLiteWriteTx:
             out.extend(memory_from_row(r) for r in rows)
         return out
 
+    async def older_jobs_pending(self, before: datetime) -> bool:
+        rows = await self.db.execute_fetchall(
+            "SELECT 1 FROM operations WHERE namespace = ? AND created_at < ? "
+            "AND status IN ('queued', 'running') LIMIT 1", (self.namespace, to_db(before)))
+        return bool(rows)
+
     async def current(self, ids: Sequence[str]) -> list[Memory]:
         out: list[Memory] = []
         for part in chunks(list(dict.fromkeys(ids))):
