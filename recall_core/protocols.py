@@ -374,6 +374,19 @@ class HistoricalReads(Protocol):
 
 
 @runtime_checkable
+class SessionNeighbours(Protocol):
+    """Optional storage capability: which memories were said just before and just after
+    others in their session (search's neighbour step, `search.apply_neighbours`)."""
+
+    async def session_neighbours(self, namespace: str, ids: Sequence[str]
+                                 ) -> dict[str, tuple[str | None, str | None]]:
+        """For each id of an active memory with a session: (the active memory just before
+        it, the active memory just after it) in that session, ordered by created_at, then
+        insertion order, as `latest_in_session`; None at either end. Ids that are unknown,
+        superseded, of another namespace or without a session are left out."""
+
+
+@runtime_checkable
 class EmbeddingModels(Protocol):
     """Optional storage capability: which embedding model made the stored vectors
     (`recall reindex`, `recall status`, and search's note about vectors it leaves out)."""

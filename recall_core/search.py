@@ -1,5 +1,5 @@
-"""The search pipeline: rankers -> weighted RRF -> 4-component score x evidence -> threshold
--> MMR -> limit -> token budget.
+"""The search pipeline: rankers -> weighted RRF -> session neighbours, time windows, speakers,
+session locality -> 4-component score x evidence -> threshold -> MMR -> limit -> token budget.
 
 Pure functions where possible (rrf, score weights, mmr, budget) so each step is tested on its
 own; `run_search` wires them to storage and rankers.
@@ -19,7 +19,7 @@ import numpy as np
 from .context import model_id
 from .explain import SearchTrace
 from .models import Memory, ScoredId, utcnow
-from .protocols import Embedder, NotReady, Ranker, Storage
+from .protocols import Embedder, NotReady, Ranker, SessionNeighbours, Storage
 from .relevance import EvidenceSource, evidence
 from .speakers import focused_query, named_speakers, speaker_of
 from .textproc import estimate_tokens, token_set
@@ -87,11 +87,12 @@ def strength(access_count: int, max_access: int) -> float:
 
 #: The documented `score_threshold` that drops results nothing in the query supports
 #: (gibberish, questions about things never stored) while keeping nearly every real answer:
-#: on LoCoMo no tune-half gibberish search kept a result (one of 80 on the confirm half did in
-#: some runs, at 0.24-0.28 with its line's access strength), 41-46% of the off-topic ones did
-#: (they share a word with a stored turn), recall@10 cost 0.011-0.026. The rule it was chosen
-#: by (largest value losing <= 0.005 recall@10 on the tune half) now gives 0.2, which lets
-#: gibberish through (bench/scores.py; RESULTS "Scores", "The documented threshold, re-applied").
+#: on LoCoMo no tune-half gibberish search keeps a result, one of 80 on the confirm half does
+#: (0.26: a misspelt "shcool" line MiniLM finds close to "qdyhhg chzco rbagvzvt"), 42-49% of
+#: the off-topic ones do (they share a word with a stored turn), recall@10 costs 0.006-0.008.
+#: The rule it was chosen by (largest value losing <= 0.005 recall@10 on the tune half) gives
+#: 0.2 today, which keeps more off-topic hits (bench/scores.py; RESULTS "Scores", "The
+#: documented threshold, re-applied", "Strength that follows relevance").
 SCORE_THRESHOLD_NONSENSE = 0.25
 
 
@@ -100,14 +101,22 @@ def combine(memories: Sequence[Memory], relevance: dict[str, float], recency_wei
             parts: dict[str, dict[str, float]] | None = None) -> list[tuple[Memory, float]]:
     """The 4-component score, times the memory's evidence (relevance.py) when `support` is
     given: a memory nothing in the query supports scores ~0 however it ranked, so one
-    `score_threshold` means the same in every search."""
+    `score_threshold` means the same in every search.
+
+    Access strength counts in proportion to relevance (w_strength x strength x relevance):
+    every search raises the access count of all it returns, relevant or not, so a line that
+    comes back for many queries ("Wow, great idea!") grew strong and then outranked better
+    matches of later queries. Scaled by relevance, strength prefers the often-used among the
+    memories that match, and never lifts one that does not (LoCoMo, searches recording
+    access: recall@10 +0.006 / +0.003, extraction path +0.000 / +0.005; bench/RESULTS.md
+    "Strength that follows relevance")."""
     w_rrf, w_rec, w_imp, w_str = score_weights(recency_weight)
     max_access = max((m.access_count for m in memories), default=0)
     scored = []
     for m in memories:
         rel, rec = relevance.get(m.id, 0.0), recency(m, now)
         stren = strength(m.access_count, max_access)
-        s = w_rrf * rel + w_rec * rec + w_imp * m.importance + w_str * stren
+        s = w_rrf * rel + w_rec * rec + w_imp * m.importance + w_str * stren * rel
         if parts is not None:  # the explained search (explain.py)
             parts[m.id] = {"relevance": rel, "recency": rec, "importance": m.importance,
                            "strength": stren, "base_score": s,
@@ -168,6 +177,63 @@ def apply_speakers(query: str, memories: Sequence[Memory], relevance: dict[str, 
         return relevance
     return {mid: r * SPEAKER_FACTOR if said_by.get(mid) not in (None, *named) else r
             for mid, r in relevance.items()}
+
+
+#: Share of the stronger neighbour's fused relevance a memory gains (see apply_neighbours).
+#: Chosen on the tune half (this form at 0.2 / 0.3 / 0.4 / 0.5, a linear one at 0.15 / 0.3 /
+#: 0.5 / 0.8: +0.000 to +0.012 recall@10, best at 0.3 in both), confirmed on the other
+#: (+0.022; 4 of 5 conversations gain): bench/RESULTS.md "Said next to the answer".
+NEIGHBOUR_WEIGHT = 0.3
+
+Neighbours = dict[str, tuple[str | None, str | None]]
+
+
+def apply_neighbours(relevance: dict[str, float], neighbours: Neighbours) -> dict[str, float]:
+    """relevance + NEIGHBOUR_WEIGHT x (the stronger of the memories said just before and
+    just after it in its session) x (1 - relevance).
+
+    What answers a question is often said next to what matches it: the reply to a line that
+    repeats the question's words, the line a reply with the answer's words responds to. Only
+    candidates lift each other (a neighbour outside the candidates adds nothing). The
+    (1 - relevance) factor keeps relevance within 0..1 without shrinking the best matches,
+    so `score_threshold` keeps its meaning; a memory without neighbours is unchanged."""
+    if not neighbours or NEIGHBOUR_WEIGHT <= 0:
+        return relevance
+    out = {}
+    for mid, r in relevance.items():
+        near = max((relevance.get(n, 0.0) for n in neighbours.get(mid, ()) if n is not None),
+                   default=0.0)
+        out[mid] = r + NEIGHBOUR_WEIGHT * near * (1.0 - r)
+    return out
+
+
+def pool_neighbours(rows: Sequence[Memory], ids: Sequence[str]) -> Neighbours:
+    """`SessionNeighbours.session_neighbours` over given rows (an `as_of` search's: the rows
+    valid then), with the same order: created_at, then the rows' own order."""
+    by_session: dict[str, list[tuple[datetime, int, str]]] = {}
+    for i, m in enumerate(rows):
+        if m.session_id is not None:
+            by_session.setdefault(m.session_id, []).append((m.created_at, i, m.id))
+    wanted = set(ids)
+    out: Neighbours = {}
+    for members in by_session.values():
+        members.sort()
+        for j, (_, _, mid) in enumerate(members):
+            if mid in wanted:
+                out[mid] = (members[j - 1][2] if j > 0 else None,
+                            members[j + 1][2] if j + 1 < len(members) else None)
+    return out
+
+
+async def neighbours_of(storage: Storage, namespace: str, ids: Sequence[str],
+                        pool: Sequence[Memory] | None) -> Neighbours:
+    """Session neighbours of the candidates: from the `as_of` pool, else from storage when it
+    can tell (an optional capability; without it the neighbour step is skipped)."""
+    if pool is not None:
+        return pool_neighbours(pool, ids)
+    if isinstance(storage, SessionNeighbours):
+        return await storage.session_neighbours(namespace, ids)
+    return {}
 
 
 #: Memories outside the session that holds the strongest candidates lose up to this share of
@@ -375,6 +441,8 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
     support = evidence(query, memories, sources)
     if trace is not None:
         trace.fused = dict(relevance)
+    relevance = apply_neighbours(relevance, await neighbours_of(
+        storage, namespace, [m.id for m in memories], None if pool is None else rows))
     relevance = apply_sessions(memories, apply_speakers(query, memories,
                                                         apply_timeframe(query, memories, relevance)))
     if trace is not None:

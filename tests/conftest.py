@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import pytest
+import pytest_asyncio
 
+from backends import BACKENDS, PG_URL
 from serverproc import Agent, ServerProcess
 
 
@@ -37,3 +39,17 @@ def agent_factory(server):
     def make(token: str, srv: ServerProcess | None = None) -> Agent:
         return Agent((srv or server).url, token)
     return make
+
+
+@pytest_asyncio.fixture(params=BACKENDS)
+async def bm25_runtime(request, tmp_path):
+    """A runtime with BM25 only and the stub extractor, no worker or decay, on SQLite and (with
+    RECALL_TEST_PG_URL) Postgres: search steps that must behave the same on both backends."""
+    from recall_core.app import build_runtime
+    from recall_core.config import RecallConfig
+
+    db = str(tmp_path / "r.db") if request.param == "sqlite" else PG_URL
+    rt = await build_runtime(RecallConfig(db=db, rankers={"bm25": 1.0}, extractor="stub",
+                                          worker={"concurrency": 0}, decay={"interval": 0}))
+    yield rt
+    await rt.close()

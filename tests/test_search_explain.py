@@ -44,7 +44,8 @@ async def test_trace_accounts_for_every_score(runtime):
     for result in explained["results"]:
         p = trace.parts[result["id"]]
         base = (w["relevance"] * p["relevance"] + w["recency"] * p["recency"]
-                + w["importance"] * p["importance"] + w["strength"] * p["strength"])
+                + w["importance"] * p["importance"]
+                + w["strength"] * p["strength"] * p["relevance"])
         assert math.isclose(p["score"], base * p["evidence"], rel_tol=1e-9)
         assert math.isclose(result["score"], p["score"], abs_tol=1e-6)
         assert trace.outcome[result["id"]] == "returned"

@@ -88,6 +88,21 @@ def test_importance_and_strength_reorder_only_near_ties():
     assert far[0][0].id == "m1"
 
 
+def test_strength_never_lifts_a_memory_the_query_does_not_match():
+    # Every search raises the access count of all it returns: a line returned for many
+    # queries must not outrank a better match because of it.
+    now = utcnow()
+    hub = mem(1, importance=0.5, created_at=now, access_count=50)  # strength 1.0
+    fresh = mem(2, importance=0.5, created_at=now)
+    scored = dict((m.id, s) for m, s in combine([hub, fresh], {"m1": 0.0, "m2": 0.3}, 0.0, now))
+    w_rrf, _, w_imp, w_str = score_weights(0.0)
+    assert scored["m1"] == pytest.approx(w_imp * 0.5)  # no relevance: strength adds nothing
+    assert scored["m2"] == pytest.approx(w_rrf * 0.3 + w_imp * 0.5)
+    # Among matches it counts in proportion to relevance.
+    both = dict((m.id, s) for m, s in combine([hub, fresh], {"m1": 0.5, "m2": 0.5}, 0.0, now))
+    assert both["m1"] - both["m2"] == pytest.approx(w_str * 1.0 * 0.5)
+
+
 def test_mmr_lambda_one_preserves_order():
     scored = [(mem(i, f"same words here {i}"), 1.0 - i / 10) for i in range(5)]
     assert [m.id for m, _ in mmr(scored, 1.0, 5)] == [f"m{i}" for i in range(5)]

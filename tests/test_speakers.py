@@ -6,7 +6,6 @@ from __future__ import annotations
 import uuid
 
 import pytest
-import pytest_asyncio
 
 from recall_core.app import build_runtime
 from recall_core.config import RecallConfig
@@ -14,8 +13,6 @@ from recall_core.models import Memory
 from recall_core.search import SPEAKER_FACTOR, apply_speakers
 from recall_core.speakers import focused_query, named_in, named_speakers, split_speaker
 from recall_core.transfer import ImportLine, import_verbatim
-
-from backends import BACKENDS, PG_URL
 
 
 def mem(i: str, text: str) -> Memory:
@@ -52,23 +49,15 @@ def test_other_speakers_lines_are_demoted_when_the_query_names_a_speaker():
     assert apply_speakers("What did Caroline tell Melanie?", ms, rel) == rel
 
 
-@pytest_asyncio.fixture(params=BACKENDS)
-async def runtime(request, tmp_path):
-    db = str(tmp_path / "r.db") if request.param == "sqlite" else PG_URL
-    rt = await build_runtime(RecallConfig(db=db, rankers={"bm25": 1.0}, extractor="stub",
-                                          worker={"concurrency": 0}, decay={"interval": 0}))
-    yield rt
-    await rt.close()
-
-
-async def test_search_answers_with_the_named_speakers_own_line(runtime):
+async def test_search_answers_with_the_named_speakers_own_line(bm25_runtime):
     ns = f"spk-{uuid.uuid4().hex[:8]}"
     lines = ["Caroline: Thanks, Melanie! I painted it after the beach.",
              "Melanie: Here is the horse I did on canvas last week.",
              "Caroline: The beach was lovely."]
-    await import_verbatim(runtime.storage, ns, [(i, ImportLine(text=t)) for i, t in enumerate(lines, 1)])
-    out = await runtime.service.search(ns, "What has Melanie painted?", limit=5, recency_weight=0.0,
-                                       mmr_lambda=1.0)
+    await import_verbatim(bm25_runtime.storage, ns,
+                          [(i, ImportLine(text=t)) for i, t in enumerate(lines, 1)])
+    out = await bm25_runtime.service.search(ns, "What has Melanie painted?", limit=5,
+                                            recency_weight=0.0, mmr_lambda=1.0)
     texts = [r["text"] for r in out["results"]]
     # Caroline's line holds both query words; Melanie's only her name. BM25 puts Caroline's
     # first, the named speaker's own line wins.

@@ -38,7 +38,8 @@ import pytest_asyncio
 from recall_core.errors import StorageConflict
 from recall_core.models import Memory, Operation, ScoredId, ToolCallRecord, new_id, utcnow
 from recall_core.protocols import (DecayRow, EmbeddingModels, HistoricalReads, MemorySources,
-                                   Storage, TaskKeys, TaskPage, TaskQuery, TaskRow)
+                                   SessionNeighbours, Storage, TaskKeys, TaskPage, TaskQuery,
+                                   TaskRow)
 from recall_core.testing.helpers import supersede, complete_job, current_of, delete
 
 A = "ns-a"
@@ -549,6 +550,74 @@ class StorageContract:
         assert old.context == "which editor?" and old.value == "vim"
         if storage.supports_vectors:  # a history row's vector stays readable for ranking
             assert await storage.get_embeddings(A, [vim.id]) == {vim.id: pytest.approx(self.vec(1))}
+
+    async def test_session_neighbours_are_the_active_memories_around_each(self, storage: Storage
+                                                                         ) -> None:
+        # Search's neighbour step (issue 14): order by created_at, then insertion order, as
+        # latest_in_session; only active memories of the same namespace and session count.
+        if not isinstance(storage, SessionNeighbours):
+            pytest.skip(f"{type(storage).__name__} has no session_neighbours (optional capability)")
+        late = memory(A, "said last, stored first", session_id="s1", minutes=5)
+        await storage.insert_memories([late])
+        # Three at one instant: insertion order decides among them.
+        first, second, third = (memory(A, f"turn {i}", session_id="s1") for i in range(3))
+        await storage.insert_memories([first, second])
+        await storage.insert_memories([third])
+        other = memory(A, "another session", session_id="s2", minutes=1)
+        loose = memory(A, "no session", minutes=1)
+        theirs = memory(B, "their s1", session_id="s1", minutes=1)
+        old = memory(A, "replaced", session_id="s1", minutes=2, entity="user", attribute="x",
+                     value="1")
+        await storage.insert_memories([other, loose, theirs, old])
+        new = memory(A, "replacement", session_id="s1", minutes=6, entity="user", attribute="x",
+                     value="2")
+        await supersede(storage, A, [old.id], new.valid_from, [new])
+
+        got = await storage.session_neighbours(
+            A, [first.id, second.id, third.id, late.id, new.id, other.id, loose.id, theirs.id,
+                old.id, "unknown", second.id])
+        assert got == {
+            first.id: (None, second.id),
+            second.id: (first.id, third.id),
+            third.id: (second.id, late.id),  # the superseded row between them is skipped
+            late.id: (third.id, new.id),
+            new.id: (late.id, None),
+            other.id: (None, None),          # alone in its session
+        }
+        assert await storage.session_neighbours(A, []) == {}
+        assert await storage.session_neighbours(B, [first.id]) == {}
+        # A forgotten memory is nobody's neighbour.
+        assert await delete(storage, A, second.id)
+        got = await storage.session_neighbours(A, [first.id, third.id])
+        assert got == {first.id: (None, third.id), third.id: (first.id, late.id)}
+
+    async def test_session_neighbours_follow_the_core_rule(self, storage: Storage) -> None:
+        # The order is core's (search.pool_neighbours over the active rows, oldest first as
+        # iter_memories reads them): random sessions, tied and untied times, batches,
+        # deletions and supersessions, several seeds.
+        if not isinstance(storage, SessionNeighbours):
+            pytest.skip(f"{type(storage).__name__} has no session_neighbours (optional capability)")
+        import random
+
+        from recall_core.search import pool_neighbours
+
+        for seed in range(3):
+            rng = random.Random(seed)
+            ns = f"{A}-{seed}"
+            rows = [memory(ns, f"line {i}", minutes=rng.choice([0, 1, 1, 2, 5]),
+                           session_id=rng.choice(["s1", "s2", "s3", None]))
+                    for i in range(40)]
+            for start in range(0, len(rows), 7):
+                await storage.insert_memories(rows[start:start + 7])
+            for gone in rng.sample(rows, 6):
+                await delete(storage, ns, gone.id)
+            replaced = [m for m in rng.sample(rows, 6) if await storage.get_memories(ns, [m.id])]
+            if replaced:
+                await supersede(storage, ns, [m.id for m in replaced], T0 + timedelta(minutes=9))
+            active = [m async for m in storage.iter_memories(ns)]
+            ids = [m.id for m in rows]
+            assert await storage.session_neighbours(ns, ids) == \
+                pool_neighbours(active, ids), f"seed {seed}"
 
     async def test_find_active_by_triple(self, storage: Storage) -> None:
         hit = memory(A, "user's city is Porto", entity="user", attribute="city", value="Porto")

@@ -26,6 +26,27 @@ from .rows import (CURRENT_BY_IDS, IN_NAMESPACE, INSERT_MEMORY, MEMORY_COLUMNS, 
 
 from .vectors import PRUNE_EVERY, ArrayIndex, prune_vector_changes
 
+# The active memories just before and after each candidate in its session (created_at, then
+# insertion order, as latest_in_session): two seeks a candidate on memories_session_newest.
+# The candidates themselves are found by id (a primary-key probe per id), never through a
+# namespace or session index: with `c.id = ANY($2)` and no statistics yet (a fresh bulk import)
+# the planner scanned the namespace for them (34-210 ms at 100k rows); see rows.IN_NAMESPACE.
+NEIGHBOURS = """
+WITH c AS MATERIALIZED (
+  SELECT id, namespace, session_id, created_at, seq, valid_until FROM memories
+   WHERE id = ANY($2::text[]) AND namespace = $1 COLLATE "C")
+SELECT c.id,
+  (SELECT p.id FROM memories AS p
+    WHERE p.namespace = c.namespace AND p.session_id = c.session_id AND p.valid_until IS NULL
+      AND (p.created_at, p.seq) < (c.created_at, c.seq)
+    ORDER BY p.created_at DESC, p.seq DESC LIMIT 1) AS prev,
+  (SELECT n.id FROM memories AS n
+    WHERE n.namespace = c.namespace AND n.session_id = c.session_id AND n.valid_until IS NULL
+      AND (n.created_at, n.seq) > (c.created_at, c.seq)
+    ORDER BY n.created_at, n.seq LIMIT 1) AS next
+FROM c WHERE c.valid_until IS NULL AND c.session_id IS NOT NULL
+"""
+
 if TYPE_CHECKING:
     from .vectors import PgVectorIndex
 
@@ -131,6 +152,13 @@ class MemoryMethods:
                 f"SELECT {MEMORY_COLUMNS}, seq FROM memories WHERE namespace = $1 {active} "
                 f"AND (created_at, seq) > ($2, $3) ORDER BY created_at, seq LIMIT {_PAGE}",
                 namespace, last["created_at"], last["seq"])
+
+    async def session_neighbours(self, namespace: str, ids: Sequence[str]
+                                 ) -> dict[str, tuple[str | None, str | None]]:
+        if not ids:
+            return {}
+        rows = await self.pool.fetch(NEIGHBOURS, namespace, list(dict.fromkeys(ids)))
+        return {r["id"]: (r["prev"], r["next"]) for r in rows}
 
     async def latest_in_session(self, namespace: str, session_id: str) -> Memory | None:
         row = await self.pool.fetchrow(

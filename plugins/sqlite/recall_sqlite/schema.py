@@ -345,6 +345,12 @@ MIGRATIONS: tuple[Migration, ...] = (
                            WHERE t IS NOT NULL)""",
         "CREATE INDEX a2a_tasks_listing ON a2a_tasks (namespace, status_ns, task_id)",
     )),
+    (9, (
+        # Search's neighbour step (issue 14) reads the memories just before and after each
+        # candidate in its session: two index seeks a candidate instead of a namespace scan.
+        "CREATE INDEX memories_session_order ON memories (namespace, session_id, created_at, seq) "
+        "WHERE valid_until IS NULL AND session_id IS NOT NULL",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

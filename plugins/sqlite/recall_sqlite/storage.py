@@ -31,6 +31,23 @@ from .settings import SQLiteSettings
 from .tx import SQLiteWriteTx, conflict
 from .vectors import OF_MODEL, PRUNE_EVERY, RESET, VectorSearch, prune_vector_events
 
+# The active memories just before and after each candidate in its session (created_at, then
+# insertion order, as latest_in_session): two seeks a candidate on memories_session_order.
+# `+c.namespace` keeps the outer lookup on the id list (see codec.by_ids).
+NEIGHBOURS = """
+SELECT c.id,
+  (SELECT p.id FROM memories AS p
+    WHERE p.namespace = c.namespace AND p.session_id = c.session_id AND p.valid_until IS NULL
+      AND (p.created_at, p.seq) < (c.created_at, c.seq)
+    ORDER BY p.created_at DESC, p.seq DESC LIMIT 1),
+  (SELECT n.id FROM memories AS n
+    WHERE n.namespace = c.namespace AND n.session_id = c.session_id AND n.valid_until IS NULL
+      AND (n.created_at, n.seq) > (c.created_at, c.seq)
+    ORDER BY n.created_at, n.seq LIMIT 1)
+FROM memories AS c
+WHERE +c.namespace = ? AND c.valid_until IS NULL AND c.session_id IS NOT NULL AND c.id IN ({ids})
+"""
+
 _ITER_BATCH = 500
 #: An insert of at least this many memories (an import) merges the full-text index after.
 OPTIMIZE_AFTER_ROWS = 5000
@@ -246,6 +263,15 @@ class SQLiteStorage(AdminMethods):
             if len(rows) < _ITER_BATCH:
                 return
             created, seq = rows[-1][11], rows[-1][-1]
+
+    async def session_neighbours(self, namespace: str, ids: Sequence[str]
+                                 ) -> dict[str, tuple[str | None, str | None]]:
+        out: dict[str, tuple[str | None, str | None]] = {}
+        for part in chunks(list(dict.fromkeys(ids))):
+            rows = await self.db.fetch(NEIGHBOURS.format(ids=", ".join("?" * len(part))),
+                                       (namespace, *part))
+            out.update((r[0], (r[1], r[2])) for r in rows)
+        return out
 
     async def latest_in_session(self, namespace: str, session_id: str) -> Memory | None:
         row = await self.db.fetch_one(
