@@ -24,6 +24,7 @@ real `recall serve` over MCP.
     python bench/locomo.py                       # both paths, bm25 / dense / hybrid, in-process
     python bench/locomo.py --http                # + hybrid over MCP/HTTP
     python bench/locomo.py --paths verbatim --only hybrid
+    python bench/locomo.py --paths verbatim --only hybrid --no-access   # repeatable figures
     python bench/locomo.py --cache /tmp/locomo-cache   # reuse loaded bases (delete after changing
                                                        # import, extraction or embeddings)
     python bench/locomo.py --db-url postgresql://postgres@127.0.0.1:5432/locomo   # on Postgres
@@ -227,7 +228,11 @@ async def evidence_map(db: str, data: list[dict], path: str) -> dict[str, dict[s
 
 # -- searching -------------------------------------------------------------------------------
 async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[str, float],
-                        mmr: float, limit: int = 10) -> tuple[dict, list[float]]:
+                        mmr: float, limit: int = 10, no_access: bool = False
+                        ) -> tuple[dict, list[float]]:
+    """`no_access`: search as the inspector does (explain=True), which records no access, so
+    access strength cannot differ between runs: for comparing variants side by side (the
+    latencies then include building the trace)."""
     from recall_core.app import build_runtime
     from recall_core.config import load_config
 
@@ -243,7 +248,7 @@ async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[st
             for q in questions(sample):
                 t0 = time.perf_counter()
                 res = await rt.service.search(ns, q["question"], limit=limit, recency_weight=0.0,
-                                              mmr_lambda=mmr)
+                                              mmr_lambda=mmr, explain=no_access)
                 lat.append((time.perf_counter() - t0) * 1000)
                 ranked = [idmap[ns].get(r["id"], "?") for r in res["results"]]
                 rows.append((half_of(ns), q["category"], *metrics(ranked, q, kept)))
@@ -330,6 +335,9 @@ async def main(argv: list[str] | None = None) -> None:
                     help="with --db-url: keep the loaded databases and reuse them next time")
     ap.add_argument("--convs", nargs="*",
                     help="only these conversations (sample ids), or a half's name: tune, confirm")
+    ap.add_argument("--no-access", action="store_true",
+                    help="in-process searches record no access (explain=True), so repeated "
+                         "runs give the same figures: compare variants this way")
     ap.add_argument("--allow-failed", action="store_true",
                     help="extract path: measure even when some extraction jobs failed (LLM "
                          "extractors); the count is reported")
@@ -380,7 +388,8 @@ async def run_configs(backend, data: list[dict], path: str, args: argparse.Names
         if args.only and name not in args.only:
             continue
         db = await backend.copy(path, name)
-        summary, lat = await run_inprocess(db, data, idmap, rankers or default, args.mmr)
+        summary, lat = await run_inprocess(db, data, idmap, rankers or default, args.mmr,
+                                           no_access=args.no_access)
         summary["p50_ms"] = round(statistics.median(lat), 2)
         results[f"{path} {name}"] = summary
         print(path, name, json.dumps(summary["all"]["overall"]),

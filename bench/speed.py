@@ -359,6 +359,9 @@ class PoolEmbedder:
 
     name = "pool"
     ready = True
+    #: The vectors are the default model's (MiniLM) own, so they are stored under its id and
+    #: the dense ranker compares them (it leaves other models' vectors out).
+    model_id = "sentence-transformers/all-MiniLM-L6-v2"
 
     def __init__(self, texts: list[str], vectors: Any):
         self._index = {t: i for i, t in enumerate(texts)}
@@ -427,6 +430,15 @@ def c_import(db: str, jsonl: str, embed: str, pool: tuple[list[str], str] | None
                 "total_s": round(t2 - t0, 3), "per_s": round(n / (t2 - t0), 1), "rss_mb": rss_mb()}
 
     return asyncio.run(run())
+
+
+async def warm_up(rt: Any, queries: list[str]) -> None:
+    """Wait for the dense model (if any), then run the first 5 queries unmeasured: the side
+    by side comparisons (speed_scores.py, speed_neighbours.py) start warm."""
+    if rt.embedder is not None:
+        await asyncio.to_thread(rt.embedder.wait_ready, 600)
+    for q in queries[:5]:
+        await rt.service.search(NS, q, limit=10)
 
 
 def c_search(db: str, rankers: dict[str, float], queries: list[str], passes: int,

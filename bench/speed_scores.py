@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,10 +50,7 @@ async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> d
     rt = await build_runtime(load_config(None, db=db, rankers=rankers), start_worker=False)
     lat: dict[str, list[float]] = {"current": [], "rank-only": []}
     try:
-        if rt.embedder is not None:
-            await asyncio.to_thread(rt.embedder.wait_ready, 600)
-        for q in queries[:5]:
-            await rt.service.search(speed.NS, q, limit=10)
+        await speed.warm_up(rt, queries)
         for _ in range(2):
             for q in queries:
                 for variant in ("current", "rank-only"):
