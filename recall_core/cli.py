@@ -343,7 +343,7 @@ async def _history(args: argparse.Namespace) -> int:
     storage = await _open_storage(_config(args))
     try:
         rows = told(await storage.history(args.namespace, norm_key(args.entity),
-                                                norm_key(args.attribute)))
+                                          norm_key(args.attribute)))
     finally:
         await storage.close()
     out = [{"id": m.id, "value": m.value, "text": m.text,

@@ -91,9 +91,7 @@ def _covering(rows: Sequence[Memory], at: datetime) -> Memory | None:
 
 def _restated_after(timeline: Sequence[Memory], row: Memory, at: datetime) -> Memory | None:
     """The earliest marker of `row`'s value re-stated after `at` (see the module docstring)."""
-    by_id = {row.id: row}
-    marks = [r for r in timeline if r.superseded_by == row.id and r.valid_from > at
-             and is_marker(r, by_id)]
+    marks = [r for r in timeline if r.valid_from > at and is_marker(r, {row.id: row})]
     return min(marks, key=lambda r: r.valid_from, default=None)
 
 

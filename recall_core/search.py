@@ -226,11 +226,12 @@ def pool_neighbours(rows: Sequence[Memory], ids: Sequence[str]) -> Neighbours:
 
 
 async def neighbours_of(storage: Storage, namespace: str, ids: Sequence[str],
-                        pool: Sequence[Memory] | None) -> Neighbours:
-    """Session neighbours of the candidates: from the `as_of` pool, else from storage when it
-    can tell (an optional capability; without it the neighbour step is skipped)."""
+                        pool: dict[str, Memory] | None) -> Neighbours:
+    """Session neighbours of the candidates: from the `as_of` pool (by id, in the order
+    `memories_at` read it), else from storage when it can tell (an optional capability;
+    without it the neighbour step is skipped)."""
     if pool is not None:
-        return pool_neighbours(pool, ids)
+        return pool_neighbours(list(pool.values()), ids)
     if isinstance(storage, SessionNeighbours):
         return await storage.session_neighbours(namespace, ids)
     return {}
@@ -442,7 +443,7 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
     if trace is not None:
         trace.fused = dict(relevance)
     relevance = apply_neighbours(relevance, await neighbours_of(
-        storage, namespace, [m.id for m in memories], None if pool is None else rows))
+        storage, namespace, [m.id for m in memories], pool))
     relevance = apply_sessions(memories, apply_speakers(query, memories,
                                                         apply_timeframe(query, memories, relevance)))
     if trace is not None:

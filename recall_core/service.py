@@ -204,7 +204,7 @@ class MemoryService:
     @foreground
     async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
         return told(await self.storage.history(namespace, norm_key(entity),
-                                                     norm_key(attribute)))
+                                               norm_key(attribute)))
 
     # -- consolidation --------------------------------------------------------------------
     @foreground
