@@ -64,11 +64,15 @@ class Changes:
     ends: list[tuple[str, datetime, str | None]] = field(default_factory=list)
     #: (id, importance of the re-statement)
     refresh: list[tuple[str, float]] = field(default_factory=list)
+    #: history rows the text re-stated, written after they were replaced: nothing changes,
+    #: but the store's text says them too (forget scrubs it with them)
+    restated: list[str] = field(default_factory=list)
 
     def extend(self, other: Changes) -> None:
         self.inserts.extend(other.inserts)
         self.ends.extend(other.ends)
         self.refresh.extend(other.refresh)
+        self.restated.extend(other.restated)
 
 
 def check_namespace(namespace: str, memories: Iterable[Memory]) -> None:
@@ -130,6 +134,8 @@ def place(timeline: Sequence[Memory], statements: Sequence[Memory], at: datetime
                 mark.valid_from = mark.valid_until = at
                 mark.superseded_by = cover.id
                 changes.inserts.append(mark)
+        else:
+            changes.restated.append(cover.id)
         winner = cover.id
     else:
         final.valid_from = at

@@ -133,7 +133,8 @@ class WriteTx(Protocol):
 
     async def restated_by(self, ids: Sequence[str]) -> list[Operation]:
         """Operations of this namespace whose result lists one of `ids` among its
-        `refreshed_ids` (stores that re-stated those memories: their text says it too)."""
+        `refreshed_ids` or `restated_ids` (stores that re-stated those memories, current or
+        already history: their text says it too)."""
 
     async def set_payload(self, op_id: str, payload: dict[str, Any]) -> None:
         """Replace an operation's payload (forget scrubs its text)."""

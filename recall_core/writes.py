@@ -54,10 +54,13 @@ class Written:
     stored: list[Memory] = field(default_factory=list)
     superseded_ids: list[str] = field(default_factory=list)
     refreshed_ids: list[str] = field(default_factory=list)
+    #: history rows re-stated late (facts.Changes.restated): unchanged, listed for forget
+    restated_ids: list[str] = field(default_factory=list)
 
     def result(self) -> dict[str, Any]:
         return {"memory_ids": [m.id for m in self.stored],
-                "superseded_ids": self.superseded_ids, "refreshed_ids": self.refreshed_ids}
+                "superseded_ids": self.superseded_ids, "refreshed_ids": self.refreshed_ids,
+                "restated_ids": self.restated_ids}
 
 
 async def _near_duplicate(storage: Storage, namespace: str, text: str) -> Memory | None:
@@ -142,7 +145,8 @@ async def apply(tx: WriteTx, changes: facts.Changes, now: datetime) -> Written:
         await tx.refresh(changes.refresh, now)
     return Written(stored=[m for m in changes.inserts if m.valid_until is None],
                    superseded_ids=[i for i, _, _ in changes.ends],
-                   refreshed_ids=list(dict.fromkeys(i for i, _ in changes.refresh)))
+                   refreshed_ids=list(dict.fromkeys(i for i, _ in changes.refresh)),
+                   restated_ids=list(dict.fromkeys(changes.restated)))
 
 
 async def commit(tx: WriteTx, prepared: Prepared, now: datetime) -> Written:

@@ -14,7 +14,10 @@ import pytest_asyncio
 from recall_core.config import RecallConfig
 from recall_core.models import Operation, utcnow
 from recall_core.service import MemoryService
-from recall_core.testing.helpers import current_of
+from recall_core import writes
+from recall_core.forget import forget
+from recall_core.models import Memory
+from recall_core.testing.helpers import current_of, dump_tables
 from recall_core.worker import Worker
 from recall_extractors.stub import StubExtractor
 from recall_sqlite import make_storage
@@ -165,6 +168,26 @@ async def test_history_views_leave_restatement_markers_out(storage):
     service = MemoryService(storage, Delayed(), [], config())
     shown = await service.history(n, "user", "editor")
     assert [(m.value.lower(), m.valid_until) for m in shown] == [("vim", None)]
+
+
+async def test_forget_scrubs_a_restatement_written_onto_history(storage):
+    # Found by the fact-model state machine at 300 examples: vim current; "vim" stored again;
+    # before that job is written, the current row is replaced (consolidation); the late job
+    # lands on the history row it re-stated and changes nothing. Forgetting the fact must
+    # scrub that store's text too, as it does for a re-statement that refreshed.
+    n = ns()
+    said = f"Note {uuid.uuid4().hex[:8]}: I use vim."
+    await run_worker(storage, Delayed(), config(), n, [said])
+    (vim,) = await current_of(storage, n, "user", "editor")
+    service = MemoryService(storage, Delayed(), [], config())
+    await service.store(n, said)  # queued: no worker runs until after the replacement
+    new = Memory(namespace=n, text="user editor is emacs", entity="user", attribute="editor",
+                 value="emacs")
+    assert await writes.replace(storage, n, [vim], [new], utcnow())
+    await run_worker(storage, Delayed(), config(), n, [])
+    (now,) = await current_of(storage, n, "user", "editor")
+    await forget(storage, n, now.id)
+    assert said not in await dump_tables(storage)
 
 
 class Flaky:

@@ -151,7 +151,8 @@ async def store_extracted(storage: Storage, embedder: Embedder | None, op: Opera
     written = await writes.transaction(storage, op.namespace, prepared.keys, body)
     return {"stored": [m.public() for m in written.stored],
             "superseded_ids": written.superseded_ids,
-            "refreshed_ids": written.refreshed_ids, "decision": decision}
+            "refreshed_ids": written.refreshed_ids, "restated_ids": written.restated_ids,
+            "decision": decision}
 
 
 def _whole(value: Any) -> Any:

@@ -175,7 +175,9 @@ class PgWriteTx:
     async def restated_by(self, ids: Sequence[str]) -> list[Operation]:
         rows = await self.con.fetch(
             f"""SELECT {OPERATION_COLUMNS} FROM operations WHERE namespace = $1
-                  AND payload->'result'->'refreshed_ids' ?| $2::text[] ORDER BY id FOR UPDATE""",
+                  AND (payload->'result'->'refreshed_ids' ?| $2::text[]
+                       OR payload->'result'->'restated_ids' ?| $2::text[])
+                ORDER BY id FOR UPDATE""",
             self.namespace, list(ids))
         return [operation_from_row(r) for r in rows]
 

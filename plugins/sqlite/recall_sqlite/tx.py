@@ -185,8 +185,10 @@ class SQLiteWriteTx:
             # instr() first: a cheap filter before parsing any JSON.
             rows = await self.db.execute_fetchall(
                 f"SELECT {OPERATION_COLUMNS} FROM operations WHERE namespace = ? "
-                "AND instr(payload, ?) > 0 AND EXISTS (SELECT 1 FROM json_each(payload, "
-                "'$.result.refreshed_ids') WHERE value = ?)", (self.namespace, mid, mid))
+                "AND instr(payload, ?) > 0 AND (EXISTS (SELECT 1 FROM json_each(payload, "
+                "'$.result.refreshed_ids') WHERE value = ?) OR EXISTS (SELECT 1 FROM "
+                "json_each(payload, '$.result.restated_ids') WHERE value = ?))",
+                (self.namespace, mid, mid, mid))
             out.update((r[0], operation_from_row(r)) for r in rows)
         return list(out.values())
 
