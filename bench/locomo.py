@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -107,13 +108,25 @@ def metrics(ranked: list[str], q: dict, kept: set[str]) -> tuple[float, float, f
     return r5, r10, rr, stale, old_current
 
 
+def interval(values: list[float], draws: int = 2000, seed: int = 0) -> list[float]:
+    """95% bootstrap interval of a mean over questions (resampled with replacement, seeded):
+    how far a figure could move on other questions of the same kind. Questions of one
+    conversation are not independent, so the real spread between conversations is wider."""
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(draws))
+    return [round(means[int(0.025 * draws)], 3), round(means[int(0.975 * draws) - 1], 3)]
+
+
 def summarise(rows: list[tuple]) -> dict:
     """rows: (half, category, r@5, r@10, rr, stale, old current) -> {half: {overall,
-    <category>...}}."""
-    def agg(sel):
+    <category>...}}; each half's overall recall@10 with its 95% bootstrap interval."""
+    def agg(sel, ci=False):
         out = {"n": len(sel), "recall@5": round(statistics.mean(r[2] for r in sel), 3),
                "recall@10": round(statistics.mean(r[3] for r in sel), 3),
                "mrr": round(statistics.mean(r[4] for r in sel), 3)}
+        if ci:
+            out["recall@10_ci95"] = interval([r[3] for r in sel])
         stale = [r[5] for r in sel if r[5] is not None]
         if stale:
             out["stale_above"] = round(statistics.mean(stale), 3)
@@ -125,7 +138,7 @@ def summarise(rows: list[tuple]) -> dict:
         part = [r for r in rows if half == "all" or r[0] == half]
         if not part:
             continue
-        entry = {"overall": agg(part)}
+        entry = {"overall": agg(part, ci=True)}
         for cat, name in CATEGORIES.items():
             sel = [r for r in part if r[1] == cat]
             if sel:
@@ -296,8 +309,9 @@ async def run_http(db: str, data: list[dict], idmap: dict, rankers: dict[str, fl
 def table(results: dict) -> str:
     """A markdown table: one row per path/ranking/half, recall@10 per category."""
     cats = list(CATEGORIES.values())
-    head = ("| path | ranking | half | n | recall@5 | recall@10 | MRR | " + " | ".join(cats)
-            + " | stale above | old current | p50 ms |\n|" + "---|" * (10 + len(cats)))
+    head = ("| path | ranking | half | n | recall@5 | recall@10 | 95% interval | MRR | "
+            + " | ".join(cats) + " | stale above | old current | p50 ms |\n|"
+            + "---|" * (11 + len(cats)))
     lines = [head]
     for key, summary in results.items():
         if not isinstance(summary, dict) or "all" not in summary:
@@ -312,8 +326,10 @@ def table(results: dict) -> str:
             p50 = f"{summary['p50_ms']:.1f}" if half == "all" else ""
             stale = f"{o['stale_above']:.3f}" if "stale_above" in o else "-"
             old = f"{o['old_current']:.3f}" if "old_current" in o else "-"
+            lo, hi = o.get("recall@10_ci95", (None, None))
+            ci = f"{lo:.3f}-{hi:.3f}" if lo is not None else "-"
             lines.append(f"| {path} | {ranking} | {half} | {o['n']} | {o['recall@5']:.3f} | "
-                         f"**{o['recall@10']:.3f}** | {o['mrr']:.3f} | {by_cat} | {stale} | "
+                         f"**{o['recall@10']:.3f}** | {ci} | {o['mrr']:.3f} | {by_cat} | {stale} | "
                          f"{old} | {p50} |")
     return "\n".join(lines)
 
