@@ -19,7 +19,7 @@ from .config import RecallConfig
 from .facts import norm_key, told
 from .forget import forget, same_store
 from .errors import ConfirmRequired, EmbeddingsRequired, InvalidParam
-from .models import MEMORY_TYPES, Memory, Operation, utcnow
+from .models import MEMORY_TYPES, Memory, Operation
 from .context import model_id
 from .protocols import Embedder, EmbeddingModels, Extractor, HistoricalReads, Storage
 from .access import AccessLog

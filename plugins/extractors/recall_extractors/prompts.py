@@ -10,7 +10,6 @@ version recorded with an extraction means the same thing for every extractor.
 from __future__ import annotations
 
 import hashlib
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
