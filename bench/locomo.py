@@ -19,7 +19,8 @@ Each conversation goes into its own namespace, through one of two write paths:
 
 Searches use recency_weight=0, limit=10 and mmr_lambda=--mmr (1.0 = off by default, as the
 held-out measurement is made), in-process through MemoryService and, with --http, through a
-real `recall serve` over MCP.
+real `recall serve` over MCP. Each half's recall@10 comes with a 95% bootstrap interval over
+its questions: differences well inside it are not evidence of a better ranking.
 
     python bench/locomo.py                       # both paths, bm25 / dense / hybrid, in-process
     python bench/locomo.py --http                # + hybrid over MCP/HTTP
