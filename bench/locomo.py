@@ -26,6 +26,7 @@ its questions: differences well inside it are not evidence of a better ranking.
     python bench/locomo.py --http                # + hybrid over MCP/HTTP
     python bench/locomo.py --paths verbatim --only hybrid
     python bench/locomo.py --paths verbatim --only hybrid --no-access   # repeatable figures
+    python bench/locomo.py ... --no-access --json b.json --against a.json  # b minus a, paired
     python bench/locomo.py --cache /tmp/locomo-cache   # reuse loaded bases (delete after changing
                                                        # import, extraction or embeddings)
     python bench/locomo.py --db-url postgresql://postgres@127.0.0.1:5432/locomo   # on Postgres
@@ -134,7 +135,8 @@ def summarise(rows: list[tuple]) -> dict:
             out["old_current"] = round(statistics.mean(r[6] for r in sel if r[6] is not None), 3)
         return out
 
-    out = {}
+    out: dict = {"questions": {"half": [r[0] for r in rows],
+                               "recall@10": [round(r[3], 4) for r in rows]}}
     for half in (*HALVES, "all"):
         part = [r for r in rows if half == "all" or r[0] == half]
         if not part:
@@ -335,6 +337,25 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def paired(new: dict, old: dict) -> dict[str, dict]:
+    """Per half: the mean change of recall@10 question by question (new minus old) with its
+    95% bootstrap interval, and how many questions got better or worse. Two variants measured
+    on the same questions differ far less than their own intervals suggest; this is the
+    interval of the difference itself."""
+    a, b = old["questions"], new["questions"]
+    if a["half"] != b["half"]:
+        raise SystemExit("--against: the two runs did not ask the same questions")
+    out = {}
+    for half in (*HALVES, "all"):
+        d = [y - x for h, x, y in zip(a["half"], a["recall@10"], b["recall@10"])
+             if half == "all" or h == half]
+        if d:
+            out[half] = {"n": len(d), "change": round(sum(d) / len(d), 4),
+                         "ci95": interval(d), "better": sum(x > 0 for x in d),
+                         "worse": sum(x < 0 for x in d)}
+    return out
+
+
 async def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(DATA), help="conversations in LoCoMo's JSON shape")
@@ -355,6 +376,8 @@ async def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-access", action="store_true",
                     help="in-process searches record no access (explain=True), so repeated "
                          "runs give the same figures: compare variants this way")
+    ap.add_argument("--against", help="a previous --json file of the same questions: print "
+                                      "each half's paired change of recall@10 against it")
     ap.add_argument("--allow-failed", action="store_true",
                     help="extract path: measure even when some extraction jobs failed (LLM "
                          "extractors); the count is reported")
@@ -383,6 +406,15 @@ async def main(argv: list[str] | None = None) -> None:
     results["mmr_lambda"] = args.mmr
     print(json.dumps(results, indent=2))
     print("\n" + table(results), file=sys.stderr)
+    if args.against:
+        before = json.loads(Path(args.against).read_text())
+        for key, summary in results.items():
+            if isinstance(summary, dict) and "questions" in summary and key in before:
+                for half, c in paired(summary, before[key]).items():
+                    lo, hi = c["ci95"]
+                    print(f"{key} {half}: recall@10 {c['change']:+.3f} against {args.against} "
+                          f"(95% interval {lo:+.3f}..{hi:+.3f}; {c['better']} questions better, "
+                          f"{c['worse']} worse)", file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
 
