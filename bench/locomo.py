@@ -404,7 +404,10 @@ async def main(argv: list[str] | None = None) -> None:
         await backend.close()
     results["backend"] = backend.describe()
     results["mmr_lambda"] = args.mmr
-    print(json.dumps(results, indent=2))
+    # The per-question lists (for --against) are 760 numbers a run: the --json file has them,
+    # the printed figures leave them out.
+    print(json.dumps({k: {f: v for f, v in s.items() if f != "questions"}
+                      if isinstance(s, dict) else s for k, s in results.items()}, indent=2))
     print("\n" + table(results), file=sys.stderr)
     if args.against:
         before = json.loads(Path(args.against).read_text())
