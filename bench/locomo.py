@@ -17,8 +17,8 @@ Each conversation goes into its own namespace, through one of two write paths:
   job wrote it; the top-10 *memories* are scored, so a turn split into three memories takes
   three of the ten places, as it would for an agent.
 
-Searches use recency_weight=0, limit=10 and mmr_lambda=--mmr (1.0 = off by default, as the
-held-out measurement is made), in-process through MemoryService and, with --http, through a
+Searches use recency_weight=--recency (0 by default; the tool's default is 0.3), limit=10
+and mmr_lambda=--mmr (1.0 = off by default, as the held-out measurement is made), in-process through MemoryService and, with --http, through a
 real `recall serve` over MCP. Each half's recall@10 comes with a 95% bootstrap interval over
 its questions: differences well inside it are not evidence of a better ranking.
 
@@ -27,6 +27,8 @@ its questions: differences well inside it are not evidence of a better ranking.
     python bench/locomo.py --paths verbatim --only hybrid
     python bench/locomo.py --paths verbatim --only hybrid --no-access   # repeatable figures
     python bench/locomo.py ... --no-access --json b.json --against a.json  # b minus a, paired
+    python bench/locomo.py --undated --recency 0.3   # turns stored at run time, as store_memory
+                                                     # over MCP stores them; the tool's default
     python bench/locomo.py --cache /tmp/locomo-cache   # reuse loaded bases (delete after changing
                                                        # import, extraction or embeddings)
     python bench/locomo.py --db-url postgresql://postgres@127.0.0.1:5432/locomo   # on Postgres
@@ -151,11 +153,14 @@ def summarise(rows: list[tuple]) -> dict:
 
 
 # -- loading ---------------------------------------------------------------------------------
-def import_lines(sample: dict):
+def import_lines(sample: dict, dated: bool = True):
+    """`dated`: each turn carries its session's date; otherwise it is stored at the time of
+    the run, as `store_memory` over MCP stores what an agent sends (it takes no time)."""
     from recall_core.transfer import ImportLine
 
     ns = sample["sample_id"]
-    return [(i, ImportLine(id=f"{ns}|{t['dia_id']}", text=t["text"], created_at=t["created_at"],
+    return [(i, ImportLine(id=f"{ns}|{t['dia_id']}", text=t["text"],
+                           created_at=t["created_at"] if dated else None,
                            session_id=t["session_id"]))
             for i, t in enumerate(turns(sample), 1)]
 
@@ -172,20 +177,21 @@ async def _runtime(db: str, embed: bool):
     return rt
 
 
-async def load_verbatim(db: str, data: list[dict]) -> None:
+async def load_verbatim(db: str, data: list[dict], dated: bool = True) -> None:
     """One memory per turn, with kept ids "<namespace>|<dia_id>"."""
     from recall_core.transfer import import_verbatim
 
     rt = await _runtime(db, embed=True)
     try:
         for sample in data:
-            await import_verbatim(rt.storage, sample["sample_id"], import_lines(sample),
+            await import_verbatim(rt.storage, sample["sample_id"], import_lines(sample, dated),
                                   rt.embedder, keep_ids=True)
     finally:
         await rt.close()
 
 
-async def load_extract(db: str, data: list[dict], allow_failed: bool = False) -> None:
+async def load_extract(db: str, data: list[dict], allow_failed: bool = False,
+                       dated: bool = True) -> None:
     """Queue every turn as `recall import --extract` does, then run the jobs one at a time in
     queue order (session context follows the conversation) with the configured extractor
     (`extractor` in the config / RECALL_EXTRACTOR). A job that ends failed stops the run unless
@@ -197,7 +203,7 @@ async def load_extract(db: str, data: list[dict], allow_failed: bool = False) ->
     rt = await _runtime(db, embed=True)
     try:
         for sample in data:
-            await import_extract(rt.storage, sample["sample_id"], import_lines(sample))
+            await import_extract(rt.storage, sample["sample_id"], import_lines(sample, dated))
         worker = Worker(rt.storage, rt.extractor, rt.embedder, rt.config)
         while (op := await rt.storage.claim_job(600)) is not None:
             await worker.run_one(op)
@@ -216,7 +222,8 @@ async def load_extract(db: str, data: list[dict], allow_failed: bool = False) ->
         await rt.close()
 
 
-async def evidence_map(db: str, data: list[dict], path: str) -> dict[str, dict[str, str]]:
+async def evidence_map(db: str, data: list[dict], path: str, dated: bool = True
+                       ) -> dict[str, dict[str, str]]:
     """namespace -> memory id -> dia_id of the turn it came from."""
     if path == "verbatim":
         return {s["sample_id"]: {f"{s['sample_id']}|{t['dia_id']}": t["dia_id"] for t in turns(s)}
@@ -228,7 +235,8 @@ async def evidence_map(db: str, data: list[dict], path: str) -> dict[str, dict[s
     try:
         for sample in data:
             ns = sample["sample_id"]
-            by_key = {content_key(line): line.id.split("|", 1)[1] for _, line in import_lines(sample)}
+            by_key = {content_key(line): line.id.split("|", 1)[1]
+                      for _, line in import_lines(sample, dated)}
             by_job: dict[str, str] = {}
             out[ns] = {}
             async for m in rt.storage.iter_memories(ns):
@@ -244,8 +252,8 @@ async def evidence_map(db: str, data: list[dict], path: str) -> dict[str, dict[s
 
 # -- searching -------------------------------------------------------------------------------
 async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[str, float],
-                        mmr: float, limit: int = 10, no_access: bool = False
-                        ) -> tuple[dict, list[float]]:
+                        mmr: float, limit: int = 10, no_access: bool = False,
+                        recency: float = 0.0) -> tuple[dict, list[float]]:
     """`no_access`: search as the inspector does (explain=True), which records no access, so
     access strength cannot differ between runs: for comparing variants side by side (the
     latencies then include building the trace)."""
@@ -263,8 +271,9 @@ async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[st
             kept = set(idmap[ns].values())
             for q in questions(sample):
                 t0 = time.perf_counter()
-                res = await rt.service.search(ns, q["question"], limit=limit, recency_weight=0.0,
-                                              mmr_lambda=mmr, explain=no_access)
+                res = await rt.service.search(ns, q["question"], limit=limit,
+                                              recency_weight=recency, mmr_lambda=mmr,
+                                              explain=no_access)
                 lat.append((time.perf_counter() - t0) * 1000)
                 ranked = [idmap[ns].get(r["id"], "?") for r in res["results"]]
                 rows.append((half_of(ns), q["category"], *metrics(ranked, q, kept)))
@@ -275,7 +284,7 @@ async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[st
 
 
 async def run_http(db: str, data: list[dict], idmap: dict, rankers: dict[str, float],
-                   mmr: float) -> tuple[dict, list[float]]:
+                   mmr: float, recency: float = 0.0) -> tuple[dict, list[float]]:
     sys.path.insert(0, str(ROOT / "tests"))
     from serverproc import Agent, ServerProcess
 
@@ -299,7 +308,7 @@ async def run_http(db: str, data: list[dict], idmap: dict, rankers: dict[str, fl
                 for q in questions(sample):
                     t0 = time.perf_counter()
                     res = await agent.ok("search_memories", query=q["question"], limit=10,
-                                         recency_weight=0.0, mmr_lambda=mmr)
+                                         recency_weight=recency, mmr_lambda=mmr)
                     lat.append((time.perf_counter() - t0) * 1000)
                     ranked = [idmap[ns].get(r["id"], "?") for r in res["results"]]
                     rows.append((half_of(ns), q["category"], *metrics(ranked, q, kept)))
@@ -378,6 +387,11 @@ async def main(argv: list[str] | None = None) -> None:
                          "runs give the same figures: compare variants this way")
     ap.add_argument("--against", help="a previous --json file of the same questions: print "
                                       "each half's paired change of recall@10 against it")
+    ap.add_argument("--undated", action="store_true",
+                    help="store every turn at the time of the run, as store_memory over MCP "
+                         "does (it takes no time), instead of at its session's date")
+    ap.add_argument("--recency", type=float, default=0.0,
+                    help="recency_weight of the searches (the tool's default is 0.3)")
     ap.add_argument("--allow-failed", action="store_true",
                     help="extract path: measure even when some extraction jobs failed (LLM "
                          "extractors); the count is reported")
@@ -390,13 +404,14 @@ async def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"--convs: no conversation {sorted(unknown)} in {args.data}")
         data = [s for s in data if s["sample_id"] in wanted]
     backend = PostgresCopies(args.db_url, args.keep) if args.db_url else SqliteCopies(args.cache)
-    loaders = {"verbatim": load_verbatim,
-               "extract": lambda db, d: load_extract(db, d, args.allow_failed)}
+    dated = not args.undated
+    loaders = {"verbatim": lambda db, d: load_verbatim(db, d, dated),
+               "extract": lambda db, d: load_extract(db, d, args.allow_failed, dated)}
     results: dict = {}
     try:
         for path in args.paths:
             t0 = time.perf_counter()
-            await backend.load(path, lambda db, f=loaders[path]: f(db, data))
+            await backend.load(base_name(path, args), lambda db, f=loaders[path]: f(db, data))
             print(f"{path}: loaded {sum(len(turns(s)) for s in data)} turns in "
                   f"{time.perf_counter() - t0:.1f}s", file=sys.stderr)
             results.update(await run_configs(backend, data, path, args))
@@ -404,6 +419,8 @@ async def main(argv: list[str] | None = None) -> None:
         await backend.close()
     results["backend"] = backend.describe()
     results["mmr_lambda"] = args.mmr
+    results["recency_weight"] = args.recency
+    results["dated"] = not args.undated
     # The per-question lists (for --against) are 760 numbers a run: the --json file has them,
     # the printed figures leave them out.
     print(json.dumps({k: {f: v for f, v in s.items() if f != "questions"}
@@ -422,6 +439,11 @@ async def main(argv: list[str] | None = None) -> None:
         Path(args.json).write_text(json.dumps(results, indent=2))
 
 
+def base_name(path: str, args: argparse.Namespace) -> str:
+    """A loaded base per write path and dating (--cache keeps both apart)."""
+    return path + ("-undated" if args.undated else "")
+
+
 async def run_configs(backend, data: list[dict], path: str, args: argparse.Namespace) -> dict:
     from recall_core.app import Registries
     from recall_core.plugins import get_plugin_manager
@@ -430,7 +452,8 @@ async def run_configs(backend, data: list[dict], path: str, args: argparse.Names
     default = {n: float(e.extra.get("default_weight", 1.0)) for n, e in reg.rankers.entries.items()}
     if args.weights:
         default = {k: float(v) for k, v in (p.split("=") for p in args.weights.split(","))}
-    idmap = await evidence_map(await backend.copy(path, "map"), data, path)
+    base = base_name(path, args)
+    idmap = await evidence_map(await backend.copy(base, "map"), data, path, not args.undated)
     if path == "extract":
         count = sum(len(m) for m in idmap.values())
         print(f"extract: {count} memories from {sum(len(turns(s)) for s in data)} turns",
@@ -439,17 +462,17 @@ async def run_configs(backend, data: list[dict], path: str, args: argparse.Names
     for name, rankers in CONFIGS.items():
         if args.only and name not in args.only:
             continue
-        db = await backend.copy(path, name)
+        db = await backend.copy(base, name)
         summary, lat = await run_inprocess(db, data, idmap, rankers or default, args.mmr,
-                                           no_access=args.no_access)
+                                           no_access=args.no_access, recency=args.recency)
         summary["p50_ms"] = round(statistics.median(lat), 2)
         results[f"{path} {name}"] = summary
         print(path, name, json.dumps(summary["all"]["overall"]),
               {h: summary[h]["overall"]["recall@10"] for h in HALVES if h in summary},
               f"p50={summary['p50_ms']}ms", file=sys.stderr)
     if args.http:
-        db = await backend.copy(path, "http")
-        summary, lat = await run_http(db, data, idmap, default, args.mmr)
+        db = await backend.copy(base, "http")
+        summary, lat = await run_http(db, data, idmap, default, args.mmr, args.recency)
         summary["p50_ms"] = round(statistics.median(lat), 2)
         results[f"{path} hybrid-over-HTTP"] = summary
         print(path, "hybrid-http", json.dumps(summary["all"]["overall"]), file=sys.stderr)
