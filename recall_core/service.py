@@ -19,7 +19,7 @@ from .config import RecallConfig
 from .facts import norm_key, told
 from .forget import forget, same_store
 from .errors import ConfirmRequired, EmbeddingsRequired, InvalidParam
-from .models import MEMORY_TYPES, Memory, Operation
+from .models import MEMORY_TYPES, Memory, Operation, utcnow
 from .context import model_id
 from .protocols import Embedder, EmbeddingModels, Extractor, HistoricalReads, Storage
 from .access import AccessLog
@@ -64,23 +64,32 @@ class MemoryService:
     # -- store ----------------------------------------------------------------------------
     @foreground
     async def store(self, namespace: str, text: Any, topic: Any = "", idempotency_key: Any = None,
-                    session_id: Any = None, agent_id: Any = None) -> dict[str, Any]:
+                    session_id: Any = None, agent_id: Any = None,
+                    created_at: Any = None) -> dict[str, Any]:
+        """`created_at` (ISO 8601, not in the future): when the text was said, for a
+        conversation replayed after the fact. Its memories are placed at that time, as
+        `recall import` places a line's `created_at`: in the fact timeline (a statement said
+        before the current value's becomes history), for time-named searches ("in May
+        2023"), `as_of`, recency and decay. Omitted: now."""
         text = v.text(text, "text", self.config.limits.max_text_bytes)
         topic = v.topic(topic)
         key = v.optional_str(idempotency_key, "idempotency_key") or str(uuid.uuid4())
         session_id = v.optional_str(session_id, "session_id")
         agent_id = v.optional_str(agent_id, "agent_id")
+        said = v.said_at(created_at, utcnow())
         payload = {"text": text, "topic": topic, "session_id": session_id, "agent_id": agent_id}
-        op, created = await self.storage.enqueue(
-            Operation(namespace=namespace, idempotency_key=key, kind="extract", payload=payload))
+        op = Operation(namespace=namespace, idempotency_key=key, kind="extract", payload=payload)
+        if said is not None:
+            op.created_at = said
+        op, created = await self.storage.enqueue(op)
         if created:
             self.job_signal.set()
             return {"queued": True, "job_id": op.id, "idempotency_key": key}
-        if not same_store(op.payload, text, topic):
+        if not same_store(op.payload, text, topic) or (said is not None and op.created_at != said):
             raise InvalidParam(
-                f"idempotency_key {key!r} was already used for a different text or topic "
-                f"(job {op.id}). Use a new key for new content, or resend the original text to "
-                f"retry safely.")
+                f"idempotency_key {key!r} was already used for a different text, topic or "
+                f"created_at (job {op.id}). Use a new key for new content, or resend the "
+                f"original call to retry safely.")
         return {"queued": False, "cached": True, "job_id": op.id, "status": op.status,
                 "idempotency_key": key}
 

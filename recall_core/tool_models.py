@@ -41,6 +41,13 @@ SessionId = Annotated[str | None, Field(
 AgentId = Annotated[str | None, Field(
     max_length=MAX_ID_CHARS,
     description="Which agent is storing this, when several share one user's memory.")]
+SaidAt = Annotated[str | None, Field(
+    max_length=64,
+    description="When the text was said, if not now: ISO 8601, e.g. \"2023-05-08T13:56:00Z\" "
+                "or \"2023-05-08\" (the start of that day, UTC); not in the future. Pass it "
+                "when replaying an earlier conversation, so its memories are dated when they "
+                "were said (a statement older than the current value becomes history, and "
+                "searches naming a time find it). Omit it for what is said now.")]
 Query = Annotated[str, Field(
     min_length=1,
     description="What you want to know, in words, e.g. \"which editor does the user prefer?\". "

@@ -93,18 +93,20 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
               output_schema=m.envelope_schema(m.StoreData))
     async def store_memory(text: m.Text, topic: m.Topic = "",
                            idempotency_key: m.IdempotencyKey = None,
-                           session_id: m.SessionId = None, agent_id: m.AgentId = None) -> dict:
+                           session_id: m.SessionId = None, agent_id: m.AgentId = None,
+                           created_at: m.SaidAt = None) -> dict:
         """Save something worth remembering about the user or task; returns in milliseconds.
 
         Send raw conversation text or a statement ("I prefer dark mode", "We decided to use
         Postgres"). Recall queues it and extracts typed memories (preference, fact, decision,
         procedure) in the background, usually within seconds; newer facts supersede older
         contradicting ones. Pass the same idempotency_key when retrying so nothing is stored
-        twice. topic groups related memories (e.g. "editor", "project-x").
+        twice. topic groups related memories (e.g. "editor", "project-x"). created_at dates
+        text said earlier (replaying a past conversation); omit it for what is said now.
         """
         return await guarded(service.store, text=text, topic=topic,
                              idempotency_key=idempotency_key, session_id=session_id,
-                             agent_id=agent_id)
+                             agent_id=agent_id, created_at=created_at)
 
     @mcp.tool(annotations=READ_ONLY, output_schema=m.envelope_schema(m.SearchData))
     async def search_memories(query: m.Query, limit: Limit = 20,

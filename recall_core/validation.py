@@ -4,7 +4,7 @@ what to do; nothing is written before these pass."""
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 
 from .errors import InvalidParam, TextTooLarge
@@ -152,6 +152,27 @@ def max_tokens(value: Any) -> int | None:
     return value
 
 
+def iso_time(value: Any, name: str, hint: str, bare_date: time) -> datetime:
+    """An ISO 8601 date or time as an aware UTC datetime: a bare date is that day at
+    `bare_date`, UTC; a time without an offset is UTC."""
+    if not isinstance(value, str) or not value.strip() or "\x00" in value or len(value) > 64:
+        shown = repr(value) if not isinstance(value, str) else repr(value[:40])
+        raise InvalidParam(f"{name} must be an ISO 8601 date or time, got {shown}. {hint}")
+    text = value.strip()
+    try:
+        try:
+            at = datetime.combine(date.fromisoformat(text), bare_date, tzinfo=timezone.utc)
+        except ValueError:  # not a bare date: a date and time
+            at = datetime.fromisoformat(text)
+            at = at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at
+    except (ValueError, OverflowError):
+        raise InvalidParam(f"{name} {text[:40]!r} is not an ISO 8601 date or time. {hint}") from None
+    try:
+        return at.astimezone(timezone.utc)
+    except (ValueError, OverflowError):  # e.g. 0001-01-01T00:00+05:00 falls before year 1
+        raise InvalidParam(f"{name} {text[:40]!r} is out of range. {hint}") from None
+
+
 def as_of(value: Any) -> datetime | None:
     """An ISO 8601 time for `search_memories(as_of=...)`, as an aware UTC datetime.
 
@@ -161,19 +182,25 @@ def as_of(value: Any) -> datetime | None:
         return None
     hint = ("Pass an ISO 8601 time such as \"2026-03-15\" (the end of that day, UTC) or "
             "\"2026-03-15T09:30:00Z\", or omit as_of to search what is true now.")
-    if not isinstance(value, str) or not value.strip() or "\x00" in value or len(value) > 64:
-        shown = repr(value) if not isinstance(value, str) else repr(value[:40])
-        raise InvalidParam(f"as_of must be an ISO 8601 date or time, got {shown}. {hint}")
-    text = value.strip()
-    try:
-        try:
-            at = datetime.combine(date.fromisoformat(text), time.max, tzinfo=timezone.utc)
-        except ValueError:  # not a bare date: a date and time
-            at = datetime.fromisoformat(text)
-            at = at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at
-    except (ValueError, OverflowError):
-        raise InvalidParam(f"as_of {text[:40]!r} is not an ISO 8601 date or time. {hint}") from None
-    try:
-        return at.astimezone(timezone.utc)
-    except (ValueError, OverflowError):  # e.g. 0001-01-01T00:00+05:00 falls before year 1
-        raise InvalidParam(f"as_of {text[:40]!r} is out of range. {hint}") from None
+    return iso_time(value, "as_of", hint, time.max)
+
+
+#: How far ahead of the server's clock a `created_at` may be (a client's clock running a
+#: little fast is not a statement about the future).
+CLOCK_SKEW = timedelta(minutes=5)
+
+
+def said_at(value: Any, now: datetime) -> datetime | None:
+    """`store_memory(created_at=...)`: when the text was said, if not now. A bare date is the
+    start of that day, UTC. Not after `now` (beyond CLOCK_SKEW): a memory of something said
+    in the future would sort above everything said since. None (omitted) stays None."""
+    if value is None:
+        return None
+    hint = ("Pass when the text was said as an ISO 8601 time such as \"2023-05-08T13:56:00Z\" "
+            "or a date such as \"2023-05-08\" (the start of that day, UTC), or omit "
+            "created_at when it is being said now.")
+    at = iso_time(value, "created_at", hint, time.min)
+    if at > now + CLOCK_SKEW:
+        raise InvalidParam(f"created_at {value.strip()[:40]!r} is in the future (the server's "
+                           f"time is {now.isoformat(timespec='seconds')}). {hint}")
+    return at

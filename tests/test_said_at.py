@@ -1,0 +1,115 @@
+"""`store_memory(created_at=...)`: replaying a conversation that was said earlier.
+
+An agent that hands Recall a past conversation through `store_memory` (a chat log, another
+tool's history) can date each text. A real `recall serve` (worker running) is called over MCP
+(fastmcp.Client, real HTTP): the memories carry the time they were said, the fact timeline
+follows it whatever order the stores arrive in, `as_of` and time-named searches ("in May
+2023") find them, and a bad or future time is a clear error that stores nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+import pytest_asyncio
+
+from serverproc import Agent, ServerProcess
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    work = tmp_path_factory.mktemp("said_at")
+    srv = ServerProcess(str(work / "recall.db"), work)
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def agent(server):
+    async def open_as(namespace: str) -> Agent:
+        return Agent(server.url, server.token(namespace))
+    return open_as
+
+
+async def test_stores_arriving_out_of_order_take_the_time_they_were_said(agent):
+    async with await agent("editor") as a:
+        # The May switch is replayed first, the February statement after it.
+        await a.ok("store_memory", text="I switched to VS Code.",
+                   created_at="2026-05-02T18:30:00Z")
+        await a.ok("store_memory", text="I use vim.", created_at="2026-02-10T09:00:00+00:00")
+        await a.wait_idle()
+
+        now = await a.ok("search_memories", query="what editor do I use?", mmr_lambda=1.0)
+        texts = [r["text"] for r in now["results"]]
+        assert texts[:1] == ["I switched to VS Code."], now
+        assert "I use vim." not in texts  # history, not a second current value
+        assert now["results"][0]["created_at"].startswith("2026-05-02T18:30:00")
+
+        march = await a.ok("search_memories", query="what editor do I use?", as_of="2026-03-31")
+        vim = march["results"][0]
+        assert vim["text"] == "I use vim." and vim["created_at"].startswith("2026-02-10T09:00:00")
+        assert vim["valid_until"].startswith("2026-05-02T18:30:00")
+
+
+async def test_a_bare_date_is_the_start_of_that_day_utc(agent):
+    async with await agent("dates") as a:
+        await a.ok("store_memory", text="We decided to deploy only on Tuesdays.",
+                   created_at="2023-05-08")
+        await a.wait_idle()
+        found = await a.ok("search_memories", query="when do we deploy?")
+        assert found["results"][0]["created_at"] == "2023-05-08T00:00:00+00:00"
+
+
+async def test_a_search_naming_a_month_finds_what_was_said_then(agent):
+    said = {"2023-05-20T10:00:00Z": "Caroline: I signed up for a pottery course at the community centre.",
+            "2023-07-15T10:00:00Z": "Caroline: Last weekend I joined a watercolour workshop downtown."}
+    async with await agent("months") as a:
+        for when, text in said.items():
+            await a.ok("store_memory", text=text, created_at=when)
+        await a.wait_idle()
+        may = await a.ok("search_memories", query="What did Caroline try in May 2023?",
+                         mmr_lambda=1.0)
+        july = await a.ok("search_memories", query="What did Caroline try in July 2023?",
+                          mmr_lambda=1.0)
+    assert "pottery" in may["results"][0]["text"], may
+    assert "watercolour" in july["results"][0]["text"], july
+
+
+@pytest.mark.parametrize("bad", ["2999-01-01", "yesterday", "2023-13-01", "2023-05-08T25:00",
+                                 " ", "0001-01-01T00:00+05:00"])
+async def test_a_bad_or_future_time_stores_nothing(agent, bad):
+    async with await agent("bad") as a:
+        env = await a.call("store_memory", text="I like green tea.", created_at=bad,
+                           idempotency_key=f"k-{bad}")
+        assert env["status"] == "error" and env["code"] == "INVALID_PARAM", env
+        assert "created_at" in env["error"] and "ISO 8601" in env["error"], env
+        if bad == "2999-01-01":
+            assert "future" in env["error"], env
+        # Nothing was recorded under the key: a different text with it is a new store.
+        ok = await a.ok("store_memory", text=f"I like black coffee ({bad}).",
+                        idempotency_key=f"k-{bad}")
+        assert ok["queued"] is True
+
+
+async def test_a_retry_must_repeat_the_time(agent):
+    async with await agent("retry") as a:
+        first = await a.ok("store_memory", text="I live in Lisbon.", created_at="2024-01-05",
+                           idempotency_key="lisbon")
+        again = await a.ok("store_memory", text="I live in Lisbon.", created_at="2024-01-05",
+                           idempotency_key="lisbon")
+        assert first["queued"] is True and again["cached"] is True
+        assert again["job_id"] == first["job_id"]
+        clash = await a.call("store_memory", text="I live in Lisbon.", created_at="2024-02-05",
+                             idempotency_key="lisbon")
+        assert clash["code"] == "INVALID_PARAM" and "created_at" in clash["error"], clash
+
+
+async def test_created_at_is_documented_and_optional(agent):
+    async with await agent("schema") as a:
+        tools = {t.name: t for t in await a.client.list_tools()}
+    store = tools["store_memory"]
+    assert "created_at" in store.input_schema["properties"]
+    assert "created_at" not in store.input_schema.get("required", [])
+    assert "created_at" in store.description
