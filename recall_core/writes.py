@@ -56,11 +56,14 @@ class Written:
     refreshed_ids: list[str] = field(default_factory=list)
     #: history rows re-stated late (facts.Changes.restated): unchanged, listed for forget
     restated_ids: list[str] = field(default_factory=list)
+    #: rows written already ended: a statement said before the key's current value began
+    #: (a late or backdated store), a value replaced within its own text, re-statement markers
+    history_ids: list[str] = field(default_factory=list)
 
     def result(self) -> dict[str, Any]:
         return {"memory_ids": [m.id for m in self.stored],
                 "superseded_ids": self.superseded_ids, "refreshed_ids": self.refreshed_ids,
-                "restated_ids": self.restated_ids}
+                "restated_ids": self.restated_ids, "history_ids": self.history_ids}
 
 
 async def _near_duplicate(storage: Storage, namespace: str, text: str) -> Memory | None:
@@ -146,7 +149,8 @@ async def apply(tx: WriteTx, changes: facts.Changes, now: datetime) -> Written:
     return Written(stored=[m for m in changes.inserts if m.valid_until is None],
                    superseded_ids=[i for i, _, _ in changes.ends],
                    refreshed_ids=list(dict.fromkeys(i for i, _ in changes.refresh)),
-                   restated_ids=list(dict.fromkeys(changes.restated)))
+                   restated_ids=list(dict.fromkeys(changes.restated)),
+                   history_ids=[m.id for m in changes.inserts if m.valid_until is not None])
 
 
 async def commit(tx: WriteTx, prepared: Prepared, now: datetime) -> Written:

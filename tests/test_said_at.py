@@ -113,3 +113,36 @@ async def test_created_at_is_documented_and_optional(agent):
     assert "created_at" in store.input_schema["properties"]
     assert "created_at" not in store.input_schema.get("required", [])
     assert "created_at" in store.description
+
+
+async def test_a2a_store_takes_created_at_and_an_older_statement_asks_nothing(server):
+    from test_a2a import A2A, COMPLETED, REJECTED, artifact, data, status_data
+
+    tok = server.token("a2a")
+    async with A2A(server.base, tok, streaming=False) as a:
+        first = await a.send(data(skill="store_memories", text="I use vim."))
+        assert first.status.state == COMPLETED
+        vim = artifact(first, "memories")["stored"][0]
+        # Said a year earlier: history of the current value, not a contradiction to decide
+        # (a recent fact of similar importance would otherwise stop the task to ask).
+        old = await a.send(data(skill="store_memories", text="I use nano.",
+                                created_at="2025-06-01T08:00:00Z"))
+        assert old.status.state == COMPLETED, old.status
+        written = artifact(old, "memories")
+        assert written["superseded_ids"] == [] and written["stored"] == []
+        assert len(written["history_ids"]) == 1  # written, as history of vim
+        bad = await a.send(data(skill="store_memories", text="I use Helix.",
+                                created_at="2999-01-01"))
+        assert bad.status.state == REJECTED
+        assert status_data(bad)["code"] == "INVALID_PARAM"
+    async with Agent(server.url, tok) as agent:
+        now = await agent.ok("search_memories", query="which editor do I use?", mmr_lambda=1.0)
+        texts = [r["text"] for r in now["results"]]
+        assert texts[0] == "I use vim." and now["results"][0]["id"] == vim["id"]
+        assert "I use nano." not in texts and "I use Helix." not in texts
+        june = await agent.ok("search_memories", query="which editor do I use?",
+                              as_of="2025-07-01")
+        nano = june["results"][0]
+        assert nano["text"] == "I use nano." and nano["id"] == written["history_ids"][0]
+        assert nano["created_at"] == "2025-06-01T08:00:00+00:00"
+        assert nano["valid_until"] == vim["created_at"]

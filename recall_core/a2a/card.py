@@ -44,7 +44,9 @@ SKILLS = [
             "Completes with the stored memories as a data artifact. When a new fact contradicts "
             "a stored one and both are recent and about as important, the task stops in "
             "input-required showing both versions; reply on the same task with keep_existing, "
-            "keep_new or keep_both. Input: a data part {skill, text, topic} or plain text. "
+            "keep_new or keep_both. Input: a data part {skill, text, topic?, session_id?, "
+            "agent_id?, created_at?} or plain text; created_at (ISO 8601, not in the future) "
+            "dates text said earlier, as the MCP store_memory tool's does. "
             "The old id consolidate_memories still works for this skill (deprecated; not the "
             "MCP tool of that name, which merges similar stored memories)."),
         tags=["memory", "write", "extraction"],

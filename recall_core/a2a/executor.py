@@ -185,14 +185,15 @@ class RecallAgentExecutor(AgentExecutor):
                                f"{', '.join(SKILL_IDS)} (see the agent card at "
                                f"/.well-known/agent-card.json).")
         args.setdefault("text", text)
-        inp = skills.ConsolidateInput.parse(self.runtime.config, args)
         now = utcnow()
+        inp = skills.ConsolidateInput.parse(self.runtime.config, args, now)
         # Recorded before the (slow) extraction: an erase meanwhile deletes the record, and
         # the commit then finds it gone and writes nothing.
         op = await skills.record(self.runtime.storage,
                                  inp.operation(namespace, context.task_id, now))
         extracted = await self.runtime.extractor.extract(inp.text, inp.topic)
-        conflicts = await skills.find_conflicts(self.runtime.storage, namespace, extracted, now)
+        conflicts = await skills.find_conflicts(self.runtime.storage, namespace, extracted, now,
+                                                op.created_at)
         if conflicts:
             pending = {"skill": skill, "input": asdict(inp),
                        "extracted": [em.model_dump() for em in extracted],

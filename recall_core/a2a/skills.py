@@ -78,14 +78,17 @@ class Conflict:
 
 
 async def find_conflicts(storage: Storage, namespace: str, extracted: Sequence[ExtractedMemory],
-                         now: datetime) -> list[Conflict]:
-    """Contradictions with active facts that need the caller's decision."""
+                         now: datetime, said: datetime | None = None) -> list[Conflict]:
+    """Contradictions with active facts that need the caller's decision. A text said
+    (`said`, its created_at) before a current value began contradicts nothing: the fact
+    model places it as history of that value (facts.py), so it is never asked about."""
     out: dict[Key, Conflict] = {}
     for em in extracted:
         key = triple_key(em)
         if key is None:
             continue
-        existing = [m for m in await storage.history(namespace, *key) if m.valid_until is None]
+        existing = [m for m in await storage.history(namespace, *key)
+                    if m.valid_until is None and (said is None or m.valid_from <= said)]
         if any(same_value(m.value, em.value) for m in existing):
             continue  # a re-statement: the write refreshes the row
         if any(needs_decision(m, em, now) for m in existing):
@@ -99,19 +102,27 @@ class ConsolidateInput:
     topic: str
     session_id: str | None
     agent_id: str | None
+    #: When the text was said (ISO 8601, UTC), as store_memory's created_at; None: now. A
+    #: string, so a task waiting for a decision keeps it in its JSON metadata.
+    created_at: str | None = None
 
     @classmethod
-    def parse(cls, config: RecallConfig, args: dict[str, Any]) -> ConsolidateInput:
+    def parse(cls, config: RecallConfig, args: dict[str, Any], now: datetime
+              ) -> ConsolidateInput:
+        said = v.said_at(args.get("created_at"), now)
         return cls(text=v.text(args.get("text"), "text", config.limits.max_text_bytes),
                    topic=v.topic(args.get("topic")),
                    session_id=v.optional_str(args.get("session_id"), "session_id"),
-                   agent_id=v.optional_str(args.get("agent_id"), "agent_id"))
+                   agent_id=v.optional_str(args.get("agent_id"), "agent_id"),
+                   created_at=said.isoformat() if said is not None else None)
 
     def operation(self, namespace: str, task_id: str, now: datetime) -> Operation:
         """The operation row that records this store (never claimed by a worker: it is
-        created done). Its id becomes the memories' source_job_id."""
+        created done). Its id becomes the memories' source_job_id; its created_at is when
+        the text was said, which places the memories (writes.prepare)."""
+        said = datetime.fromisoformat(self.created_at) if self.created_at else now
         return Operation(id=task_id, namespace=namespace, idempotency_key=f"a2a:{task_id}",
-                         kind="a2a", status="done", created_at=now, finished_at=now,
+                         kind="a2a", status="done", created_at=said, finished_at=now,
                          payload={"text": self.text, "topic": self.topic,
                                   "session_id": self.session_id, "agent_id": self.agent_id})
 
@@ -152,6 +163,7 @@ async def store_extracted(storage: Storage, embedder: Embedder | None, op: Opera
     return {"stored": [m.public() for m in written.stored],
             "superseded_ids": written.superseded_ids,
             "refreshed_ids": written.refreshed_ids, "restated_ids": written.restated_ids,
+            "history_ids": written.history_ids,
             "decision": decision}
 
 
