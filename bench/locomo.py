@@ -11,9 +11,9 @@ Each conversation goes into its own namespace, through one of two write paths:
 
 * **verbatim**: one memory per dialog turn ("Speaker: text [shares caption]", created_at = the
   session's date, session_id = the session), through the product's verbatim import.
-* **extract**: every turn queued like `store_memory` (with its session id) through the same
-  code as `recall import --extract`, then extracted by the default offline extractor (stub)
-  and embedded by the worker, one job at a time in order. A memory counts as the turn whose
+* **extract**: every turn queued through `store_memory`'s code (with its session id and, unless
+  --undated, its session's date as `created_at`), then extracted by the default offline
+  extractor (stub) and embedded by the worker, one job at a time in order. A memory counts as the turn whose
   job wrote it; the top-10 *memories* are scored, so a turn split into three memories takes
   three of the ten places, as it would for an agent.
 
@@ -192,18 +192,24 @@ async def load_verbatim(db: str, data: list[dict], dated: bool = True) -> None:
 
 async def load_extract(db: str, data: list[dict], allow_failed: bool = False,
                        dated: bool = True) -> None:
-    """Queue every turn as `recall import --extract` does, then run the jobs one at a time in
+    """Queue every turn through `store_memory`'s code (MemoryService.store, with its session
+    id, and its session's date as `created_at` unless not `dated`; the key is the line's
+    content key, as `recall import --extract` makes it), then run the jobs one at a time in
     queue order (session context follows the conversation) with the configured extractor
     (`extractor` in the config / RECALL_EXTRACTOR). A job that ends failed stops the run unless
     `allow_failed` (an LLM extractor's failures are part of its figure: the turn has no
     memory, so its questions lose recall)."""
-    from recall_core.transfer import import_extract
+    from recall_core.transfer import content_key
     from recall_core.worker import Worker
 
     rt = await _runtime(db, embed=True)
     try:
         for sample in data:
-            await import_extract(rt.storage, sample["sample_id"], import_lines(sample, dated))
+            for _, line in import_lines(sample, dated):
+                await rt.service.store(
+                    sample["sample_id"], line.text, session_id=line.session_id,
+                    idempotency_key=content_key(line),
+                    created_at=line.created_at.isoformat() if line.created_at else None)
         worker = Worker(rt.storage, rt.extractor, rt.embedder, rt.config)
         while (op := await rt.storage.claim_job(600)) is not None:
             await worker.run_one(op)
