@@ -13,13 +13,13 @@ Each conversation goes into its own namespace, through one of two write paths:
   session's date, session_id = the session), through the product's verbatim import.
 * **extract**: every turn queued through `store_memory`'s code (with its session id and, unless
   --undated, its session's date as `created_at`), then extracted by the default offline
-  extractor (stub) and embedded by the worker, one job at a time in order. A memory counts as the turn whose
-  job wrote it; the top-10 *memories* are scored, so a turn split into three memories takes
-  three of the ten places, as it would for an agent.
+  extractor (stub) and embedded by the worker, one job at a time in order. A memory counts as
+  the turn whose job wrote it; the top-10 *memories* are scored, so a turn split into three
+  memories takes three of the ten places, as it would for an agent.
 
 Searches use recency_weight=--recency (0 by default; the tool's default is 0.3), limit=10
-and mmr_lambda=--mmr (1.0 = off by default, as the held-out measurement is made), in-process through MemoryService and, with --http, through a
-real `recall serve` over MCP. Each half's recall@10 comes with a 95% bootstrap interval over
+and mmr_lambda=--mmr (1.0 = off by default, as the held-out measurement is made), in-process
+through MemoryService and, with --http, through a real `recall serve` over MCP. Each half's recall@10 comes with a 95% bootstrap interval over
 its questions: differences well inside it are not evidence of a better ranking.
 
     python bench/locomo.py                       # both paths, bm25 / dense / hybrid, in-process
@@ -417,16 +417,16 @@ async def main(argv: list[str] | None = None) -> None:
     try:
         for path in args.paths:
             t0 = time.perf_counter()
-            await backend.load(base_name(path, args), lambda db, f=loaders[path]: f(db, data))
+            await backend.load(base_name(path, dated), lambda db, f=loaders[path]: f(db, data))
             print(f"{path}: loaded {sum(len(turns(s)) for s in data)} turns in "
                   f"{time.perf_counter() - t0:.1f}s", file=sys.stderr)
-            results.update(await run_configs(backend, data, path, args))
+            results.update(await run_configs(backend, data, path, args, dated))
     finally:
         await backend.close()
     results["backend"] = backend.describe()
     results["mmr_lambda"] = args.mmr
     results["recency_weight"] = args.recency
-    results["dated"] = not args.undated
+    results["dated"] = dated
     # The per-question lists (for --against) are 760 numbers a run: the --json file has them,
     # the printed figures leave them out.
     print(json.dumps({k: {f: v for f, v in s.items() if f != "questions"}
@@ -445,12 +445,13 @@ async def main(argv: list[str] | None = None) -> None:
         Path(args.json).write_text(json.dumps(results, indent=2))
 
 
-def base_name(path: str, args: argparse.Namespace) -> str:
+def base_name(path: str, dated: bool) -> str:
     """A loaded base per write path and dating (--cache keeps both apart)."""
-    return path + ("-undated" if args.undated else "")
+    return path + ("" if dated else "-undated")
 
 
-async def run_configs(backend, data: list[dict], path: str, args: argparse.Namespace) -> dict:
+async def run_configs(backend, data: list[dict], path: str, args: argparse.Namespace,
+                      dated: bool) -> dict:
     from recall_core.app import Registries
     from recall_core.plugins import get_plugin_manager
 
@@ -458,8 +459,8 @@ async def run_configs(backend, data: list[dict], path: str, args: argparse.Names
     default = {n: float(e.extra.get("default_weight", 1.0)) for n, e in reg.rankers.entries.items()}
     if args.weights:
         default = {k: float(v) for k, v in (p.split("=") for p in args.weights.split(","))}
-    base = base_name(path, args)
-    idmap = await evidence_map(await backend.copy(base, "map"), data, path, not args.undated)
+    base = base_name(path, dated)
+    idmap = await evidence_map(await backend.copy(base, "map"), data, path, dated)
     if path == "extract":
         count = sum(len(m) for m in idmap.values())
         print(f"extract: {count} memories from {sum(len(turns(s)) for s in data)} turns",
