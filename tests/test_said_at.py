@@ -10,7 +10,6 @@ follows it whatever order the stores arrive in, `as_of` and time-named searches 
 from __future__ import annotations
 
 import pytest
-import pytest_asyncio
 
 from serverproc import Agent, ServerProcess
 
@@ -26,15 +25,14 @@ def server(tmp_path_factory):
     srv.stop()
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def agent(server):
-    async def open_as(namespace: str) -> Agent:
-        return Agent(server.url, server.token(namespace))
-    return open_as
+@pytest.fixture
+def agent(server):
+    """An MCP client holding `namespace`'s token."""
+    return lambda namespace: Agent(server.url, server.token(namespace))
 
 
 async def test_stores_arriving_out_of_order_take_the_time_they_were_said(agent):
-    async with await agent("editor") as a:
+    async with agent("editor") as a:
         # The May switch is replayed first, the February statement after it.
         await a.ok("store_memory", text="I switched to VS Code.",
                    created_at="2026-05-02T18:30:00Z")
@@ -54,7 +52,7 @@ async def test_stores_arriving_out_of_order_take_the_time_they_were_said(agent):
 
 
 async def test_a_bare_date_is_the_start_of_that_day_utc(agent):
-    async with await agent("dates") as a:
+    async with agent("dates") as a:
         await a.ok("store_memory", text="We decided to deploy only on Tuesdays.",
                    created_at="2023-05-08")
         await a.wait_idle()
@@ -63,9 +61,11 @@ async def test_a_bare_date_is_the_start_of_that_day_utc(agent):
 
 
 async def test_a_search_naming_a_month_finds_what_was_said_then(agent):
-    said = {"2023-05-20T10:00:00Z": "Caroline: I signed up for a pottery course at the community centre.",
-            "2023-07-15T10:00:00Z": "Caroline: Last weekend I joined a watercolour workshop downtown."}
-    async with await agent("months") as a:
+    said = {
+        "2023-05-20T10:00:00Z": "Caroline: I signed up for a pottery course at the community centre.",
+        "2023-07-15T10:00:00Z": "Caroline: Last weekend I joined a watercolour workshop downtown.",
+    }
+    async with agent("months") as a:
         for when, text in said.items():
             await a.ok("store_memory", text=text, created_at=when)
         await a.wait_idle()
@@ -80,7 +80,7 @@ async def test_a_search_naming_a_month_finds_what_was_said_then(agent):
 @pytest.mark.parametrize("bad", ["2999-01-01", "yesterday", "2023-13-01", "2023-05-08T25:00",
                                  " ", "0001-01-01T00:00+05:00"])
 async def test_a_bad_or_future_time_stores_nothing(agent, bad):
-    async with await agent("bad") as a:
+    async with agent("bad") as a:
         env = await a.call("store_memory", text="I like green tea.", created_at=bad,
                            idempotency_key=f"k-{bad}")
         assert env["status"] == "error" and env["code"] == "INVALID_PARAM", env
@@ -94,7 +94,7 @@ async def test_a_bad_or_future_time_stores_nothing(agent, bad):
 
 
 async def test_a_retry_must_repeat_the_time(agent):
-    async with await agent("retry") as a:
+    async with agent("retry") as a:
         first = await a.ok("store_memory", text="I live in Lisbon.", created_at="2024-01-05",
                            idempotency_key="lisbon")
         again = await a.ok("store_memory", text="I live in Lisbon.", created_at="2024-01-05",
@@ -107,7 +107,7 @@ async def test_a_retry_must_repeat_the_time(agent):
 
 
 async def test_created_at_is_documented_and_optional(agent):
-    async with await agent("schema") as a:
+    async with agent("schema") as a:
         tools = {t.name: t for t in await a.client.list_tools()}
     store = tools["store_memory"]
     assert "created_at" in store.input_schema["properties"]
