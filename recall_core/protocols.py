@@ -388,6 +388,19 @@ class SessionNeighbours(Protocol):
 
 
 @runtime_checkable
+class TimeRanges(Protocol):
+    """Optional storage capability: the memories stored in given time ranges (search's
+    time-window step, `search.window_relevance`)."""
+
+    async def memories_created(self, namespace: str, ranges: Sequence[tuple[datetime, datetime]],
+                               limit: int) -> list[Memory] | None:
+        """Active memories of the namespace whose created_at falls in any of `ranges` (start
+        inclusive, end exclusive; ranges may overlap, a memory comes once), with their session
+        context (`Memory.context`, as `memories_at`), oldest created_at first (then insertion
+        order); None when more than `limit` do (found without reading them all)."""
+
+
+@runtime_checkable
 class EmbeddingModels(Protocol):
     """Optional storage capability: which embedding model made the stored vectors
     (`recall reindex`, `recall status`, and search's note about vectors it leaves out)."""

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import date, datetime, timedelta, timezone
+from collections.abc import Sequence
+from datetime import date, datetime, time, timedelta, timezone
 
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
@@ -35,6 +36,9 @@ _PATTERNS = [
 ]
 TRAILING_DAYS = 14
 LEADING_DAYS = 7
+#: A month named without a year ("in March") is that month of any year (`inside`); as stored
+#: ranges (`ranges`) it is that month of each of the last ANY_YEAR_SPAN years up to now.
+ANY_YEAR_SPAN = 30
 
 Window = tuple[date, date] | tuple[None, int]  # (first, last) or (None, month) for any year
 
@@ -82,3 +86,24 @@ def inside(when: datetime, window: Window) -> bool:
         end = date(start.year, month, calendar.monthrange(start.year, month)[1])
         return start <= day <= end + timedelta(days=TRAILING_DAYS)
     return first <= day <= last  # type: ignore[operator]
+
+
+def ranges(found: Sequence[Window], now: datetime) -> list[tuple[datetime, datetime]]:
+    """The windows as UTC time ranges [start, end) of when a memory was stored: what a storage
+    can look up (`TimeRanges.memories_created`). The same days `inside` accepts; a month of any
+    year covers the last ANY_YEAR_SPAN years."""
+    out: list[tuple[datetime, datetime]] = []
+    for first, last in found:
+        if first is None:
+            month = int(last)  # type: ignore[arg-type]
+            for year in range(now.year - ANY_YEAR_SPAN, now.year + 1):
+                end = date(year, month, calendar.monthrange(year, month)[1])
+                out.append(_span(date(year, month, 1), end + timedelta(days=TRAILING_DAYS)))
+        else:
+            out.append(_span(first, last))  # type: ignore[arg-type]
+    return out
+
+
+def _span(first: date, last: date) -> tuple[datetime, datetime]:
+    return (datetime.combine(first, time(), timezone.utc),
+            datetime.combine(last + timedelta(days=1), time(), timezone.utc))

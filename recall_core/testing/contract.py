@@ -39,6 +39,7 @@ from recall_core.errors import StorageConflict
 from recall_core.models import Memory, Operation, ScoredId, ToolCallRecord, new_id, utcnow
 from recall_core.protocols import (DecayRow, EmbeddingModels, HistoricalReads, MemorySources,
                                    SessionNeighbours, Storage, TaskKeys, TaskPage, TaskQuery,
+                                   TimeRanges,
                                    TaskRow)
 from recall_core.testing.helpers import supersede, complete_job, current_of, delete
 
@@ -550,6 +551,52 @@ class StorageContract:
         assert old.context == "which editor?" and old.value == "vim"
         if storage.supports_vectors:  # a history row's vector stays readable for ranking
             assert await storage.get_embeddings(A, [vim.id]) == {vim.id: pytest.approx(self.vec(1))}
+
+    async def test_memories_created_lists_a_time_range_or_says_it_is_too_full(
+            self, storage: Storage) -> None:
+        # Search's time-window step (issue 14) ranks these rows when a query names a time.
+        if not isinstance(storage, TimeRanges):
+            pytest.skip(f"{type(storage).__name__} has no memories_created (optional capability)")
+        rows = [memory(A, f"line {i}", minutes=10 * i, session_id="s1",
+                       context=f"before line {i}") for i in range(6)]
+        await storage.insert_memories(rows[3:])  # inserted out of time order
+        await storage.insert_memories(rows[:3])
+        tied = memory(A, "said with line 2", minutes=20)
+        theirs = memory(B, "theirs", minutes=20)
+        await storage.insert_memories([tied, theirs])
+        new = memory(A, "line 4 again", minutes=45, entity="user", attribute="x", value="2")
+        old = memory(A, "line 4 before", minutes=41, entity="user", attribute="x", value="1")
+        await storage.insert_memories([old])
+        await supersede(storage, A, [old.id], new.valid_from, [new])
+
+        def span(a: float, b: float) -> tuple[datetime, datetime]:
+            return T0 + timedelta(minutes=a), T0 + timedelta(minutes=b)
+
+        async def ids(*spans: tuple[datetime, datetime], limit: int = 100) -> list[str] | None:
+            got = await storage.memories_created(A, list(spans), limit)
+            return None if got is None else [m.id for m in got]
+
+        # Start inclusive, end exclusive; oldest first, insertion order among equal times;
+        # superseded rows and other namespaces left out.
+        assert await ids(span(10, 30)) == [rows[1].id, rows[2].id, tied.id]
+        assert await ids(span(0, 10), span(40, 60)) == [rows[0].id, rows[4].id, new.id,
+                                                        rows[5].id]
+        # Overlapping ranges: each memory once, in time order.
+        assert await ids(span(20, 45), span(0, 25)) == [
+            rows[0].id, rows[1].id, rows[2].id, tied.id, rows[3].id, rows[4].id]
+        assert await ids(span(5, 9)) == [] and await ids() == []
+        # More than `limit`: None, however the ranges split them.
+        assert await ids(span(0, 60), limit=8) == [m.id for m in (
+            rows[0], rows[1], rows[2], tied, rows[3], rows[4], new, rows[5])]
+        assert await ids(span(0, 60), limit=7) is None
+        assert await ids(span(0, 25), span(25, 60), limit=7) is None
+        got = await storage.memories_created(A, [span(0, 5)], 10)
+        assert got is not None and got[0].context == "before line 0"
+        assert got[0].created_at == rows[0].created_at
+        assert await storage.memories_created("nobody", [span(0, 60)], 10) == []
+        # A forgotten memory is in no range.
+        assert await delete(storage, A, rows[1].id)
+        assert await ids(span(10, 30)) == [rows[2].id, tied.id]
 
     async def test_session_neighbours_are_the_active_memories_around_each(self, storage: Storage
                                                                          ) -> None:

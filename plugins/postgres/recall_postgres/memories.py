@@ -187,6 +187,31 @@ class MemoryMethods:
             out.append(m)
         return out
 
+    async def memories_created(self, namespace: str, ranges: Sequence[tuple[datetime, datetime]],
+                               limit: int) -> list[Memory] | None:
+        # Counted first (index only, at most limit + 1 per range): a window too full to rank
+        # costs no row reads. A row in two ranges comes once (UNION).
+        if not ranges:
+            return []
+        n = len(ranges)
+        where = ("WHERE namespace = $1 AND valid_until IS NULL "
+                 "AND created_at >= ${lo} AND created_at < ${hi}")
+        ids = await self.pool.fetch(" UNION ".join(
+            f"(SELECT id FROM memories {where.format(lo=2 + i, hi=2 + n + i)} "
+            f"ORDER BY created_at, seq LIMIT ${2 + 2 * n})" for i in range(n)),
+            namespace, *(aware(a) for a, _ in ranges), *(aware(b) for _, b in ranges), limit + 1)
+        if len(ids) > limit:
+            return None
+        rows = await self.pool.fetch(
+            f"SELECT {MEMORY_COLUMNS}, search_context FROM memories WHERE id = ANY($2::text[]) "
+            f"AND {IN_NAMESPACE} ORDER BY created_at, seq", namespace, [r["id"] for r in ids])
+        out = []
+        for r in rows:
+            m = memory_from_row(r)
+            m.context = r["search_context"]
+            out.append(m)
+        return out
+
     async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:
             return
