@@ -22,6 +22,9 @@ class SearchTrace:
     ranks: dict[str, dict[str, tuple[int, float]]] = field(default_factory=dict)
     #: weighted RRF, normalised (1.0 = first in every ranker)
     fused: dict[str, float] = field(default_factory=dict)
+    #: memory id -> relevance from the rankers asked over the named time window only
+    #: (search.window_relevance); fused takes the larger
+    window: dict[str, float] = field(default_factory=dict)
     #: fused relevance after the time-window and session adjustments
     adjusted: dict[str, float] = field(default_factory=dict)
     #: memory id -> the score's terms (search.combine fills it)
@@ -71,6 +74,6 @@ class SearchTrace:
             if m is None:
                 continue
             out.append({"id": mid, "memory": m, "ranks": self.ranks.get(mid, {}),
-                        "fused": self.fused.get(mid, 0.0), "adjusted": self.adjusted.get(mid, 0.0),
+                        "window": self.window.get(mid), "fused": self.fused.get(mid, 0.0), "adjusted": self.adjusted.get(mid, 0.0),
                         **self.parts.get(mid, {}), "outcome": self.outcome.get(mid, "")})
         return out

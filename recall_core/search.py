@@ -19,11 +19,11 @@ import numpy as np
 from .context import model_id
 from .explain import SearchTrace
 from .models import Memory, ScoredId, utcnow
-from .protocols import Embedder, NotReady, Ranker, SessionNeighbours, Storage
+from .protocols import Embedder, NotReady, Ranker, SessionNeighbours, Storage, TimeRanges
 from .relevance import EvidenceSource, evidence
 from .speakers import focused_query, named_speakers, speaker_of
 from .textproc import estimate_tokens, token_set
-from .timeframe import inside, windows
+from .timeframe import Window, inside, ranges, windows
 
 log = logging.getLogger("recall.search")
 
@@ -334,6 +334,60 @@ def budget(results: Sequence[tuple[Memory, float]], max_tokens: int | None
     return out, False, used
 
 
+#: A window holding more memories than this is left to the rankers' own candidates (the time
+#: factor above still orders them): ranking it in process would cost more than the search.
+WINDOW_POOL_MAX = 500
+
+
+async def window_relevance(storage: Storage, rankers: Sequence[RankerSlot], namespace: str,
+                           query: str, focus: str | None, found: Sequence[Window],
+                           known: dict[str, Memory], answered: Sequence[list[ScoredId] | str],
+                           pool: dict[str, Memory] | None,
+                           pool_vectors: dict[str, list[float]], embedder: Embedder | None,
+                           candidates: int, rrf_k: int, now: datetime
+                           ) -> tuple[dict[str, float], dict[str, Memory]]:
+    """The rankers asked again over only the memories stored in the windows the query names,
+    fused like the main lists and scaled by TIME_FACTOR: (relevance, memories) to add.
+
+    "What did Nate do in April 2022?" is answered by "Dyed my hair last week" said that
+    April, which neither ranker brings into its top 50 over the whole namespace: the time
+    factor can only reorder candidates the rankers returned. Among the window's memories it
+    ranks first, and counts as much as the best match outside the window does after the time
+    factor (LoCoMo recall@10 +0.005 tune, +0.014 confirm: bench/RESULTS.md "Ranked inside the
+    window"). Skipped when the window holds every candidate (it tells nothing apart, e.g. a
+    conversation stored today asked about "this November"), holds nothing, or holds more than
+    WINDOW_POOL_MAX memories, and for storages that cannot list a time range."""
+    if not found or TIME_FACTOR >= 1.0:
+        return {}, {}
+    if all(any(inside(m.created_at, w) for w in found) for m in known.values()):
+        return {}, {}
+    vectors: dict[str, list[float]] = {}
+    if pool is not None:
+        rows = [m for m in pool.values() if any(inside(m.created_at, w) for w in found)]
+        vectors = pool_vectors
+    elif isinstance(storage, TimeRanges):
+        rows = await storage.memories_created(namespace, ranges(found, now), WINDOW_POOL_MAX)
+    else:
+        return {}, {}
+    if not rows or len(rows) > WINDOW_POOL_MAX:
+        return {}, {}
+    if pool is None and storage.supports_vectors and wants_vectors(rankers):
+        vectors = await storage.get_embeddings(namespace, [m.id for m in rows],
+                                               model=model_id(embedder) if embedder else None)
+    lists: list[tuple[float, list[ScoredId]]] = []
+    for slot, out in zip(rankers, answered):
+        if isinstance(out, str):  # warming up or broken: not asked again
+            continue
+        asked = focus if focus is not None and getattr(slot.ranker, "embedder", None) else query
+        hits = await _run_pool_ranker(slot, asked, rows, vectors, candidates)
+        if not isinstance(hits, str):
+            lists.append((slot.weight, hits))
+    by_id = {m.id: m for m in rows}
+    fused = rrf(lists, rrf_k)
+    return ({mid: r * TIME_FACTOR for mid, r in fused.items()},
+            {mid: by_id[mid] for mid in fused})
+
+
 async def _run_ranker(slot: RankerSlot, storage: Storage, namespace: str, query: str,
                       limit: int) -> list[ScoredId] | str:
     try:
@@ -417,8 +471,14 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
                                      if pool is None else
                                      _run_pool_ranker(slot, focus, rows, pool_vectors, candidates))
         known = await _candidates(storage, namespace, pool, outcomes, known)
+    now = as_of or utcnow()
+    in_window, window_rows = await window_relevance(
+        storage, rankers, namespace, query, focus, windows(query), known, outcomes, pool,
+        pool_vectors, embedder, candidates, rrf_k, now)
+    known = {**window_rows, **known}
     if trace is not None:
         trace.focus = focus
+        trace.window = dict(in_window)
         trace.record_rankers([(s.ranker.name, s.weight) for s in rankers], outcomes)
     degraded: list[str] = []
     ranked: list[tuple[float, list[ScoredId]]] = []
@@ -436,6 +496,8 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
     if not ranked:
         raise RuntimeError("no ranker could answer: " + "; ".join(degraded))
     relevance = rrf(ranked, rrf_k)
+    for mid, r in in_window.items():
+        relevance[mid] = max(relevance.get(mid, 0.0), r)
     if not relevance:
         return SearchOutcome([], degraded)
     memories = [known[mid] for mid in relevance if mid in known]
@@ -450,7 +512,7 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
         trace.adjusted = dict(relevance)
         trace.weights = dict(zip(("relevance", "recency", "importance", "strength"),
                                  score_weights(recency_weight)))
-    all_scored = combine(memories, relevance, recency_weight, as_of or utcnow(), support,
+    all_scored = combine(memories, relevance, recency_weight, now, support,
                          trace.parts if trace is not None else None)
     scored = [p for p in all_scored if p[1] >= score_threshold]
     matched = len(scored)

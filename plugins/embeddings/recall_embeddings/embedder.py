@@ -20,6 +20,7 @@ import logging
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from .settings import DenseSettings, ModelNotFound
 
 #: MiniLM's calibration, also used for sentence-transformers models without their own.
 MINILM_SCALE = MINILM_INT8.scale
+QUERY_CACHE = 64
 
 log = logging.getLogger("recall.embeddings")
 
@@ -101,6 +103,9 @@ class BackgroundEmbedder:
         self._encode_lock = threading.Lock()  # one forward pass at a time; the threads are shared
         self._thread: threading.Thread | None = None
         self._dim = 0
+        #: The last QUERY_CACHE query vectors by text: one search may ask the same query of
+        #: the dense ranker twice (over the namespace, then over a time window it names).
+        self._queries: OrderedDict[str, list[float]] = OrderedDict()
         #: Identifies the vector space (stored with each vector; see `recall reindex`).
         self.model_id = ""
         #: The model's cosine -> evidence calibration (settings may override it).
@@ -211,8 +216,21 @@ class BackgroundEmbedder:
         return await self._encode([self.settings.passage_prefix + t for t in _as_list(texts)])
 
     async def embed_query(self, query: str) -> list[float]:
-        """Unit vector for a search query (`query_prefix` is prepended)."""
-        return (await self._encode([self.settings.query_prefix + query], query=True))[0]
+        """Unit vector for a search query (`query_prefix` is prepended); recent ones cached."""
+        text = self.settings.query_prefix + query
+        hit = self._queries.get(text)
+        if hit is not None:
+            self._queries.move_to_end(text)
+            return list(hit)
+        vector = (await self._encode([text], query=True))[0]
+        self._queries[text] = vector
+        while len(self._queries) > QUERY_CACHE:
+            self._queries.popitem(last=False)
+        return list(vector)
+
+    def forget_queries(self) -> None:
+        """Drop the cached query vectors (benchmarks that time each search from cold)."""
+        self._queries.clear()
 
     async def _encode(self, texts: list[str], query: bool = False) -> list[list[float]]:
         model = self._require_model()

@@ -73,6 +73,28 @@ async def test_prefixes_apply_to_their_side(make_embedder):
     assert cosine(query, passage) < 0.9999
 
 
+async def test_a_repeated_query_is_embedded_once(make_embedder):
+    # One search may ask the dense ranker the same query twice (the namespace, then the time
+    # window it names): the second answer comes from the cache, equal and unshared.
+    emb = make_embedder()
+    calls = []
+    real = emb._encode
+
+    async def counting(texts, query=False):
+        calls.append(list(texts))
+        return await real(texts, query=query)
+
+    emb._encode = counting
+    first = await emb.embed_query("what did I watch in May?")
+    first.append(99.0)  # a caller changing its copy changes nothing cached
+    again = await emb.embed_query("what did I watch in May?")
+    assert len(calls) == 1 and len(again) == len(first) - 1
+    other = await emb.embed_query("something else")
+    assert len(calls) == 2 and cosine(other, again) < 0.99
+    emb.forget_queries()
+    assert await emb.embed_query("what did I watch in May?") == again and len(calls) == 3
+
+
 async def test_embedding_does_not_block_event_loop(make_embedder):
     emb = make_embedder(batch_size=16)
     texts = [f"a fairly ordinary sentence about subject {i} and its details" for i in range(160)]
