@@ -25,6 +25,7 @@ import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -92,40 +93,47 @@ def _run(db: str, queries: list[str], rankers: dict[str, float]) -> dict:
     return asyncio.run(inprocess(db, queries, rankers))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--size", type=int, default=100_000)
-    ap.add_argument("--db-url", help="also on PostgreSQL: the server's maintenance database URL")
-    args = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="speed-neighbours-"))
+def measure(size: int, db_url: str | None, queries: list[str], runner: Any) -> dict:
+    """`size` corpus memories in sessions (write_sessions), imported with pooled real vectors
+    into SQLite (and a scratch Postgres database with `db_url`), then `runner(db, queries,
+    rankers)` in a child process for BM25 and hybrid: {"<backend> <ranking>": its result}."""
+    work = Path(tempfile.mkdtemp(prefix="speed-sessions-"))
     try:
-        texts = speed.corpus(args.size)
+        texts = speed.corpus(size)
         jsonl = work / "corpus.jsonl"
         write_sessions(jsonl, texts)
         pool_texts = texts[:4096]
         pool_file = str(work / "pool.npy")
         print("pool", speed.in_child(speed.c_pool, pool_texts, pool_file), file=sys.stderr)
-        queries = [q for _, q in speed.make_queries(200)]
-        out: dict = {"load": speed.loadavg(), "cpu_probe_ms": speed.cpu_probe_ms()}
+        out: dict = {"size": size, "load": speed.loadavg(), "cpu_probe_ms": speed.cpu_probe_ms()}
         dbs = {"sqlite": str(work / "base.db")}
         pg_name = None
-        if args.db_url:
-            pg_name = asyncio.run(speed.pg_create(args.db_url))
-            dbs["postgres"] = speed.pg_with_db(args.db_url, pg_name)
+        if db_url:
+            pg_name = asyncio.run(speed.pg_create(db_url))
+            dbs["postgres"] = speed.pg_with_db(db_url, pg_name)
         try:
             for kind, db in dbs.items():
                 print(kind, "import", speed.in_child(speed.c_import, db, str(jsonl), "pool",
                                                      (pool_texts, pool_file)), file=sys.stderr)
                 for name, rankers in (("bm25", speed.BM25), ("hybrid", speed.HYBRID)):
-                    out[f"{kind} {name}"] = speed.in_child(_run, db, queries, rankers)
+                    out[f"{kind} {name}"] = speed.in_child(runner, db, queries, rankers)
                     print(kind, name, out[f"{kind} {name}"], file=sys.stderr)
         finally:
             if pg_name is not None:
-                asyncio.run(speed.pg_drop(args.db_url, pg_name))
+                asyncio.run(speed.pg_drop(db_url, pg_name))
         out["load_end"] = speed.loadavg()
-        print(json.dumps(out, indent=2))
+        return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=100_000)
+    ap.add_argument("--db-url", help="also on PostgreSQL: the server's maintenance database URL")
+    args = ap.parse_args()
+    queries = [q for _, q in speed.make_queries(200)]
+    print(json.dumps(measure(args.size, args.db_url, queries, _run), indent=2))
 
 
 if __name__ == "__main__":

@@ -28,9 +28,7 @@ import calendar
 import json
 import os
 import random
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -87,13 +85,10 @@ async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> d
     finally:
         search_mod.window_relevance = real
         await rt.close()
+    p = speed_neighbours.p
     out: dict = {v: {"p50": p(s, 50), "p95": p(s, 95)} for v, s in lat.items()}
     out["windows ranked"] = f"{ranked}/{len(queries)}"
     return out
-
-
-def p(samples: list[float], q: float) -> float:
-    return round(speed.pct(samples, q / 100), 2)
 
 
 def _run(db: str, queries: list[str], rankers: dict[str, float]) -> dict:
@@ -105,36 +100,8 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=100_000)
     ap.add_argument("--db-url", help="also on PostgreSQL: the server's maintenance database URL")
     args = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="speed-window-"))
-    try:
-        texts = speed.corpus(args.size)
-        jsonl = work / "corpus.jsonl"
-        speed_neighbours.write_sessions(jsonl, texts)
-        pool_texts = texts[:4096]
-        pool_file = str(work / "pool.npy")
-        print("pool", speed.in_child(speed.c_pool, pool_texts, pool_file), file=sys.stderr)
-        queries = timed_queries([q for _, q in speed.make_queries(200)])
-        out: dict = {"size": args.size, "load": speed.loadavg(),
-                     "cpu_probe_ms": speed.cpu_probe_ms()}
-        dbs = {"sqlite": str(work / "base.db")}
-        pg_name = None
-        if args.db_url:
-            pg_name = asyncio.run(speed.pg_create(args.db_url))
-            dbs["postgres"] = speed.pg_with_db(args.db_url, pg_name)
-        try:
-            for kind, db in dbs.items():
-                print(kind, "import", speed.in_child(speed.c_import, db, str(jsonl), "pool",
-                                                     (pool_texts, pool_file)), file=sys.stderr)
-                for name, rankers in (("bm25", speed.BM25), ("hybrid", speed.HYBRID)):
-                    out[f"{kind} {name}"] = speed.in_child(_run, db, queries, rankers)
-                    print(kind, name, out[f"{kind} {name}"], file=sys.stderr)
-        finally:
-            if pg_name is not None:
-                asyncio.run(speed.pg_drop(args.db_url, pg_name))
-        out["load_end"] = speed.loadavg()
-        print(json.dumps(out, indent=2))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    queries = timed_queries([q for _, q in speed.make_queries(200)])
+    print(json.dumps(speed_neighbours.measure(args.size, args.db_url, queries, _run), indent=2))
 
 
 if __name__ == "__main__":

@@ -71,6 +71,17 @@ UPDATE vector_changes SET version = (SELECT version FROM bumped)
 _PAGE = 500
 
 
+def with_context(rows: Sequence[asyncpg.Record]) -> list[Memory]:
+    """Memories with the session context as folded for the keyword index (`search_context`):
+    rankers asked over given rows (`rank_pool`) index it too."""
+    out = []
+    for r in rows:
+        m = memory_from_row(r)
+        m.context = r["search_context"]
+        out.append(m)
+    return out
+
+
 class MemoryMethods:
     pool: asyncpg.Pool
     vectors: PgVectorIndex | ArrayIndex | None
@@ -180,12 +191,7 @@ class MemoryMethods:
             f"SELECT {MEMORY_COLUMNS}, search_context FROM memories WHERE namespace = $1 "
             f"AND valid_from <= $2 AND (valid_until IS NULL OR valid_until > $2) "
             f"ORDER BY valid_from, seq", namespace, aware(at))
-        out = []
-        for r in rows:
-            m = memory_from_row(r)
-            m.context = r["search_context"]
-            out.append(m)
-        return out
+        return with_context(rows)
 
     async def memories_created(self, namespace: str, ranges: Sequence[tuple[datetime, datetime]],
                                limit: int) -> list[Memory] | None:
@@ -205,12 +211,7 @@ class MemoryMethods:
         rows = await self.pool.fetch(
             f"SELECT {MEMORY_COLUMNS}, search_context FROM memories WHERE id = ANY($2::text[]) "
             f"AND {IN_NAMESPACE} ORDER BY created_at, seq", namespace, [r["id"] for r in ids])
-        out = []
-        for r in rows:
-            m = memory_from_row(r)
-            m.context = r["search_context"]
-            out.append(m)
-        return out
+        return with_context(rows)
 
     async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:
