@@ -23,7 +23,7 @@ from .protocols import Embedder, NotReady, Ranker, SessionNeighbours, Storage, T
 from .relevance import EvidenceSource, evidence
 from .speakers import focused_query, named_speakers, speaker_of
 from .textproc import estimate_tokens, token_set
-from .timeframe import Window, inside, ranges, windows
+from .timeframe import Window, ranges, windows, within
 
 log = logging.getLogger("recall.search")
 
@@ -145,17 +145,17 @@ TOKEN_FLOOR = 0.3
 TIME_FACTOR = 0.5
 
 
-def apply_timeframe(query: str, memories: Sequence[Memory], relevance: dict[str, float]
-                    ) -> dict[str, float]:
-    """Rank memories stored in a window the query names ("in May 2022") above the others.
-    A window nothing was stored in says nothing about these candidates: no change."""
-    found = windows(query)
+def apply_timeframe(found: Sequence[Window], memories: Sequence[Memory],
+                    relevance: dict[str, float]) -> dict[str, float]:
+    """Rank memories stored in a window the query names (`found`: timeframe.windows of the
+    query, "in May 2022") above the others. A window nothing was stored in says nothing about
+    these candidates: no change."""
     if not found or TIME_FACTOR >= 1.0:
         return relevance
-    within = {m.id for m in memories if any(inside(m.created_at, w) for w in found)}
-    if not within:
+    inner = {m.id for m in memories if within(m.created_at, found)}
+    if not inner:
         return relevance
-    return {mid: r if mid in within else r * TIME_FACTOR for mid, r in relevance.items()}
+    return {mid: r if mid in inner else r * TIME_FACTOR for mid, r in relevance.items()}
 
 
 #: Fused relevance of a transcript line spoken by someone else is multiplied by this when the
@@ -353,17 +353,17 @@ async def window_relevance(storage: Storage, rankers: Sequence[RankerSlot], name
     April, which neither ranker brings into its top 50 over the whole namespace: the time
     factor can only reorder candidates the rankers returned. Among the window's memories it
     ranks first, and counts as much as the best match outside the window does after the time
-    factor (LoCoMo recall@10 +0.005 tune, +0.014 confirm: bench/RESULTS.md "Ranked inside the
+    factor (LoCoMo recall@10 +0.003 tune, +0.018 confirm: bench/RESULTS.md "Ranked inside the
     window"). Skipped when the window holds every candidate (it tells nothing apart, e.g. a
     conversation stored today asked about "this November"), holds nothing, or holds more than
     WINDOW_POOL_MAX memories, and for storages that cannot list a time range."""
     if not found or TIME_FACTOR >= 1.0:
         return {}, {}
-    if all(any(inside(m.created_at, w) for w in found) for m in known.values()):
+    if all(within(m.created_at, found) for m in known.values()):
         return {}, {}
     vectors: dict[str, list[float]] = {}
     if pool is not None:
-        rows = [m for m in pool.values() if any(inside(m.created_at, w) for w in found)]
+        rows = [m for m in pool.values() if within(m.created_at, found)]
         vectors = pool_vectors
     elif isinstance(storage, TimeRanges):
         rows = await storage.memories_created(namespace, ranges(found, now), WINDOW_POOL_MAX)
@@ -472,8 +472,9 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
                                      _run_pool_ranker(slot, focus, rows, pool_vectors, candidates))
         known = await _candidates(storage, namespace, pool, outcomes, known)
     now = as_of or utcnow()
+    found = windows(query)
     in_window, window_rows = await window_relevance(
-        storage, rankers, namespace, query, focus, windows(query), known, outcomes, pool,
+        storage, rankers, namespace, query, focus, found, known, outcomes, pool,
         pool_vectors, embedder, candidates, rrf_k, now)
     known = {**window_rows, **known}
     if trace is not None:
@@ -507,7 +508,7 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
     relevance = apply_neighbours(relevance, await neighbours_of(
         storage, namespace, [m.id for m in memories], pool))
     relevance = apply_sessions(memories, apply_speakers(query, memories,
-                                                        apply_timeframe(query, memories, relevance)))
+                                                        apply_timeframe(found, memories, relevance)))
     if trace is not None:
         trace.adjusted = dict(relevance)
         trace.weights = dict(zip(("relevance", "recency", "importance", "strength"),

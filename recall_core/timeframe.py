@@ -88,6 +88,11 @@ def inside(when: datetime, window: Window) -> bool:
     return first <= day <= last  # type: ignore[operator]
 
 
+def within(when: datetime, found: Sequence[Window]) -> bool:
+    """Whether `when` is inside any of the windows."""
+    return any(inside(when, w) for w in found)
+
+
 def ranges(found: Sequence[Window], now: datetime) -> list[tuple[datetime, datetime]]:
     """The windows as UTC time ranges [start, end) of when a memory was stored: what a storage
     can look up (`TimeRanges.memories_created`). The same days `inside` accepts; a month of any

@@ -43,11 +43,11 @@ def test_memories_stored_in_the_named_window_rank_first():
     june = Memory(id="june", namespace="ns", text="I watched a movie",
                   created_at=datetime(2022, 6, 20, tzinfo=timezone.utc))
     relevance = {"may": 0.6, "june": 1.0}
-    out = apply_timeframe("What movie did she watch on 1 May, 2022?", [may, june], relevance)
+    out = apply_timeframe(windows("What movie did she watch on 1 May, 2022?"), [may, june], relevance)
     assert out == {"may": 0.6, "june": 1.0 * TIME_FACTOR} and out["may"] > out["june"]
     # No time named, or nothing stored in the window: unchanged.
-    assert apply_timeframe("What movie did she watch?", [may, june], relevance) == relevance
-    assert apply_timeframe("What did she watch in 2019?", [may, june], relevance) == relevance
+    assert apply_timeframe(windows("What movie did she watch?"), [may, june], relevance) == relevance
+    assert apply_timeframe(windows("What did she watch in 2019?"), [may, june], relevance) == relevance
 
 
 # -- the windows as stored time ranges (what storage.memories_created looks up) --------------
