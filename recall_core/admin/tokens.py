@@ -1,14 +1,35 @@
-"""Admin tokens: like namespace tokens (shown once, only the SHA-256 stored) but kept in their
-own table, so they never work on /mcp or /a2a, and namespace tokens never work on /admin."""
+"""Bearer tokens. Raw tokens are shown once at creation and never stored: storage keeps their
+SHA-256. Namespace tokens open one namespace on /mcp and /a2a; admin tokens are kept in their
+own table, so they never work on /mcp or /a2a, and namespace tokens never work on /admin.
+(No MCP imports here: the CLI's token commands stay fast.)"""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from typing import Any
 
-from ..tokens import hash_token
+from ..protocols import Storage
 
+TOKEN_PREFIX = "rcl_"
 ADMIN_TOKEN_PREFIX = "rcla_"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+async def create_token(storage: Storage, namespace: str) -> str:
+    namespace = namespace.strip()
+    if not namespace:
+        raise ValueError("namespace must not be empty")
+    token = new_token()
+    await storage.create_token(namespace, hash_token(token))
+    return token
 
 
 def new_admin_token() -> str:
