@@ -130,7 +130,7 @@ def by_style(rows: list[dict]) -> dict[str, dict]:
 # -- contradictions through the write path ------------------------------------------------------
 
 async def run_sequences(name: str, settings: dict[str, Any], sequences: list[dict]) -> dict:
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
     results = []

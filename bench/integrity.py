@@ -26,7 +26,7 @@ from recall_extractors.stub import StubExtractor
 from recall_sqlite import make_storage
 
 try:
-    from recall_core.writes import process
+    from recall_core.memory.writes import process
     NEW = True
 except ImportError:  # an older checkout
     from recall_core.extraction import process  # type: ignore[no-redef]
@@ -81,7 +81,7 @@ async def main(rows: int, jobs: int, forgets: int) -> None:
     for m in targets:
         start = time.perf_counter()
         if NEW:
-            from recall_core.forget import forget
+            from recall_core.memory.forget import forget
             await forget(s, NS, m.id)
         else:
             await s.delete_memory(NS, m.id)

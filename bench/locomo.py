@@ -156,7 +156,7 @@ def summarise(rows: list[tuple]) -> dict:
 def import_lines(sample: dict, dated: bool = True):
     """`dated`: each turn carries its session's date; otherwise it is stored at the time of
     the run, as `store_memory` over MCP stores what an agent sends (it takes no time)."""
-    from recall_core.transfer import ImportLine
+    from recall_core.memory.transfer import ImportLine
 
     ns = sample["sample_id"]
     return [(i, ImportLine(id=f"{ns}|{t['dia_id']}", text=t["text"],
@@ -166,7 +166,7 @@ def import_lines(sample: dict, dated: bool = True):
 
 
 async def _runtime(db: str, embed: bool):
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
     config = load_config(None, db=db, rankers={"bm25": 1.0, "dense": 1.0} if embed else {"bm25": 1.0})
@@ -179,7 +179,7 @@ async def _runtime(db: str, embed: bool):
 
 async def load_verbatim(db: str, data: list[dict], dated: bool = True) -> None:
     """One memory per turn, with kept ids "<namespace>|<dia_id>"."""
-    from recall_core.transfer import import_verbatim
+    from recall_core.memory.transfer import import_verbatim
 
     rt = await _runtime(db, embed=True)
     try:
@@ -199,8 +199,8 @@ async def load_extract(db: str, data: list[dict], allow_failed: bool = False,
     (`extractor` in the config / RECALL_EXTRACTOR). A job that ends failed stops the run unless
     `allow_failed` (an LLM extractor's failures are part of its figure: the turn has no
     memory, so its questions lose recall)."""
-    from recall_core.transfer import content_key
-    from recall_core.worker import Worker
+    from recall_core.memory.transfer import content_key
+    from recall_core.jobs.worker import Worker
 
     rt = await _runtime(db, embed=True)
     try:
@@ -234,7 +234,7 @@ async def evidence_map(db: str, data: list[dict], path: str, dated: bool = True
     if path == "verbatim":
         return {s["sample_id"]: {f"{s['sample_id']}|{t['dia_id']}": t["dia_id"] for t in turns(s)}
                 for s in data}
-    from recall_core.transfer import content_key
+    from recall_core.memory.transfer import content_key
 
     rt = await _runtime(db, embed=False)
     out: dict[str, dict[str, str]] = {}
@@ -263,7 +263,7 @@ async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[st
     """`no_access`: search as the inspector does (explain=True), which records no access, so
     access strength cannot differ between runs: for comparing variants side by side (the
     latencies then include building the trace)."""
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
     config = load_config(None, db=db, rankers=rankers)
@@ -452,7 +452,7 @@ def base_name(path: str, dated: bool) -> str:
 
 async def run_configs(backend, data: list[dict], path: str, args: argparse.Namespace,
                       dated: bool) -> dict:
-    from recall_core.app import Registries
+    from recall_core.server.runtime import Registries
     from recall_core.plugins import get_plugin_manager
 
     reg = Registries.from_pm(get_plugin_manager())

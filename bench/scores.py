@@ -66,7 +66,7 @@ def gibberish(n: int, seed: int = 14) -> list[str]:
 
 async def collect(db: str, data: list[dict], idmap: dict) -> dict:
     """Per query: the (score, dia_id) list of its top 10."""
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
     rt = await build_runtime(load_config(None, db=db), start_worker=False)

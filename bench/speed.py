@@ -7,7 +7,7 @@ from the same vocabularies, half aimed at common terms and half at rare ones (ta
 codenames, ticket numbers, customers).
 
 Everything goes through the product: the corpus is a JSON-lines file loaded with
-`recall_core.transfer.parse_lines` + `import_verbatim` (what `recall import` runs), searches
+`recall_core.memory.transfer.parse_lines` + `import_verbatim` (what `recall import` runs), searches
 call `MemoryService.search` in-process and `search_memories` over MCP/HTTP against a real
 `recall serve` process, stores call `store_memory` over HTTP (client-side latency until the
 ack; the worker extracting in the background is part of the picture). Each in-process phase
@@ -400,9 +400,9 @@ def c_pool(texts: list[str], out: str) -> dict[str, Any]:
 
 def c_import(db: str, jsonl: str, embed: str, pool: tuple[list[str], str] | None = None) -> dict[str, Any]:
     """parse_lines + import_verbatim into a fresh database. embed: none | model | pool."""
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
-    from recall_core.transfer import import_verbatim, parse_lines
+    from recall_core.memory.transfer import import_verbatim, parse_lines
 
     async def run() -> dict[str, Any]:
         rankers = HYBRID if embed == "model" else BM25
@@ -444,7 +444,7 @@ async def warm_up(rt: Any, queries: list[str]) -> None:
 def c_search(db: str, rankers: dict[str, float], queries: list[str], passes: int,
              profile: str | None = None) -> dict[str, Any]:
     """MemoryService.search in-process: first (cold) query, 5 warm-ups, then `passes` passes."""
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
     async def run() -> dict[str, Any]:
@@ -500,7 +500,7 @@ def c_naive(db: str, queries: list[str], passes: int) -> dict[str, Any]:
     import numpy as np
     from rank_bm25 import BM25Okapi
 
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
     async def texts() -> tuple[list[str], list[str]]:

@@ -39,8 +39,8 @@ def p(samples: list[float], q: float) -> float:
 
 
 async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> dict:
-    from recall_core import search as search_mod
-    from recall_core.app import build_runtime
+    from recall_core.search import pipeline as search_mod
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
     real = {n: getattr(search_mod, n) for n in ("evidence", "apply_timeframe", "apply_sessions")}

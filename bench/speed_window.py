@@ -53,8 +53,8 @@ def timed_queries(queries: list[str], seed: int = 7) -> list[str]:
 
 
 async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> dict:
-    from recall_core import search as search_mod
-    from recall_core.app import build_runtime
+    from recall_core.search import pipeline as search_mod
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
     real = search_mod.window_relevance

@@ -17,7 +17,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from pydantic_settings.exceptions import SettingsError
 
 from .errors import ConfigError
-from .tracing import TracingSettings
+from .observability.tracing import TracingSettings
 
 DEFAULT_DB_PATH = "recall.db"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

@@ -38,7 +38,7 @@ def register_storage(register: Register) -> None:
     ``register("sqlite", make_sqlite)``. ``factory(url: str, settings) -> Storage`` is called
     once at start-up with the configured database URL (``--db``, ``RECALL_DB_URL`` /
     ``RECALL_DB_PATH``, or ``db`` in the config file). The returned object implements
-    ``recall_core.protocols.Storage`` and should pass ``recall_core.testing.StorageContract``.
+    ``recall_core.contracts.storage.Storage`` and should pass ``recall_core.testing.StorageContract``.
     A bare filesystem path is treated as ``sqlite:///<path>``.
     """
 
@@ -81,10 +81,10 @@ def register_tools(mcp: Any, service: Any) -> None:
     """Add MCP tools of a plugin's own.
 
     Decorate functions with ``@mcp.tool`` and call ``service`` (``MemoryService``) from them;
-    the namespace of the caller comes from ``recall_core.auth.current_namespace()``. Every
+    the namespace of the caller comes from ``recall_core.server.auth.current_namespace()``. Every
     tool description is checked at start-up for prompt-injection patterns (URLs, "ignore
     previous", instructions to call other tools or to send data) and refused if it matches.
-    Tools should return ``recall_core.envelope`` envelopes.
+    Tools should return ``recall_core.server.mcp.envelope`` envelopes.
     """
 
 

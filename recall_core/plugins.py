@@ -21,8 +21,8 @@ import pluggy
 from . import hookspecs
 from .config import RecallConfig, plugin_settings
 from .errors import ConfigError, PluginError
-from .protocols import Storage
-from .search import RankerSlot
+from .contracts.storage import Storage
+from .search.pipeline import RankerSlot
 
 GROUP = "recall"
 

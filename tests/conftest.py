@@ -14,7 +14,7 @@ async def runtime(tmp_path):
     their own `runtime`."""
     import recall_extractors
     import recall_sqlite
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
     from recall_core.plugins import get_plugin_manager
 
@@ -45,7 +45,7 @@ def agent_factory(server):
 async def bm25_runtime(request, tmp_path):
     """A runtime with BM25 only and the stub extractor, no worker or decay, on SQLite and (with
     RECALL_TEST_PG_URL) Postgres: search steps that must behave the same on both backends."""
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import RecallConfig
 
     db = str(tmp_path / "r.db") if request.param == "sqlite" else PG_URL

@@ -33,7 +33,7 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.errors import A2AError, TaskNotFoundError
 from google.protobuf.json_format import MessageToDict
 
-from recall_core.a2a.skills import find_conflicts
+from recall_core.server.a2a.skills import find_conflicts
 from recall_core.models import ExtractedMemory, Memory, utcnow
 from serverproc import Agent, ServerProcess
 
@@ -297,7 +297,7 @@ async def test_a2a_tasks_are_audited_like_tool_calls(server):
                     ("a2a:unknown", "error", "INVALID_PARAM"),
                     ("a2a:unknown", "error", "INVALID_PARAM")]
     lines = [line for line in server.log().splitlines() if '"tool": "a2a:' in line]
-    from recall_core.middleware import namespace_hash  # logs name tenants by hash only
+    from recall_core.server.mcp.middleware import namespace_hash  # logs name tenants by hash only
     assert any(f'"namespace_hash": "{namespace_hash("auditee")}"' in line for line in lines)
 
 

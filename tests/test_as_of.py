@@ -132,10 +132,10 @@ async def dense_runtime(tmp_path_factory):
 
     import recall_extractors
     import recall_sqlite
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
     from recall_core.plugins import get_plugin_manager
-    from recall_core.transfer import ImportLine, import_verbatim
+    from recall_core.memory.transfer import ImportLine, import_verbatim
 
     pm = get_plugin_manager(load_entrypoints=False)
     for mod, name in ((recall_sqlite, "sqlite"), (recall_extractors, "extractors"),
@@ -155,7 +155,7 @@ async def dense_runtime(tmp_path_factory):
 
 
 async def test_dense_ranks_the_past_pool_and_scores_keep_their_meaning(dense_runtime):
-    from recall_core.search import SCORE_THRESHOLD_NONSENSE
+    from recall_core.search.pipeline import SCORE_THRESHOLD_NONSENSE
 
     service = dense_runtime.service
     # No word in common with "I use vim.": only the dense ranker can find it.

@@ -9,8 +9,8 @@ import sqlite3
 
 import recall_extractors
 import recall_sqlite
-from recall_core.app import build_runtime
-from recall_core.audit import AuditLog
+from recall_core.server.runtime import build_runtime
+from recall_core.observability.audit import AuditLog
 from recall_core.config import load_config
 from recall_core.models import ToolCallRecord
 from recall_core.plugins import get_plugin_manager

@@ -10,13 +10,13 @@ import httpx
 import numpy as np
 import pytest
 
-from recall_core.auth import create_token
+from recall_core.server.auth import create_token
 from recall_core.config import load_config
-from recall_core.consolidate import clusters
+from recall_core.memory.consolidate import clusters
 from recall_core.errors import RecallError
 from recall_core.models import ExtractedMemory, Memory
-from recall_core.protocols import ExtractionError, NotReady
-from recall_core.service import MemoryService
+from recall_core.contracts.storage import ExtractionError, NotReady
+from recall_core.memory.service import MemoryService
 from recall_extractors import make_stub
 from recall_sqlite import SQLiteSettings, make_storage
 from serverproc import Agent, ServerProcess

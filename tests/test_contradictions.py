@@ -13,7 +13,7 @@ from datetime import datetime
 
 import pytest
 
-from recall_core.auth import create_token
+from recall_core.server.auth import create_token
 from recall_core.cli import _open_storage
 from recall_core.config import load_config
 from serverproc import Agent, ServerProcess, recall_cli

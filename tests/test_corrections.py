@@ -1,11 +1,11 @@
-"""A person's correction (recall_core.corrections): a new memory supersedes the old one,
+"""A person's correction (recall_core.memory.corrections): a new memory supersedes the old one,
 history kept, on real SQLite through the service."""
 
 from __future__ import annotations
 
 import pytest
 
-from recall_core.corrections import correct_memory
+from recall_core.memory.corrections import correct_memory
 from recall_core.errors import InvalidParam, MemoryNotFound
 from recall_core.models import Memory
 

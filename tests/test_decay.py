@@ -11,10 +11,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from recall_core.config import load_config
-from recall_core.decay import decayed_importance, plan_decay, run_decay
+from recall_core.jobs.decay import decayed_importance, plan_decay, run_decay
 from recall_core.models import Memory, Operation, utcnow
-from recall_core.protocols import DecayRow
-from recall_core.worker import Worker
+from recall_core.contracts.storage import DecayRow
+from recall_core.jobs.worker import Worker
 from recall_sqlite import SQLiteSettings, make_storage
 from serverproc import Agent, ServerProcess
 from recall_core.testing.helpers import supersede, complete_job
@@ -267,7 +267,7 @@ def test_documented_env_names(monkeypatch, tmp_path):
 async def test_real_server_decays_with_the_documented_env_names(tmp_path):
     """`recall serve` with RECALL_DECAY_JOB_INTERVAL / RECALL_DECAY_LAMBDA: a memory last
     touched 70 days ago loses importance by the configured half-life (70 days here)."""
-    from recall_core.auth import create_token
+    from recall_core.server.auth import create_token
 
     db = str(tmp_path / "r.db")
     seeded = make_storage(f"sqlite:///{db}", SQLiteSettings())

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from plugins_for_tests.failing_extractor import BAD_KEY_MESSAGE, OVERLOADED_MESSAGE
-from recall_core.auth import create_token
+from recall_core.server.auth import create_token
 from recall_sqlite import SQLiteSettings, make_storage
 from serverproc import Agent, ServerProcess, recall_cli
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import recall_extractors
 import recall_sqlite
-from recall_core.app import build_runtime
+from recall_core.server.runtime import build_runtime
 from recall_core.config import load_config
-from recall_core.writes import process
+from recall_core.memory.writes import process
 from recall_core.models import utcnow
 from recall_core.plugins import get_plugin_manager
 

@@ -11,7 +11,7 @@ import uuid
 import pytest
 import pytest_asyncio
 
-from recall_core.app import build_runtime
+from recall_core.server.runtime import build_runtime
 from recall_core.config import RecallConfig
 from recall_core.errors import InvalidParam, MemoryNotFound
 from recall_core.testing.helpers import current_of
@@ -86,7 +86,7 @@ async def test_erase_leaves_no_row_of_the_namespace_not_even_its_own_audit_row(r
     ns, keep = f"erase-{uid()}", f"keep-{uid()}"
     await stored(runtime, ns, f"I live in Lima{ns}.")
     await stored(runtime, keep, "I live in Bergen.")
-    from recall_core.middleware import audit_call
+    from recall_core.server.mcp.middleware import audit_call
     audit_call(runtime, "store_memory", ns, {}, "ok", None, 5.0)  # a call in flight
     await runtime.service.delete_namespace(ns, "DELETE MY DATA")
     audit_call(runtime, "delete_namespace_data", ns, {}, "ok", None, 50.0)  # the erase's own
@@ -99,7 +99,7 @@ async def test_finished_stores_lose_their_text_after_the_retention_period(runtim
     from datetime import timedelta
 
     from recall_core.models import utcnow
-    from recall_core.retention import scrub_old_payloads
+    from recall_core.jobs.retention import scrub_old_payloads
 
     ns, secret = f"ret-{uid()}", f"Kathmandu{uid()}"
     op = await stored(runtime, ns, f"I live in {secret}.", idempotency_key="r1")

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from serverproc import ServerProcess
 
-from recall_core.tool_models import error_codes
+from recall_core.server.mcp.schemas import error_codes
 
 CLEAR_CODES = set(error_codes()) - {"INTERNAL"}
 EXAMPLES = int(os.environ.get("RECALL_FUZZ_EXAMPLES", "40"))

@@ -13,12 +13,12 @@ import pytest_asyncio
 
 from recall_core.config import RecallConfig
 from recall_core.models import Operation, utcnow
-from recall_core.service import MemoryService
-from recall_core import writes
-from recall_core.forget import forget
+from recall_core.memory.service import MemoryService
+from recall_core.memory import writes
+from recall_core.memory.forget import forget
 from recall_core.models import Memory
 from recall_core.testing.helpers import current_of, dump_tables
-from recall_core.worker import Worker
+from recall_core.jobs.worker import Worker
 from recall_extractors.stub import StubExtractor
 from recall_sqlite import make_storage
 

@@ -9,10 +9,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from recall_core import search
+from recall_core.search import pipeline as search
 from recall_core.models import Memory, ScoredId
-from recall_core.search import NEIGHBOUR_WEIGHT, RankerSlot, apply_neighbours, pool_neighbours
-from recall_core.transfer import ImportLine, import_verbatim
+from recall_core.search.pipeline import NEIGHBOUR_WEIGHT, RankerSlot, apply_neighbours, pool_neighbours
+from recall_core.memory.transfer import ImportLine, import_verbatim
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -1,4 +1,4 @@
-"""Pinning (recall_core.pinning) on real SQLite through the service: the decay job never
+"""Pinning (recall_core.memory.pinning) on real SQLite through the service: the decay job never
 lowers a pinned memory, pinning restores what decay took, tools show the flag."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from recall_core.decay import run_decay
+from recall_core.jobs.decay import run_decay
 from recall_core.errors import MemoryNotFound
 from recall_core.models import Memory, utcnow
-from recall_core.pinning import set_pinned
+from recall_core.memory.pinning import set_pinned
 
 
 async def importance(rt, mid: str) -> float:

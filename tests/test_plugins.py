@@ -16,8 +16,8 @@ from fastmcp import Client
 import recall_extractors
 import recall_sqlite
 from recall_core import hookimpl, hookspecs
-from recall_core.app import Registries, build_mcp, build_runtime
-from recall_core.auth import set_stdio_namespace
+from recall_core.server.runtime import Registries, build_mcp, build_runtime
+from recall_core.server.auth import set_stdio_namespace
 from recall_core.config import load_config
 from recall_core.errors import PluginError
 from recall_core.plugins import collect, get_plugin_manager
@@ -127,7 +127,7 @@ class SlowTools:
 
     @hookimpl
     def register_tools(self, mcp, service):
-        from recall_core.tools import guarded
+        from recall_core.server.mcp.tools import guarded
 
         async def _count(namespace):
             return {"namespace": namespace, "total": (await service.stats(namespace))["total"]}

@@ -1,4 +1,4 @@
-"""Evidence of relevance (recall_core.relevance) and how it enters the search score."""
+"""Evidence of relevance (recall_core.search.relevance) and how it enters the search score."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from recall_core.models import Memory, ScoredId, utcnow
-from recall_core.relevance import SATURATION, coverage, evidence, query_stems, ramp
-from recall_core.search import combine
+from recall_core.search.relevance import SATURATION, coverage, evidence, query_stems, ramp
+from recall_core.search.pipeline import combine
 
 
 def mem(i: int, text: str) -> Memory:

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 import recall_extractors
 import recall_sqlite
 from recall_core import hookimpl
-from recall_core.app import build_runtime
+from recall_core.server.runtime import build_runtime
 from recall_core.config import load_config
 from recall_core.models import ScoredId
 from recall_core.plugins import get_plugin_manager
-from recall_core.transfer import ImportLine, import_verbatim
+from recall_core.memory.transfer import ImportLine, import_verbatim
 
 from backends import BACKENDS, PG_URL
 

@@ -15,11 +15,11 @@ import pytest_asyncio
 
 import recall_extractors
 import recall_sqlite
-from recall_core.app import build_runtime
+from recall_core.server.runtime import build_runtime
 from recall_core.config import load_config
 from recall_core.plugins import get_plugin_manager
-from recall_core.search import SCORE_THRESHOLD_NONSENSE
-from recall_core.transfer import ImportLine, import_verbatim
+from recall_core.search.pipeline import SCORE_THRESHOLD_NONSENSE
+from recall_core.memory.transfer import ImportLine, import_verbatim
 
 recall_embeddings = pytest.importorskip("recall_embeddings")
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -10,10 +10,10 @@ import pytest
 import recall_extractors
 import recall_sqlite
 from recall_core import NotReady, hookimpl
-from recall_core.app import build_runtime
+from recall_core.server.runtime import build_runtime
 from recall_core.config import load_config
 from recall_core.plugins import get_plugin_manager
-from recall_core.transfer import ImportLine, import_verbatim
+from recall_core.memory.transfer import ImportLine, import_verbatim
 
 SUBJECTS = [
     "astronomy", "baking", "chess", "diving", "embroidery", "fencing", "gardening", "hiking",

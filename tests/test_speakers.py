@@ -1,4 +1,4 @@
-"""Speakers named in a query (recall_core.speakers, search.apply_speakers): a question about
+"""Speakers named in a query (recall_core.search.speakers, search.apply_speakers): a question about
 Melanie is answered by Melanie's own lines, not by lines that only address her."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import uuid
 
 import pytest
 
-from recall_core.app import build_runtime
+from recall_core.server.runtime import build_runtime
 from recall_core.config import RecallConfig
 from recall_core.models import Memory
-from recall_core.search import SPEAKER_FACTOR, apply_speakers
-from recall_core.speakers import focused_query, named_in, named_speakers, split_speaker
-from recall_core.transfer import ImportLine, import_verbatim
+from recall_core.search.pipeline import SPEAKER_FACTOR, apply_speakers
+from recall_core.search.speakers import focused_query, named_in, named_speakers, split_speaker
+from recall_core.memory.transfer import ImportLine, import_verbatim
 
 
 def mem(i: str, text: str) -> Memory:

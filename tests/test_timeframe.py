@@ -1,4 +1,4 @@
-"""Times named in a query (recall_core.timeframe) and how search ranks by them."""
+"""Times named in a query (recall_core.search.timeframe) and how search ranks by them."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recall_core.models import Memory
-from recall_core.search import TIME_FACTOR, apply_timeframe
-from recall_core.timeframe import ANY_YEAR_SPAN, inside, ranges, windows
+from recall_core.search.pipeline import TIME_FACTOR, apply_timeframe
+from recall_core.search.timeframe import ANY_YEAR_SPAN, inside, ranges, windows
 
 
 @pytest.mark.parametrize("query,expected", [

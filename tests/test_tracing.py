@@ -9,8 +9,8 @@ import asyncio
 import pytest
 from fastmcp import Client
 
-from recall_core.app import build_mcp, build_runtime
-from recall_core.auth import set_stdio_namespace
+from recall_core.server.runtime import build_mcp, build_runtime
+from recall_core.server.auth import set_stdio_namespace
 from recall_core.config import load_config
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")

@@ -1,11 +1,11 @@
-"""recall_core.vector_index.NamespaceLocks: one lock per namespace while in use, none after."""
+"""recall_core.kit.vector_index.NamespaceLocks: one lock per namespace while in use, none after."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
 
-from recall_core.vector_index import NamespaceLocks
+from recall_core.kit.vector_index import NamespaceLocks
 
 
 async def test_same_namespace_serialises_and_idle_namespaces_keep_no_lock() -> None:

@@ -12,7 +12,7 @@ import statistics
 import time
 from pathlib import Path
 
-from recall_core.auth import create_token
+from recall_core.server.auth import create_token
 from recall_sqlite import SQLiteSettings, make_storage
 from serverproc import Agent, ServerProcess
 

@@ -8,8 +8,8 @@ import time
 
 import recall_extractors
 import recall_sqlite
-from recall_core.activity import Activity
-from recall_core.app import build_runtime
+from recall_core.jobs.activity import Activity
+from recall_core.server.runtime import build_runtime
 from recall_core.config import load_config
 from recall_core.plugins import get_plugin_manager
 

@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from ..errors import ConfirmRequired, InvalidParam, RecallError
-from ..service import CONFIRM_PHRASE, MemoryService
-from ..tokens import create_token, hash_token
-from ..transfer import ImportLine, MalformedLine, export_lines, import_extract, import_verbatim, parse_lines
-from .storage import AdminAction, AdminStorage, token_id
+from ..memory.service import CONFIRM_PHRASE, MemoryService
+from .tokens import create_token, hash_token
+from ..memory.transfer import ImportLine, MalformedLine, export_lines, import_extract, import_verbatim, parse_lines
+from ..contracts.admin import AdminAction, AdminStorage, token_id
 
 T = TypeVar("T")
 log = logging.getLogger("recall.admin")
@@ -64,7 +64,7 @@ class AdminService:
         storage = service.storage
         if not isinstance(storage, AdminStorage):
             raise Unsupported(f"The storage backend ({storage.description}) does not offer the "
-                              f"admin capability (recall_core.admin.storage.AdminStorage).")
+                              f"admin capability (recall_core.contracts.admin.AdminStorage).")
         self.service = service
         self.storage: Any = storage
         self.page_cap = page_cap

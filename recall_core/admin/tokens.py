@@ -9,7 +9,7 @@ import hashlib
 import secrets
 from typing import Any
 
-from ..protocols import Storage
+from ..contracts.storage import Storage
 
 TOKEN_PREFIX = "rcl_"
 ADMIN_TOKEN_PREFIX = "rcla_"

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..hookspecs import hookimpl
 from ..models import Memory, ScoredId
-from ..protocols import Storage
-from ..textproc import index_tokens, query_terms
+from ..contracts.storage import Storage
+from ..kit.text import index_tokens, query_terms
 
 
 class BM25Settings(BaseModel):

@@ -1,5 +1,5 @@
 """Default middleware, registered through the same hook a third-party plugin would use.
-The implementations live in recall_core.middleware and load only when a server is built."""
+The implementations live in recall_core.server.mcp.middleware and load only when a server is built."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from ..hookspecs import hookimpl
 
 
 def make_audit(settings: Any, runtime: Any):
-    from ..middleware import AuditMiddleware
+    from ..server.mcp.middleware import AuditMiddleware
 
     return AuditMiddleware(runtime)
 
 
 def make_timeout(settings: Any, runtime: Any):
-    from ..middleware import TimeoutMiddleware
+    from ..server.mcp.middleware import TimeoutMiddleware
 
     return TimeoutMiddleware(runtime.config.limits.tool_timeout)
 

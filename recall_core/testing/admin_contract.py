@@ -1,5 +1,5 @@
 """`AdminStorageContract`: conformance tests of the admin capability
-(`recall_core.admin.storage.AdminStorage`), for backends that offer it.
+(`recall_core.contracts.admin.AdminStorage`), for backends that offer it.
 
     class TestMyAdmin(AdminStorageContract):
         def make_storage(self, location):
@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from recall_core.admin.storage import AdminAction, AdminStorage, MemoryFilter, token_id
-from recall_core.models import Operation, utcnow
-from recall_core.protocols import Storage
-from recall_core.tokens import hash_token, new_token
+from ..contracts.admin import AdminAction, AdminStorage, MemoryFilter, token_id
+from ..models import Operation, utcnow
+from ..contracts.storage import Storage
+from ..admin.tokens import hash_token, new_token
 
 from .contract import T0, memory, operation
-from recall_core.testing.helpers import supersede
+from .helpers import supersede
 
 
 class AdminStorageContract:

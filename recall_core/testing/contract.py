@@ -35,13 +35,13 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from recall_core.errors import StorageConflict
-from recall_core.models import Memory, Operation, ScoredId, ToolCallRecord, new_id, utcnow
-from recall_core.protocols import (DecayRow, EmbeddingModels, HistoricalReads, MemorySources,
+from ..errors import StorageConflict
+from ..models import Memory, Operation, ScoredId, ToolCallRecord, new_id, utcnow
+from ..contracts.storage import (DecayRow, EmbeddingModels, HistoricalReads, MemorySources,
                                    SessionNeighbours, Storage, TaskKeys, TaskPage, TaskQuery,
                                    TimeRanges,
                                    TaskRow)
-from recall_core.testing.helpers import supersede, complete_job, current_of, delete
+from .helpers import supersede, complete_job, current_of, delete
 
 A = "ns-a"
 B = "ns-b"
@@ -646,7 +646,7 @@ class StorageContract:
             pytest.skip(f"{type(storage).__name__} has no session_neighbours (optional capability)")
         import random
 
-        from recall_core.search import pool_neighbours
+        from ..search.pipeline import pool_neighbours
 
         for seed in range(3):
             rng = random.Random(seed)

@@ -33,11 +33,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant, precondition,
                                  rule)
 
-from recall_core import writes
-from recall_core.forget import forget
-from recall_core.models import ExtractedMemory, Memory, Operation, utcnow
-from recall_core.protocols import Storage
-from recall_core.transfer import export_lines, import_verbatim, parse_lines
+from ..memory import writes
+from ..memory.forget import forget
+from ..models import ExtractedMemory, Memory, Operation, utcnow
+from ..contracts.storage import Storage
+from ..memory.transfer import export_lines, import_verbatim, parse_lines
 
 KEYS = ("editor", "city", "drink")
 EXAMPLES = int(os.environ.get("RECALL_FACT_MODEL_EXAMPLES", "100"))

@@ -1,7 +1,7 @@
 """Write helpers for tests, built on the storage primitives (`Storage.write`).
 
 They let a test set up rows or finish a claimed job directly, without an extractor; the
-rules that decide what a real write does live in `recall_core.facts` / `recall_core.writes`.
+rules that decide what a real write does live in `recall_core.memory.facts` / `recall_core.memory.writes`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from datetime import datetime
 
 from typing import Any
 
-from recall_core.errors import StaleClaim
-from recall_core.models import Memory, Operation, utcnow
-from recall_core.protocols import Storage
-from recall_core.writes import transaction
+from ..errors import StaleClaim
+from ..models import Memory, Operation, utcnow
+from ..contracts.storage import Storage
+from ..memory.writes import transaction
 
 
 async def supersede(storage: Storage, namespace: str, ids: Sequence[str], at: datetime,
@@ -110,7 +110,7 @@ def tasks_stored_before_task_keys() -> list[tuple[str, str]]:
     from a2a.types.a2a_pb2 import Task, TaskState, TaskStatus
     from google.protobuf.timestamp_pb2 import Timestamp
 
-    from recall_core.a2a.task_store import task_to_data
+    from ..server.a2a.task_store import task_to_data
 
     tasks = [Task(id="t1", context_id="c1", status=TaskStatus(
                  state=TaskState.TASK_STATE_COMPLETED,
@@ -126,8 +126,8 @@ async def check_tasks_listed_by_keys(storage: Any, namespace: str = "ns") -> Non
     status time descending, the task without a time last."""
     import json
 
-    from recall_core.a2a.task_store import task_from_data, task_keys
-    from recall_core.protocols import TaskQuery
+    from ..server.a2a.task_store import task_from_data, task_keys
+    from ..contracts.storage import TaskQuery
 
     stamps = {tid: task_keys(task_from_data(json.loads(doc))).status_ns
               for tid, doc in tasks_stored_before_task_keys()}

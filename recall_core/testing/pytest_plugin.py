@@ -24,6 +24,6 @@ def pytest_configure(config: pytest.Config) -> None:
 def recall_plugin_manager() -> Any:
     """A fresh plugin manager without installed entry points, so a test sees only the
     plugins it registers itself (register in the test, unregister in `finally`)."""
-    from recall_core.plugins import get_plugin_manager
+    from ..plugins import get_plugin_manager
 
     return get_plugin_manager(load_entrypoints=False, defaults=False)

@@ -9,7 +9,7 @@ RECALL_EXTRACTOR=failing. By the text stored:
 """
 
 from recall_core import hookimpl
-from recall_core.protocols import ExtractionError
+from recall_core.contracts.storage import ExtractionError
 
 BAD_KEY_MESSAGE = ("Anthropic rejected the API key (HTTP 401 authentication_error: invalid "
                    "x-api-key). Set a valid key in ANTHROPIC_API_KEY and restart the server.")

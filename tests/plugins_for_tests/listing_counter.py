@@ -7,7 +7,7 @@ Loaded with RECALL_PLUGIN_MODULES=plugins_for_tests.listing_counter. Its tool
 from fastmcp.server.middleware import Middleware
 
 from recall_core import hookimpl
-from recall_core.envelope import ok
+from recall_core.server.mcp.envelope import ok
 
 LISTINGS = {"n": 0}
 

@@ -7,7 +7,7 @@ Loaded with RECALL_PLUGIN_MODULES=plugins_for_tests.switch_extractor and RECALL_
 import os
 
 from recall_core import hookimpl
-from recall_core.protocols import ExtractionError
+from recall_core.contracts.storage import ExtractionError
 
 FAIL_MESSAGE = "the extraction service is switched off (test)"
 

@@ -45,7 +45,7 @@ class EngineSpec:
     distribution: str
     import_name: str
     loader: str  # attribute of this module that builds the engine
-    #: Cosine similarity -> evidence ramp (recall_core.relevance): at `scale[0]` and below a
+    #: Cosine similarity -> evidence ramp (recall_core.search.relevance): at `scale[0]` and below a
     #: hit is no evidence (what nonsense and off-topic queries reach), at `scale[1]` and
     #: above full evidence (a typical question/answer pair). Calibrated on the tune half.
     scale: tuple[float, float] = (0.25, 0.55)

@@ -9,7 +9,7 @@ import numpy as np
 
 from recall_core import NotReady
 from recall_core.models import ScoredId
-from recall_core.relevance import ramp
+from recall_core.search.relevance import ramp
 
 from .embedder import Loader, PackagedEmbedder, SentenceTransformerEmbedder
 from .settings import DenseSettings
@@ -54,7 +54,7 @@ class DenseRanker:
         return [ScoredId(id=ids[i], score=float(sims[i])) for i in order]
 
     def evidence(self, score: float) -> float:
-        """A hit's cosine similarity as 0..1 evidence of relevance (recall_core.relevance)."""
+        """A hit's cosine similarity as 0..1 evidence of relevance (recall_core.search.relevance)."""
         lo, hi = self.embedder.similarity_scale
         return ramp(score, lo, hi)
 

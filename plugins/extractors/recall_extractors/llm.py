@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from recall_core.models import ExtractedMemory, Memory
-from recall_core.protocols import ExtractionError
+from recall_core.contracts.storage import ExtractionError
 
 from .budget import BudgetExceeded, RateBudget, Reservation
 from .chunking import estimate_tokens, split_text

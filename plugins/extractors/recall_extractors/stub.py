@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from recall_core.models import ExtractedMemory, Memory
-from recall_core.protocols import ExtractionError
+from recall_core.contracts.storage import ExtractionError
 
 from .fragments import group_fragments, split_speaker
 from .patterns import Triple, find_triple

@@ -1,4 +1,4 @@
-"""The admin capability (`recall_core.admin.storage.AdminStorage`) on PostgreSQL, mixed into
+"""The admin capability (`recall_core.contracts.admin.AdminStorage`) on PostgreSQL, mixed into
 PostgresStorage: admin tokens, namespace listing, filtered memory and job lists, job retry and
 the audit of admin actions. Single statements; nothing here takes the memory locks."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncpg
 
-from recall_core.admin.storage import (TOKEN_ID_LEN, AdminAction, MemoryFilter,
+from recall_core.contracts.admin import (TOKEN_ID_LEN, AdminAction, MemoryFilter,
                                        NamespaceSummary, TokenInfo)
 from recall_core.models import Memory, Operation
 

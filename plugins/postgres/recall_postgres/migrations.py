@@ -48,7 +48,7 @@ CREATE TABLE memories (
     session_id       text,
     agent_id         text,
     source_job_id    text,
-    -- `text` folded by recall_core.textproc.fold (lowercase, diacritics stripped), the same
+    -- `text` folded by recall_core.kit.text.fold (lowercase, diacritics stripped), the same
     -- normalisation core applies to query terms, so 'Café' is found by 'cafe' whatever the
     -- server's locale or extensions. Written by the storage with every row.
     search_text      text NOT NULL,
@@ -325,7 +325,7 @@ async def _v8(con: asyncpg.Connection) -> None:
 
 
 # A2A ListTasks filters, orders and pages in the database (issue 15): the fields it needs,
-# beside the task document (recall_core.a2a.task_store.task_keys); existing tasks are read
+# beside the task document (recall_core.server.a2a.task_store.task_keys); existing tasks are read
 # from the document. task_id sorts by code point (COLLATE "C"), as the page cursor compares.
 _V10 = """
 ALTER TABLE a2a_tasks ADD COLUMN context_id text NOT NULL DEFAULT '',

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from recall_core.models import Memory, Operation
-from recall_core.textproc import fold
+from recall_core.kit.text import fold
 
 MEMORY_COLUMNS = (
     "id, namespace, text, topic, type, entity, attribute, value, importance, valid_from, "

@@ -1,4 +1,4 @@
-"""PostgresStorage: recall_core.protocols.Storage on an asyncpg pool.
+"""PostgresStorage: recall_core.contracts.storage.Storage on an asyncpg pool.
 
 Same tables and semantics as the SQLite plugin; what Postgres adds is concurrency across
 processes (see queue.py), a generated tsvector column with a GIN index for keyword search, and
@@ -25,7 +25,7 @@ import asyncpg
 
 from recall_core.errors import ConfigError, TransientConflict
 from recall_core.models import Operation, ToolCallRecord
-from recall_core.protocols import TaskKeys, TaskPage, TaskQuery, TaskRow
+from recall_core.contracts.storage import TaskKeys, TaskPage, TaskQuery, TaskRow
 
 from . import queue
 from .admin import AdminMethods

@@ -43,7 +43,7 @@ import numpy as np
 
 from recall_core.errors import ConfigError
 from recall_core.models import ScoredId
-from recall_core.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
+from recall_core.kit.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
 
 log = logging.getLogger("recall_postgres")
 

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 
 from recall_core.errors import StorageConflict
-from recall_core.facts import check_namespace
+from recall_core.memory.facts import check_namespace
 from recall_core.models import Memory, Operation
-from recall_core.textproc import fold
+from recall_core.kit.text import fold
 
 from .fulltext import sync
 from .rows import (CURRENT_BY_IDS, IN_NAMESPACE, MEMORY_COLUMNS, OPERATION_COLUMNS, aware, memory_from_row,

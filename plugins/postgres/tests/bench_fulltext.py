@@ -64,9 +64,9 @@ def fmt(xs: list[float]) -> str:
 
 
 async def load(admin: str, name: str, n: int) -> None:
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
-    from recall_core.transfer import import_verbatim, parse_lines
+    from recall_core.memory.transfer import import_verbatim, parse_lines
 
     con = await asyncpg.connect(admin)
     await con.execute(f'CREATE DATABASE "{name}"')
@@ -97,9 +97,9 @@ async def drop(admin: str, name: str) -> None:
 
 
 async def search(url: str, explain: bool, rounds: int = 2) -> None:
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
-    from recall_core.textproc import query_terms
+    from recall_core.kit.text import query_terms
 
     queries = speed.make_queries(200)
     rt = await build_runtime(load_config(None, db=url, rankers=speed.BM25), start_worker=False)

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from recall_core.app import build_runtime
+from recall_core.server.runtime import build_runtime
 from recall_core.config import RecallConfig
 
 WORDS = ["amber", "basalt", "cobalt", "dahlia", "ember", "fjord", "garnet", "harbor", "indigo",

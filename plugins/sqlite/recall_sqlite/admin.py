@@ -1,4 +1,4 @@
-"""The admin capability (`recall_core.admin.storage.AdminStorage`) on SQLite, mixed into
+"""The admin capability (`recall_core.contracts.admin.AdminStorage`) on SQLite, mixed into
 SQLiteStorage: admin tokens, namespace listing, filtered memory and job lists, job retry and
 the audit of admin actions. Reads only; the writes are single statements."""
 
@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from recall_core.admin.storage import (TOKEN_ID_LEN, AdminAction, MemoryFilter,
+from recall_core.contracts.admin import (TOKEN_ID_LEN, AdminAction, MemoryFilter,
                                        NamespaceSummary, TokenInfo)
 from recall_core.models import Memory, Operation
 

@@ -118,7 +118,7 @@ class FullText:
 
     async def near_duplicates(self, namespace: str, terms: Sequence[str], max_missing: int,
                               limit: int) -> list[ScoredId]:
-        """See recall_core.protocols.NearDuplicateSearch: only rows holding one of the
+        """See recall_core.contracts.storage.NearDuplicateSearch: only rows holding one of the
         `max_missing + 1` rarest terms are scored (by every term; the rare ones count twice,
         which suits a search for rows holding them all)."""
         quoted = quote_terms(terms)

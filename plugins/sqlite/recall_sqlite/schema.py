@@ -295,7 +295,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         # (forget follows it); pinned rows are skipped by decay.
         "ALTER TABLE memories ADD COLUMN superseded_by TEXT",
         "ALTER TABLE memories ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0",
-        # Fact keys compare case- and space-insensitively (recall_core.facts.norm_key);
+        # Fact keys compare case- and space-insensitively (recall_core.memory.facts.norm_key);
         # rows written by an older verbatim import may hold "User"/"Editor".
         """UPDATE memories SET entity = lower(trim(entity)), attribute = lower(trim(attribute))
             WHERE entity IS NOT NULL AND attribute IS NOT NULL
@@ -327,7 +327,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     )),
     (8, (
         # A2A ListTasks filters, orders and pages in the database (issue 15): the fields it
-        # needs, beside the task document (recall_core.a2a.task_store.task_keys).
+        # needs, beside the task document (recall_core.server.a2a.task_store.task_keys).
         "ALTER TABLE a2a_tasks ADD COLUMN context_id TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE a2a_tasks ADD COLUMN state TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE a2a_tasks ADD COLUMN status_ns INTEGER",

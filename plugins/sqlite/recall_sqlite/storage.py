@@ -19,7 +19,7 @@ import aiosqlite
 
 from recall_core.models import (MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord,
                                 exhausted_message, utcnow)
-from recall_core.protocols import DecayRow, TaskKeys, TaskPage, TaskQuery, TaskRow, VectorToRedo
+from recall_core.contracts.storage import DecayRow, TaskKeys, TaskPage, TaskQuery, TaskRow, VectorToRedo
 
 from .admin import AdminMethods
 from .codec import (INSERT_MEMORY, by_ids, MEMORY_COLUMNS, OPERATION_COLUMNS, from_db, memory_from_row,

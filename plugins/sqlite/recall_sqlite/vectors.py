@@ -19,7 +19,7 @@ from typing import Any
 
 import aiosqlite
 
-from recall_core.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
+from recall_core.kit.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
 
 from .connection import Database, chunks
 

@@ -1,0 +1,151 @@
+"""consolidate_memories: cluster a topic's active memories by embedding cosine, merge each
+cluster through the extractor, supersede the originals with one canonical memory.
+
+Clustering compares what the texts say: a memory written in a session is stored with its
+session's context mixed into its vector (context.py), which would make two different facts
+said one after the other look alike, so those are re-embedded from their text alone.
+Every merge is computed before anything is written (a failing merge changes nothing), and a
+group whose members changed meanwhile (superseded or deleted by another write) is skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .session_context import model_id
+from ..errors import EmbeddingsRequired, RecallError
+from ..models import Memory, utcnow
+from ..contracts.storage import Embedder, ExtractionError, NotReady
+from .facts import normalise
+from .writes import replace
+
+if TYPE_CHECKING:
+    from .service import MemoryService
+
+log = logging.getLogger("recall.consolidate")
+
+_BLOCK = 1024  # rows of the similarity matrix computed at once (memory: _BLOCK x n floats)
+
+
+def clusters(vectors: np.ndarray, threshold: float) -> list[list[int]]:
+    """Connected components of the graph 'cosine >= threshold' (single linkage), size >= 2,
+    each in index order, ordered by their first index."""
+    n = len(vectors)
+    if n < 2:
+        return []
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = vectors / np.where(norms == 0, 1, norms)
+    parent = list(range(n))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for start in range(0, n, _BLOCK):
+        sim = unit[start:start + _BLOCK] @ unit.T
+        rows, cols = np.nonzero(sim >= threshold)
+        for i, j in zip((rows + start).tolist(), cols.tolist()):
+            if j > i:
+                parent[find(i)] = find(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(find(i), []).append(i)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+async def _embed(embedder: Embedder, texts: list[str]) -> list[list[float]]:
+    try:
+        return await embedder.embed(texts)
+    except NotReady as exc:
+        raise EmbeddingsRequired(
+            f"The embedding model is not ready ({exc}). Retry in a few seconds.") from None
+
+
+async def text_vectors(service: MemoryService, namespace: str,
+                       memories: Sequence[Memory]) -> np.ndarray:
+    """One vector per memory that depends on its text only: the stored one when it was
+    embedded without session context and has the model's width, else a fresh one."""
+    embedder = service.embedder
+    assert embedder is not None
+    dim = getattr(embedder, "dim", None)
+    stored = await service.storage.get_embeddings(
+        namespace, [m.id for m in memories if m.session_id is None], model=model_id(embedder))
+    usable = {mid: v for mid, v in stored.items() if not dim or len(v) == dim}
+    missing = [m for m in memories if m.id not in usable]
+    if missing:
+        usable.update({m.id: v for m, v in zip(missing, await _embed(
+            embedder, [m.text for m in missing]))})
+    return np.asarray([usable[m.id] for m in memories], dtype=np.float32)
+
+
+async def consolidate(service: MemoryService, namespace: str, topic: str, threshold: float,
+                      dry_run: bool) -> dict[str, Any]:
+    storage, embedder = service.storage, service.embedder
+    assert embedder is not None
+    memories = [m async for m in storage.iter_memories(namespace) if m.topic == topic]
+    empty = {"groups_found": 0, "memories_consolidated": 0, "memories_created": 0,
+             "deleted_ids": [], "created": [], "groups": [], "dry_run": dry_run}
+    if len(memories) < 2:
+        return empty
+    groups = clusters(await text_vectors(service, namespace, memories), threshold)
+    if not groups:
+        return empty
+
+    # 1. Every merge first: an extractor failure leaves everything as it was.
+    now = utcnow()
+    planned: list[tuple[list[Memory], Memory]] = []
+    for group in groups:
+        members = [memories[i] for i in group]
+        try:
+            merged = await service.extractor.merge(members, topic)
+        except ExtractionError as exc:
+            raise RecallError(
+                f"The extractor could not merge a group of {len(members)} memories ({exc}). "
+                f"Nothing was changed; retry later"
+                + (", or lower the group size by raising similarity_threshold." if not
+                   exc.retryable else "."), code="EXTRACTION_FAILED") from None
+        # A key current outside the group is dropped from the canonical memory at write
+        # time (writes.replace), under the key's lock.
+        accessed = [m.last_accessed_at for m in members if m.last_accessed_at is not None]
+        canonical = normalise(Memory(
+            namespace=namespace, text=merged.text, topic=topic, type=merged.type,
+            entity=merged.entity, attribute=merged.attribute, value=merged.value,
+            importance=max(merged.importance, max(m.importance for m in members)),
+            created_at=max(m.created_at for m in members), valid_from=now,
+            last_accessed_at=max(accessed) if accessed else None,
+            access_count=sum(m.access_count for m in members)))
+        planned.append((members, canonical))
+
+    # 2. Write each group in its own transaction, unless a member changed meanwhile.
+    if not dry_run and embedder.ready:
+        try:
+            vecs = await embedder.embed([c.text for _, c in planned])
+            for (_, canonical), vec in zip(planned, vecs):
+                canonical.embedding = list(vec)
+                canonical.embedding_model = model_id(embedder)
+        except NotReady:
+            pass  # the backfill loop embeds them later
+    plan, created, deleted, skipped = [], [], [], 0
+    for members, canonical in planned:
+        ids = [m.id for m in members]
+        if not dry_run:
+            if await replace(storage, namespace, members, [canonical], now) is None:
+                skipped += 1
+                log.info("consolidation of %s skipped: a member changed meanwhile", ids)
+                continue
+        plan.append({"merged_ids": ids, "texts": [m.text for m in members],
+                     "canonical": canonical.text})
+        created.append(canonical.public())
+        deleted.extend(ids)
+    out = {"groups_found": len(groups), "memories_consolidated": len(deleted),
+           "memories_created": len(created), "deleted_ids": deleted, "created": created,
+           "groups": plan, "dry_run": dry_run}
+    if skipped:
+        out["groups_skipped"] = skipped
+    return out

@@ -1,0 +1,243 @@
+"""MemoryService: the one place where tool semantics live.
+
+MCP tools, A2A handlers and the CLI are thin adapters over these methods. Every method takes
+the caller's namespace from the adapter (which got it from the verified token) and validates
+its input before touching storage; errors are `RecallError`s with a stable code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from . import validation as v
+from ..config import RecallConfig
+from .facts import norm_key, told
+from .forget import forget, same_store
+from ..errors import ConfirmRequired, EmbeddingsRequired, InvalidParam
+from ..models import MEMORY_TYPES, Memory, Operation, utcnow
+from .session_context import model_id
+from ..contracts.storage import Embedder, EmbeddingModels, Extractor, HistoricalReads, Storage
+from ..jobs.access import AccessLog
+from ..jobs.activity import Activity
+from ..search.explain import SearchTrace
+from ..search.pipeline import RankerSlot, run_search
+
+log = logging.getLogger("recall.service")
+
+CONFIRM_PHRASE = "DELETE MY DATA"
+
+T = TypeVar("T")
+
+
+def foreground(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """A caller waits on this method: background work gives way while it runs (activity.py)."""
+    @functools.wraps(method)
+    async def wrapper(self: MemoryService, *args: Any, **kwargs: Any) -> T:
+        with self.activity.call():
+            return await method(self, *args, **kwargs)
+    return wrapper
+
+
+class MemoryService:
+    def __init__(self, storage: Storage, extractor: Extractor, rankers: Sequence[RankerSlot],
+                 config: RecallConfig, embedder: Embedder | None = None):
+        self.storage = storage
+        #: Called with the namespace after an erase (audit log, rankers' caches).
+        self.on_erase: list[Callable[[str], None]] = []
+        self.extractor = extractor
+        self.rankers = list(rankers)
+        self.config = config
+        self.embedder = embedder
+        #: namespace -> (namespace_version, current vectors of another embedding model)
+        self._other_models: dict[str, tuple[int, int]] = {}
+        self.on_erase.append(lambda ns: self._other_models.pop(ns, None))
+        # Set on every enqueue so an idle worker starts at once instead of at its next poll.
+        self.job_signal = asyncio.Event()
+        self.access = AccessLog(storage)
+        self.activity = Activity()
+
+    # -- store ----------------------------------------------------------------------------
+    @foreground
+    async def store(self, namespace: str, text: Any, topic: Any = "", idempotency_key: Any = None,
+                    session_id: Any = None, agent_id: Any = None,
+                    created_at: Any = None) -> dict[str, Any]:
+        """`created_at` (ISO 8601, not in the future): when the text was said, for a
+        conversation replayed after the fact. Its memories are placed at that time, as
+        `recall import` places a line's `created_at`: in the fact timeline (a statement said
+        before the current value's becomes history), for time-named searches ("in May
+        2023"), `as_of`, recency and decay. Omitted: now."""
+        text = v.text(text, "text", self.config.limits.max_text_bytes)
+        topic = v.topic(topic)
+        key = v.optional_str(idempotency_key, "idempotency_key") or str(uuid.uuid4())
+        session_id = v.optional_str(session_id, "session_id")
+        agent_id = v.optional_str(agent_id, "agent_id")
+        said = v.said_at(created_at, utcnow())
+        payload = {"text": text, "topic": topic, "session_id": session_id, "agent_id": agent_id}
+        op = Operation(namespace=namespace, idempotency_key=key, kind="extract", payload=payload)
+        if said is not None:
+            op.created_at = said
+        op, created = await self.storage.enqueue(op)
+        if created:
+            self.job_signal.set()
+            return {"queued": True, "job_id": op.id, "idempotency_key": key}
+        if not same_store(op.payload, text, topic) or (said is not None and op.created_at != said):
+            raise InvalidParam(
+                f"idempotency_key {key!r} was already used for a different text, topic or "
+                f"created_at (job {op.id}). Use a new key for new content, or resend the "
+                f"original call to retry safely.")
+        return {"queued": False, "cached": True, "job_id": op.id, "status": op.status,
+                "idempotency_key": key}
+
+    # -- search / inspect -----------------------------------------------------------------
+    @foreground
+    async def search(self, namespace: str, query: Any, limit: Any = 20, recency_weight: Any = 0.3,
+                     mmr_lambda: Any = 0.5, score_threshold: Any = 0.0,
+                     max_tokens: Any = None, explain: bool = False,
+                     as_of: Any = None) -> dict[str, Any]:
+        """`explain=True` (the inspector) adds `data["explain"]`, a `SearchTrace` of every
+        step, and records no access: looking at a search must not strengthen its results.
+
+        `as_of` (ISO 8601; a bare date is the end of that day, UTC) searches the memories
+        that were valid then, superseded ones included (search.run_search); each result
+        then carries valid_from and valid_until (null: still current)."""
+        query = v.query(query)
+        limit = v.limit(limit, self.config.limits.page_cap)
+        recency_weight = v.unit(recency_weight, "recency_weight")
+        mmr_lambda = v.unit(mmr_lambda, "mmr_lambda")
+        score_threshold = v.score_threshold(score_threshold)
+        max_tokens = v.max_tokens(max_tokens)
+        at = v.as_of(as_of)
+        if at is not None and not isinstance(self.storage, HistoricalReads):
+            raise InvalidParam(f"as_of is not available: the storage backend "
+                               f"({type(self.storage).__name__}) cannot read past states. "
+                               f"Omit as_of to search what is true now.")
+        trace = SearchTrace() if explain else None
+        outcome = await run_search(
+            self.storage, self.rankers, namespace, query, limit=limit,
+            recency_weight=recency_weight, mmr_lambda=mmr_lambda,
+            score_threshold=score_threshold, max_tokens=max_tokens,
+            rrf_k=self.config.search.rrf_k,
+            candidates=max(self.config.search.candidates, limit),
+            embedder=self.embedder, trace=trace, as_of=at)
+        if trace is None:
+            # A look into the past strengthens only the results that are still current.
+            self.access.record(namespace, [m.id for m, _ in outcome.results if m.active])
+        results = [{**m.public(), "score": round(s, 6)} for m, s in outcome.results]
+        note = await self._other_model_note(namespace)
+        if note:
+            outcome.degraded.append(note)
+        if at is not None:
+            for row, (m, _) in zip(results, outcome.results):
+                row["valid_from"] = m.valid_from.isoformat()
+                row["valid_until"] = m.valid_until.isoformat() if m.valid_until else None
+        data: dict[str, Any] = {"results": results, "total": outcome.matched,
+                                "degraded": outcome.degraded}
+        if max_tokens is not None:
+            data["tokens"] = outcome.tokens
+            data["truncated"] = outcome.truncated
+        if trace is not None:
+            data["explain"] = trace
+        return data
+
+    async def _other_model_note(self, namespace: str) -> str | None:
+        """Say so when semantic search leaves out vectors of another embedding model (after a
+        model change, until `recall reindex`). Counted once per namespace version."""
+        if self.embedder is None or not isinstance(self.storage, EmbeddingModels) \
+                or not self.storage.supports_vectors:
+            return None
+        version = await self.storage.namespace_version(namespace)
+        cached = self._other_models.get(namespace)
+        if cached is None or cached[0] != version:
+            count = await self.storage.other_model_vectors(namespace, model_id(self.embedder))
+            cached = self._other_models[namespace] = (version, count)
+            while len(self._other_models) > 1024:
+                self._other_models.pop(next(iter(self._other_models)))
+        if not cached[1]:
+            return None
+        return (f"dense: {cached[1]} memories have vectors of another embedding model and are "
+                f"left out of semantic search until `recall reindex` re-embeds them with "
+                f"{model_id(self.embedder)}")
+
+    @foreground
+    async def inspect(self, namespace: str, limit: Any = 20, offset: Any = 0) -> dict[str, Any]:
+        limit = v.limit(limit, self.config.limits.page_cap)
+        offset = v.offset(offset)
+        rows, total = await self.storage.list_memories(namespace, limit, offset)
+        next_offset = offset + len(rows)
+        has_more = next_offset < total
+        return {"memories": [m.public() for m in rows], "total": total, "has_more": has_more,
+                "next_offset": next_offset if has_more else None}
+
+    @foreground
+    async def delete(self, namespace: str, memory_id: Any) -> dict[str, Any]:
+        memory_id = v.memory_id(memory_id)
+        return await forget(self.storage, namespace, memory_id)
+
+    @foreground
+    async def stats(self, namespace: str) -> dict[str, Any]:
+        # Pending jobs in ONE read (a job being claimed is neither missed nor counted twice),
+        # taken before the memory counts: when it says 0, every finished job's memories are
+        # already in `total`.
+        pending = await self.storage.count_jobs(namespace, ("queued", "running"))
+        by_type = await self.storage.stats(namespace)
+        counts = {t: int(by_type.get(t, 0)) for t in MEMORY_TYPES}
+        failed = await self.storage.count_jobs(namespace, "failed")
+        data: dict[str, Any] = {"by_type": counts, "total": sum(counts.values()),
+                                "pending_extractions": pending,
+                                "failed_extractions": failed}
+        if failed:
+            data["recent_failures"] = [
+                {"job_id": f["id"], "error": f["error"], "attempts": f["attempts"]}
+                for f in await self.storage.recent_failures(namespace, 3)]
+        return data
+
+    @foreground
+    async def delete_namespace(self, namespace: str, confirm: Any) -> dict[str, Any]:
+        if confirm != CONFIRM_PHRASE:
+            raise ConfirmRequired(
+                f"Erasing a namespace cannot be undone. To confirm, call again with "
+                f"confirm={CONFIRM_PHRASE!r} exactly.")
+        memories, tokens = await self.storage.delete_namespace(namespace)
+        for hook in self.on_erase:  # in-process caches and pending audit rows of the namespace
+            try:
+                hook(namespace)
+            except Exception:  # noqa: BLE001 - the erase itself is done; say what stayed
+                log.exception("erase hook %r failed for a namespace", hook)
+        return {"memories_deleted": memories, "tokens_revoked": tokens}
+
+    @foreground
+    async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
+        return told(await self.storage.history(namespace, norm_key(entity),
+                                               norm_key(attribute)))
+
+    # -- consolidation --------------------------------------------------------------------
+    @foreground
+    async def consolidate(self, namespace: str, topic: Any, similarity_threshold: Any = 0.85,
+                          dry_run: Any = False) -> dict[str, Any]:
+        from .consolidate import consolidate
+
+        topic = v.topic(topic)
+        if not topic:
+            raise InvalidParam("topic is empty. Pass the topic whose memories should be consolidated.")
+        threshold = v.unit(similarity_threshold, "similarity_threshold")
+        if not isinstance(dry_run, bool):
+            raise InvalidParam(f"dry_run must be true or false, got {dry_run!r}.")
+        if self.embedder is None:
+            raise EmbeddingsRequired(
+                "consolidate_memories clusters memories by embedding similarity, and no "
+                "embedding model is installed. Install the embeddings plugin "
+                "(pip install recall-embeddings) and enable the 'dense' ranker, then retry.")
+        return await consolidate(self, namespace, topic, threshold, dry_run)
+
+    # -- internals ------------------------------------------------------------------------
+    async def drain(self) -> None:
+        """Write the access counts gathered so far (searches batch them, see access.py)."""
+        await self.access.flush()
+
+    async def close(self) -> None:
+        await self.access.close()

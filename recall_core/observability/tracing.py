@@ -1,0 +1,144 @@
+"""Optional OpenTelemetry tracing: off by default, `[tracing] enabled = true` to switch it on.
+
+Needs the `otel` extra (`pip install -e '.[otel]'`: the OpenTelemetry SDK and its OTLP/HTTP
+exporter). Spans:
+
+- `tool <name>`: every MCP tool call (attributes: recall.tool, recall.status, recall.code,
+  recall.namespace_hash);
+- `rank <ranker>`: each ranker of a search, children of the tool span;
+- `storage.<method>`: every storage call, wherever it comes from (tools, worker, A2A);
+- `extract` and `embed` / `embed_query`: extraction and embedding, in the worker too.
+
+The exporter is OTLP over HTTP, configured by the standard OTEL_EXPORTER_OTLP_* variables
+(default http://localhost:4318), or `console` (spans as JSON on stderr), or `memory` (kept in
+`runtime.extras["span_exporter"]`, for tests). The tracer provider is Recall's own, not the
+process-global one, so an embedding application's tracing is left alone.
+
+Like the metrics, the objects are instrumented in place by wrapping their methods: no plugin
+needs to know about tracing.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .. import __version__
+from ..errors import ConfigError
+
+log = logging.getLogger("recall.tracing")
+
+
+class TracingSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    exporter: Literal["otlp", "console", "memory"] = "otlp"
+    service_name: str = "recall"
+
+
+def setup(runtime: Any) -> Any | None:
+    """Build the tracer (None when tracing is off) and instrument the runtime's objects."""
+    settings: TracingSettings = runtime.config.tracing
+    if not settings.enabled:
+        return None
+    try:
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import (BatchSpanProcessor, ConsoleSpanExporter,
+                                                    SimpleSpanProcessor)
+    except ImportError:
+        raise ConfigError("[tracing] enabled = true needs the OpenTelemetry SDK: install Recall "
+                          "with the otel extra (pip install -e '.[otel]'), or set enabled = "
+                          "false.") from None
+    provider = TracerProvider(resource=Resource.create(
+        {"service.name": settings.service_name, "service.version": __version__}))
+    if settings.exporter == "memory":
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        exporter = InMemorySpanExporter()
+        runtime.extras["span_exporter"] = exporter
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+    elif settings.exporter == "console":
+        import sys
+
+        # stderr: with --transport stdio, stdout is the MCP channel
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
+    else:
+        try:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        except ImportError:
+            raise ConfigError("[tracing] exporter = \"otlp\" needs "
+                              "opentelemetry-exporter-otlp-proto-http (the otel extra).") from None
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    runtime.extras["tracer_provider"] = provider
+    tracer = provider.get_tracer("recall", __version__)
+    _instrument(runtime, tracer)
+    log.info("tracing on: exporter %s, service %s", settings.exporter, settings.service_name)
+    return tracer
+
+
+def _spanned(fn: Any, tracer: Any, name: str, attributes: dict[str, Any]) -> Any:
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with tracer.start_as_current_span(name, attributes=attributes):
+            return await fn(*args, **kwargs)
+
+    wrapper.__recall_traced__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _wrap(obj: Any, method: str, tracer: Any, name: str, **attributes: Any) -> None:
+    fn = getattr(obj, method, None)
+    if fn is None or getattr(fn, "__recall_traced__", False) or not inspect.iscoroutinefunction(fn):
+        return
+    try:
+        setattr(obj, method, _spanned(fn, tracer, name, attributes))
+    except (AttributeError, TypeError):
+        log.debug("cannot trace %r.%s", obj, method)
+
+
+def _instrument(runtime: Any, tracer: Any) -> None:
+    storage = runtime.storage
+    for method in dir(type(storage)):
+        if not method.startswith("_") and method not in ("open", "close"):
+            _wrap(storage, method, tracer, f"storage.{method}")
+    extractor = runtime.extractor
+    _wrap(extractor, "extract", tracer, "extract",
+          **{"recall.extractor": getattr(extractor, "name", type(extractor).__name__)})
+    if runtime.embedder is not None:
+        _wrap(runtime.embedder, "embed", tracer, "embed")
+        _wrap(runtime.embedder, "embed_query", tracer, "embed_query")
+    for slot in runtime.rankers:
+        _wrap(slot.ranker, "rank", tracer, f"rank {slot.ranker.name}",
+              **{"recall.ranker": slot.ranker.name})
+
+
+def tool_middleware(tracer: Any) -> Any:
+    from fastmcp.server.middleware import Middleware
+
+    from ..server.auth import current_namespace_or_none
+    from ..server.mcp.middleware import _outcome, namespace_hash
+
+    class ToolSpans(Middleware):
+        async def on_call_tool(self, context, call_next):
+            name = context.message.name
+            with tracer.start_as_current_span(f"tool {name}", attributes={"recall.tool": name}) as span:
+                ns = current_namespace_or_none()
+                if ns is not None:
+                    span.set_attribute("recall.namespace_hash", namespace_hash(ns))
+                result = await call_next(context)
+                status, code = _outcome(result)
+                span.set_attribute("recall.status", status)
+                if code:
+                    span.set_attribute("recall.code", code)
+                    from opentelemetry.trace import Status, StatusCode
+
+                    span.set_status(Status(StatusCode.ERROR, code))
+                return result
+
+    return ToolSpans()

@@ -1,0 +1,257 @@
+"""The A2A AgentExecutor: reads the caller's message, runs a skill, reports through TaskUpdater.
+
+A message picks its skill with a `skill` key (data part, message metadata or request metadata;
+default store_memories; consolidate_memories is its old id, kept as an alias); text parts fill `text` (or `query` for search). A task waiting
+in input-required keeps what it needs to resume in `task.metadata.recall.pending`, which the
+task store persists, so a decision sent after a restart resumes it just the same.
+
+Outcomes: completed with a data artifact; input-required with both versions of each
+contradiction; rejected when the input is invalid (the same codes and messages as the MCP
+tools, e.g. INVALID_PARAM); failed when extraction or storage failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import asdict
+from typing import Any
+
+from a2a.helpers import get_data_parts, get_text_parts, new_data_part, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.tasks import TaskUpdater
+from a2a.types.a2a_pb2 import Message, Task, TaskState, TaskStatus
+from google.protobuf.json_format import MessageToDict
+
+from ...errors import InvalidParam, NamespaceErased, RecallError
+from ..mcp.middleware import audit_call
+from ...models import ExtractedMemory, utcnow
+from ...contracts.storage import ExtractionError
+from . import skills
+from .auth import namespace_of
+
+log = logging.getLogger("recall.a2a")
+
+SKILL_IDS = ("store_memories", "search_memories")
+#: Old skill ids still accepted: old id -> current id.
+SKILL_ALIASES = {"consolidate_memories": "store_memories"}
+
+
+def message_args(context: RequestContext) -> tuple[dict[str, Any], str]:
+    """(arguments, text): request metadata < message metadata < data parts; text parts joined."""
+    args: dict[str, Any] = dict(context.metadata)
+    message = context.message
+    if message is None:
+        return args, ""
+    args.update(MessageToDict(message.metadata))
+    for data in get_data_parts(message.parts):
+        if isinstance(data, dict):
+            args.update(data)
+    return args, "\n".join(t for t in get_text_parts(message.parts) if t.strip())
+
+
+def skill_of(args: dict[str, Any]) -> str | None:
+    """The skill a message asks for (default store_memories; an old id resolved), or None
+    when it names none of SKILL_IDS (any JSON value may arrive here: a list, a number)."""
+    raw = args.get("skill") or "store_memories"
+    if not isinstance(raw, str):
+        return None
+    skill = SKILL_ALIASES.get(raw, raw)
+    return skill if skill in SKILL_IDS else None
+
+
+def parse_decision(context: RequestContext) -> str | None:
+    args, text = message_args(context)
+    raw = args.get("decision", text)
+    if not isinstance(raw, str):
+        return None
+    word = raw.strip().strip("'\"`.!").lower().replace("-", "_").replace(" ", "_")
+    return word if word in skills.DECISIONS else None
+
+
+def pending_of(task: Task) -> dict[str, Any] | None:
+    recall = MessageToDict(task.metadata).get("recall")
+    pending = recall.get("pending") if isinstance(recall, dict) else None
+    return pending if isinstance(pending, dict) else None
+
+
+def _describe(conflicts: list[dict[str, Any]]) -> str:
+    lines = []
+    for c in conflicts:
+        old = " / ".join(repr(m.get("value")) for m in c["existing"])
+        new = c["new"].get("value")
+        lines.append(f"- {c['entity']}.{c['attribute']}: stored {old}, new {new!r}")
+    return "\n".join(lines)
+
+
+class RecallAgentExecutor(AgentExecutor):
+    def __init__(self, runtime: Any):
+        self.runtime = runtime
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        namespace = namespace_of(context.call_context)
+        started = time.perf_counter()
+        outcome: tuple[str, str | None] = ("error", "INTERNAL")
+        try:
+            outcome = await self._execute(namespace, context, event_queue)
+        finally:
+            # Audited like an MCP tool call: "a2a:<skill>" (or a2a:resume for a reply).
+            try:
+                args, _ = message_args(context)
+            except Exception:  # noqa: BLE001 - an unreadable message is still audited
+                args = {}
+            # Only known skill ids name the audit row (and the metrics label): a skill value
+            # sent by a client is not trusted to be short, printable or few.
+            raw = args.get("skill") or "store_memories"
+            known = isinstance(raw, str) and (raw in SKILL_IDS or raw in SKILL_ALIASES)
+            skill = "resume" if context.current_task is not None else (
+                raw if known else "unknown")
+            audit_call(self.runtime, f"a2a:{skill}", namespace, args, *outcome,
+                             (time.perf_counter() - started) * 1000)
+
+    async def _execute(self, namespace: str, context: RequestContext,
+                       event_queue: EventQueue) -> tuple[str, str | None]:
+        """Runs the task; returns the (status, code) the audit records."""
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        task = context.current_task
+        if task is None:
+            history = [context.message] if context.message is not None else []
+            await event_queue.enqueue_event(Task(
+                id=context.task_id, context_id=context.context_id,
+                status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED), history=history))
+        timeout = self.runtime.config.limits.tool_timeout
+        try:
+            if task is None:
+                await updater.start_work()
+                # A skill obeys the same limit as an MCP tool call (limits.tool_timeout).
+                await asyncio.wait_for(self._start(namespace, context, updater), timeout)
+            elif task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED and pending_of(task):
+                await asyncio.wait_for(self._resume(namespace, context, task, updater), timeout)
+            else:
+                # Only a task interrupted mid-work (the server stopped while it ran) gets here.
+                await updater.failed(self._say(
+                    updater, "This task is not waiting for input (the server may have stopped "
+                             "while it ran). Send the request again as a new task."))
+                return "error", "TASK_NOT_RESUMABLE"
+        except TimeoutError:
+            log.warning("a2a task %s: skill exceeded limits.tool_timeout (%s s)", context.task_id,
+                        timeout)
+            await updater.failed(self._error(
+                updater, "TOOL_TIMEOUT",
+                f"The skill did not finish within {timeout:g} s (limits.tool_timeout) and was "
+                f"stopped; a store stopped before its write committed stored nothing (its write "
+                f"is one transaction). Retry, or store long texts with the MCP store_memory "
+                f"tool, which queues them."))
+            return "error", "TOOL_TIMEOUT"
+        except NamespaceErased as exc:
+            await updater.failed(self._error(updater, exc.code, exc.message))
+            return "error", exc.code
+        except RecallError as exc:
+            await updater.reject(self._error(updater, exc.code, exc.message))
+            return "error", exc.code
+        except ExtractionError as exc:
+            log.warning("a2a task %s: extraction failed: %s", context.task_id, exc)
+            await updater.failed(self._error(
+                updater, "EXTRACTION_FAILED", f"Extraction failed: {exc}. Nothing was stored; "
+                                              f"retry as a new task."))
+            return "error", "EXTRACTION_FAILED"
+        except Exception as exc:  # noqa: BLE001 - reported as failed, with the log line to look at
+            log.exception("a2a task %s failed", context.task_id)
+            await updater.failed(self._error(
+                updater, "INTERNAL", f"Internal error ({type(exc).__name__}). Nothing was reported "
+                                     f"as done; retry, and if it persists check the server log."))
+            return "error", "INTERNAL"
+        return "ok", None
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.cancel(self._say(updater, "Cancelled. A task that was waiting for a "
+                                                "decision stored nothing."))
+
+    # -- skills ---------------------------------------------------------------------------
+    async def _start(self, namespace: str, context: RequestContext, updater: TaskUpdater) -> None:
+        args, text = message_args(context)
+        skill = skill_of(args)
+        if skill == "search_memories":
+            args.setdefault("query", text)
+            result = await skills.search(self.runtime.service, namespace, args)
+            await updater.add_artifact([new_data_part(result)], name="search_results")
+            await updater.complete(self._say(updater, f"{result['total']} result(s)."))
+            return
+        if skill != "store_memories":
+            raise InvalidParam(f"Unknown skill {repr(args.get('skill'))[:80]}. Expected one of "
+                               f"{', '.join(SKILL_IDS)} (see the agent card at "
+                               f"/.well-known/agent-card.json).")
+        args.setdefault("text", text)
+        now = utcnow()
+        inp = skills.ConsolidateInput.parse(self.runtime.config, args, now)
+        # Recorded before the (slow) extraction: an erase meanwhile deletes the record, and
+        # the commit then finds it gone and writes nothing.
+        op = await skills.record(self.runtime.storage,
+                                 inp.operation(namespace, context.task_id, now))
+        extracted = await self.runtime.extractor.extract(inp.text, inp.topic)
+        conflicts = await skills.find_conflicts(self.runtime.storage, namespace, extracted, now,
+                                                op.created_at)
+        if conflicts:
+            pending = {"skill": skill, "input": asdict(inp),
+                       "extracted": [em.model_dump() for em in extracted],
+                       "conflicts": [c.public() for c in conflicts], "asked_at": now.isoformat()}
+            await self._ask(updater, pending, note="")
+            return
+        result = await skills.store_extracted(self.runtime.storage, self.runtime.embedder,
+                                              op, extracted, now,
+                                              extractor=self.runtime.extractor)
+        await self._finish(updater, result)
+
+    async def _resume(self, namespace: str, context: RequestContext, task: Task,
+                      updater: TaskUpdater) -> None:
+        pending = pending_of(task)
+        assert pending is not None
+        decision = parse_decision(context)
+        if decision is None:
+            await self._ask(updater, pending, note="That reply is not a decision. ")
+            return
+        inp = skills.ConsolidateInput(**pending["input"])
+        extracted = [ExtractedMemory.model_validate(d) for d in pending["extracted"]]
+        keys = {(c["entity"], c["attribute"]) for c in pending["conflicts"]}
+        now = utcnow()
+        op = await skills.record(self.runtime.storage, inp.operation(namespace, task.id, now))
+        result = await skills.store_extracted(self.runtime.storage, self.runtime.embedder,
+                                              op, extracted, now, decision=decision,
+                                              conflict_keys=keys,
+                                              extractor=self.runtime.extractor)
+        await self._finish(updater, result, decision)
+
+    # -- replies --------------------------------------------------------------------------
+    async def _ask(self, updater: TaskUpdater, pending: dict[str, Any], note: str) -> None:
+        conflicts = pending["conflicts"]
+        text = (f"{note}The new text contradicts stored facts that are recent and about as "
+                f"important, so Recall cannot decide which is true:\n{_describe(conflicts)}\n"
+                f"Reply on this task with one of: {', '.join(skills.DECISIONS)} (as text, or a "
+                f"data part {{\"decision\": ...}}). Nothing is stored until then.")
+        message = updater.new_agent_message([
+            new_text_part(text),
+            new_data_part({"conflicts": conflicts, "options": list(skills.DECISIONS)})])
+        await updater.update_status(TaskState.TASK_STATE_INPUT_REQUIRED, message=message,
+                                    metadata={"recall": {"pending": pending}})
+
+    async def _finish(self, updater: TaskUpdater, result: dict[str, Any],
+                      decision: str | None = None) -> None:
+        await updater.add_artifact([new_data_part(result)], name="memories")
+        summary = (f"Stored {len(result['stored'])} memory(ies), superseded "
+                   f"{len(result['superseded_ids'])}, refreshed {len(result['refreshed_ids'])}.")
+        metadata = {"recall": {"pending": None, "decision": decision}} if decision else None
+        await updater.update_status(TaskState.TASK_STATE_COMPLETED,
+                                    message=self._say(updater, summary), metadata=metadata)
+
+    @staticmethod
+    def _say(updater: TaskUpdater, text: str) -> Message:
+        return updater.new_agent_message([new_text_part(text)])
+
+    @staticmethod
+    def _error(updater: TaskUpdater, code: str, message: str) -> Message:
+        return updater.new_agent_message([
+            new_text_part(f"{code}: {message}"),
+            new_data_part({"status": "error", "data": None, "error": message, "code": code})])

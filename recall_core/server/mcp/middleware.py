@@ -1,0 +1,116 @@
+"""The default middleware: audit and timeout (registered by recall_core.builtin.middleware).
+
+- audit (outermost): one JSON log line and one tool_call_records row per call, for successes
+  and failures alike, with the status and code the caller actually got (the line at once,
+  the row in a batch right after, see audit.py).
+- timeout: a tool that runs longer than limits.tool_timeout answers TOOL_TIMEOUT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+import json
+import logging
+import time
+from typing import Any
+
+from fastmcp.server.middleware import Middleware
+from fastmcp.tools.base import ToolResult
+
+from ..auth import current_namespace_or_none
+from .envelope import error
+from ...observability.metrics import observe_call
+from ...models import ToolCallRecord
+
+audit_log = logging.getLogger("recall.audit")
+
+
+def envelope_result(envelope: dict[str, Any]) -> ToolResult:
+    return ToolResult(content=json.dumps(envelope), structured_content=envelope,
+                      is_error=envelope.get("status") == "error")
+
+
+def inputs_hash(arguments: Any) -> str:
+    raw = json.dumps(arguments or {}, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def namespace_hash(namespace: str | None) -> str | None:
+    """Names a tenant in logs without writing its identity there (16 hex digits)."""
+    if namespace is None:
+        return None
+    return hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:16]
+
+
+def _job_id(result: Any) -> str | None:
+    sc = getattr(result, "structured_content", None)
+    data = sc.get("data") if isinstance(sc, dict) else None
+    job = data.get("job_id") if isinstance(data, dict) else None
+    return job if isinstance(job, str) else None
+
+
+def _outcome(result: Any) -> tuple[str, str | None]:
+    sc = getattr(result, "structured_content", None)
+    if isinstance(sc, dict) and sc.get("status") in ("ok", "error"):
+        return sc["status"], sc.get("code")
+    if getattr(result, "is_error", False):
+        return "error", "INTERNAL"
+    return "ok", None
+
+
+class AuditMiddleware(Middleware):
+    def __init__(self, runtime: Any):
+        self.runtime = runtime
+
+    async def on_call_tool(self, context, call_next):
+        started = time.perf_counter()
+        name = context.message.name
+        args = context.message.arguments
+        status, code, job_id = "error", "INTERNAL", None
+        try:
+            result = await call_next(context)
+            status, code = _outcome(result)
+            job_id = _job_id(result)
+            return result
+        finally:
+            audit_call(self.runtime, name, current_namespace_or_none(), args, status, code,
+                       (time.perf_counter() - started) * 1000, job_id=job_id)
+
+
+# Set while the server warms itself up (recall_core/warmup.py): those calls are nobody's.
+WARMING_UP: contextvars.ContextVar[bool] = contextvars.ContextVar("recall_warming_up", default=False)
+
+
+def audit_call(runtime: Any, tool: str, namespace: str | None, args: Any, status: str,
+               code: str | None, duration_ms: float, *, job_id: str | None = None) -> None:
+    """One JSON log line now and one tool_call_records row (batched, see audit.py) for a call
+    through any transport (MCP tools here, A2A tasks in a2a/executor.py). The log line names
+    the namespace by its hash only; the row (tenant data, erased with it) keeps the name."""
+    if WARMING_UP.get():
+        return
+    record = ToolCallRecord(tool=tool, namespace=namespace, inputs_hash=inputs_hash(args),
+                            status=status, code=code, duration_ms=round(duration_ms, 3))
+    line = record.model_dump(mode="json")
+    line["namespace_hash"] = namespace_hash(line.pop("namespace", None))
+    if job_id is not None:
+        line["job_id"] = job_id
+    audit_log.info(json.dumps({"event": "tool_call", **line}))
+    runtime.audit.record(record)  # a failed batch write is logged there, never raised here
+    observe_call(tool, status, code, duration_ms / 1000)
+
+
+class TimeoutMiddleware(Middleware):
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    async def on_call_tool(self, context, call_next):
+        try:
+            return await asyncio.wait_for(call_next(context), timeout=self.seconds)
+        except TimeoutError:
+            return envelope_result(error(
+                "TOOL_TIMEOUT",
+                f"{context.message.name} did not finish within {self.seconds:g} s. Nothing "
+                f"was returned; retry, narrow the request (smaller limit), or raise "
+                f"limits.tool_timeout in the server config."))
