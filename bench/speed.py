@@ -58,6 +58,7 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+from recall_core import Embedder
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "RESULTS.md"
@@ -353,7 +354,7 @@ def log(msg: str) -> None:
 
 
 # -- child-process phases (each in its own interpreter) ---------------------------------------
-class PoolEmbedder:
+class PoolEmbedder(Embedder):
     """Real MiniLM vectors of a pool of corpus sentences, handed out deterministically: a
     text in the pool gets its own vector, any other text pool[crc32(text) % len(pool)]."""
 

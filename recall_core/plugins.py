@@ -21,8 +21,8 @@ import pluggy
 from . import hookspecs
 from .config import RecallConfig, plugin_settings
 from .errors import ConfigError, PluginError
-from .contracts.storage import Storage
-from .search.pipeline import RankerSlot
+from .contracts import Storage
+from .contracts import Extractor, Ranker, RankerSlot
 
 GROUP = "recall"
 
@@ -210,16 +210,24 @@ class Registries:
                    collect(pm, "register_middleware", "middleware"))
 
 
-def build_plugin(entry, config: RecallConfig, *args: Any) -> Any:
+def build_plugin(entry, config: RecallConfig, *args: Any, kind: type | None = None) -> Any:
+    """The plugin object `entry` makes with its settings; with `kind`, it must be one (a
+    `Ranker` subclass instance, say), or start-up stops naming the plugin."""
     # A plugin can name its config table (postgres registers two URL schemes, one table).
     settings = plugin_settings(config, entry.extra.get("config_name", entry.name), entry.settings)
     try:
-        return entry.factory(*args, settings)
+        built = entry.factory(*args, settings)
     except ConfigError:
         raise
     except Exception as exc:  # noqa: BLE001 - start-up failure names the plugin
         raise PluginError(f'Plugin "{entry.plugin}" failed to build {entry.name!r}: '
                           f"{type(exc).__name__}: {exc}") from exc
+    if kind is not None and not isinstance(built, kind):
+        raise PluginError(f'Plugin "{entry.plugin}" built {entry.name!r} as a '
+                          f"{type(built).__name__}, which is not a recall_core.{kind.__name__}. "
+                          f"Subclass recall_core.{kind.__name__} (it declares what core calls), "
+                          f"or disable the plugin with RECALL_DISABLE_PLUGINS.")
+    return built
 
 
 def build_storage(config: RecallConfig, registries: Registries) -> Storage:
@@ -250,6 +258,12 @@ def choose_extractor_name(config: RecallConfig, registries: Registries) -> str:
     return names[0]
 
 
+def build_extractor(config: RecallConfig, registries: Registries) -> Extractor:
+    """The extractor the config names (or, for "auto", the one `choose_extractor_name` picks)."""
+    entry = registries.extractors.get(choose_extractor_name(config, registries))
+    return build_plugin(entry, config, kind=Extractor)
+
+
 def build_rankers(config: RecallConfig, registries: Registries) -> list[RankerSlot]:
     # No [rankers] table: every installed ranker at its default weight (0 = installed but
     # off until configured).
@@ -262,7 +276,7 @@ def build_rankers(config: RecallConfig, registries: Registries) -> list[RankerSl
         entry = registries.rankers.get(name)
         if weight == 0:
             continue
-        slots.append(RankerSlot(build_plugin(entry, config), float(weight)))
+        slots.append(RankerSlot(build_plugin(entry, config, kind=Ranker), float(weight)))
     if not slots:
         raise ConfigError("No ranker is enabled. Set at least one positive weight in [rankers], "
                           f"installed rankers: {', '.join(registries.rankers.names())}.")

@@ -15,12 +15,13 @@ from recall_core.config import load_config
 from recall_core.memory.consolidate import clusters
 from recall_core.errors import RecallError
 from recall_core.models import ExtractedMemory, Memory
-from recall_core.contracts.storage import ExtractionError, NotReady
+from recall_core.contracts import ExtractionError, NotReady
 from recall_core.memory.service import MemoryService
 from recall_extractors import make_stub
 from recall_sqlite import SQLiteSettings, make_storage
 from serverproc import Agent, ServerProcess
 from recall_core.testing.helpers import current_of, delete
+from recall_core import Embedder
 
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
 
@@ -59,7 +60,7 @@ def test_clusters_match_the_definition_across_blocks():
 
 
 # -- in-process: a fake embedder whose vectors the test chooses ------------------------
-class FakeEmbedder:
+class FakeEmbedder(Embedder):
     name, dim = "fake", 3
 
     def __init__(self, vectors: dict[str, list[float]]):

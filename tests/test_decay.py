@@ -13,7 +13,7 @@ import pytest
 from recall_core.config import load_config
 from recall_core.jobs.decay import decayed_importance, plan_decay, run_decay
 from recall_core.models import Memory, Operation, utcnow
-from recall_core.contracts.storage import DecayRow
+from recall_core.contracts import DecayRow
 from recall_core.jobs.worker import Worker
 from recall_sqlite import SQLiteSettings, make_storage
 from serverproc import Agent, ServerProcess

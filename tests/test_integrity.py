@@ -23,6 +23,7 @@ from recall_extractors.stub import StubExtractor
 from recall_sqlite import make_storage
 
 from backends import BACKENDS, PG_URL
+from recall_core import Extractor
 
 
 @pytest_asyncio.fixture(params=BACKENDS)
@@ -41,7 +42,7 @@ def ns() -> str:
     return f"integrity-{uuid.uuid4().hex[:8]}"
 
 
-class Delayed:
+class Delayed(Extractor):
     """The stub extractor, slowed per text (the race in reproduction 1 needs the earlier
     store to finish last)."""
 
@@ -216,7 +217,7 @@ class Flaky:
         return wrapped
 
 
-class Failing:
+class Failing(Extractor):
     name = "failing"
 
     async def extract(self, text, topic=""):

@@ -11,8 +11,10 @@ import pytest
 
 from recall_core.search import pipeline as search
 from recall_core.models import Memory, ScoredId
-from recall_core.search.pipeline import NEIGHBOUR_WEIGHT, RankerSlot, apply_neighbours, pool_neighbours
+from recall_core.contracts import RankerSlot
+from recall_core.search.pipeline import NEIGHBOUR_WEIGHT, apply_neighbours, pool_neighbours
 from recall_core.memory.transfer import ImportLine, import_verbatim
+from recall_core import Ranker
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -58,7 +60,7 @@ LINES = {
 ORDER = ["question", "other", "loose", "reply"]
 
 
-class FixedRanker:
+class FixedRanker(Ranker):
     """A third-party ranker with a fixed answer, so fused relevance is known exactly."""
 
     name = "fixed"

@@ -27,6 +27,7 @@ from recall_core.plugins import get_plugin_manager
 from recall_core.memory.transfer import ImportLine, import_verbatim
 
 from backends import BACKENDS, PG_URL
+from recall_core import Ranker
 
 recall_embeddings = pytest.importorskip("recall_embeddings")
 
@@ -48,7 +49,7 @@ MEMORIES = [
 TEXTS = [t for t, *_ in MEMORIES]
 
 
-class EchoRanker:
+class EchoRanker(Ranker):
     """A careless third-party ranker: every memory whose text shares a word with the query,
     each listed twice."""
     name = "echo"
@@ -60,6 +61,11 @@ class EchoRanker:
         words = {w.lower() for w in query.split()}
         page, _ = await storage.list_memories(namespace, 50, 0)
         hits = [m.id for m in page if words & {w.lower() for w in m.text.split()}]
+        return [ScoredId(id=i, score=1.0) for i in hits for _ in (0, 1)][:limit]
+
+    async def rank_pool(self, query, memories, vectors, limit):
+        words = {w.lower() for w in query.split()}
+        hits = [m.id for m in memories if words & {w.lower() for w in m.text.split()}]
         return [ScoredId(id=i, score=1.0) for i in hits for _ in (0, 1)][:limit]
 
 

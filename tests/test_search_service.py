@@ -14,6 +14,7 @@ from recall_core.server.runtime import build_runtime
 from recall_core.config import load_config
 from recall_core.plugins import get_plugin_manager
 from recall_core.memory.transfer import ImportLine, import_verbatim
+from recall_core import Ranker
 
 SUBJECTS = [
     "astronomy", "baking", "chess", "diving", "embroidery", "fencing", "gardening", "hiking",
@@ -84,10 +85,13 @@ async def test_score_threshold_and_budget(runtime):
 
 
 async def test_degraded_when_a_ranker_is_not_ready(tmp_path):
-    class Cold:
+    class Cold(Ranker):
         name = "cold"
 
         async def rank(self, storage, namespace, query, limit):
+            raise NotReady("cold: warming up")
+
+        async def rank_pool(self, query, memories, vectors, limit):
             raise NotReady("cold: warming up")
 
     class Plugin:

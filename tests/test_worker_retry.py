@@ -12,9 +12,10 @@ from recall_core.server.runtime import build_runtime
 from recall_core.config import load_config
 from recall_core.models import ExtractedMemory
 from recall_core.plugins import get_plugin_manager
+from recall_core import Extractor
 
 
-class Flaky:
+class Flaky(Extractor):
     name = "flaky"
 
     def __init__(self):

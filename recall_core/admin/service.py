@@ -15,7 +15,7 @@ from ..errors import ConfirmRequired, InvalidParam, RecallError
 from ..memory.service import CONFIRM_PHRASE, MemoryService
 from .tokens import create_token, hash_token
 from ..memory.transfer import ImportLine, MalformedLine, export_lines, import_extract, import_verbatim, parse_lines
-from ..contracts.admin import AdminAction, AdminStorage, token_id
+from ..contracts import AdminAction, token_id
 
 T = TypeVar("T")
 log = logging.getLogger("recall.admin")
@@ -62,7 +62,7 @@ def page(limit: Any, offset: Any, cap: int) -> tuple[int, int]:
 class AdminService:
     def __init__(self, service: MemoryService, page_cap: int = 200):
         storage = service.storage
-        if not isinstance(storage, AdminStorage):
+        if not storage.capabilities.admin:
             raise Unsupported(f"The storage backend ({storage.description}) does not offer the "
                               f"admin capability (recall_core.contracts.admin.AdminStorage).")
         self.service = service

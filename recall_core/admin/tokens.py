@@ -9,7 +9,7 @@ import hashlib
 import secrets
 from typing import Any
 
-from ..contracts.storage import Storage
+from ..contracts import Storage
 
 TOKEN_PREFIX = "rcl_"
 ADMIN_TOKEN_PREFIX = "rcla_"
@@ -45,6 +45,6 @@ async def create_admin_token(storage: Any, name: str = "admin") -> str:
 
 async def admin_name(storage: Any, token: str) -> str | None:
     """The name of the admin token `token`, None if it is not a live admin token."""
-    if not token or not hasattr(storage, "admin_for_token"):
+    if not token or not storage.capabilities.admin:
         return None
     return await storage.admin_for_token(hash_token(token))

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..hookspecs import hookimpl
 from ..models import Memory, ScoredId
-from ..contracts.storage import Storage
+from ..contracts import Ranker, Storage
 from ..kit.text import index_tokens, query_terms
 
 
@@ -103,7 +103,7 @@ def _rank_pool(memories: Sequence[Memory], terms: list[str], limit: int) -> list
     return [ScoredId(id=memories[i].id, score=scores[i]) for i in order]
 
 
-class BM25Ranker:
+class BM25Ranker(Ranker):
     name = "bm25"
 
     def __init__(self, settings: BM25Settings | None = None):
@@ -115,7 +115,7 @@ class BM25Ranker:
         terms = query_terms(query)
         if not terms:
             return []
-        if storage.supports_fulltext:
+        if storage.capabilities.fulltext:
             return await storage.search_fulltext(namespace, terms, limit)
         index = await self._fallback_index(storage, namespace)
         stemmed = list(dict.fromkeys(index_tokens(" ".join(terms)))) or terms

@@ -204,7 +204,7 @@ async def _create_admin_token(args: argparse.Namespace) -> int:
                           "--admin [--name NAME]` without NAMESPACE.")
     storage = await _open_storage(_config(args))
     try:
-        if not hasattr(storage, "create_admin_token"):
+        if not storage.capabilities.admin:
             raise ConfigError(f"{storage.description} does not support admin tokens.")
         token = await create_admin_token(storage, args.name)
     finally:
@@ -224,7 +224,7 @@ async def _revoke_token(args: argparse.Namespace) -> int:
     storage = await _open_storage(_config(args))
     try:
         revoked = await storage.revoke_token(hash_token(args.token))
-        if not revoked and hasattr(storage, "revoke_admin_token"):
+        if not revoked and storage.capabilities.admin:
             revoked = await storage.revoke_admin_token(hash_token(args.token))
     finally:
         await storage.close()
@@ -245,16 +245,16 @@ async def _status(args: argparse.Namespace) -> int:
     storage = await _open_storage(config)
     try:
         jobs = {s: await storage.count_jobs(None, s) for s in ("queued", "running", "done", "failed")}
-        extra = storage.status() if hasattr(storage, "status") else {}
+        extra = storage.status()
         failures = await storage.recent_failures(None, 5)
         expired = await storage.expired_leases()
         only = args.namespace
         vectors = (await storage.embedding_models(only)
-                   if hasattr(storage, "embedding_models") else {})
+                   if storage.capabilities.embedding_models else {})
         sources = (await storage.memory_sources(only)
-                   if hasattr(storage, "memory_sources") else None)
+                   if storage.capabilities.memory_sources else None)
         namespaces, ns_total = [], None
-        if hasattr(storage, "list_namespaces"):  # the optional admin capability
+        if storage.capabilities.admin:
             rows, ns_total = await storage.list_namespaces(args.namespaces, 0)
             namespaces = [r.model_dump(mode="json") for r in rows]
     finally:
@@ -413,7 +413,7 @@ async def _import(args: argparse.Namespace) -> int:
                        "already_queued": cached, "failed_jobs": failed}
         else:
             embedder = runtime.embedder if not args.no_embed else None
-            if embedder is not None and hasattr(embedder, "wait_ready"):
+            if embedder is not None:
                 await asyncio.to_thread(embedder.wait_ready, 300)
                 if not embedder.ready:
                     raise ConfigError("the embedding model did not load; retry with --no-embed "
@@ -458,10 +458,9 @@ async def _reindex(args: argparse.Namespace) -> int:
             raise ConfigError("no embedding model is configured (the dense ranker is off or "
                               "recall-embeddings is not installed): there is nothing to "
                               "re-embed with.")
-        if hasattr(embedder, "wait_ready"):
-            await asyncio.to_thread(embedder.wait_ready, 300)
+        await asyncio.to_thread(embedder.wait_ready, 300)
         if not embedder.ready:
-            status = embedder.status() if hasattr(embedder, "status") else {}
+            status = embedder.status()
             raise ConfigError(f"the embedding model did not load: {status.get('error') or status}")
         bar = tqdm(unit="vec", desc="reindexing", file=sys.stderr, disable=args.quiet)
 

@@ -1,0 +1,33 @@
+"""The contracts plugins implement, and everything core relies on from them.
+
+- storage: `Storage` (tokens, queue, memories, retrieval, records, lifecycle), the `WriteTx`
+  every change of memories goes through, the optional `Capabilities` a backend declares, and
+  the row shapes its methods return;
+- admin: `AdminStorage`, the capability the admin API and the inspector need;
+- ranking: `Ranker`, `Embedder` (base classes with declared optional capabilities);
+- extraction: `Extractor`.
+
+`recall_core.testing` ships the conformance suites (StorageContract, AdminStorageContract,
+RankerContract) that check a plugin against these.
+"""
+
+from .admin import (TOKEN_ID_LEN, AdminAction, AdminStorage, MemoryFilter, MemoryState,
+                    NamespaceSummary, TokenInfo, token_id)
+from .capabilities import (Capabilities, EmbeddingModels, HistoricalReads, MemorySources,
+                           NearDuplicateSearch, SessionNeighbours, TimeRanges)
+from .extraction import ExtractionError, Extractor
+from .ranking import Embedder, NotReady, Ranker, RankerSlot, model_id
+from .records import DecayRow, TaskKeys, TaskPage, TaskQuery, TaskRow, VectorToRedo
+from .storage import JobQueue, MemoryStore, Records, Retrieval, Storage, TokenStore
+from .transaction import WriteTx
+
+__all__ = [
+    "TOKEN_ID_LEN", "AdminAction", "AdminStorage", "MemoryFilter", "MemoryState",
+    "NamespaceSummary", "TokenInfo", "token_id",
+    "Capabilities", "EmbeddingModels", "HistoricalReads", "MemorySources",
+    "NearDuplicateSearch", "SessionNeighbours", "TimeRanges",
+    "ExtractionError", "Extractor",
+    "Embedder", "NotReady", "Ranker", "RankerSlot", "model_id",
+    "DecayRow", "TaskKeys", "TaskPage", "TaskQuery", "TaskRow", "VectorToRedo",
+    "JobQueue", "MemoryStore", "Records", "Retrieval", "Storage", "TokenStore", "WriteTx",
+]

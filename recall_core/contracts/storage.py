@@ -1,8 +1,11 @@
-"""The contracts plugins implement. Core only ever talks to these protocols.
+"""The storage contract: what core needs from a backend (SQLite, PostgreSQL, yours).
 
 Every storage method that touches tenant data takes `namespace` first and must filter by it:
 one namespace never sees or changes another's rows. `recall_core.testing.StorageContract`
-checks all of this against a real backend.
+checks all of this against a real backend. `Storage` is five groups of methods plus
+lifecycle; what a backend may offer beyond it is declared in `Storage.capabilities`
+(`capabilities.py`), and every change of memories goes through a `WriteTx`
+(`transaction.py`).
 """
 
 from __future__ import annotations
@@ -10,145 +13,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from ..models import ExtractedMemory, Memory, Operation, ScoredId, ToolCallRecord
-
-
-class DecayRow(NamedTuple):
-    """What the decay job reads about one active memory (`Storage.decay_candidates`)."""
-
-    namespace: str
-    id: str
-    #: The importance before any decay: as last written by an insert, a re-statement
-    #: (complete_job's refresh) or update_importance. apply_decay never changes it.
-    base_importance: float
-    #: The importance the tools see now (base, or what apply_decay last wrote).
-    importance: float
-    created_at: datetime
-    last_accessed_at: datetime | None
-    access_count: int
-
-
-class VectorToRedo(NamedTuple):
-    """A stored vector made by another embedding model (`EmbeddingModels.embeddings_to_redo`)."""
-
-    seq: int  # the storage's insertion order: pass the last one as `after` for the next page
-    namespace: str
-    id: str
-    text: str
-    session_id: str | None
-
-
-class TaskKeys(NamedTuple):
-    """What storage keeps beside an A2A task's document so ListTasks filters, orders and
-    pages in the database (`Records.save_task`). Core fills it from the task."""
-
-    context_id: str = ""
-    #: The state's enum name, e.g. "TASK_STATE_COMPLETED".
-    state: str = ""
-    #: The status timestamp in nanoseconds since the epoch (int64); None when it has none.
-    status_ns: int | None = None
-
-
-class TaskQuery(NamedTuple):
-    """One page of `Records.list_tasks`. Every field narrows or positions the page."""
-
-    context_id: str | None = None
-    state: str | None = None
-    #: Only tasks whose status_ns is at least this (tasks without one are left out).
-    status_ns_from: int | None = None
-    #: The position after which the page starts: (status_ns, task_id) of the last task of
-    #: the previous page, exactly as `TaskRow` gave it.
-    after: tuple[int | None, str] | None = None
-    limit: int = 50
-
-
-class TaskRow(NamedTuple):
-    task_id: str
-    status_ns: int | None
-    data: dict[str, Any]
-
-
-class TaskPage(NamedTuple):
-    rows: list[TaskRow]
-    #: How many tasks match the query's filters, on every page (position and limit ignored).
-    total: int
-
-
-class WriteTx(Protocol):
-    """One write transaction on one namespace, from `Storage.write`. Primitives only: the
-    rules that decide what they do live in core (`facts.py`, `writes.py`, `forget.py`).
-
-    Committed when the `async with` block ends normally, rolled back entirely when it raises.
-    While it is open, the fact keys it was opened with are locked against every other writer
-    (of any process sharing the database), so what `timeline` returns stays true until commit.
-    """
-
-    namespace: str
-
-    async def timeline(self, keys: Sequence[tuple[str, str]]) -> list[Memory]:
-        """Every row (current and superseded) of these (entity, attribute) keys, oldest
-        `valid_from` first. Keys are matched exactly (core normalises them)."""
-
-    async def current(self, ids: Sequence[str]) -> list[Memory]:
-        """The current (active) rows of this namespace among `ids`."""
-
-    async def older_jobs_pending(self, before: datetime) -> bool:
-        """Whether a job of this namespace stored before `before` is still queued or running:
-        its statements may yet be written after this one, out of order (facts.place keeps a
-        re-statement's time for them)."""
-
-    async def insert(self, memories: Sequence[Memory]) -> None:
-        """Insert rows as given (their namespace must be this one). Raises
-        `errors.StorageConflict` for an existing id (kind `duplicate_id`) or a second current
-        row of a key (kind `second_current`)."""
-
-    async def end(self, ends: Sequence[tuple[str, datetime, str | None]]) -> None:
-        """(id, valid_until, superseded_by): end rows of this namespace whose validity lasts
-        past `valid_until` (current ones, or history rows being split by a late statement)."""
-
-    async def refresh(self, items: Sequence[tuple[str, float]], at: datetime) -> None:
-        """(id, importance): a current row was re-stated: base importance becomes the larger
-        of its base and `importance` (any decay undone) and last_accessed_at = at. Rows that
-        are no longer current are left alone."""
-
-    async def set_pinned(self, ids: Sequence[str], pinned: bool) -> int:
-        """Pin (decay never lowers its importance) or unpin current rows; returns how many."""
-
-    async def delete(self, ids: Sequence[str]) -> int:
-        """Hard-delete rows of this namespace (current or history) and their index entries.
-        Returns how many were deleted."""
-
-    async def predecessors(self, ids: Sequence[str]) -> list[Memory]:
-        """Rows of this namespace whose `superseded_by` is one of `ids`."""
-
-    async def scrub_context(self, session_ids: Sequence[str], texts: Sequence[str]) -> None:
-        """Clear the session context (`Memory.context`, and its index entry) of rows of
-        these sessions whose context contains one of `texts`, and their vector (it mixed in
-        the forgotten neighbour's; the embedding backfill re-embeds them from their text)."""
-
-    async def operations(self, ids: Sequence[str]) -> list[Operation]:
-        """Operations of this namespace with these ids."""
-
-    async def restated_by(self, ids: Sequence[str]) -> list[Operation]:
-        """Operations of this namespace whose result lists one of `ids` among its
-        `refreshed_ids` or `restated_ids` (stores that re-stated those memories, current or
-        already history: their text says it too)."""
-
-    async def set_payload(self, op_id: str, payload: dict[str, Any]) -> None:
-        """Replace an operation's payload (forget scrubs its text)."""
-
-    async def delete_tasks(self, task_ids: Sequence[str]) -> None:
-        """Delete A2A tasks of this namespace."""
-
-    async def finish_job(self, op_id: str, attempts: int | None,
-                         result: dict[str, Any] | None = None) -> bool:
-        """Mark the job done if it is still running under the claim with `attempts`
-        (else False, and the caller rolls back by raising `errors.StaleClaim`). `result`
-        (the ids written) is kept in the operation's payload under "result". With
-        `attempts=None` the operation is a record created done (A2A): it only has to still
-        exist in this namespace (an erase deletes it), and only `result` is written."""
+from ..models import Memory, Operation, ScoredId, ToolCallRecord
+from .capabilities import Capabilities
+from .records import DecayRow, TaskKeys, TaskPage, TaskQuery
+from .transaction import WriteTx
 
 
 class TokenStore(Protocol):
@@ -186,7 +56,7 @@ class JobQueue(Protocol):
     async def payloads_to_scrub(self, finished_before: datetime, limit: int) -> list[Operation]:
         """Up to `limit` finished (done or failed) operations of any namespace, finished
         before `finished_before`, whose payload still holds its text (no "scrubbed" key):
-        the retention job scrubs them (`retention.py`)."""
+        the retention job scrubs them (`jobs.retention`)."""
 
     async def expired_leases(self) -> int:
         """Running jobs whose lease has expired: their worker died or hangs (a live worker
@@ -309,6 +179,9 @@ class Records(Protocol):
 
     async def record_tool_call(self, record: ToolCallRecord) -> None: ...
 
+    async def record_tool_calls(self, records: Sequence[ToolCallRecord]) -> None:
+        """Several audit rows in one transaction (the audit batch, `observability.audit`)."""
+
     async def save_task(self, namespace: str, task_id: str, data: dict[str, Any],
                         keys: TaskKeys = TaskKeys()) -> None:
         """Insert or replace a task's document, and `keys`, which list_tasks filters on."""
@@ -339,145 +212,14 @@ class Storage(TokenStore, JobQueue, MemoryStore, Retrieval, Records, Protocol):
 
     #: Human-readable description for `recall status` (e.g. "sqlite /path/recall.db (WAL)").
     description: str
-    #: True when `search_fulltext` is backed by a native index (FTS5, tsvector).
-    supports_fulltext: bool
-    #: True when `search_vectors` is implemented.
-    supports_vectors: bool
+    #: What the backend offers beyond this protocol; core checks these flags only.
+    capabilities: Capabilities
 
     async def open(self) -> None:
         """Connect and run pending migrations. Called once before any other method."""
 
     async def close(self) -> None: ...
 
-    # Optional, found with hasattr by `recall status`: `status() -> dict` (backend details).
-
-
-@runtime_checkable
-class NearDuplicateSearch(Protocol):
-    """Optional storage capability for the worker's near-duplicate check (extraction.py)."""
-
-    async def search_near_duplicates(self, namespace: str, terms: Sequence[str],
-                                     max_missing: int, limit: int) -> list[ScoredId]:
-        """Up to `limit` active memories ranked for `terms`, among which is every memory
-        holding all but at most `max_missing` of the terms (if any). A storage can thus
-        score only the memories that hold one of the `max_missing + 1` rarest terms (any
-        near-duplicate must), instead of every memory sharing a common word."""
-
-
-@runtime_checkable
-class HistoricalReads(Protocol):
-    """Optional storage capability for `search_memories(as_of=...)` (recall_core/asof.py)."""
-
-    async def memories_at(self, namespace: str, at: datetime) -> list[Memory]:
-        """Every memory of the namespace that was valid at `at`: valid_from <= at and
-        (valid_until is None or at < valid_until). Superseded rows are included for the time
-        they were current; rows that began after `at` are not. Oldest valid_from first."""
-
-
-@runtime_checkable
-class SessionNeighbours(Protocol):
-    """Optional storage capability: which memories were said just before and just after
-    others in their session (search's neighbour step, `search.apply_neighbours`)."""
-
-    async def session_neighbours(self, namespace: str, ids: Sequence[str]
-                                 ) -> dict[str, tuple[str | None, str | None]]:
-        """For each id of an active memory with a session: (the active memory just before
-        it, the active memory just after it) in that session, ordered by created_at, then
-        insertion order, as `latest_in_session`; None at either end. Ids that are unknown,
-        superseded, of another namespace or without a session are left out."""
-
-
-@runtime_checkable
-class TimeRanges(Protocol):
-    """Optional storage capability: the memories stored in given time ranges (search's
-    time-window step, `search.window_relevance`)."""
-
-    async def memories_created(self, namespace: str, ranges: Sequence[tuple[datetime, datetime]],
-                               limit: int) -> list[Memory] | None:
-        """Active memories of the namespace whose created_at falls in any of `ranges` (start
-        inclusive, end exclusive; ranges may overlap, a memory comes once), with their session
-        context (`Memory.context`, as `memories_at`), oldest created_at first (then insertion
-        order); None when more than `limit` do (found without reading them all)."""
-
-
-@runtime_checkable
-class EmbeddingModels(Protocol):
-    """Optional storage capability: which embedding model made the stored vectors
-    (`recall reindex`, `recall status`, and search's note about vectors it leaves out)."""
-
-    async def embedding_models(self, namespace: str | None) -> dict[str | None, int]:
-        """Stored vectors (current and history rows) per model id, of one namespace or all;
-        None counts vectors stored before model ids were recorded."""
-
-    async def other_model_vectors(self, namespace: str, model: str) -> int:
-        """Current memories whose vector was recorded as made by a model other than `model`
-        (search leaves them out)."""
-
-    async def embeddings_to_redo(self, namespace: str | None, model: str, after: int,
-                                 limit: int) -> list[VectorToRedo]:
-        """Up to `limit` rows (current or history) with a vector not recorded as made by
-        `model` (None included), of one namespace or all, with `seq` > `after`, in `seq`
-        order. A row re-embedded with `model` no longer qualifies, so a new walk from 0
-        continues an interrupted one."""
-
-
-@runtime_checkable
-class MemorySources(Protocol):
-    """Optional storage capability: what made the stored memories (`recall status`)."""
-
-    async def memory_sources(self, namespace: str | None) -> list[dict[str, Any]]:
-        """Current memories of one namespace (all when None) counted by the provenance their
-        source job recorded in its result (`writes.provenance`): dicts with `extractor`,
-        `model`, `prompt_version` (None when not recorded) and `memories`, most first.
-        `extractor` is None for memories without a source job (verbatim import) and ""
-        for a job that recorded no provenance (stored before it was recorded)."""
-
-
-class NotReady(Exception):
-    """Raised by a ranker that cannot answer yet (e.g. its model is still loading).
-
-    The search pipeline answers from the other rankers and reports the message in
-    `data.degraded`."""
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    name: str
-    dim: int
-
-    @property
-    def ready(self) -> bool: ...
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Unit-normalised vectors. Raises NotReady while the model is loading."""
-
-
-@runtime_checkable
-class Ranker(Protocol):
-    """Gives ranked candidate ids for a query. Fusion (RRF) happens in core."""
-
-    name: str
-    # A ranker may also carry `embedder: Embedder`: core then uses it to embed memories at
-    # write time, for MMR similarity and for consolidation clustering.
-
-    async def rank(self, storage: Storage, namespace: str, query: str, limit: int) -> list[ScoredId]:
-        """Best first. Raise NotReady to be skipped with a degraded note."""
-
-
-@runtime_checkable
-class Extractor(Protocol):
-    name: str
-
-    async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:
-        """Typed memories in `text`; [] for chit-chat. Raise `ExtractionError` on failure."""
-
-    async def merge(self, memories: Sequence[Memory], topic: str = "") -> ExtractedMemory:
-        """One canonical memory that says what the cluster says (consolidation)."""
-
-
-class ExtractionError(Exception):
-    """An extractor failure. `retryable=False` fails the job at once (e.g. bad API key)."""
-
-    def __init__(self, message: str, retryable: bool = True):
-        super().__init__(message)
-        self.retryable = retryable
+    def status(self) -> dict[str, Any]:
+        """Backend details for `recall status`, `/metrics` and the inspector (e.g. pool size,
+        file size): plain JSON values, no secrets."""

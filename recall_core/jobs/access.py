@@ -14,7 +14,7 @@ from datetime import datetime
 
 from .batching import Batcher
 from ..models import utcnow
-from ..contracts.storage import Storage
+from ..contracts import Storage
 
 FLUSH_DELAY_S = 1.0
 

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..contracts.storage import DecayRow, Storage
+from ..contracts import DecayRow, Storage
 
 log = logging.getLogger("recall.decay")
 

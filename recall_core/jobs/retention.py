@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..memory.forget import scrub_payload
-from ..contracts.storage import Storage
+from ..contracts import Storage
 from ..memory.writes import transaction
 
 PAGE = 200

@@ -22,14 +22,14 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ..memory.session_context import model_id
+from ..contracts import model_id
 from .activity import Activity
 from ..config import RecallConfig
 from .decay import run_decay
 from .retention import expire_tasks, scrub_old_payloads
 from ..memory.writes import process
 from ..models import utcnow
-from ..contracts.storage import Embedder, ExtractionError, Extractor, NotReady, Storage
+from ..contracts import Embedder, ExtractionError, Extractor, NotReady, Storage
 
 log = logging.getLogger("recall.worker")
 

@@ -1,0 +1,16 @@
+"""Helpers plugin authors share with core, so one rule is written once.
+
+- `text`: the text rules of full-text search (`fold`, `query_terms`, `index_tokens`): a
+  storage's native index must fold and tokenise as core's queries do.
+- `vector_index`: an in-memory exact cosine index a storage can keep fresh incrementally.
+- `check_namespace`: every `WriteTx.insert` calls it, so a write never crosses namespaces.
+- `split_speaker`: who says a transcript line ("Caroline: ..."), the rule search uses too.
+- `ramp`: maps a ranker's score onto 0..1 evidence (`Ranker.evidence`).
+"""
+
+from ..memory.facts import check_namespace
+from ..search.relevance import ramp
+from ..search.speakers import split_speaker
+from .text import fold, index_tokens, query_terms
+
+__all__ = ["check_namespace", "fold", "index_tokens", "query_terms", "ramp", "split_speaker"]

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .session_context import model_id
+from ..contracts import model_id
 from ..errors import EmbeddingsRequired, RecallError
 from ..models import Memory, utcnow
-from ..contracts.storage import Embedder, ExtractionError, NotReady
+from ..contracts import Embedder, ExtractionError, NotReady
 from .facts import normalise
 from .writes import replace
 

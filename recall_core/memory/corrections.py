@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .session_context import model_id
+from ..contracts import model_id
 from . import validation as v
 from ..errors import InvalidParam, MemoryNotFound
 from ..models import MEMORY_TYPES, Memory, utcnow

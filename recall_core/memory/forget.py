@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import MemoryNotFound
 from ..models import Memory
-from ..contracts.storage import Storage
+from ..contracts import Storage
 from .writes import transaction
 
 SCRUBBED = "scrubbed"

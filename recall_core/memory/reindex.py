@@ -21,9 +21,10 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from .session_context import chain, model_id
+from ..contracts import model_id
+from .session_context import chain
 from ..errors import ConfigError
-from ..contracts.storage import Embedder, EmbeddingModels, Storage
+from ..contracts import Embedder, Storage
 
 BATCH = 32
 
@@ -39,7 +40,7 @@ async def reindex(storage: Storage, embedder: Embedder, namespace: str | None = 
                   total: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Re-embed up to `limit` (all when None) vectors not made by `embedder`'s model.
     `total(n)` is told how many there are first, `progress(k)` after each batch."""
-    if not isinstance(storage, EmbeddingModels):
+    if not storage.capabilities.embedding_models:
         raise ConfigError(f"{type(storage).__name__} does not record embedding model ids; "
                           f"nothing can be reindexed on it.")
     model = model_id(embedder)

@@ -20,12 +20,13 @@ from .facts import norm_key, told
 from .forget import forget, same_store
 from ..errors import ConfirmRequired, EmbeddingsRequired, InvalidParam
 from ..models import MEMORY_TYPES, Memory, Operation, utcnow
-from .session_context import model_id
-from ..contracts.storage import Embedder, EmbeddingModels, Extractor, HistoricalReads, Storage
+from ..contracts import model_id
+from ..contracts import Embedder, Extractor, Storage
 from ..jobs.access import AccessLog
 from ..jobs.activity import Activity
 from ..search.explain import SearchTrace
-from ..search.pipeline import RankerSlot, run_search
+from ..contracts import RankerSlot
+from ..search.pipeline import run_search
 
 log = logging.getLogger("recall.service")
 
@@ -112,7 +113,7 @@ class MemoryService:
         score_threshold = v.score_threshold(score_threshold)
         max_tokens = v.max_tokens(max_tokens)
         at = v.as_of(as_of)
-        if at is not None and not isinstance(self.storage, HistoricalReads):
+        if at is not None and not self.storage.capabilities.history:
             raise InvalidParam(f"as_of is not available: the storage backend "
                                f"({type(self.storage).__name__}) cannot read past states. "
                                f"Omit as_of to search what is true now.")
@@ -147,8 +148,8 @@ class MemoryService:
     async def _other_model_note(self, namespace: str) -> str | None:
         """Say so when semantic search leaves out vectors of another embedding model (after a
         model change, until `recall reindex`). Counted once per namespace version."""
-        if self.embedder is None or not isinstance(self.storage, EmbeddingModels) \
-                or not self.storage.supports_vectors:
+        if self.embedder is None or not self.storage.capabilities.embedding_models \
+                or not self.storage.capabilities.vectors:
             return None
         version = await self.storage.namespace_version(namespace)
         cached = self._other_models.get(namespace)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..models import Memory
-from ..contracts.storage import Embedder, Storage
+from ..contracts import Embedder, Storage, model_id
 
 CONTEXT_WEIGHT = 0.5
 
@@ -41,12 +41,6 @@ def chain(raw: Sequence[Sequence[float]], sessions: Sequence[str | None],
             last[session] = v
         out.append(v.tolist())
     return out
-
-
-def model_id(embedder: Embedder) -> str:
-    """The id of the vector space an embedder writes (stored with every vector): its
-    `model_id` when it has one, else its name."""
-    return getattr(embedder, "model_id", None) or embedder.name
 
 
 async def previous_vectors(storage: Storage, namespace: str, sessions: Sequence[str | None],

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from . import facts, writes
 from .session_context import attach_context, embed_in_context
 from ..models import Memory, MemoryType, Operation, new_id
-from ..contracts.storage import Embedder, Storage
+from ..contracts import Embedder, Storage
 
 #: A verbatim import of at least this many rows without fact statements takes the bulk path.
 OPTIMIZE_BULK = 5000

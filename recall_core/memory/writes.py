@@ -22,7 +22,7 @@ from . import facts
 from .session_context import attach_context, embed_in_context
 from ..errors import StaleClaim, TransientConflict
 from ..models import ExtractedMemory, Memory, Operation
-from ..contracts.storage import Embedder, NearDuplicateSearch, NotReady, Storage, WriteTx
+from ..contracts import Embedder, Extractor, NotReady, Storage, WriteTx
 from ..kit.text import jaccard, query_terms, token_set
 
 log = logging.getLogger("recall.writes")
@@ -67,13 +67,13 @@ class Written:
 
 
 async def _near_duplicate(storage: Storage, namespace: str, text: str) -> Memory | None:
-    if not storage.supports_fulltext:
+    if not storage.capabilities.fulltext:
         return None
     terms = query_terms(text)
     if not terms:
         return None
     mine = token_set(text)
-    if isinstance(storage, NearDuplicateSearch):
+    if storage.capabilities.near_duplicates:
         # Jaccard >= J means the other text lacks at most (1 - J) / J of our terms (+1 for
         # the gap between the index's tokenizer and token_set). Ranking by every term instead
         # scored each memory sharing a common word: ~30 ms a job at 100k memories.
@@ -210,14 +210,13 @@ async def process(storage: Storage, extractor: Any, embedder: Embedder | None,
     return await commit_job(storage, op, prepared, now, provenance(extractor)) is not None
 
 
-def provenance(extractor: Any) -> dict[str, Any]:
+def provenance(extractor: Extractor) -> dict[str, Any]:
     """Which extractor (and model and prompt version) made a job's memories: kept in the
     job's result, which every memory reaches through its source_job_id."""
-    out = {"extractor": getattr(extractor, "name", type(extractor).__name__)}
-    for key in ("model", "prompt_version"):
-        value = getattr(extractor, key, None)
-        if isinstance(value, str) and value:
-            out[key] = value
+    out = {"extractor": extractor.name}
+    out.update({key: value for key, value in (("model", extractor.model),
+                                                ("prompt_version", extractor.prompt_version))
+                if value})
     return out
 
 

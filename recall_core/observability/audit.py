@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from ..jobs.batching import Batcher
 from ..models import ToolCallRecord, utcnow
-from ..contracts.storage import Storage
+from ..contracts import Storage
 
 FLUSH_DELAY_S = 0.25
 #: How long an erase is remembered: longer than any tool call that began before it can run.
@@ -57,9 +57,4 @@ class AuditLog(Batcher):
         return rows
 
     async def _write(self, rows: list[ToolCallRecord]) -> None:
-        many = getattr(self.storage, "record_tool_calls", None)
-        if many is not None:
-            await many(rows)
-            return
-        for row in rows:
-            await self.storage.record_tool_call(row)
+        await self.storage.record_tool_calls(rows)

@@ -31,7 +31,7 @@ from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Hi
                                disable_created_metrics, generate_latest)
 
 from .. import __version__
-from ..contracts.storage import NotReady
+from ..contracts import NotReady
 
 log = logging.getLogger("recall.metrics")
 disable_created_metrics()  # the *_created series double the output and nobody graphs them
@@ -134,7 +134,7 @@ async def refresh(runtime: Any) -> None:
         log.warning("metrics: reading queue depth failed", exc_info=True)
     emb = runtime.embedder
     EMBEDDER_READY.set(1 if emb is not None and emb.ready else 0)
-    status = runtime.storage.status() if hasattr(runtime.storage, "status") else {}
+    status = runtime.storage.status()
     pool = status.get("pool") if isinstance(status, dict) else None
     if isinstance(pool, dict):
         for state in ("size", "idle", "min", "max"):

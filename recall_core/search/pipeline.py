@@ -16,22 +16,16 @@ from datetime import datetime
 
 import numpy as np
 
-from ..memory.session_context import model_id
+from ..contracts import model_id
 from .explain import SearchTrace
 from ..models import Memory, ScoredId, utcnow
-from ..contracts.storage import Embedder, NotReady, Ranker, SessionNeighbours, Storage, TimeRanges
+from ..contracts import Embedder, NotReady, RankerSlot, Storage
 from .relevance import EvidenceSource, evidence
 from .speakers import focused_query, named_speakers, speaker_of
 from ..kit.text import estimate_tokens, token_set
 from .timeframe import Window, ranges, windows, within
 
 log = logging.getLogger("recall.search")
-
-
-@dataclass
-class RankerSlot:
-    ranker: Ranker
-    weight: float
 
 
 @dataclass
@@ -232,7 +226,7 @@ async def neighbours_of(storage: Storage, namespace: str, ids: Sequence[str],
     without it the neighbour step is skipped)."""
     if pool is not None:
         return pool_neighbours(list(pool.values()), ids)
-    if isinstance(storage, SessionNeighbours):
+    if storage.capabilities.session_neighbours:
         return await storage.session_neighbours(namespace, ids)
     return {}
 
@@ -365,20 +359,20 @@ async def window_relevance(storage: Storage, rankers: Sequence[RankerSlot], name
     if pool is not None:
         rows = [m for m in pool.values() if within(m.created_at, found)]
         vectors = pool_vectors
-    elif isinstance(storage, TimeRanges):
+    elif storage.capabilities.time_ranges:
         rows = await storage.memories_created(namespace, ranges(found, now), WINDOW_POOL_MAX)
     else:
         return {}, {}
     if not rows or len(rows) > WINDOW_POOL_MAX:
         return {}, {}
-    if pool is None and storage.supports_vectors and wants_vectors(rankers):
+    if pool is None and storage.capabilities.vectors and wants_vectors(rankers):
         vectors = await storage.get_embeddings(namespace, [m.id for m in rows],
                                                model=model_id(embedder) if embedder else None)
     lists: list[tuple[float, list[ScoredId]]] = []
     for slot, out in zip(rankers, answered):
         if isinstance(out, str):  # warming up or broken: not asked again
             continue
-        asked = focus if focus is not None and getattr(slot.ranker, "embedder", None) else query
+        asked = focus if focus is not None and slot.ranker.embedder is not None else query
         hits = await _run_pool_ranker(slot, asked, rows, vectors, candidates)
         if not isinstance(hits, str):
             lists.append((slot.weight, hits))
@@ -401,12 +395,9 @@ async def _run_ranker(slot: RankerSlot, storage: Storage, namespace: str, query:
 
 async def _run_pool_ranker(slot: RankerSlot, query: str, pool: Sequence[Memory],
                            vectors: dict[str, list[float]], limit: int) -> list[ScoredId] | str:
-    """A ranker over a given pool of rows (an `as_of` search): its optional `rank_pool`."""
-    rank_pool = getattr(slot.ranker, "rank_pool", None)
-    if not callable(rank_pool):
-        return f"{slot.ranker.name}: cannot search past states (as_of); left out"
+    """A ranker over a given pool of rows (an `as_of` search, a time window)."""
     try:
-        return await rank_pool(query, pool, vectors, limit)
+        return await slot.ranker.rank_pool(query, pool, vectors, limit)
     except NotReady as exc:
         return str(exc) or f"{slot.ranker.name}: not ready"
     except Exception as exc:  # noqa: BLE001 - as in _run_ranker
@@ -429,7 +420,7 @@ async def _candidates(storage: Storage, namespace: str, pool: dict[str, Memory] 
 
 
 def wants_vectors(rankers: Sequence[RankerSlot]) -> bool:
-    return any(getattr(s.ranker, "embedder", None) is not None for s in rankers)
+    return any(s.ranker.embedder is not None for s in rankers)
 
 
 async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace: str, query: str,
@@ -449,7 +440,7 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
     else:
         rows = await storage.memories_at(namespace, as_of)  # type: ignore[attr-defined]
         pool = {m.id: m for m in rows}
-        if rows and storage.supports_vectors and wants_vectors(rankers):
+        if rows and storage.capabilities.vectors and wants_vectors(rankers):
             pool_vectors = await storage.get_embeddings(
                 namespace, list(pool), model=model_id(embedder) if embedder else None)
         outcomes = await asyncio.gather(*(_run_pool_ranker(s, query, rows, pool_vectors,
@@ -466,7 +457,7 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
         # costs one more query embedding and vector search, only for queries that name a
         # speaker.
         for i, slot in enumerate(rankers):
-            if getattr(slot.ranker, "embedder", None) is not None and not isinstance(outcomes[i], str):
+            if slot.ranker.embedder is not None and not isinstance(outcomes[i], str):
                 outcomes[i] = await (_run_ranker(slot, storage, namespace, focus, candidates)
                                      if pool is None else
                                      _run_pool_ranker(slot, focus, rows, pool_vectors, candidates))
@@ -489,11 +480,10 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
             degraded.append(out)
         else:
             ranked.append((slot.weight, out))
-            calibrate = getattr(slot.ranker, "evidence", None)
-            if callable(calibrate):
+            if slot.ranker.calibrated:
                 # Evidence from the query as given: the calibration (e.g. the dense ramp) was
                 # read off whole queries, and a focused one scores systematically lower.
-                sources.append((calibrate, first if not isinstance(first, str) else out))
+                sources.append((slot.ranker.evidence, first if not isinstance(first, str) else out))
     if not ranked:
         raise RuntimeError("no ranker could answer: " + "; ".join(degraded))
     relevance = rrf(ranked, rrf_k)
@@ -524,7 +514,7 @@ async def run_search(storage: Storage, rankers: Sequence[RankerSlot], namespace:
         scored = scored[: limit * 3]
         if pool is not None:
             vectors = {m.id: pool_vectors[m.id] for m, _ in scored if m.id in pool_vectors}
-        elif embedder is not None and storage.supports_vectors:
+        elif embedder is not None and storage.capabilities.vectors:
             vectors = await storage.get_embeddings(namespace, [m.id for m, _ in scored],
                                                    model=model_id(embedder))
     selected = mmr(scored, mmr_lambda, limit, vectors)

@@ -22,7 +22,7 @@ from ..errors import RecallError
 from ..admin.tokens import hash_token
 from ..memory.transfer import ImportLine
 from ..admin.service import MAX_NAMESPACE_LEN, MAX_OFFSET, NAMESPACE_PATTERN, AdminService
-from ..contracts.admin import AdminAction, NamespaceSummary, TokenInfo
+from ..contracts import AdminAction, NamespaceSummary, TokenInfo
 from ..admin.tokens import admin_name
 
 OPENAPI_PATH = "/openapi.json"

@@ -5,13 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..contracts.admin import AdminStorage
 
 log = logging.getLogger("recall.admin")
 
 
 def mount_operator_routes(app: Any, runtime: Any, *, public_url: str | None = None) -> None:
-    if not isinstance(runtime.storage, AdminStorage):
+    if not runtime.storage.capabilities.admin:
         log.warning("storage %s has no admin capability: /admin and /ui are not served",
                     runtime.storage.description)
         return

@@ -24,7 +24,7 @@ def readiness(runtime: Runtime, *, detail: bool = True) -> list[str]:
     emb = runtime.embedder
     if emb is None or emb.ready:
         return []
-    status = emb.status() if hasattr(emb, "status") else {}
+    status = emb.status()
     if status.get("error"):
         return [f"dense: model failed to load: {status['error']}" if detail
                 else "dense: model failed to load"]
@@ -99,9 +99,10 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and token.strip():
             digest = hash_token(token.strip())
-            admin = getattr(runtime.storage, "admin_for_token", None)
-            if (await runtime.storage.namespace_for_token(digest) is not None
-                    or (admin is not None and await admin(digest) is not None)):
+            storage = runtime.storage
+            if (await storage.namespace_for_token(digest) is not None
+                    or (storage.capabilities.admin
+                        and await storage.admin_for_token(digest) is not None)):
                 body.update(version=__version__, storage=runtime.storage.description,
                             degraded=readiness(runtime),
                             rankers=[s.ranker.name for s in runtime.rankers],

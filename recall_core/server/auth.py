@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse
 from fastmcp.server.dependencies import get_access_token
 
 from ..errors import RecallError
-from ..contracts.storage import Storage
+from ..contracts import Storage
 from ..admin.tokens import TOKEN_PREFIX, create_token, hash_token, new_token  # noqa: F401 (re-export)
 
 # Set for the stdio transport (one caller per process).

@@ -13,14 +13,13 @@ from fastmcp import FastMCP
 from .. import __version__
 from ..observability.audit import AuditLog
 from .auth import StorageTokenVerifier
-from ..plugins import (Registries, build_plugin, build_rankers, build_storage,
-                      choose_extractor_name)
+from ..plugins import (Registries, build_extractor, build_rankers, build_storage,
+                       get_plugin_manager, plugin_label)
 from ..config import RecallConfig, plugin_settings
 from ..errors import PluginError
-from ..plugins import get_plugin_manager, plugin_label
-from ..contracts.storage import Embedder, Extractor, Storage
+from ..contracts import Embedder, Extractor, Storage
 from .mcp.safety import describe_texts, injection_findings
-from ..search.pipeline import RankerSlot
+from ..contracts import RankerSlot
 from ..memory.service import MemoryService
 from .mcp.tools import ArgumentErrors, register_core_tools
 from ..jobs.worker import Worker
@@ -67,22 +66,19 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
     # Storage first: a bad --db fails in a second, before a model starts loading.
     await storage.open()
     try:
-        extractor = build_plugin(registries.extractors.get(choose_extractor_name(config, registries)),
-                                 config)
+        extractor = build_extractor(config, registries)
         rankers = build_rankers(config, registries)
     except BaseException:
         await storage.close()
         raise
-    embedder = next((getattr(s.ranker, "embedder") for s in rankers
-                     if getattr(s.ranker, "embedder", None) is not None), None)
+    embedder = next((s.ranker.embedder for s in rankers if s.ranker.embedder is not None),
+                    None)
     service = MemoryService(storage, extractor, rankers, config, embedder)
     runtime = Runtime(config, pm, registries, storage, extractor, rankers, embedder, service,
                       AuditLog(storage))
     service.on_erase.append(runtime.audit.forget_namespace)
     for slot in rankers:  # rankers with per-namespace caches drop the erased namespace's
-        forget = getattr(slot.ranker, "forget_namespace", None)
-        if forget is not None:
-            service.on_erase.append(forget)
+        service.on_erase.append(slot.ranker.forget_namespace)
     from ..observability.tracing import setup as setup_tracing
 
     runtime.extras["tracer"] = setup_tracing(runtime)  # None unless [tracing] enabled

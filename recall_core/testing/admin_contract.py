@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from ..contracts.admin import AdminAction, AdminStorage, MemoryFilter, token_id
+from ..contracts import AdminAction, AdminStorage, MemoryFilter, token_id
 from ..models import Operation, utcnow
-from ..contracts.storage import Storage
+from ..contracts import Storage
 from ..admin.tokens import hash_token, new_token
 
 from .contract import T0, memory, operation

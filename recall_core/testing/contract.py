@@ -14,8 +14,8 @@
 Each test gets a freshly opened storage on an empty database (`storage`), and can open more
 instances on the same database with `reopen` (persistence, two processes sharing one file or
 server). Everything goes through the public `Storage` methods only. Tests for an optional
-capability are skipped with a reason when the backend declares `supports_fulltext` or
-`supports_vectors` false.
+capability are skipped with a reason when the backend does not declare it in
+`storage.capabilities`; a declared one must have its protocol's methods.
 
 The suite pins behaviour core relies on, including what the protocol leaves implicit:
 `close()` may be called twice; `iter_memories` is an async generator (`async for m in
@@ -37,10 +37,9 @@ import pytest_asyncio
 
 from ..errors import StorageConflict
 from ..models import Memory, Operation, ScoredId, ToolCallRecord, new_id, utcnow
-from ..contracts.storage import (DecayRow, EmbeddingModels, HistoricalReads, MemorySources,
-                                   SessionNeighbours, Storage, TaskKeys, TaskPage, TaskQuery,
-                                   TimeRanges,
-                                   TaskRow)
+from ..contracts import (AdminStorage, Capabilities, DecayRow, Storage, TaskKeys, TaskPage,
+                         TaskQuery, TaskRow)
+from ..contracts.capabilities import PROTOCOLS
 from .helpers import supersede, complete_job, current_of, delete
 
 A = "ns-a"
@@ -137,8 +136,8 @@ class StorageContract:
 
     @staticmethod
     def need(storage: Storage, capability: str) -> None:
-        if not getattr(storage, f"supports_{capability}"):
-            pytest.skip(f"{type(storage).__name__} declares supports_{capability} = False")
+        if not getattr(storage.capabilities, capability):
+            pytest.skip(f"{type(storage).__name__} does not declare the {capability} capability")
 
     @staticmethod
     async def all_memories(storage: Storage, namespace: str, active_only: bool = True) -> list[Memory]:
@@ -158,8 +157,11 @@ class StorageContract:
     async def test_implements_protocol(self, storage: Storage) -> None:
         assert isinstance(storage, Storage)
         assert isinstance(storage.description, str) and storage.description
-        assert isinstance(storage.supports_fulltext, bool)
-        assert isinstance(storage.supports_vectors, bool)
+        assert isinstance(storage.capabilities, Capabilities)
+        assert isinstance(storage.status(), dict)
+        for name, protocol in {**PROTOCOLS, "admin": AdminStorage}.items():
+            if getattr(storage.capabilities, name):  # declared: its methods are there
+                assert isinstance(storage, protocol), f"declares {name} without {protocol.__name__}"
 
     async def test_data_persists_across_close_and_reopen(self, storage: Storage, reopen: Any) -> None:
         m = memory(A, "the user lives in Lisbon", embedding=self.vec(1, 0))
@@ -174,7 +176,7 @@ class StorageContract:
         assert (await again.get_operation(A, op.id)) == op
         assert await again.namespace_for_token("hash-1") == A
         assert await again.get_task(A, "t1") == {"state": "working"}
-        if again.supports_vectors:
+        if again.capabilities.vectors:
             assert await again.get_embeddings(A, [m.id]) == {m.id: pytest.approx(self.vec(1, 0))}
 
     async def test_two_instances_share_one_database(self, storage: Storage, reopen: Any) -> None:
@@ -523,8 +525,7 @@ class StorageContract:
 
     async def test_memories_at_reads_the_rows_valid_at_a_time(self, storage: Storage) -> None:
         # search_memories(as_of=...) ranks these rows (issue 14): history while it was current.
-        if not isinstance(storage, HistoricalReads):
-            pytest.skip(f"{type(storage).__name__} has no memories_at (optional capability)")
+        self.need(storage, "history")
         vim = memory(A, "uses vim", entity="user", attribute="editor", value="vim",
                      embedding=self.vec(1), context="which editor?")
         note = memory(A, "deploys on Tuesdays", minutes=30)
@@ -549,14 +550,13 @@ class StorageContract:
         (old,) = [m for m in await storage.memories_at(A, T0) if m.id == vim.id]
         assert old.valid_until == code.valid_from and old.superseded_by == code.id
         assert old.context == "which editor?" and old.value == "vim"
-        if storage.supports_vectors:  # a history row's vector stays readable for ranking
+        if storage.capabilities.vectors:  # a history row's vector stays readable for ranking
             assert await storage.get_embeddings(A, [vim.id]) == {vim.id: pytest.approx(self.vec(1))}
 
     async def test_memories_created_lists_a_time_range_or_says_it_is_too_full(
             self, storage: Storage) -> None:
         # Search's time-window step (issue 14) ranks these rows when a query names a time.
-        if not isinstance(storage, TimeRanges):
-            pytest.skip(f"{type(storage).__name__} has no memories_created (optional capability)")
+        self.need(storage, "time_ranges")
         rows = [memory(A, f"line {i}", minutes=10 * i, session_id="s1",
                        context=f"before line {i}") for i in range(6)]
         await storage.insert_memories(rows[3:])  # inserted out of time order
@@ -602,8 +602,7 @@ class StorageContract:
                                                                          ) -> None:
         # Search's neighbour step (issue 14): order by created_at, then insertion order, as
         # latest_in_session; only active memories of the same namespace and session count.
-        if not isinstance(storage, SessionNeighbours):
-            pytest.skip(f"{type(storage).__name__} has no session_neighbours (optional capability)")
+        self.need(storage, "session_neighbours")
         late = memory(A, "said last, stored first", session_id="s1", minutes=5)
         await storage.insert_memories([late])
         # Three at one instant: insertion order decides among them.
@@ -642,8 +641,7 @@ class StorageContract:
         # The order is core's (search.pool_neighbours over the active rows, oldest first as
         # iter_memories reads them): random sessions, tied and untied times, batches,
         # deletions and supersessions, several seeds.
-        if not isinstance(storage, SessionNeighbours):
-            pytest.skip(f"{type(storage).__name__} has no session_neighbours (optional capability)")
+        self.need(storage, "session_neighbours")
         import random
 
         from ..search.pipeline import pool_neighbours
@@ -760,7 +758,7 @@ class StorageContract:
     async def test_scrub_primitives(self, storage: Storage) -> None:
         op, _ = await storage.enqueue(operation(A, "k2", payload={"text": "secret", "topic": ""}))
         m = memory(A, "after", session_id="s1", context="secret said before",
-                   embedding=[1.0, 0.0] if storage.supports_vectors else None)
+                   embedding=[1.0, 0.0] if storage.capabilities.vectors else None)
         n = memory(A, "other", session_id="s2", context="secret elsewhere")
         await storage.insert_memories([m, n])
         await storage.save_task(A, op.id, {"history": "secret"})
@@ -956,7 +954,7 @@ class StorageContract:
         await changed()
         await storage.apply_decay([(A, m4.id, 0.125)])
         await changed()
-        if storage.supports_vectors:
+        if storage.capabilities.vectors:
             await storage.set_embeddings(A, [(m4.id, self.vec(1))])
             await changed()
         await storage.delete_namespace(A)
@@ -993,16 +991,16 @@ class StorageContract:
         assert await storage.get_task(A, "task") is None
         assert await storage.list_tasks(A) == TaskPage([], 0)
         assert {k: v for k, v in (await storage.stats(A)).items() if v} == {}
-        if storage.supports_fulltext:
+        if storage.capabilities.fulltext:
             assert await storage.search_fulltext(A, ["dark"], 10) == []
-        if storage.supports_vectors:
+        if storage.capabilities.vectors:
             assert await storage.search_vectors(A, self.vec(1), 10) == []
         # B untouched
         assert len(await self.all_memories(storage, B, active_only=False)) == 4
         assert await storage.namespace_for_token(f"{B}-t1") == B
         assert await storage.count_jobs(B, "queued") == 1
         assert await storage.get_task(B, "task") == {"ns": B}
-        if storage.supports_fulltext:
+        if storage.capabilities.fulltext:
             assert len(await storage.search_fulltext(B, ["dark"], 10)) == 3
         # a new operation with the old key is accepted again
         assert (await storage.enqueue(operation(A, "k")))[1] is True
@@ -1206,8 +1204,7 @@ class StorageContract:
     async def test_vectors_record_their_model_and_never_mix(self, storage: Storage) -> None:
         # issue 14: search compares only one model's vectors; `recall reindex` finds the rest.
         self.need(storage, "vectors")
-        if not isinstance(storage, EmbeddingModels):
-            pytest.skip(f"{type(storage).__name__} records no embedding model ids")
+        self.need(storage, "embedding_models")
         a = memory(A, "made by a", embedding=self.vec(1, 0), embedding_model="model-a")
         b = memory(A, "made by b", embedding=self.vec(1, 0.1), embedding_model="model-b",
                    minutes=1)
@@ -1256,8 +1253,7 @@ class StorageContract:
 
     async def test_memory_sources_count_current_memories_by_recorded_provenance(
             self, storage: Storage) -> None:
-        if not isinstance(storage, MemorySources):
-            pytest.skip(f"{type(storage).__name__} has no memory_sources (optional capability)")
+        self.need(storage, "memory_sources")
         llm = {"extractor": "openai", "model": "smollm2", "prompt_version": "3"}
         jobs = {}
         for key, result in (("llm", llm), ("stub", {"extractor": "stub"}), ("old", None)):

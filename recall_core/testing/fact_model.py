@@ -36,7 +36,7 @@ from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant, p
 from ..memory import writes
 from ..memory.forget import forget
 from ..models import ExtractedMemory, Memory, Operation, utcnow
-from ..contracts.storage import Storage
+from ..contracts import Extractor, Storage
 from ..memory.transfer import export_lines, import_verbatim, parse_lines
 
 KEYS = ("editor", "city", "drink")
@@ -44,7 +44,7 @@ EXAMPLES = int(os.environ.get("RECALL_FACT_MODEL_EXAMPLES", "100"))
 T0 = utcnow() - timedelta(days=1)
 
 
-class ModelExtractor:
+class ModelExtractor(Extractor):
     """Text "editor=v1;city=v2" -> one (user, key, value) fact per pair, in text order."""
 
     name = "model"

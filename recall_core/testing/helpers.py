@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import StaleClaim
 from ..models import Memory, Operation, utcnow
-from ..contracts.storage import Storage
+from ..contracts import Storage
 from ..memory.writes import transaction
 
 
@@ -127,7 +127,7 @@ async def check_tasks_listed_by_keys(storage: Any, namespace: str = "ns") -> Non
     import json
 
     from ..server.a2a.task_store import task_from_data, task_keys
-    from ..contracts.storage import TaskQuery
+    from ..contracts import TaskQuery
 
     stamps = {tid: task_keys(task_from_data(json.loads(doc))).status_ns
               for tid, doc in tasks_stored_before_task_keys()}

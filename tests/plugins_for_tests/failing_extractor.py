@@ -9,14 +9,15 @@ RECALL_EXTRACTOR=failing. By the text stored:
 """
 
 from recall_core import hookimpl
-from recall_core.contracts.storage import ExtractionError
+from recall_core.contracts import ExtractionError
+from recall_core import Extractor
 
 BAD_KEY_MESSAGE = ("Anthropic rejected the API key (HTTP 401 authentication_error: invalid "
                    "x-api-key). Set a valid key in ANTHROPIC_API_KEY and restart the server.")
 OVERLOADED_MESSAGE = "Anthropic is overloaded (HTTP 529 overloaded_error) after 3 attempts."
 
 
-class FailingExtractor:
+class FailingExtractor(Extractor):
     name = "failing"
 
     def __init__(self):

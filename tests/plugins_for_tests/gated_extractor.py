@@ -9,9 +9,10 @@ import os
 from pathlib import Path
 
 from recall_core import hookimpl
+from recall_core import Extractor
 
 
-class GatedStub:
+class GatedStub(Extractor):
     name = "gated"
 
     def __init__(self):

@@ -6,9 +6,10 @@ import asyncio
 import os
 
 from recall_core import hookimpl
+from recall_core import Extractor
 
 
-class SlowStub:
+class SlowStub(Extractor):
     name = "slow"
 
     def __init__(self):

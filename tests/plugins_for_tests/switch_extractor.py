@@ -7,12 +7,13 @@ Loaded with RECALL_PLUGIN_MODULES=plugins_for_tests.switch_extractor and RECALL_
 import os
 
 from recall_core import hookimpl
-from recall_core.contracts.storage import ExtractionError
+from recall_core.contracts import ExtractionError
+from recall_core import Extractor
 
 FAIL_MESSAGE = "the extraction service is switched off (test)"
 
 
-class SwitchExtractor:
+class SwitchExtractor(Extractor):
     name = "switch"
 
     def __init__(self):

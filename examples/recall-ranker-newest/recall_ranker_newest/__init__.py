@@ -14,10 +14,11 @@ without drowning relevance. Enable it with weights in recall.toml:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from recall_core import hookimpl
-from recall_core.models import ScoredId
+from recall_core import Memory, Ranker, ScoredId, hookimpl
 
 
 class NewestSettings(BaseModel):
@@ -25,7 +26,7 @@ class NewestSettings(BaseModel):
     window: int = Field(20, ge=1, le=200)  # how many recent memories to offer
 
 
-class NewestRanker:
+class NewestRanker(Ranker):
     name = "newest"
 
     def __init__(self, settings: NewestSettings):
@@ -34,6 +35,13 @@ class NewestRanker:
     async def rank(self, storage, namespace: str, query: str, limit: int) -> list[ScoredId]:
         page, _ = await storage.list_memories(namespace, min(limit, self.window), 0)
         return [ScoredId(id=m.id, score=1.0 / (i + 1)) for i, m in enumerate(page)]
+
+    async def rank_pool(self, query: str, memories: Sequence[Memory],
+                        vectors: Mapping[str, Sequence[float]], limit: int) -> list[ScoredId]:
+        # The same rule over given rows (an `as_of` search, a time window): newest first.
+        newest = sorted(memories, key=lambda m: m.created_at, reverse=True)
+        return [ScoredId(id=m.id, score=1.0 / (i + 1))
+                for i, m in enumerate(newest[:min(limit, self.window)])]
 
 
 @hookimpl

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from recall_core import NotReady
+from recall_core import Embedder, NotReady
 
 from .engines import MINILM_INT8
 from .settings import DenseSettings, ModelNotFound
@@ -85,7 +85,7 @@ class BackendUnavailable(Exception):
     """backend = "onnx" was asked for and cannot be served; reported as a load failure."""
 
 
-class BackgroundEmbedder:
+class BackgroundEmbedder(Embedder):
     """What every engine shares: loading in a daemon thread, NotReady until loaded (or after a
     failure), encoding in a worker thread one `batch_size` chunk at a time under one lock.
     Subclasses say how to build (`_build`, in the load thread) and run (`_run`) the model."""

@@ -7,18 +7,20 @@ from typing import Any
 
 import numpy as np
 
-from recall_core import NotReady
-from recall_core.models import ScoredId
-from recall_core.search.relevance import ramp
+from recall_core import NotReady, Ranker
+from recall_core import ScoredId
+from recall_core.kit import ramp
 
 from .embedder import Loader, PackagedEmbedder, SentenceTransformerEmbedder
 from .settings import DenseSettings
 
 
-class DenseRanker:
-    """`recall_core.Ranker` with an `embedder`, so core also embeds memories at write time."""
+class DenseRanker(Ranker):
+    """A `recall_core.Ranker` with an `embedder`, so core also embeds memories at write time,
+    and calibrated: a hit's cosine similarity is evidence of relevance."""
 
     name = "dense"
+    calibrated = True
 
     def __init__(self, embedder: Any):
         self.embedder = embedder
@@ -26,7 +28,7 @@ class DenseRanker:
     async def rank(self, storage: Any, namespace: str, query: str, limit: int) -> list[ScoredId]:
         # Checked before embedding: without vector support dense can never answer, and
         # saying so beats "warming up".
-        if not getattr(storage, "supports_vectors", False):
+        if not storage.capabilities.vectors:
             raise NotReady("dense: storage has no vector support")
         if limit < 1 or not query.strip():
             return []

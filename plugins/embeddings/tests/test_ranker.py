@@ -3,13 +3,14 @@ from __future__ import annotations
 import pytest
 
 from recall_core import NotReady, Ranker
+from recall_core.contracts import Capabilities
 from recall_core.models import ScoredId
 from recall_embeddings import DenseRanker
 
 
 class FakeStorage:
-    def __init__(self, supports_vectors: bool = True):
-        self.supports_vectors = supports_vectors
+    def __init__(self, vectors: bool = True):
+        self.capabilities = Capabilities(vectors=vectors)
         self.calls: list[tuple[str, list[float], int]] = []
         self.models: list[str | None] = []
 
@@ -39,15 +40,11 @@ async def test_rank_embeds_query_with_prefix_and_searches_vectors(make_embedder)
 
 
 async def test_storage_without_vectors_is_not_ready(offline_ranker):
-    storage = FakeStorage(supports_vectors=False)
+    storage = FakeStorage(vectors=False)
     with pytest.raises(NotReady, match="dense: storage has no vector support"):
         await offline_ranker.rank(storage, "ns1", "anything", 5)
     assert storage.calls == []
 
-
-async def test_storage_without_the_attribute_is_not_ready(offline_ranker):
-    with pytest.raises(NotReady, match="no vector support"):
-        await offline_ranker.rank(object(), "ns1", "anything", 5)
 
 
 async def test_nothing_to_rank(offline_ranker):

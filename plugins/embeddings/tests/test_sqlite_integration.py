@@ -28,8 +28,8 @@ async def sqlite_storage(tmp_path, recall_plugin_manager) -> Any:
     storage = entry.factory(f"sqlite:///{tmp_path / 'recall.db'}", settings)
     await storage.open()
     try:
-        if not storage.supports_vectors:
-            pytest.skip("recall_sqlite reports supports_vectors=False")
+        if not storage.capabilities.vectors:
+            pytest.skip("recall_sqlite declares no vector capability")
         yield storage
     finally:
         await storage.close()

@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 from recall_core import hookimpl
-from recall_core.errors import ConfigError
+from recall_core import ConfigError
 
 from .settings import HaikuSettings, OpenAISettings, StubSettings
 from .stub import StubExtractor

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from recall_core.search.speakers import split_speaker  # noqa: F401 - one rule, shared with search
+from recall_core.kit import split_speaker  # noqa: F401 - one rule, shared with search
 
 from .sentences import words
 

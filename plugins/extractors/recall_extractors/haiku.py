@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import anthropic
 from pydantic import BaseModel, ValidationError
 
-from recall_core.contracts.storage import ExtractionError
+from recall_core.contracts import ExtractionError
 
 from .llm import LLMExtractor, OutputCutOff, Reply, call_deadline
 from .schema import (EXTRACT_TOOL, MERGE_TOOL, MemoryItem, RecordMemories,  # noqa: F401

@@ -28,8 +28,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from recall_core.models import ExtractedMemory, Memory
-from recall_core.contracts.storage import ExtractionError
+from recall_core import ExtractedMemory, Extractor, Memory
+from recall_core.contracts import ExtractionError
 
 from .budget import BudgetExceeded, RateBudget, Reservation
 from .chunking import estimate_tokens, split_text
@@ -104,7 +104,7 @@ def piece_tokens(context_window: int | None, max_tokens: int, prompt: str,
     return max(MIN_PIECE_TOKENS, size)
 
 
-class LLMExtractor:
+class LLMExtractor(Extractor):
     name = "llm"
     #: Part of the memo key: how the structured output is obtained.
     output_mode = "tool"

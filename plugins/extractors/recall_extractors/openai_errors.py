@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import openai
 
-from recall_core.contracts.storage import ExtractionError
+from recall_core.contracts import ExtractionError
 
 from .llm import OutputCutOff
 

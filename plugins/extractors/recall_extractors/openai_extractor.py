@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
-from recall_core.contracts.storage import ExtractionError
+from recall_core.contracts import ExtractionError
 
 from .chunking import estimate_tokens
 from .llm import LLMExtractor, OutputCutOff, Reply, call_deadline

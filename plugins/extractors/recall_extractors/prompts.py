@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from recall_core.errors import ConfigError
+from recall_core import ConfigError
 
 
 def load_prompt(override: Path | None, builtin: str, setting: str,

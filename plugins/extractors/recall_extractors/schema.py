@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from recall_core.models import ExtractedMemory
+from recall_core import ExtractedMemory
 
 from .vocabulary import canonical_triple
 

@@ -16,8 +16,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from recall_core.models import ExtractedMemory, Memory
-from recall_core.contracts.storage import ExtractionError
+from recall_core import ExtractedMemory, Extractor, Memory
+from recall_core.contracts import ExtractionError
 
 from .fragments import group_fragments, split_speaker
 from .patterns import Triple, find_triple
@@ -126,7 +126,7 @@ def extract_sentence(sentence: str, triple: Triple | None = None, speaker: str |
     )
 
 
-class StubExtractor:
+class StubExtractor(Extractor):
     """Rule-based extractor: no network, same input -> same output."""
 
     name = "stub"

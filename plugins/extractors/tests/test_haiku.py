@@ -20,7 +20,7 @@ import pytest
 from recall_core.config import RecallConfig, plugin_settings
 from recall_core.errors import ConfigError
 from recall_core.models import Memory
-from recall_core.contracts.storage import ExtractionError, Extractor
+from recall_core.contracts import ExtractionError, Extractor
 from recall_extractors import make_haiku
 from recall_extractors.haiku import EXTRACT_TOOL, MERGE_TOOL, HaikuExtractor
 from recall_extractors.settings import DEFAULT_MODEL, HaikuSettings

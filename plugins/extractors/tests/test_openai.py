@@ -17,7 +17,7 @@ import pytest
 
 from recall_core.config import RecallConfig, plugin_settings
 from recall_core.errors import ConfigError
-from recall_core.contracts.storage import ExtractionError, Extractor
+from recall_core.contracts import ExtractionError, Extractor
 from recall_extractors import NO_KEY, make_openai
 from recall_extractors.openai_extractor import OpenAIExtractor, parse_reply
 from recall_extractors.schema import EXTRACT_TOOL, MERGE_TOOL, RecordMemories

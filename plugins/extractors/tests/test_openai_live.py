@@ -26,7 +26,7 @@ import pytest
 
 from llama_server import LlamaServer, unavailable
 from recall_core.models import MEMORY_TYPES, Memory
-from recall_core.contracts.storage import ExtractionError
+from recall_core.contracts import ExtractionError
 from recall_extractors import make_openai
 from recall_extractors.openai_extractor import OpenAIExtractor
 from recall_extractors.settings import OpenAISettings

@@ -10,7 +10,7 @@ import pytest
 from recall_core import hookspecs
 from recall_core.models import Memory
 from recall_core.plugins import collect
-from recall_core.contracts.storage import ExtractionError, Extractor
+from recall_core.contracts import ExtractionError, Extractor
 from recall_extractors import HaikuSettings, StubSettings, make_stub
 from recall_extractors.sentences import split_sentences
 from recall_extractors.stub import StubExtractor

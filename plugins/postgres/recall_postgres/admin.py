@@ -10,9 +10,9 @@ from typing import Any
 
 import asyncpg
 
-from recall_core.contracts.admin import (TOKEN_ID_LEN, AdminAction, MemoryFilter,
+from recall_core.contracts import (TOKEN_ID_LEN, AdminAction, MemoryFilter,
                                        NamespaceSummary, TokenInfo)
-from recall_core.models import Memory, Operation
+from recall_core import Memory, Operation
 
 from .rows import MEMORY_COLUMNS, OPERATION_COLUMNS, aware, memory_from_row, operation_from_row, utc
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from recall_core.models import ScoredId
+from recall_core import ScoredId
 
 K1 = 1.2
 B = 0.75

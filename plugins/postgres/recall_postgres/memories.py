@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import asyncpg
 
-from recall_core.models import Memory
-from recall_core.contracts.storage import DecayRow
+from recall_core import Memory
+from recall_core.contracts import DecayRow
 
 from .fulltext import TYPES, Counts, sync
 from .tx import in_transaction

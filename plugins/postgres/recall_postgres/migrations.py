@@ -21,7 +21,7 @@ from typing import Any
 
 import asyncpg
 
-from recall_core.errors import ConfigError
+from recall_core import ConfigError
 
 log = logging.getLogger("recall_postgres")
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import asyncpg
 
-from recall_core.models import Operation, exhausted_message
+from recall_core import Operation, exhausted_message
 
 from .rows import OPERATION_COLUMNS, aware, operation_from_row
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from recall_core.models import ScoredId
-from recall_core.contracts.storage import VectorToRedo
+from recall_core import ScoredId
+from recall_core.contracts import VectorToRedo
 
 from .fulltext import FullText
 from .rows import IN_NAMESPACE, search_text

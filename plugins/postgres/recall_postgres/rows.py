@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from recall_core.models import Memory, Operation
+from recall_core import Memory, Operation
 from recall_core.kit.text import fold
 
 MEMORY_COLUMNS = (

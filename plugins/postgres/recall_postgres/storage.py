@@ -23,9 +23,9 @@ from typing import Any
 
 import asyncpg
 
-from recall_core.errors import ConfigError, TransientConflict
-from recall_core.models import Operation, ToolCallRecord
-from recall_core.contracts.storage import TaskKeys, TaskPage, TaskQuery, TaskRow
+from recall_core import ConfigError, TransientConflict
+from recall_core import Operation, ToolCallRecord
+from recall_core.contracts import Capabilities, TaskKeys, TaskPage, TaskQuery, TaskRow
 
 from . import queue
 from .admin import AdminMethods
@@ -54,8 +54,9 @@ def redact(url: str) -> str:
 
 
 class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
-    supports_fulltext = True
-    supports_vectors = True
+    capabilities = Capabilities(fulltext=True, vectors=True, near_duplicates=True, history=True,
+                                session_neighbours=True, time_ranges=True,
+                                embedding_models=True, memory_sources=True, admin=True)
 
     def __init__(self, url: str, settings: PostgresSettings | None = None):
         self.url = url

@@ -41,8 +41,8 @@ from typing import Any
 import asyncpg
 import numpy as np
 
-from recall_core.errors import ConfigError
-from recall_core.models import ScoredId
+from recall_core import ConfigError
+from recall_core import ScoredId
 from recall_core.kit.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
 
 log = logging.getLogger("recall_postgres")

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from recall_core.errors import StorageConflict
-from recall_core.memory.facts import check_namespace
-from recall_core.models import Memory, Operation
+from recall_core import StorageConflict
+from recall_core.kit import check_namespace
+from recall_core import Memory, Operation
 from recall_core.kit.text import fold
 
 from .fulltext import sync

@@ -33,11 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import speed  # noqa: E402
 from pg_support import with_database  # noqa: E402
+from recall_core import Embedder
 
 NS = speed.NS
 
 
-class RandomEmbedder:
+class RandomEmbedder(Embedder):
     name = "random"
     ready = True
     dim = 384

@@ -7,9 +7,10 @@ import asyncio
 
 from recall_core import hookimpl
 from recall_core.models import ExtractedMemory
+from recall_core import Extractor
 
 
-class SlowExtractor:
+class SlowExtractor(Extractor):
     name = "slow"
 
     async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:

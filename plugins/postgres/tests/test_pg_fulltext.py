@@ -6,12 +6,10 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-from datetime import timedelta
 
 import asyncpg
 import pytest
 
-from recall_core.models import Memory
 from recall_postgres import fulltext
 from recall_postgres.fulltext import CONTEXT_WEIGHT, K1, B
 from recall_postgres.migrations import LATEST

@@ -8,9 +8,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from recall_core.contracts.admin import (TOKEN_ID_LEN, AdminAction, MemoryFilter,
+from recall_core.contracts import (TOKEN_ID_LEN, AdminAction, MemoryFilter,
                                        NamespaceSummary, TokenInfo)
-from recall_core.models import Memory, Operation
+from recall_core import Memory, Operation
 
 from .codec import (MEMORY_COLUMNS, OPERATION_COLUMNS, from_db, memory_from_row, now_text,
                     operation_from_row, to_db)

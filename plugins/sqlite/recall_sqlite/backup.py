@@ -32,8 +32,7 @@ def add_command(cli: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_core.config import load_config
-    from recall_core.errors import ConfigError
+    from recall_core import ConfigError, load_config
 
     url = load_config(args.config, db=args.db).db_url
     if not url.startswith("sqlite://"):

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from recall_core.models import Memory, Operation, utcnow
+from recall_core import Memory, Operation, utcnow
 
 MEMORY_COLUMNS = ("id, namespace, text, topic, type, entity, attribute, value, importance, "
                   "valid_from, valid_until, created_at, last_accessed_at, access_count, "

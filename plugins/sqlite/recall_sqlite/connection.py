@@ -23,7 +23,7 @@ from typing import Any
 
 import aiosqlite
 
-from recall_core.errors import ConfigError
+from recall_core import ConfigError
 
 from . import schema
 from .schema import migrate

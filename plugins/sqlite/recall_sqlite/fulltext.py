@@ -25,7 +25,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from recall_core.models import ScoredId
+from recall_core import ScoredId
 
 from .codec import fts_match, quote_terms
 from .connection import Database

@@ -17,9 +17,10 @@ from typing import Any
 
 import aiosqlite
 
-from recall_core.models import (MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord,
+from recall_core import (MEMORY_TYPES, Memory, Operation, ScoredId, ToolCallRecord,
                                 exhausted_message, utcnow)
-from recall_core.contracts.storage import DecayRow, TaskKeys, TaskPage, TaskQuery, TaskRow, VectorToRedo
+from recall_core.contracts import (Capabilities, DecayRow, TaskKeys, TaskPage, TaskQuery, TaskRow,
+                                   VectorToRedo)
 
 from .admin import AdminMethods
 from .codec import (INSERT_MEMORY, by_ids, MEMORY_COLUMNS, OPERATION_COLUMNS, from_db, memory_from_row,
@@ -54,8 +55,9 @@ OPTIMIZE_AFTER_ROWS = 5000
 
 
 class SQLiteStorage(AdminMethods):
-    supports_fulltext = True
-    supports_vectors = True
+    capabilities = Capabilities(fulltext=True, vectors=True, near_duplicates=True, history=True,
+                                session_neighbours=True, time_ranges=True,
+                                embedding_models=True, memory_sources=True, admin=True)
 
     def __init__(self, path: str, settings: SQLiteSettings | None = None):
         self.settings = settings or SQLiteSettings()
@@ -79,6 +81,13 @@ class SQLiteStorage(AdminMethods):
 
     async def close(self) -> None:
         await self.db.close()
+
+    def status(self) -> dict[str, Any]:
+        """What `recall status` shows about this backend."""
+        return {"backend": "sqlite", "path": self.db.path, "journal_mode": self.db.journal_mode,
+                "sqlite_version": sqlite3.sqlite_version,
+                "fulltext": "FTS5 (BM25, context column weighted)",
+                "vectors": "in-process exact cosine index per namespace"}
 
     # -- tokens -------------------------------------------------------------------------------
     async def create_token(self, namespace: str, token_hash: str) -> None:

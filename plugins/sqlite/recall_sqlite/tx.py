@@ -15,9 +15,9 @@ from typing import Any
 
 import aiosqlite
 
-from recall_core.errors import StorageConflict
-from recall_core.memory.facts import check_namespace
-from recall_core.models import Memory, Operation
+from recall_core import StorageConflict
+from recall_core.kit import check_namespace
+from recall_core import Memory, Operation
 
 from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, by_ids, OPERATION_COLUMNS, memory_from_row,
                     memory_params, now_text, operation_from_row, to_db)

@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..auth import hash_token, unauthorized_response
-from ...contracts.storage import Storage
+from ...contracts import Storage
 from .inputs import refusal
 
 SCOPE_KEY = "recall.namespace"

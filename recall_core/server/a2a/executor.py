@@ -28,7 +28,7 @@ from google.protobuf.json_format import MessageToDict
 from ...errors import InvalidParam, NamespaceErased, RecallError
 from ..mcp.middleware import audit_call
 from ...models import ExtractedMemory, utcnow
-from ...contracts.storage import ExtractionError
+from ...contracts import ExtractionError
 from . import skills
 from .auth import namespace_of
 

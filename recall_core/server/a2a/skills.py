@@ -40,7 +40,7 @@ from ...memory import writes
 from ...errors import NamespaceErased
 from ...memory.facts import norm_key, same_value
 from ...models import ExtractedMemory, Memory, Operation
-from ...contracts.storage import Embedder, Storage
+from ...contracts import Embedder, Storage
 from ...memory.service import MemoryService
 
 RECENT_DAYS = 30

@@ -22,7 +22,7 @@ from a2a.utils.errors import InvalidParamsError
 from a2a.utils.task import ListTasksCursor, decode_list_tasks_cursor, encode_list_tasks_cursor
 from google.protobuf.json_format import MessageToDict, ParseDict
 
-from ...contracts.storage import Storage, TaskKeys, TaskQuery
+from ...contracts import Storage, TaskKeys, TaskQuery
 from .auth import namespace_of, still_valid
 
 log = logging.getLogger("recall.a2a")

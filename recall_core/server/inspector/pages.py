@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ...admin.service import AdminService
-from ...contracts.admin import MemoryFilter
+from ...contracts import MemoryFilter
 from ...memory.corrections import correct_memory
 from ...memory.pinning import set_pinned
 from ...errors import RecallError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...contracts.admin import MemoryFilter
+from ...contracts import MemoryFilter
 from ...models import Memory
 
 
@@ -51,7 +51,7 @@ async def health(runtime: Any) -> dict[str, Any]:
     storage = runtime.storage
     jobs = {s: await storage.count_jobs(None, s) for s in ("queued", "running", "done", "failed")}
     worker = runtime.worker
-    loops = worker.health() if worker is not None and hasattr(worker, "health") else None
+    loops = worker.health() if worker is not None else None
     if loops is not None:
         state = "running" if loops["ok"] else "UNHEALTHY"
         worker_text = (f"{state}: {loops['loops']} loops (concurrency "
@@ -66,7 +66,7 @@ async def health(runtime: Any) -> dict[str, Any]:
         worker_text = "not running in this process (concurrency 0)"
     return {
         "storage": storage.description,
-        "storage_status": storage.status() if hasattr(storage, "status") else {},
+        "storage_status": storage.status(),
         "extractor": runtime.extractor.name,
         "rankers": [{"name": s.ranker.name, "weight": s.weight} for s in runtime.rankers],
         "degraded": readiness(runtime),

@@ -62,7 +62,7 @@ async def identify(storage: Any, token: str | None) -> Principal | None:
     if not token:
         return None
     digest = hash_token(token)
-    if hasattr(storage, "admin_for_token"):
+    if storage.capabilities.admin:
         name = await storage.admin_for_token(digest)
         if name is not None:
             return Principal(token, "admin", name)
