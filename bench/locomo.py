@@ -456,7 +456,7 @@ async def run_configs(backend, data: list[dict], path: str, args: argparse.Names
     from recall_core.plugins import get_plugin_manager
 
     reg = Registries.from_pm(get_plugin_manager())
-    default = {n: float(e.extra.get("default_weight", 1.0)) for n, e in reg.rankers.entries.items()}
+    default = {n: e.options["default_weight"] for n, e in reg.rankers.entries.items()}
     if args.weights:
         default = {k: float(v) for k, v in (p.split("=") for p in args.weights.split(","))}
     base = base_name(path, dated)

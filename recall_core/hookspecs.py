@@ -8,9 +8,10 @@ published under the entry-point group ``recall``::
     [project.entry-points.recall]
     myranker = "my_package.plugin"
 
-Registry hooks (``register_*``) receive a ``register`` callback rather than returning values,
-so core knows which plugin supplied what; a name registered twice stops start-up with an error
-naming both plugins.
+Every hook receives one typed ``register`` object (``recall_core.registration``) and calls
+it; core calls each hook once through ``pm.hook``, so ``wrapper=True`` implementations and
+pluggy's hook-call monitoring work as pluggy documents. A name registered twice stops
+start-up with an error naming both plugins, and an exception in a hook names its plugin.
 
 Factories receive the plugin's settings: the ``[plugins.<name>]`` table of ``recall.toml``
 validated by the pydantic model given as ``settings=`` (or a plain dict when none is given),
@@ -19,80 +20,96 @@ with ``RECALL_PLUGIN_<NAME>_<KEY>`` environment variables overriding the file.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING
 
 import pluggy
+
+if TYPE_CHECKING:
+    from .registration import (CommandRegistry, ExtractorRegistry, MiddlewareRegistry,
+                               RankerRegistry, StorageRegistry, ToolRegistry)
 
 hookspec = pluggy.HookspecMarker("recall")
 hookimpl = pluggy.HookimplMarker("recall")
 
-# register(name, factory, *, settings=None, **extra)
-Register = Callable[..., None]
 
+# -- what a server is built from ------------------------------------------------------------
 
 @hookspec
-def register_storage(register: Register) -> None:
+def register_storage(register: StorageRegistry) -> None:
     """Offer a storage backend for one or more database URL schemes.
 
-    Call ``register(scheme, factory, settings=SettingsModel)`` once per scheme, e.g.
-    ``register("sqlite", make_sqlite)``. ``factory(url: str, settings) -> Storage`` is called
-    once at start-up with the configured database URL (``--db``, ``RECALL_DB_URL`` /
-    ``RECALL_DB_PATH``, or ``db`` in the config file). The returned object implements
-    ``recall_core.contracts.storage.Storage`` and should pass ``recall_core.testing.StorageContract``.
-    A bare filesystem path is treated as ``sqlite:///<path>``.
+    :param register: call ``register(scheme, factory, settings=Model, config_name=None)``
+        once per scheme, e.g. ``register("sqlite", make_sqlite)``. ``factory(url, settings)
+        -> Storage`` is called once at start-up with the configured database URL (``--db``,
+        ``RECALL_DB_URL`` / ``RECALL_DB_PATH``, or ``db`` in the config file; a bare
+        filesystem path means ``sqlite:///<path>``). The storage implements
+        ``recall_core.contracts.Storage``, declares its optional parts in ``capabilities``,
+        and should pass ``recall_core.testing.StorageContract``.
     """
 
 
 @hookspec
-def register_rankers(register: Register) -> None:
+def register_rankers(register: RankerRegistry) -> None:
     """Offer retrieval rankers.
 
-    Call ``register(name, factory, settings=SettingsModel)``. Rankers listed in the config's
-    ``rankers`` table (``[rankers] bm25 = 1.0``; the value is the ranker's weight in RRF
-    fusion) are built with ``factory(settings) -> Ranker`` and each asked, per search, for
-    ranked candidate ids. A ranker that exposes ``embedder`` also provides write-time
-    embeddings, MMR similarity and consolidation clustering.
+    :param register: call ``register(name, factory, settings=Model, default_weight=1.0)``.
+        Rankers listed in the config's ``rankers`` table (``[rankers] bm25 = 1.0``; the value
+        is the ranker's weight in RRF fusion), or every installed one at its
+        ``default_weight`` when there is no table, are built with ``factory(settings)``,
+        which returns a ``recall_core.Ranker`` subclass (its optional capabilities, such as
+        an ``embedder``, are documented there), and asked per search for ranked candidate
+        ids. It should pass ``recall_core.testing.RankerContract``.
     """
 
 
 @hookspec
-def register_extractors(register: Register) -> None:
+def register_extractors(register: ExtractorRegistry) -> None:
     """Offer extractors that turn stored text into typed memories.
 
-    Call ``register(name, factory, settings=SettingsModel)``. The one named by the config's
-    ``extractor`` key is built with ``factory(settings) -> Extractor``; a factory that cannot
-    work (e.g. missing API key) raises ``recall_core.errors.ConfigError`` with the fix.
+    :param register: call ``register(name, factory, settings=Model, automatic=None,
+        preference=0)``. The one the config's ``extractor`` key names is built with
+        ``factory(settings)``, a ``recall_core.Extractor``; with ``extractor = "auto"`` the
+        available one (``automatic()`` true) of highest ``preference`` runs. A factory that
+        cannot work (e.g. a missing API key) raises ``recall_core.ConfigError`` with the fix.
     """
 
 
 @hookspec
-def register_middleware(register: Register) -> None:
-    """Offer FastMCP middleware that wraps every tool call.
+def register_middleware(register: MiddlewareRegistry) -> None:
+    """Offer FastMCP middleware that wraps every MCP tool call.
 
-    Call ``register(name, factory, order=N, settings=SettingsModel)``. The config's
-    ``middleware`` list picks which run (default: every registered one); lower ``order``
-    runs outermost. ``factory(settings, runtime) -> fastmcp.server.middleware.Middleware``;
-    ``runtime`` gives access to ``storage``, ``service`` and ``config``.
+    :param register: call ``register(name, factory, order=N, settings=Model)``. The config's
+        ``middleware`` list picks which run (default: every registered one); lower ``order``
+        runs outermost. ``factory(settings, runtime)`` returns a
+        ``fastmcp.server.middleware.Middleware``; ``runtime``
+        (``recall_core.server.runtime.Runtime``) has the ``config``, ``storage``,
+        ``service`` and ``audit`` log.
     """
 
 
+# -- what callers can use -------------------------------------------------------------------
+
 @hookspec
-def register_tools(mcp: Any, service: Any) -> None:
+def register_tools(register: ToolRegistry) -> None:
     """Add MCP tools of a plugin's own.
 
-    Decorate functions with ``@mcp.tool`` and call ``service`` (``MemoryService``) from them;
-    the namespace of the caller comes from ``recall_core.server.auth.current_namespace()``. Every
-    tool description is checked at start-up for prompt-injection patterns (URLs, "ignore
-    previous", instructions to call other tools or to send data) and refused if it matches.
-    Tools should return ``recall_core.server.mcp.envelope`` envelopes.
+    :param register: decorate async functions with ``@register.tool`` (FastMCP's
+        ``@mcp.tool`` options); call ``register.service`` (``MemoryService``) with the namespace
+        from ``await register.caller_namespace()``; answer with ``recall_core.ok_envelope`` /
+        ``error_envelope``. Every description (and parameter description) is checked at
+        start-up for prompt-injection patterns (URLs, "ignore previous", instructions to call
+        other tools or to send data) and the server refuses to start if one matches.
     """
 
 
 @hookspec
-def register_commands(cli: Any) -> None:
+def register_commands(register: CommandRegistry) -> None:
     """Add subcommands to the ``recall`` CLI.
 
-    ``cli`` is the ``argparse`` sub-parsers object: ``p = cli.add_parser("name", help=...)``
-    then ``p.set_defaults(func=handler)``, where ``handler(args) -> int`` returns the exit
-    code.
+    :param register: call ``register(name, handler, help=..., description=None,
+        arguments=None, database=False)``: ``arguments(parser)`` adds the command's flags to
+        its ``argparse`` parser, ``database=True`` adds ``--db`` and ``--config`` as core's
+        commands have them, and ``handler(args)`` (a function or coroutine function) returns
+        the exit code. A ``recall_core.ConfigError`` it raises is printed as one line with
+        exit code 2.
     """

@@ -13,14 +13,16 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any
 
 import pluggy
 
 from . import hookspecs
 from .config import RecallConfig, plugin_settings
 from .errors import ConfigError, PluginError
+from .registration import (ExtractorRegistry, MiddlewareRegistry, RankerRegistry, Registry,
+                           StorageRegistry)
 from .contracts import Storage
 from .contracts import Extractor, Ranker, RankerSlot
 
@@ -50,17 +52,20 @@ class RecallPluginManager(pluggy.PluginManager):
         self.dists[name] = (dist, version)
 
 
-def get_plugin_manager(*, load_entrypoints: bool = True, defaults: bool = True) -> RecallPluginManager:
+def get_plugin_manager(*, load_entrypoints: bool = True, defaults: bool = True,
+                       environment: bool = True) -> RecallPluginManager:
     """A fresh plugin manager with core hookspecs, the defaults and installed plugins.
 
     `RECALL_LOAD_PLUGINS=a,b` loads only those entry points; `RECALL_DISABLE_PLUGINS=a,b`
-    skips them. Tests build their own manager with `load_entrypoints=False`.
+    skips them; `RECALL_PLUGIN_MODULES=pkg.mod,...` loads modules by import path. With
+    `environment=False` those variables are ignored. Tests build their own manager
+    (`recall_core.testing.plugin_manager`: no entry points, no environment).
     """
     pm = RecallPluginManager()
     pm.add_hookspecs(hookspecs)
     core_version = importlib.metadata.version("recall-core")
-    disabled = _split_env("RECALL_DISABLE_PLUGINS")
-    only = _split_env("RECALL_LOAD_PLUGINS")
+    disabled = _split_env("RECALL_DISABLE_PLUGINS") if environment else set()
+    only = _split_env("RECALL_LOAD_PLUGINS") if environment else set()
     if defaults:
         for modname in DEFAULT_PLUGINS:
             if modname in disabled:
@@ -68,7 +73,7 @@ def get_plugin_manager(*, load_entrypoints: bool = True, defaults: bool = True) 
             pm.register_from(importlib.import_module(modname), modname, "recall-core", core_version)
     # RECALL_PLUGIN_MODULES=pkg.module,...: local plugin modules loaded by import path, without
     # packaging them (like `pytest -p`). Loaded before entry points.
-    for modname in sorted(_split_env("RECALL_PLUGIN_MODULES")):
+    for modname in sorted(_split_env("RECALL_PLUGIN_MODULES") if environment else ()):
         try:
             module = importlib.import_module(modname)
         except Exception as exc:  # noqa: BLE001
@@ -101,79 +106,6 @@ def get_plugin_manager(*, load_entrypoints: bool = True, defaults: bool = True) 
     return pm
 
 
-def plugin_label(pm: pluggy.PluginManager, plugin: object) -> str:
-    """`dist-name` (and module for core built-ins) of a plugin, else its registration name."""
-    name = pm.get_name(plugin) or repr(plugin)
-    dist = getattr(pm, "dists", {}).get(name)
-    if dist is None:
-        return name
-    return f"{dist[0]} ({name})" if dist[0] == "recall-core" else dist[0]
-
-
-@dataclass
-class Entry:
-    name: str
-    factory: Callable[..., Any]
-    plugin: str
-    settings: type | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class Registry:
-    """Collects one kind of registration; a duplicate name is a start-up error."""
-
-    def __init__(self, kind: str):
-        self.kind = kind
-        self.entries: dict[str, Entry] = {}
-
-    def add(self, name: str, factory: Callable[..., Any], plugin: str,
-            settings: type | None = None, **extra: Any) -> None:
-        if not isinstance(name, str) or not name:
-            raise PluginError(f"Plugin {plugin!r} registered a {self.kind} with an empty name.")
-        if name in self.entries:
-            other = self.entries[name].plugin
-            raise PluginError(
-                f"{self.kind} {name!r} is registered twice: by {other!r} and by {plugin!r}. "
-                f"Uninstall one of them or disable it with RECALL_DISABLE_PLUGINS."
-            )
-        self.entries[name] = Entry(name, factory, plugin, settings, extra)
-
-    def get(self, name: str) -> Entry:
-        try:
-            return self.entries[name]
-        except KeyError:
-            choices = ", ".join(sorted(self.entries)) or "none installed"
-            raise PluginError(
-                f"Unknown {self.kind} {name!r}. Installed {self.kind}s: {choices}. "
-                f"Check the spelling in your config or install the plugin that provides it."
-            ) from None
-
-    def names(self) -> list[str]:
-        return sorted(self.entries)
-
-
-def collect(pm: pluggy.PluginManager, hook_name: str, kind: str) -> Registry:
-    """Call a registry hook plugin by plugin, so each registration knows its plugin."""
-    registry = Registry(kind)
-    hook = getattr(pm.hook, hook_name)
-    for impl in hook.get_hookimpls():
-        label = plugin_label(pm, impl.plugin)
-
-        def register(name: str, factory: Callable[..., Any], *, settings: type | None = None,
-                     _label: str = label, **extra: Any) -> None:
-            registry.add(name, factory, _label, settings, **extra)
-
-        try:
-            impl.function(register=register)
-        except PluginError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
-            raise PluginError(
-                f'Plugin "{label}" failed in {hook_name}: {type(exc).__name__}: {exc}'
-            ) from exc
-    return registry
-
-
 def describe_plugins(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
     """Name, version and implemented hooks of every registered plugin (`recall plugins`)."""
     dists = getattr(pm, "dists", {})
@@ -197,6 +129,8 @@ def checkout_install(plugin: str) -> str:
 
 @dataclass
 class Registries:
+    """Everything the registry hooks registered, by kind."""
+
     storage: Registry
     rankers: Registry
     extractors: Registry
@@ -204,17 +138,15 @@ class Registries:
 
     @classmethod
     def from_pm(cls, pm: pluggy.PluginManager) -> Registries:
-        return cls(collect(pm, "register_storage", "storage backend"),
-                   collect(pm, "register_rankers", "ranker"),
-                   collect(pm, "register_extractors", "extractor"),
-                   collect(pm, "register_middleware", "middleware"))
+        return cls(StorageRegistry.collect(pm), RankerRegistry.collect(pm),
+                   ExtractorRegistry.collect(pm), MiddlewareRegistry.collect(pm))
 
 
 def build_plugin(entry, config: RecallConfig, *args: Any, kind: type | None = None) -> Any:
     """The plugin object `entry` makes with its settings; with `kind`, it must be one (a
     `Ranker` subclass instance, say), or start-up stops naming the plugin."""
     # A plugin can name its config table (postgres registers two URL schemes, one table).
-    settings = plugin_settings(config, entry.extra.get("config_name", entry.name), entry.settings)
+    settings = plugin_settings(config, entry.options.get("config_name", entry.name), entry.settings)
     try:
         built = entry.factory(*args, settings)
     except ConfigError:
@@ -246,16 +178,21 @@ def build_storage(config: RecallConfig, registries: Registries) -> Storage:
 
 
 def choose_extractor_name(config: RecallConfig, registries: Registries) -> str:
+    """The configured extractor, or for "auto" the available one of highest preference
+    (ExtractorRegistry: e.g. an API-backed extractor when its key is set, else an offline one)."""
     if config.extractor != "auto":
         return config.extractor
-    if os.environ.get("ANTHROPIC_API_KEY") and "haiku" in registries.extractors.entries:
-        return "haiku"
-    if "stub" in registries.extractors.entries:
-        return "stub"
-    names = registries.extractors.names()
-    if not names:
+    entries = registries.extractors.entries.values()
+    if not entries:
         raise PluginError(f"No extractor is installed ({checkout_install('extractors')}).")
-    return names[0]
+    available = [e for e in entries
+                 if e.options["automatic"] is not None and e.options["automatic"]()]
+    if not available:
+        raise PluginError(
+            f"No installed extractor runs without configuration (installed: "
+            f"{', '.join(registries.extractors.names())}). Name one in the config "
+            f"(extractor = \"...\", env RECALL_EXTRACTOR) with the settings it needs.")
+    return max(available, key=lambda e: (e.options["preference"], e.name)).name
 
 
 def build_extractor(config: RecallConfig, registries: Registries) -> Extractor:
@@ -267,7 +204,7 @@ def build_extractor(config: RecallConfig, registries: Registries) -> Extractor:
 def build_rankers(config: RecallConfig, registries: Registries) -> list[RankerSlot]:
     # No [rankers] table: every installed ranker at its default weight (0 = installed but
     # off until configured).
-    wanted = config.rankers or {name: float(e.extra.get("default_weight", 1.0))
+    wanted = config.rankers or {name: e.options["default_weight"]
                                 for name, e in registries.rankers.entries.items()}
     slots = []
     for name, weight in wanted.items():

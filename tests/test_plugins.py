@@ -16,11 +16,13 @@ from fastmcp import Client
 import recall_extractors
 import recall_sqlite
 from recall_core import hookimpl, hookspecs
-from recall_core.server.runtime import Registries, build_mcp, build_runtime
+from recall_core.plugins import Registries
+from recall_core.server.mcp.server import build_mcp
+from recall_core.server.runtime import build_runtime
 from recall_core.server.auth import set_stdio_namespace
 from recall_core.config import load_config
 from recall_core.errors import PluginError
-from recall_core.plugins import collect, get_plugin_manager
+from recall_core.plugins import get_plugin_manager
 from serverproc import recall_cli
 
 
@@ -59,7 +61,7 @@ def test_plugin_raising_in_a_hook_is_named():
             raise RuntimeError("kaboom")
 
     with pytest.raises(PluginError, match=r'Plugin "test-plugin-0" failed in register_extractors: RuntimeError: kaboom'):
-        collect(fresh_pm(Broken()), "register_extractors", "extractor")
+        Registries.from_pm(fresh_pm(Broken()))
 
 
 def test_misspelt_hook_fails_loudly():
@@ -106,10 +108,10 @@ def test_unknown_extractor_and_storage_scheme_list_the_choices():
 async def test_injection_in_plugin_tool_description_is_refused(tmp_path, description):
     class Sneaky:
         @hookimpl
-        def register_tools(self, mcp, service):
+        def register_tools(self, register):
             async def notes() -> dict:
                 return {}
-            mcp.tool(name="notes", description=description)(notes)
+            register.tool(name="notes", description=description)(notes)
 
     rt = await runtime_for(tmp_path, Sneaky())
     try:
@@ -126,24 +128,23 @@ class SlowTools:
     seen: list[str] = []
 
     @hookimpl
-    def register_tools(self, mcp, service):
-        from recall_core.server.mcp.tools import guarded
-
+    def register_tools(self, register):
         async def _count(namespace):
-            return {"namespace": namespace, "total": (await service.stats(namespace))["total"]}
+            return {"namespace": namespace,
+                    "total": (await register.service.stats(namespace))["total"]}
 
-        @mcp.tool(annotations={"readOnlyHint": True})
+        @register.tool(annotations={"readOnlyHint": True})
         async def count_memories() -> dict:
             """Count this user's memories; milliseconds."""
-            return await guarded(_count)
+            return await register.answer(_count)
 
-        @mcp.tool
+        @register.tool
         async def nap(seconds: float) -> dict:
             """Sleep for a while; as long as asked."""
             async def _nap(namespace):
                 await asyncio.sleep(seconds)
                 return {"slept": seconds}
-            return await guarded(_nap)
+            return await register.answer(_nap)
 
     @hookimpl
     def register_middleware(self, register):
@@ -183,10 +184,9 @@ def test_plugin_cli_command(tmp_path):
         from recall_core import hookimpl
 
         @hookimpl
-        def register_commands(cli):
-            p = cli.add_parser("hello", help="say hello")
-            p.add_argument("name")
-            p.set_defaults(func=lambda args: print(f"hello {args.name}") or 0)
+        def register_commands(register):
+            register("hello", lambda args: print(f"hello {args.name}") or 0, help="say hello",
+                     arguments=lambda p: p.add_argument("name"))
     ''') + "\n")
     out = recall_cli("hello", "world", env={"RECALL_PLUGIN_MODULES": "hello_cmd",
                                             "PYTHONPATH": str(tmp_path)})

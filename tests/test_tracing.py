@@ -9,7 +9,8 @@ import asyncio
 import pytest
 from fastmcp import Client
 
-from recall_core.server.runtime import build_mcp, build_runtime
+from recall_core.server.mcp.server import build_mcp
+from recall_core.server.runtime import build_runtime
 from recall_core.server.auth import set_stdio_namespace
 from recall_core.config import load_config
 
@@ -25,7 +26,7 @@ async def test_tool_ranker_storage_and_extraction_spans(tmp_path, monkeypatch):
     monkeypatch.setenv("RECALL_DISABLE_PLUGINS", "embeddings")
     runtime = await _runtime(tmp_path, enabled=True, exporter="memory")
     try:
-        exporter = runtime.extras["span_exporter"]
+        exporter = runtime.tracing.exporter
         mcp = await build_mcp(runtime, auth=False)
         set_stdio_namespace("traced")
         async with Client(mcp) as c:
@@ -61,7 +62,7 @@ async def test_tracing_is_off_by_default(tmp_path, monkeypatch):
     monkeypatch.setenv("RECALL_DISABLE_PLUGINS", "embeddings")
     runtime = await _runtime(tmp_path)
     try:
-        assert runtime.extras["tracer"] is None and "span_exporter" not in runtime.extras
+        assert runtime.tracing is None
         assert not hasattr(runtime.storage.count_jobs, "__recall_traced__")
     finally:
         await runtime.close()

@@ -78,7 +78,7 @@ async def _serve_http(runtime, sock) -> None:
     app = await build_http_app(runtime, public_url=public_url)
     from ..server.warmup import warm_up
 
-    await warm_up(runtime.extras["mcp"])
+    await warm_up(runtime.mcp)
     # log_config=None: uvicorn logs through our handler (text or JSON), not its own formats.
     server = uvicorn.Server(uvicorn.Config(
         app, log_level="warning", lifespan="on", log_config=None,
@@ -113,7 +113,7 @@ async def _serve_http(runtime, sock) -> None:
 
 
 async def _serve_stdio(runtime) -> None:
-    from ..server.runtime import build_mcp
+    from ..server.mcp.server import build_mcp
     from ..server.auth import hash_token, set_stdio_namespace
 
     token = os.environ.get("RECALL_TOKEN", "")
@@ -261,7 +261,7 @@ async def _status(args: argparse.Namespace) -> int:
         await storage.close()
     info = {"storage": storage.description, "db": redact(config.db_url), "jobs": jobs,
             "extractor": choose_extractor_name(config, registries),
-            "rankers": config.rankers or {n: e.extra.get("default_weight", 1.0)
+            "rankers": config.rankers or {n: e.options["default_weight"]
                                           for n, e in registries.rankers.entries.items()},
             "storage_status": extra, "recent_failures": failures,
             # stored vectors per embedding model id ("unrecorded": before ids were kept)
@@ -641,6 +641,22 @@ def _exit_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, terminate)
 
 
+def add_plugin_commands(sub: Any, pm: Any) -> None:
+    """The subcommands plugins register (`register_commands`), beside core's."""
+    import inspect
+
+    from ..registration import CommandRegistry
+
+    for command in CommandRegistry.collect(pm):
+        p = sub.add_parser(command.name, help=command.help, description=command.description)
+        if command.database:
+            _db_args(p)
+        if command.arguments is not None:
+            command.arguments(p)
+        handler = "afunc" if inspect.iscoroutinefunction(command.handler) else "func"
+        p.set_defaults(**{handler: command.handler})
+
+
 def main(argv: list[str] | None = None) -> int:
     # numpy's OpenBLAS threads spin ~0.1 s after every call before they sleep: between the
     # vector searches of a busy server they burned a core (hybrid search at 100k memories:
@@ -652,7 +668,7 @@ def main(argv: list[str] | None = None) -> int:
     _exit_on_sigterm()
     parser, sub = build_parser()
     try:
-        get_plugin_manager().hook.register_commands(cli=sub)
+        add_plugin_commands(sub, get_plugin_manager())
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()

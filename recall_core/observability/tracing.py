@@ -11,7 +11,7 @@ exporter). Spans:
 
 The exporter is OTLP over HTTP, configured by the standard OTEL_EXPORTER_OTLP_* variables
 (default http://localhost:4318), or `console` (spans as JSON on stderr), or `memory` (kept in
-`runtime.extras["span_exporter"]`, for tests). The tracer provider is Recall's own, not the
+`runtime.tracing.exporter`, for tests). The tracer provider is Recall's own, not the
 process-global one, so an embedding application's tracing is left alone.
 
 Like the metrics, the objects are instrumented in place by wrapping their methods: no plugin
@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -41,7 +42,17 @@ class TracingSettings(BaseModel):
     service_name: str = "recall"
 
 
-def setup(runtime: Any) -> Any | None:
+@dataclass
+class Tracing:
+    """The tracer the runtime's objects report to, its provider (shut down with the
+    runtime: that flushes batched spans) and, with the `memory` exporter, the exporter."""
+
+    tracer: Any
+    provider: Any
+    exporter: Any = None
+
+
+def setup(runtime: Any) -> Tracing | None:
     """Build the tracer (None when tracing is off) and instrument the runtime's objects."""
     settings: TracingSettings = runtime.config.tracing
     if not settings.enabled:
@@ -57,11 +68,11 @@ def setup(runtime: Any) -> Any | None:
                           "false.") from None
     provider = TracerProvider(resource=Resource.create(
         {"service.name": settings.service_name, "service.version": __version__}))
+    exporter = None
     if settings.exporter == "memory":
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
         exporter = InMemorySpanExporter()
-        runtime.extras["span_exporter"] = exporter
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     elif settings.exporter == "console":
         import sys
@@ -75,11 +86,10 @@ def setup(runtime: Any) -> Any | None:
             raise ConfigError("[tracing] exporter = \"otlp\" needs "
                               "opentelemetry-exporter-otlp-proto-http (the otel extra).") from None
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    runtime.extras["tracer_provider"] = provider
     tracer = provider.get_tracer("recall", __version__)
     _instrument(runtime, tracer)
     log.info("tracing on: exporter %s, service %s", settings.exporter, settings.service_name)
-    return tracer
+    return Tracing(tracer, provider, exporter)
 
 
 def _spanned(fn: Any, tracer: Any, name: str, attributes: dict[str, Any]) -> Any:

@@ -18,9 +18,9 @@ def mount_operator_routes(app: Any, runtime: Any, *, public_url: str | None = No
     from ..admin.service import AdminService
 
     admin = AdminService(runtime.service)
-    runtime.extras["admin"] = admin
+    runtime.admin = admin
     mount_admin(app, admin)
 
     from .inspector import mount_inspector
 
-    runtime.extras["inspector"] = mount_inspector(app, runtime, admin, public_url)
+    runtime.inspector = mount_inspector(app, runtime, admin, public_url)

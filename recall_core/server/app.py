@@ -11,7 +11,8 @@ from starlette.responses import JSONResponse
 from .. import __version__
 from .a2a import mount_a2a
 from .admin_mount import mount_operator_routes
-from .runtime import Runtime, build_mcp
+from .mcp.server import build_mcp
+from .runtime import Runtime
 from .auth import hash_token, unauthorized_response
 from ..errors import ConfigError
 
@@ -89,7 +90,7 @@ def _hostname(header: str) -> str:
 async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> Any:
     hosts = allowed_hosts(runtime.config)
     mcp = await build_mcp(runtime)
-    runtime.extras["mcp"] = mcp  # for the start-up warm-up (recall_core/warmup.py)
+    runtime.mcp = mcp  # for the start-up warm-up (server/warmup.py)
 
     @mcp.custom_route("/health", methods=["GET"])
     async def health(request):

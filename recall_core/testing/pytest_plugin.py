@@ -22,8 +22,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def recall_plugin_manager() -> Any:
-    """A fresh plugin manager without installed entry points, so a test sees only the
-    plugins it registers itself (register in the test, unregister in `finally`)."""
+    """A fresh plugin manager without installed entry points, core's built-ins or `RECALL_*`
+    plugin variables, so a test sees only the plugins it registers itself (register in the
+    test, unregister in `finally`)."""
     from ..plugins import get_plugin_manager
 
-    return get_plugin_manager(load_entrypoints=False, defaults=False)
+    return get_plugin_manager(load_entrypoints=False, defaults=False, environment=False)

@@ -24,8 +24,8 @@ def register_middleware(register):
 
 
 @hookimpl
-def register_tools(mcp, service):
-    @mcp.tool
+def register_tools(register):
+    @register.tool
     async def count_tool_listings() -> dict:
         """Number of tools/list requests this server has handled."""
         return ok(LISTINGS["n"])

@@ -8,8 +8,8 @@ from recall_core import hookimpl
 
 
 @hookimpl
-def register_tools(mcp, service):
-    @mcp.tool
+def register_tools(register):
+    @register.tool
     async def nap(seconds: float) -> dict:
         """Sleep for a number of seconds (tests only); takes that many seconds."""
         await asyncio.sleep(seconds)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import importlib.metadata
 
 import recall_embeddings
-from recall_core.plugins import collect
+from recall_core.testing import registrations
 from recall_embeddings import DenseSettings, make_dense
 
 
@@ -17,10 +17,10 @@ def test_register_rankers_offers_dense(recall_plugin_manager):
     pm = recall_plugin_manager
     pm.register(recall_embeddings, name="embeddings")
     try:
-        entry = collect(pm, "register_rankers", "ranker").get("dense")
+        entry = registrations(pm, "register_rankers").get("dense")
         assert entry.factory is make_dense
         assert entry.settings is DenseSettings
-        assert entry.extra == {"default_weight": 0.7}
+        assert entry.options == {"default_weight": 0.7}
     finally:
         pm.unregister(recall_embeddings)
 

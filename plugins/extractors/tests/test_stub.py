@@ -9,7 +9,7 @@ import pytest
 
 from recall_core import hookspecs
 from recall_core.models import Memory
-from recall_core.plugins import collect
+from recall_core.testing import registrations
 from recall_core.contracts import ExtractionError, Extractor
 from recall_extractors import HaikuSettings, StubSettings, make_stub
 from recall_extractors.sentences import split_sentences
@@ -304,7 +304,7 @@ def test_plugin_registers_its_extractors_with_settings():
 
     pm.register(recall_extractors, name="extractors-under-test")
     try:
-        registry = collect(pm, "register_extractors", "extractor")
+        registry = registrations(pm, "register_extractors")
         assert registry.names() == ["haiku", "openai", "stub"]
         assert registry.get("stub").settings is StubSettings
         assert registry.get("haiku").settings is HaikuSettings

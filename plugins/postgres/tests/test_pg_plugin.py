@@ -11,7 +11,8 @@ from pydantic import ValidationError
 import recall_postgres
 from recall_core.config import RecallConfig, plugin_settings
 from recall_core.errors import ConfigError
-from recall_core.plugins import collect, get_plugin_manager
+from recall_core.plugins import get_plugin_manager
+from recall_core.testing import registrations
 from recall_postgres import PostgresSettings, PostgresStorage
 from recall_postgres.migrations import LATEST
 
@@ -20,7 +21,7 @@ def test_registers_both_url_schemes_with_typed_settings():
     pm = get_plugin_manager(load_entrypoints=False, defaults=False)
     pm.register(recall_postgres, name="postgres")
     try:
-        registry = collect(pm, "register_storage", "storage")
+        registry = registrations(pm, "register_storage")
         assert registry.names() == ["postgres", "postgresql"]
         for name in registry.names():
             entry = registry.get(name)

@@ -31,7 +31,10 @@ def register_storage(register: Any) -> None:
 
 
 @hookimpl
-def register_commands(cli: Any) -> None:
-    from .backup import add_command
+def register_commands(register: Any) -> None:
+    from . import backup
 
-    add_command(cli)
+    register("backup", backup.run, help="copy the SQLite database while the server runs",
+             description="Write a consistent copy of the SQLite database to DEST (online: the "
+                         "server may keep running). PostgreSQL: use pg_dump.",
+             arguments=backup.arguments, database=True)

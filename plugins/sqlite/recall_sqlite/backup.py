@@ -14,21 +14,13 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from .connection import MEMORY, SQLITE_HEADER, path_from_url
 
 
-def add_command(cli: Any) -> None:
-    p = cli.add_parser("backup", help="copy the SQLite database while the server runs",
-                       description="Write a consistent copy of the SQLite database to DEST "
-                                   "(online: the server may keep running). PostgreSQL: use pg_dump.")
+def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dest", help="the copy's path; must not exist yet")
-    p.add_argument("--db", metavar="PATH|URL",
-                   help="the database to copy (default: ./recall.db; env RECALL_DB_URL; db in recall.toml)")
-    p.add_argument("--config", metavar="FILE", help="recall.toml to read (default: none)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

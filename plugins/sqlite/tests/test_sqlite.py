@@ -20,7 +20,7 @@ import recall_sqlite
 from recall_core.config import RecallConfig, plugin_settings
 from recall_core.errors import ConfigError
 from recall_core.models import Memory, Operation
-from recall_core.plugins import collect
+from recall_core.testing import registrations
 from recall_sqlite.codec import to_db
 from recall_sqlite import SQLiteSettings, SQLiteStorage, make_storage, schema
 from recall_sqlite.connection import path_from_url
@@ -550,7 +550,7 @@ def test_register_storage_hook(recall_plugin_manager) -> None:
     pm = recall_plugin_manager
     pm.register(recall_sqlite, name="sqlite-under-test")
     try:
-        registry = collect(pm, "register_storage", "storage")
+        registry = registrations(pm, "register_storage")
         entry = registry.get("sqlite")
         assert entry.settings is SQLiteSettings
         built = entry.factory("sqlite:////tmp/never-opened.db", SQLiteSettings())
