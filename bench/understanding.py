@@ -339,10 +339,10 @@ def summarise(outcomes: list[dict], items: dict[str, dict]) -> dict:
 
 
 def cost(outcomes: list[dict], items: dict[str, dict]) -> dict:
-    calls = [c for o in outcomes for text in o["extract"] for c in text]
-    per_text = [c["ms"] for c in calls]
-    per_statement = [c["ms"] / statements_in(items[o["id"]])
-                     for o in outcomes for text in o["extract"] for c in text]
+    """Per text: all its extraction attempts together (a retried job costs each attempt)."""
+    texts = [(o, attempts) for o in outcomes for attempts in o["extract"]]
+    per_text = [sum(a["ms"] for a in attempts) for _, attempts in texts]
+    per_statement = [ms / statements_in(items[o["id"]]) for (o, _), ms in zip(texts, per_text)]
 
     def spread(values: list[float]) -> dict:
         if not values:
@@ -352,12 +352,14 @@ def cost(outcomes: list[dict], items: dict[str, dict]) -> dict:
                 "p95": round(v[min(len(v) - 1, int(0.95 * len(v)))], 2),
                 "mean": round(statistics.mean(v), 2)}
 
-    n = max(1, len(calls))
+    def per(field: str) -> float:
+        return round(sum(a[field] for _, attempts in texts for a in attempts)
+                     / max(1, len(texts)), 2)
+
     return {"ms_per_text": spread(per_text), "ms_per_statement": spread(per_statement),
-            "texts": len(per_text),
-            "calls_per_text": round(sum(c["calls"] for c in calls) / n, 2),
-            "tokens_in_per_text": round(sum(c["tokens_in"] for c in calls) / n, 1),
-            "tokens_out_per_text": round(sum(c["tokens_out"] for c in calls) / n, 1)}
+            "texts": len(texts), "attempts": sum(len(a) for _, a in texts),
+            "calls_per_text": per("calls"), "tokens_in_per_text": per("tokens_in"),
+            "tokens_out_per_text": per("tokens_out")}
 
 
 def report(label: str, outcomes: list[dict], items: dict[str, dict], seconds: float) -> dict:
