@@ -74,6 +74,8 @@ def test_a_change_passes_only_when_the_old_value_ended_and_the_new_is_current():
     # an extractor that stored nothing of the old text superseded nothing
     assert not judge_change(CHANGE, [[], new])["pass"]
     assert not judge_change(CHANGE, [old_ended, [on("Globex", False)]])["pass"]
+    # a last text re-stating a value keyed from the middle one refreshes that row
+    assert judge_change(CHANGE, [old_ended, [on("trying Globex")], [on("thanks", False)]])["pass"]
     mid = {**CHANGE, "mid": ["initech"]}
     assert not judge_change(mid, [old_ended, [on("Initech")], new])["pass"]
     assert judge_change(mid, [old_ended, [on("Initech", False)], new])["pass"]

@@ -18,7 +18,7 @@ rows' texts and whether they are current, not from attribute names (README.md: m
 
 - change: superseded when every memory of the old text holding the old value (and of the
   middle text holding an intermediate one) is no longer current, at least one such memory
-  was stored, and a current memory of the last text holds the new value;
+  was stored, and a current memory of a later text holds the new value;
 - stale above current: `search_memories(question)` with default parameters ranks a result
   holding the old value (and not the new) above the first one holding the new, or returns
   the old and not the new;
@@ -124,7 +124,9 @@ def judge_change(item: dict, by_text: list[list[Row]]) -> dict:
     why = [_replaced(by_text[0], item["old"], "old")]
     if "mid" in item:
         why.append(_replaced(by_text[1], item["mid"], "middle"))
-    if not any(r.active and holds(r.text, item["new"]) for r in by_text[-1]):
+    # Any later text: a last text that re-states a value already keyed from the middle one
+    # refreshes that row instead of writing its own ("trying Vivaldi" -> "sticking with it").
+    if not any(r.active and holds(r.text, item["new"]) for t in by_text[1:] for r in t):
         why.append("new value not current")
     why = [w for w in why if w]
     return {"pass": not why, "why": why}
