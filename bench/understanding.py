@@ -49,6 +49,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from recall_core import Extractor
+
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "bench" / "understanding"
 sys.path.insert(0, str(ROOT / "bench"))
@@ -212,16 +214,18 @@ def judge(item: dict, by_text: list[list[Row]], results: list[str] | None) -> di
 
 # -- running items through the product ----------------------------------------------------------
 
-class Timed:
+class Timed(Extractor):
     """The extractor the worker calls, timing each `extract` and counting model usage
     (run_item takes the records of each text's jobs)."""
 
-    def __init__(self, inner: Any):
+    def __init__(self, inner: Extractor):
         self.inner = inner
         self.calls: list[dict] = []
+        self.name, self.model = inner.name, inner.model
+        self.prompt_version = inner.prompt_version
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    async def merge(self, memories: Any, topic: str = "") -> Any:
+        return await self.inner.merge(memories, topic)
 
     def _usage(self) -> tuple[int, int, int]:
         u = getattr(self.inner, "usage", None)
@@ -240,7 +244,7 @@ class Timed:
 
 async def runtime(db: str, name: str, settings: dict[str, Any]):
     """The default install's runtime, with the worker left to us (jobs run in store order)."""
-    from recall_core.app import build_runtime
+    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
     config = load_config(None, db=db, extractor=name,
@@ -289,7 +293,7 @@ async def run_all(rt, extractor: Any, items: list[dict], label: str,
                   prefix: str = "u27-") -> list[dict]:
     """Each item in a namespace of its own (`prefix` + id: one database can hold several
     runs of the same items)."""
-    from recall_core.worker import Worker
+    from recall_core.jobs.worker import Worker
 
     timed = Timed(extractor)
     worker = Worker(rt.storage, timed, rt.embedder, rt.config)

@@ -18,6 +18,9 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
+
+from recall_core import Extractor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -67,7 +70,14 @@ def oracle_memories(item: dict) -> dict[str, list[tuple[str, list[str] | None]]]
     return out
 
 
-class Oracle:
+class Known(Extractor):
+    """An extractor whose output the check knows in advance; the harness never merges."""
+
+    async def merge(self, memories: list, topic: str = "") -> Any:
+        raise NotImplementedError("the harness never consolidates")
+
+
+class Oracle(Known):
     name = "oracle"
 
     def __init__(self, items: list[dict]):
@@ -88,7 +98,7 @@ def _ordered(item: dict, by_text: dict[str, list]) -> list[tuple[str, list]]:
     return [(t, by_text[t]) for t in texts_of(item)]
 
 
-class Verbatim:
+class Verbatim(Known):
     name = "verbatim"
 
     async def extract(self, text: str, topic: str = "") -> list:
@@ -97,7 +107,7 @@ class Verbatim:
         return [ExtractedMemory(text=text)]
 
 
-class Merger:
+class Merger(Known):
     name = "merger"
 
     async def extract(self, text: str, topic: str = "") -> list:
