@@ -33,7 +33,7 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.errors import A2AError, TaskNotFoundError
 from google.protobuf.json_format import MessageToDict
 
-from recall_core.server.a2a.skills import find_conflicts
+from recall_core.memory.immediate import find_conflicts
 from recall_core.models import ExtractedMemory, Memory, utcnow
 from serverproc import Agent, ServerProcess
 

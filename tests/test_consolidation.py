@@ -90,7 +90,7 @@ async def setup(tmp_path):
     storage = make_storage(f"sqlite:///{tmp_path / 'r.db'}", SQLiteSettings())
     await storage.open()
     embedder = FakeEmbedder(vectors())
-    service = MemoryService(storage, make_stub(), [], load_config(None), embedder)
+    service = MemoryService(storage, load_config(None), extractor=make_stub(), embedder=embedder)
     yield service, storage, embedder
     await storage.close()
 

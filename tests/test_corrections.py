@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from recall_core.memory.corrections import correct_memory
 from recall_core.errors import InvalidParam, MemoryNotFound
 from recall_core.models import Memory
 
@@ -15,7 +14,7 @@ async def test_correction_supersedes_and_keeps_history(runtime):
                  attribute="location", value="Berlin", importance=0.6, topic="home",
                  session_id="s1", source_job_id="j1")
     await runtime.storage.insert_memories([old])
-    new = await correct_memory(runtime.service, "u", old.id, text="The user lives in Potsdam.",
+    new = await runtime.service.correct("u", old.id, text="The user lives in Potsdam.",
                                value="Potsdam")
     assert (new.text, new.value, new.topic, new.session_id, new.importance) == \
         ("The user lives in Potsdam.", "Potsdam", "home", "s1", 0.6)
@@ -25,22 +24,22 @@ async def test_correction_supersedes_and_keeps_history(runtime):
     found = await runtime.service.search("u", "where does the user live", limit=5)
     assert [r["text"] for r in found["results"]] == ["The user lives in Potsdam."]
     with pytest.raises(MemoryNotFound):  # the old version is history now
-        await correct_memory(runtime.service, "u", old.id, text="again")
+        await runtime.service.correct("u", old.id, text="again")
     with pytest.raises(MemoryNotFound):  # another namespace's memory
-        await correct_memory(runtime.service, "other", new.id, text="mine now")
+        await runtime.service.correct("other", new.id, text="mine now")
 
 
 async def test_correction_validates(runtime):
     m = Memory(namespace="u", text="Deploys on Thursdays.", importance=0.5)
     await runtime.storage.insert_memories([m])
     with pytest.raises(InvalidParam, match="Nothing changed"):
-        await correct_memory(runtime.service, "u", m.id, text="Deploys on Thursdays.",
+        await runtime.service.correct("u", m.id, text="Deploys on Thursdays.",
                              importance=0.50001)
     with pytest.raises(InvalidParam):
-        await correct_memory(runtime.service, "u", m.id, text="   ")
+        await runtime.service.correct("u", m.id, text="   ")
     with pytest.raises(InvalidParam):
-        await correct_memory(runtime.service, "u", m.id, type="opinion")
+        await runtime.service.correct("u", m.id, type="opinion")
     with pytest.raises(InvalidParam):
-        await correct_memory(runtime.service, "u", m.id, importance=1.5)
-    new = await correct_memory(runtime.service, "u", m.id, type="procedure", importance=0.9)
+        await runtime.service.correct("u", m.id, importance=1.5)
+    new = await runtime.service.correct("u", m.id, type="procedure", importance=0.9)
     assert (new.type, new.importance, new.text) == ("procedure", 0.9, "Deploys on Thursdays.")

@@ -75,7 +75,7 @@ async def drain(storage, namespace, timeout=20.0):
 
 
 async def run_worker(storage, extractor, cfg, namespace, texts, spacing=0.0):
-    service = MemoryService(storage, extractor, [], cfg)
+    service = MemoryService(storage, cfg, extractor=extractor)
     worker = Worker(storage, extractor, None, cfg, service.job_signal)
     await worker.start()
     try:
@@ -166,7 +166,7 @@ async def test_history_views_leave_restatement_markers_out(storage):
                      ["Honestly, I use vim.", "I use vim."], spacing=0.01)
     stored = await storage.history(n, "user", "editor")
     assert len(stored) == 2  # the current row and the marker the late re-statement left
-    service = MemoryService(storage, Delayed(), [], config())
+    service = MemoryService(storage, config(), extractor=Delayed())
     shown = await service.history(n, "user", "editor")
     assert [(m.value.lower(), m.valid_until) for m in shown] == [("vim", None)]
 
@@ -180,7 +180,7 @@ async def test_forget_scrubs_a_restatement_written_onto_history(storage):
     said = f"Note {uuid.uuid4().hex[:8]}: I use vim."
     await run_worker(storage, Delayed(), config(), n, [said])
     (vim,) = await current_of(storage, n, "user", "editor")
-    service = MemoryService(storage, Delayed(), [], config())
+    service = MemoryService(storage, config(), extractor=Delayed())
     await service.store(n, said)  # queued: no worker runs until after the replacement
     new = Memory(namespace=n, text="user editor is emacs", entity="user", attribute="editor",
                  value="emacs")

@@ -10,7 +10,6 @@ import pytest
 from recall_core.jobs.decay import run_decay
 from recall_core.errors import MemoryNotFound
 from recall_core.models import Memory, utcnow
-from recall_core.memory.pinning import set_pinned
 
 
 async def importance(rt, mid: str) -> float:
@@ -29,7 +28,7 @@ async def test_pinned_memory_never_decays(runtime):
     decayed = await importance(runtime, keep.id)
     assert decayed < 0.5  # both decayed before the pin
 
-    pinned = await set_pinned(runtime.service, "u", keep.id, True)
+    pinned = await runtime.service.pin("u", keep.id, True)
     assert pinned.pinned and pinned.importance == pytest.approx(0.8)  # decay undone
     await run_decay(runtime.storage, rate, utcnow() + timedelta(days=365))
     assert await importance(runtime, keep.id) == pytest.approx(0.8)
@@ -41,7 +40,7 @@ async def test_pinned_memory_never_decays(runtime):
     assert {m["text"]: m.get("pinned", False) for m in page["memories"]} == {
         keep.text: True, other.text: False}
 
-    unpinned = await set_pinned(runtime.service, "u", keep.id, False)
+    unpinned = await runtime.service.pin("u", keep.id, False)
     assert not unpinned.pinned
     with pytest.raises(MemoryNotFound):
-        await set_pinned(runtime.service, "other-namespace", keep.id, True)
+        await runtime.service.pin("other-namespace", keep.id, True)

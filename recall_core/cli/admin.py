@@ -28,7 +28,7 @@ async def _with_admin(args: argparse.Namespace, body: Any) -> int:
     storage = await _open_storage(config)
     try:
         try:
-            admin = AdminService(MemoryService(storage, None, [], config), page_cap=10_000)  # type: ignore[arg-type]
+            admin = AdminService(MemoryService(storage, config), page_cap=10_000)
             out = await body(admin)
         except Unsupported as exc:
             raise ConfigError(str(exc)) from None

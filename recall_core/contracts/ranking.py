@@ -46,10 +46,9 @@ class Embedder(abc.ABC):
     #: models' vectors never mix; "" means `name` (see `model_id`).
     model_id: str = ""
 
-    @property
-    def ready(self) -> bool:
-        """Whether `embed` answers now (a model may load in the background)."""
-        return True
+    #: Whether `embed` answers now (a model loading in the background says False; a
+    #: subclass may make it a property).
+    ready: bool = True
 
     @abc.abstractmethod
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..contracts import model_id
 from ..errors import EmbeddingsRequired, RecallError
 from ..models import Memory, utcnow
-from ..contracts import Embedder, ExtractionError, NotReady
+from ..contracts import Embedder, ExtractionError, Extractor, NotReady, Storage
 from .facts import normalise
 from .writes import replace
-
-if TYPE_CHECKING:
-    from .service import MemoryService
 
 log = logging.getLogger("recall.consolidate")
 
@@ -67,14 +64,12 @@ async def _embed(embedder: Embedder, texts: list[str]) -> list[list[float]]:
             f"The embedding model is not ready ({exc}). Retry in a few seconds.") from None
 
 
-async def text_vectors(service: MemoryService, namespace: str,
+async def text_vectors(storage: Storage, embedder: Embedder, namespace: str,
                        memories: Sequence[Memory]) -> np.ndarray:
     """One vector per memory that depends on its text only: the stored one when it was
     embedded without session context and has the model's width, else a fresh one."""
-    embedder = service.embedder
-    assert embedder is not None
-    dim = getattr(embedder, "dim", None)
-    stored = await service.storage.get_embeddings(
+    dim = embedder.dim
+    stored = await storage.get_embeddings(
         namespace, [m.id for m in memories if m.session_id is None], model=model_id(embedder))
     usable = {mid: v for mid, v in stored.items() if not dim or len(v) == dim}
     missing = [m for m in memories if m.id not in usable]
@@ -84,16 +79,15 @@ async def text_vectors(service: MemoryService, namespace: str,
     return np.asarray([usable[m.id] for m in memories], dtype=np.float32)
 
 
-async def consolidate(service: MemoryService, namespace: str, topic: str, threshold: float,
+async def consolidate(storage: Storage, embedder: Embedder, extractor: Extractor,
+                      namespace: str, topic: str, threshold: float,
                       dry_run: bool) -> dict[str, Any]:
-    storage, embedder = service.storage, service.embedder
-    assert embedder is not None
     memories = [m async for m in storage.iter_memories(namespace) if m.topic == topic]
     empty = {"groups_found": 0, "memories_consolidated": 0, "memories_created": 0,
              "deleted_ids": [], "created": [], "groups": [], "dry_run": dry_run}
     if len(memories) < 2:
         return empty
-    groups = clusters(await text_vectors(service, namespace, memories), threshold)
+    groups = clusters(await text_vectors(storage, embedder, namespace, memories), threshold)
     if not groups:
         return empty
 
@@ -103,7 +97,7 @@ async def consolidate(service: MemoryService, namespace: str, topic: str, thresh
     for group in groups:
         members = [memories[i] for i in group]
         try:
-            merged = await service.extractor.merge(members, topic)
+            merged = await extractor.merge(members, topic)
         except ExtractionError as exc:
             raise RecallError(
                 f"The extractor could not merge a group of {len(members)} memories ({exc}). "

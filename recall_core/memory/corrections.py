@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..contracts import model_id
+from ..contracts import Embedder, Storage, model_id
 from . import validation as v
 from ..errors import InvalidParam, MemoryNotFound
 from ..models import MEMORY_TYPES, Memory, utcnow
@@ -16,19 +16,20 @@ from .writes import replace
 log = logging.getLogger("recall.corrections")
 
 
-async def correct_memory(service: Any, namespace: str, memory_id: Any, *, text: Any = None,
-                         type: Any = None, importance: Any = None, value: Any = None) -> Memory:
+async def correct_memory(storage: Storage, embedder: Embedder | None, max_text_bytes: int,
+                         namespace: str, memory_id: Any, *, text: Any = None, type: Any = None,
+                         importance: Any = None, value: Any = None) -> Memory:
     """The stored correction. Fields left None keep the old memory's; the correction keeps
     its topic, session, agent, (entity, attribute) and source job (its provenance)."""
     memory_id = v.memory_id(memory_id)
-    found = await service.storage.get_memories(namespace, [memory_id])
+    found = await storage.get_memories(namespace, [memory_id])
     if not found:
         raise MemoryNotFound(f"No active memory with id {memory_id!r} in this namespace; only "
                              f"the current version of a memory can be corrected.")
     old: Memory = found[0]
     if isinstance(text, str):
         text = text.replace("\r\n", "\n")  # a browser's textarea sends CRLF
-    new_text = old.text if text is None else v.text(text, "text", service.config.limits.max_text_bytes)
+    new_text = old.text if text is None else v.text(text, "text", max_text_bytes)
     if type is not None and type not in MEMORY_TYPES:
         raise InvalidParam(f"type must be one of {', '.join(MEMORY_TYPES)}, got {type!r}.")
     new_type = old.type if type is None else type
@@ -47,7 +48,6 @@ async def correct_memory(service: Any, namespace: str, memory_id: Any, *, text: 
                  importance=new_importance, valid_from=at, created_at=at, last_accessed_at=at,
                  session_id=old.session_id, agent_id=old.agent_id,
                  source_job_id=old.source_job_id, pinned=old.pinned)
-    embedder = service.embedder
     if embedder is not None and embedder.ready:
         try:
             new.embedding = (await embedder.embed([new_text]))[0]
@@ -57,7 +57,7 @@ async def correct_memory(service: Any, namespace: str, memory_id: Any, *, text: 
                         exc_info=True)
     # The consolidation path: old ended, new inserted as its successor (superseded_by), with
     # the fact key locked; None when the old row stopped being current meanwhile.
-    if await replace(service.storage, namespace, [old], [new], at) is None:
+    if await replace(storage, namespace, [old], [new], at) is None:
         raise MemoryNotFound(f"Memory {memory_id!r} changed while it was being corrected "
                              f"(superseded or forgotten); reload it and try again.")
     return new

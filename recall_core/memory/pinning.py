@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..contracts import Storage
 from . import validation as v
 from ..errors import MemoryNotFound
 from ..models import Memory, utcnow
 from .writes import transaction
 
 
-async def set_pinned(service: Any, namespace: str, memory_id: Any, pinned: bool) -> Memory:
+async def set_pinned(storage: Storage, namespace: str, memory_id: Any, pinned: bool) -> Memory:
     """Pin or unpin a current memory of the namespace; returns it as stored after."""
     memory_id = v.memory_id(memory_id)
     now = utcnow()
@@ -27,7 +28,7 @@ async def set_pinned(service: Any, namespace: str, memory_id: Any, pinned: bool)
             await tx.refresh([(memory_id, 0.0)], now)
         return (await tx.current([memory_id]))[0]
 
-    got = await transaction(service.storage, namespace, [], body)
+    got = await transaction(storage, namespace, [], body)
     if got is None:
         raise MemoryNotFound(f"No active memory with id {memory_id!r} in this namespace; only "
                              f"a current memory can be pinned.")

@@ -1,8 +1,12 @@
 """MemoryService: the one place where tool semantics live.
 
-MCP tools, A2A handlers and the CLI are thin adapters over these methods. Every method takes
-the caller's namespace from the adapter (which got it from the verified token) and validates
-its input before touching storage; errors are `RecallError`s with a stable code.
+MCP tools, A2A handlers, the inspector and the CLI are thin adapters over these methods
+(operators' use cases are `admin.service.AdminService`, which erases through this one).
+Every method takes the caller's namespace from the adapter (which got it from the verified
+credential) and validates its input before touching storage; errors are `RecallError`s with
+a stable code. The rules themselves live in the modules beside this one (facts, writes,
+forget, pinning, corrections, consolidate, immediate); the service checks input and wires
+them to the runtime's storage, extractor, rankers and embedding model.
 """
 
 from __future__ import annotations
@@ -11,22 +15,25 @@ import asyncio
 import functools
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
-from . import validation as v
 from ..config import RecallConfig
-from .facts import norm_key, told
-from .forget import forget, same_store
-from ..errors import ConfirmRequired, EmbeddingsRequired, InvalidParam
-from ..models import MEMORY_TYPES, Memory, Operation, utcnow
-from ..contracts import model_id
-from ..contracts import Embedder, Extractor, Storage
+from ..contracts import Embedder, Extractor, RankerSlot, Storage, model_id
+from ..errors import ConfirmRequired, EmbeddingsRequired, InvalidParam, RecallError
 from ..jobs.access import AccessLog
 from ..jobs.activity import Activity
+from ..models import MEMORY_TYPES, ExtractedMemory, Memory, Operation, utcnow
 from ..search.explain import SearchTrace
-from ..contracts import RankerSlot
 from ..search.pipeline import run_search
+from . import validation as v
+from .consolidate import consolidate
+from .corrections import correct_memory
+from .facts import norm_key, told
+from .forget import forget, same_store
+from .immediate import Conflict, StoreInput, find_conflicts, record, store_extracted
+from .pinning import set_pinned
 
 log = logging.getLogger("recall.service")
 
@@ -45,8 +52,13 @@ def foreground(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T
 
 
 class MemoryService:
-    def __init__(self, storage: Storage, extractor: Extractor, rankers: Sequence[RankerSlot],
-                 config: RecallConfig, embedder: Embedder | None = None):
+    """A server builds it with every engine (`server.runtime.build_runtime`). The CLI's
+    operator commands build it on storage alone (`extractor=None`, no rankers): they only
+    store, list, forget and erase, and a method that needs a missing engine says so."""
+
+    def __init__(self, storage: Storage, config: RecallConfig, *,
+                 extractor: Extractor | None = None, rankers: Sequence[RankerSlot] = (),
+                 embedder: Embedder | None = None):
         self.storage = storage
         #: Called with the namespace after an erase (audit log, rankers' caches).
         self.on_erase: list[Callable[[str], None]] = []
@@ -213,15 +225,58 @@ class MemoryService:
 
     @foreground
     async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
+        """Every value one fact has had, oldest first (re-statement markers left out)."""
         return told(await self.storage.history(namespace, norm_key(entity),
                                                norm_key(attribute)))
+
+    # -- a person's hand (the inspector) -------------------------------------------------
+    @foreground
+    async def pin(self, namespace: str, memory_id: Any, pinned: bool) -> Memory:
+        """Pin (decay never lowers its importance) or unpin a current memory."""
+        return await set_pinned(self.storage, namespace, memory_id, pinned)
+
+    @foreground
+    async def correct(self, namespace: str, memory_id: Any, *, text: Any = None,
+                      type: Any = None, importance: Any = None, value: Any = None) -> Memory:
+        """A correction stored as a new memory that supersedes the old one (corrections.py)."""
+        return await correct_memory(self.storage, self.embedder,
+                                    self.config.limits.max_text_bytes, namespace, memory_id,
+                                    text=text, type=type, importance=importance, value=value)
+
+    # -- a store written before the answer (A2A) -----------------------------------------
+    async def record_store(self, namespace: str, task_id: str, args: dict[str, Any],
+                           now: datetime) -> tuple[StoreInput, Operation]:
+        """Validate a store's arguments and record it (its operation row, created done),
+        before the slow extraction: an erase meanwhile deletes the record, and the write
+        then finds it gone and writes nothing."""
+        inp = StoreInput.parse(args, now, self.config.limits.max_text_bytes)
+        return inp, await self.rerecord_store(namespace, task_id, inp, now)
+
+    async def rerecord_store(self, namespace: str, task_id: str, inp: StoreInput,
+                             now: datetime) -> Operation:
+        """The record of a store resumed after a decision (found again, or made anew)."""
+        return await record(self.storage, inp.operation(namespace, task_id, now))
+
+    async def review_store(self, namespace: str, inp: StoreInput, op: Operation,
+                           now: datetime) -> tuple[list[ExtractedMemory], list[Conflict]]:
+        """Extract the text and find the contradictions the fact rules cannot settle."""
+        extracted = await self._engine(self.extractor, "an extractor").extract(inp.text,
+                                                                               inp.topic)
+        return extracted, await find_conflicts(self.storage, namespace, extracted, now,
+                                               op.created_at)
+
+    async def write_store(self, op: Operation, extracted: Sequence[ExtractedMemory],
+                          now: datetime, decision: str | None = None,
+                          conflict_keys: Collection[tuple[str, str]] = ()) -> dict[str, Any]:
+        """Write a reviewed store as the worker would, bent by the caller's decision."""
+        return await store_extracted(self.storage, self.embedder, op, extracted, now,
+                                     decision=decision, conflict_keys=conflict_keys,
+                                     extractor=self.extractor)
 
     # -- consolidation --------------------------------------------------------------------
     @foreground
     async def consolidate(self, namespace: str, topic: Any, similarity_threshold: Any = 0.85,
                           dry_run: Any = False) -> dict[str, Any]:
-        from .consolidate import consolidate
-
         topic = v.topic(topic)
         if not topic:
             raise InvalidParam("topic is empty. Pass the topic whose memories should be consolidated.")
@@ -232,8 +287,17 @@ class MemoryService:
             raise EmbeddingsRequired(
                 "consolidate_memories clusters memories by embedding similarity, and no "
                 "embedding model is installed. Install the embeddings plugin "
-                "(pip install recall-embeddings) and enable the 'dense' ranker, then retry.")
-        return await consolidate(self, namespace, topic, threshold, dry_run)
+                "(pip install -e plugins/embeddings) and enable the 'dense' ranker, then retry.")
+        return await consolidate(self.storage, self.embedder,
+                                 self._engine(self.extractor, "an extractor"), namespace, topic,
+                                 threshold, dry_run)
+
+    @staticmethod
+    def _engine(engine: T | None, what: str) -> T:
+        if engine is None:  # only a CLI operator command builds a service without engines
+            raise RecallError(f"This service was built without {what} (an operator command "
+                              f"on the database); run the operation through the server.")
+        return engine
 
     # -- internals ------------------------------------------------------------------------
     async def drain(self) -> None:

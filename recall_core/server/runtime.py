@@ -75,7 +75,8 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
         raise
     embedder = next((s.ranker.embedder for s in rankers if s.ranker.embedder is not None),
                     None)
-    service = MemoryService(storage, extractor, rankers, config, embedder)
+    service = MemoryService(storage, config, extractor=extractor, rankers=rankers,
+                            embedder=embedder)
     runtime = Runtime(config, pm, registries, storage, extractor, rankers, embedder, service,
                       AuditLog(storage))
     service.on_erase.append(runtime.audit.forget_namespace)

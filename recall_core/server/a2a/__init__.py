@@ -3,8 +3,8 @@
 `mount_a2a(app, runtime, public_url=...)` adds the public agent card and the bearer-protected
 JSON-RPC and REST bindings under /a2a to the HTTP app that serves /mcp. Modules: `card` (agent
 card), `auth` (bearer check -> namespace -> SDK call context), `task_store` (tasks in
-Storage, namespace-scoped), `skills` (the skill logic over the core), `executor` (the
-AgentExecutor), `routes` (wiring).
+Storage, namespace-scoped), `executor` (the AgentExecutor: the skills, through the one
+`MemoryService`), `routes` (wiring).
 """
 
 from .routes import mount_a2a

@@ -29,7 +29,7 @@ from ...errors import InvalidParam, NamespaceErased, RecallError
 from ..mcp.middleware import audit_call
 from ...models import ExtractedMemory, utcnow
 from ...contracts import ExtractionError
-from . import skills
+from ...memory.immediate import DECISIONS, StoreInput
 from .auth import namespace_of
 
 log = logging.getLogger("recall.a2a")
@@ -68,7 +68,23 @@ def parse_decision(context: RequestContext) -> str | None:
     if not isinstance(raw, str):
         return None
     word = raw.strip().strip("'\"`.!").lower().replace("-", "_").replace(" ", "_")
-    return word if word in skills.DECISIONS else None
+    return word if word in DECISIONS else None
+
+
+#: search_memories arguments a message may carry (as the MCP tool takes them).
+SEARCH_PARAMS = ("limit", "recency_weight", "mmr_lambda", "score_threshold", "max_tokens",
+                 "as_of")
+
+
+def search_args(args: dict[str, Any]) -> dict[str, Any]:
+    """The search keyword arguments of a message. JSON numbers in an A2A data part arrive as
+    doubles (5 becomes 5.0): whole ones are given back as integers."""
+    kwargs = {k: args[k] for k in SEARCH_PARAMS if args.get(k) is not None}
+    for k in ("limit", "max_tokens"):
+        value = kwargs.get(k)
+        if isinstance(value, float) and value.is_integer():
+            kwargs[k] = int(value)
+    return kwargs
 
 
 def pending_of(task: Task) -> dict[str, Any] | None:
@@ -176,7 +192,8 @@ class RecallAgentExecutor(AgentExecutor):
         skill = skill_of(args)
         if skill == "search_memories":
             args.setdefault("query", text)
-            result = await skills.search(self.runtime.service, namespace, args)
+            result = await self.runtime.service.search(namespace, args.get("query"),
+                                                       **search_args(args))
             await updater.add_artifact([new_data_part(result)], name="search_results")
             await updater.complete(self._say(updater, f"{result['total']} result(s)."))
             return
@@ -186,24 +203,16 @@ class RecallAgentExecutor(AgentExecutor):
                                f"/.well-known/agent-card.json).")
         args.setdefault("text", text)
         now = utcnow()
-        inp = skills.ConsolidateInput.parse(self.runtime.config, args, now)
-        # Recorded before the (slow) extraction: an erase meanwhile deletes the record, and
-        # the commit then finds it gone and writes nothing.
-        op = await skills.record(self.runtime.storage,
-                                 inp.operation(namespace, context.task_id, now))
-        extracted = await self.runtime.extractor.extract(inp.text, inp.topic)
-        conflicts = await skills.find_conflicts(self.runtime.storage, namespace, extracted, now,
-                                                op.created_at)
+        service = self.runtime.service
+        inp, op = await service.record_store(namespace, context.task_id, args, now)
+        extracted, conflicts = await service.review_store(namespace, inp, op, now)
         if conflicts:
             pending = {"skill": skill, "input": asdict(inp),
                        "extracted": [em.model_dump() for em in extracted],
                        "conflicts": [c.public() for c in conflicts], "asked_at": now.isoformat()}
             await self._ask(updater, pending, note="")
             return
-        result = await skills.store_extracted(self.runtime.storage, self.runtime.embedder,
-                                              op, extracted, now,
-                                              extractor=self.runtime.extractor)
-        await self._finish(updater, result)
+        await self._finish(updater, await service.write_store(op, extracted, now))
 
     async def _resume(self, namespace: str, context: RequestContext, task: Task,
                       updater: TaskUpdater) -> None:
@@ -213,15 +222,14 @@ class RecallAgentExecutor(AgentExecutor):
         if decision is None:
             await self._ask(updater, pending, note="That reply is not a decision. ")
             return
-        inp = skills.ConsolidateInput(**pending["input"])
+        inp = StoreInput(**pending["input"])
         extracted = [ExtractedMemory.model_validate(d) for d in pending["extracted"]]
         keys = {(c["entity"], c["attribute"]) for c in pending["conflicts"]}
         now = utcnow()
-        op = await skills.record(self.runtime.storage, inp.operation(namespace, task.id, now))
-        result = await skills.store_extracted(self.runtime.storage, self.runtime.embedder,
-                                              op, extracted, now, decision=decision,
-                                              conflict_keys=keys,
-                                              extractor=self.runtime.extractor)
+        service = self.runtime.service
+        op = await service.rerecord_store(namespace, task.id, inp, now)
+        result = await service.write_store(op, extracted, now, decision=decision,
+                                           conflict_keys=keys)
         await self._finish(updater, result, decision)
 
     # -- replies --------------------------------------------------------------------------
@@ -229,11 +237,11 @@ class RecallAgentExecutor(AgentExecutor):
         conflicts = pending["conflicts"]
         text = (f"{note}The new text contradicts stored facts that are recent and about as "
                 f"important, so Recall cannot decide which is true:\n{_describe(conflicts)}\n"
-                f"Reply on this task with one of: {', '.join(skills.DECISIONS)} (as text, or a "
+                f"Reply on this task with one of: {', '.join(DECISIONS)} (as text, or a "
                 f"data part {{\"decision\": ...}}). Nothing is stored until then.")
         message = updater.new_agent_message([
             new_text_part(text),
-            new_data_part({"conflicts": conflicts, "options": list(skills.DECISIONS)})])
+            new_data_part({"conflicts": conflicts, "options": list(DECISIONS)})])
         await updater.update_status(TaskState.TASK_STATE_INPUT_REQUIRED, message=message,
                                     metadata={"recall": {"pending": pending}})
 

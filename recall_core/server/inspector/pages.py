@@ -11,8 +11,6 @@ from starlette.responses import Response
 
 from ...admin.service import AdminService
 from ...contracts import MemoryFilter
-from ...memory.corrections import correct_memory
-from ...memory.pinning import set_pinned
 from ...errors import RecallError
 from ...models import MEMORY_TYPES
 from .reads import health, memory_story
@@ -133,7 +131,7 @@ def routes(inspector: Any) -> list[tuple[str, Any, list[str]]]:
     @guarded(inspector)
     async def pin(request: Request, ctx: Context) -> Response:
         pinned = ctx.form.get("pinned") == "1"
-        m = await set_pinned(service, ctx.namespace, request.path_params["id"], pinned)
+        m = await service.pin(ctx.namespace, request.path_params["id"], pinned)
         return redirect(f"/ui/memories/{m.id}", ns=ctx.namespace if ctx.principal.is_admin else None,
                         flash="Pinned: decay will never lower its importance." if pinned
                         else "Unpinned: its importance decays again when it goes unused.")
@@ -142,8 +140,8 @@ def routes(inspector: Any) -> list[tuple[str, Any, list[str]]]:
     async def edit(request: Request, ctx: Context) -> Response:
         f = ctx.form
         importance = f.get("importance")
-        new = await correct_memory(
-            service, ctx.namespace, request.path_params["id"], text=f.get("text"),
+        new = await service.correct(
+            ctx.namespace, request.path_params["id"], text=f.get("text"),
             type=f.get("type") or None, value=f.get("value"),
             importance=_float(importance) if importance not in (None, "") else None)
         return redirect(f"/ui/memories/{new.id}",

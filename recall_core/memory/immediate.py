@@ -1,7 +1,8 @@
-"""The A2A skills as plain functions over the core: no a2a-sdk types in this module.
+"""A store written before the call answers (A2A's `store_memories` skill), with the caller
+deciding contradictions the fact rules cannot settle. No a2a-sdk types here: the A2A edge
+calls these through `MemoryService` (`record_store`, `review_store`, `write_store`).
 
-`store_memories` (alias `consolidate_memories`, its name before it was clear that it stores
-new text) runs the worker's pipeline synchronously: `extractor.extract` -> `writes.prepare`
+It runs the worker's pipeline synchronously: `extractor.extract` -> `writes.prepare`
 -> `writes.commit` in one transaction with the fact keys locked, exactly as a queued job.
 An operation row (kind "a2a", id = the task id) records the store like a job's: its payload
 is scrubbed by forget, and an erase of the namespace while the task runs deletes it, so the
@@ -23,8 +24,6 @@ rules cannot settle:
 Nothing is written while a decision is pending, so a cancelled task stores nothing; the
 extracted memories wait in the task, and the plan is made again, against the then current
 rows, when the decision arrives.
-
-`search_memories` is `MemoryService.search`, the same call as the MCP tool.
 """
 
 from __future__ import annotations
@@ -34,20 +33,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ...memory import validation as v
-from ...config import RecallConfig
-from ...memory import writes
-from ...errors import NamespaceErased
-from ...memory.facts import norm_key, same_value
-from ...models import ExtractedMemory, Memory, Operation
-from ...contracts import Embedder, Storage
-from ...memory.service import MemoryService
+from ..contracts import Embedder, Extractor, Storage
+from ..errors import NamespaceErased
+from ..models import ExtractedMemory, Memory, Operation
+from . import validation as v
+from . import writes
+from .facts import norm_key, same_value
 
 RECENT_DAYS = 30
 IMPORTANCE_MARGIN = 0.2
 DECISIONS = ("keep_existing", "keep_new", "keep_both")
-SEARCH_PARAMS = ("limit", "recency_weight", "mmr_lambda", "score_threshold", "max_tokens",
-                 "as_of")
 
 Key = tuple[str, str]
 
@@ -97,7 +92,7 @@ async def find_conflicts(storage: Storage, namespace: str, extracted: Sequence[E
 
 
 @dataclass
-class ConsolidateInput:
+class StoreInput:
     text: str
     topic: str
     session_id: str | None
@@ -107,10 +102,9 @@ class ConsolidateInput:
     created_at: str | None = None
 
     @classmethod
-    def parse(cls, config: RecallConfig, args: dict[str, Any], now: datetime
-              ) -> ConsolidateInput:
+    def parse(cls, args: dict[str, Any], now: datetime, max_text_bytes: int) -> StoreInput:
         said = v.said_at(args.get("created_at"), now)
-        return cls(text=v.text(args.get("text"), "text", config.limits.max_text_bytes),
+        return cls(text=v.text(args.get("text"), "text", max_text_bytes),
                    topic=v.topic(args.get("topic")),
                    session_id=v.optional_str(args.get("session_id"), "session_id"),
                    agent_id=v.optional_str(args.get("agent_id"), "agent_id"),
@@ -137,7 +131,7 @@ async def store_extracted(storage: Storage, embedder: Embedder | None, op: Opera
                           extracted: Sequence[ExtractedMemory], now: datetime,
                           decision: str | None = None,
                           conflict_keys: Collection[Key] = (),
-                          extractor: Any = None) -> dict[str, Any]:
+                          extractor: Extractor | None = None) -> dict[str, Any]:
     """Write `extracted` as the worker would (same prepare and commit), bent by `decision`
     for `conflict_keys`. Raises NamespaceErased (nothing written) when the namespace was
     erased while the task ran."""
@@ -165,16 +159,3 @@ async def store_extracted(storage: Storage, embedder: Embedder | None, op: Opera
             "refreshed_ids": written.refreshed_ids, "restated_ids": written.restated_ids,
             "history_ids": written.history_ids,
             "decision": decision}
-
-
-def _whole(value: Any) -> Any:
-    # JSON numbers in an A2A data part arrive as doubles: 5 becomes 5.0.
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-async def search(service: MemoryService, namespace: str, args: dict[str, Any]) -> dict[str, Any]:
-    kwargs = {k: args[k] for k in SEARCH_PARAMS if args.get(k) is not None}
-    for k in ("limit", "max_tokens"):
-        if k in kwargs:
-            kwargs[k] = _whole(kwargs[k])
-    return await service.search(namespace, args.get("query"), **kwargs)
