@@ -47,7 +47,7 @@ def write_sessions(path: Path, texts: list[str]) -> None:
 
 
 async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> dict:
-    from recall_core.search import pipeline as search_mod
+    from recall_core.search import steps as search_mod
     from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 

@@ -39,11 +39,13 @@ def p(samples: list[float], q: float) -> float:
 
 
 async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> dict:
-    from recall_core.search import pipeline as search_mod
+    from recall_core.search import relevance, steps
     from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
-    real = {n: getattr(search_mod, n) for n in ("evidence", "apply_timeframe", "apply_sessions")}
+    # (module, name): the evidence and the two relevance steps, swapped for "rank only"
+    places = {"evidence": relevance, "apply_timeframe": steps, "apply_sessions": steps}
+    real = {n: getattr(m, n) for n, m in places.items()}
     rank_only = {"evidence": lambda q, ms, src: {m.id: 1.0 for m in ms},
                  "apply_timeframe": lambda q, ms, rel: rel,
                  "apply_sessions": lambda ms, rel: rel}
@@ -55,12 +57,12 @@ async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> d
             for q in queries:
                 for variant in ("current", "rank-only"):
                     for name, fn in (rank_only if variant == "rank-only" else real).items():
-                        setattr(search_mod, name, fn)
+                        setattr(places[name], name, fn)
                     t0 = time.perf_counter()
                     await rt.service.search(speed.NS, q, limit=10)
                     lat[variant].append((time.perf_counter() - t0) * 1000)
                     for name, fn in real.items():
-                        setattr(search_mod, name, fn)
+                        setattr(places[name], name, fn)
     finally:
         await rt.close()
     return {v: {"p50": p(x, 50), "p95": p(x, 95)} for v, x in lat.items()}

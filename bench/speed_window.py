@@ -53,11 +53,11 @@ def timed_queries(queries: list[str], seed: int = 7) -> list[str]:
 
 
 async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> dict:
-    from recall_core.search import pipeline as search_mod
+    from recall_core.search import window as search_mod
     from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
-    real = search_mod.window_relevance
+    real = search_mod.relevance
 
     async def none(*_args, **_kw):
         return {}, {}
@@ -71,19 +71,19 @@ async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> d
         for _ in range(2):
             for q in queries:
                 for variant in ("with", "without"):
-                    search_mod.window_relevance = real if variant == "with" else none
+                    search_mod.relevance = real if variant == "with" else none
                     cold()  # each search embeds its query, as a new query would
                     t0 = time.perf_counter()
                     res = await rt.service.search(speed.NS, q, limit=10)
                     lat[variant].append((time.perf_counter() - t0) * 1000)
                     assert not res["degraded"], res["degraded"]
-        search_mod.window_relevance = real
+        search_mod.relevance = real
         for q in queries:  # how many searches ranked their window (not too full)
             res = await rt.service.search(speed.NS, q, limit=10, explain=True)
             ranked += bool(res["explain"].window)
         await rt.service.drain()
     finally:
-        search_mod.window_relevance = real
+        search_mod.relevance = real
         await rt.close()
     p = speed_neighbours.p
     out: dict = {v: {"p50": p(s, 50), "p95": p(s, 95)} for v, s in lat.items()}

@@ -155,7 +155,7 @@ async def dense_runtime(tmp_path_factory):
 
 
 async def test_dense_ranks_the_past_pool_and_scores_keep_their_meaning(dense_runtime):
-    from recall_core.search.pipeline import SCORE_THRESHOLD_NONSENSE
+    from recall_core.search.scoring import SCORE_THRESHOLD_NONSENSE
 
     service = dense_runtime.service
     # No word in common with "I use vim.": only the dense ranker can find it.

@@ -9,10 +9,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from recall_core.search import pipeline as search
+from recall_core.search import steps
 from recall_core.models import Memory, ScoredId
 from recall_core.contracts import RankerSlot
-from recall_core.search.pipeline import NEIGHBOUR_WEIGHT, apply_neighbours, pool_neighbours
+from recall_core.search.steps import NEIGHBOUR_WEIGHT, apply_neighbours, pool_neighbours
 from recall_core.memory.transfer import ImportLine, import_verbatim
 from recall_core import Ranker
 
@@ -87,7 +87,7 @@ async def test_the_reply_to_the_best_match_ranks_above_a_loose_match(bm25_runtim
     await import_verbatim(bm25_runtime.storage, ns, [
         (i, ImportLine(id=f"{ns}|{key}", text=text, session_id="s1", created_at=T0))
         for i, (key, text) in enumerate(LINES.items(), 1)], keep_ids=True)
-    bm25_runtime.service.rankers = [RankerSlot(FixedRanker(ns), 1.0)]
+    bm25_runtime.service.searcher.rankers = [RankerSlot(FixedRanker(ns), 1.0)]
     # RRF (k=3) gives question 1, other 0.8, loose 0.667, reply 0.571; the reply gains 0.3 x
     # its neighbour question's 1.0 x (1 - 0.571) = 0.129, passing the loose match.
     assert await _ranked(bm25_runtime, ns) == ["question", "other", "reply", "loose"]
@@ -95,7 +95,7 @@ async def test_the_reply_to_the_best_match_ranks_above_a_loose_match(bm25_runtim
     now = datetime.now(timezone.utc).isoformat()
     assert await _ranked(bm25_runtime, ns, as_of=now) == ["question", "other", "reply", "loose"]
     # Without the step the ranker's order stands.
-    monkeypatch.setattr(search, "NEIGHBOUR_WEIGHT", 0.0)
+    monkeypatch.setattr(steps, "NEIGHBOUR_WEIGHT", 0.0)
     assert await _ranked(bm25_runtime, ns) == ORDER
     assert await _ranked(bm25_runtime, ns, as_of=now) == ORDER
 
@@ -107,5 +107,5 @@ async def test_neighbours_come_from_the_memories_own_session(bm25_runtime):
     await import_verbatim(bm25_runtime.storage, ns, [
         (i, ImportLine(id=f"{ns}|{key}", text=text, session_id=f"s{i}", created_at=T0))
         for i, (key, text) in enumerate(LINES.items(), 1)], keep_ids=True)
-    bm25_runtime.service.rankers = [RankerSlot(FixedRanker(ns), 1.0)]
+    bm25_runtime.service.searcher.rankers = [RankerSlot(FixedRanker(ns), 1.0)]
     assert await _ranked(bm25_runtime, ns) == ORDER

@@ -7,7 +7,7 @@ from hypothesis import given, strategies as st
 
 from recall_core.models import Memory, ScoredId, utcnow
 from recall_core.search.relevance import SATURATION, coverage, evidence, query_stems, ramp
-from recall_core.search.pipeline import combine
+from recall_core.search.scoring import combine
 
 
 def mem(i: int, text: str) -> Memory:

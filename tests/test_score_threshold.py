@@ -18,7 +18,7 @@ import recall_sqlite
 from recall_core.server.runtime import build_runtime
 from recall_core.config import load_config
 from recall_core.plugins import get_plugin_manager
-from recall_core.search.pipeline import SCORE_THRESHOLD_NONSENSE
+from recall_core.search.scoring import SCORE_THRESHOLD_NONSENSE
 from recall_core.memory.transfer import ImportLine, import_verbatim
 
 recall_embeddings = pytest.importorskip("recall_embeddings")

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from recall_core.models import Memory, ScoredId, utcnow
-from recall_core.search.pipeline import (budget, combine, mmr, recency, rrf, score_weights, strength,
+from recall_core.search.scoring import (budget, combine, mmr, recency, rrf, score_weights, strength,
                                 token_jaccard)
 from recall_core.kit.text import jaccard, token_set
 

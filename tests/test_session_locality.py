@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from recall_core.models import Memory
-from recall_core.search.pipeline import SESSION_WEIGHT, apply_sessions
+from recall_core.search.steps import SESSION_WEIGHT, apply_sessions
 
 
 def mem(i: str, session: str | None) -> Memory:

@@ -10,7 +10,7 @@ import pytest
 from recall_core.server.runtime import build_runtime
 from recall_core.config import RecallConfig
 from recall_core.models import Memory
-from recall_core.search.pipeline import SPEAKER_FACTOR, apply_speakers
+from recall_core.search.steps import SPEAKER_FACTOR, apply_speakers
 from recall_core.search.speakers import focused_query, named_in, named_speakers, split_speaker
 from recall_core.memory.transfer import ImportLine, import_verbatim
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recall_core.models import Memory
-from recall_core.search.pipeline import TIME_FACTOR, apply_timeframe
+from recall_core.search.steps import TIME_FACTOR, apply_timeframe
 from recall_core.search.timeframe import ANY_YEAR_SPAN, inside, ranges, windows
 
 

@@ -26,7 +26,8 @@ from ..jobs.access import AccessLog
 from ..jobs.activity import Activity
 from ..models import MEMORY_TYPES, ExtractedMemory, Memory, Operation, utcnow
 from ..search.explain import SearchTrace
-from ..search.pipeline import run_search
+from ..search.pipeline import Searcher
+from ..search.request import SearchOutcome, SearchRequest
 from . import validation as v
 from .consolidate import consolidate
 from .corrections import correct_memory
@@ -63,9 +64,10 @@ class MemoryService:
         #: Called with the namespace after an erase (audit log, rankers' caches).
         self.on_erase: list[Callable[[str], None]] = []
         self.extractor = extractor
-        self.rankers = list(rankers)
         self.config = config
         self.embedder = embedder
+        self.searcher = Searcher(storage, list(rankers), embedder, config.search.rrf_k,
+                                 config.search.candidates)
         #: namespace -> (namespace_version, current vectors of another embedding model)
         self._other_models: dict[str, tuple[int, int]] = {}
         self.on_erase.append(lambda ns: self._other_models.pop(ns, None))
@@ -73,6 +75,10 @@ class MemoryService:
         self.job_signal = asyncio.Event()
         self.access = AccessLog(storage)
         self.activity = Activity()
+
+    @property
+    def rankers(self) -> Sequence[RankerSlot]:
+        return self.searcher.rankers
 
     # -- store ----------------------------------------------------------------------------
     @foreground
@@ -116,43 +122,30 @@ class MemoryService:
         step, and records no access: looking at a search must not strengthen its results.
 
         `as_of` (ISO 8601; a bare date is the end of that day, UTC) searches the memories
-        that were valid then, superseded ones included (search.run_search); each result
+        that were valid then, superseded ones included (search.pipeline); each result
         then carries valid_from and valid_until (null: still current)."""
-        query = v.query(query)
-        limit = v.limit(limit, self.config.limits.page_cap)
-        recency_weight = v.unit(recency_weight, "recency_weight")
-        mmr_lambda = v.unit(mmr_lambda, "mmr_lambda")
-        score_threshold = v.score_threshold(score_threshold)
-        max_tokens = v.max_tokens(max_tokens)
-        at = v.as_of(as_of)
-        if at is not None and not self.storage.capabilities.history:
+        request = SearchRequest(
+            namespace, v.query(query), limit=v.limit(limit, self.config.limits.page_cap),
+            recency_weight=v.unit(recency_weight, "recency_weight"),
+            mmr_lambda=v.unit(mmr_lambda, "mmr_lambda"),
+            score_threshold=v.score_threshold(score_threshold),
+            max_tokens=v.max_tokens(max_tokens), as_of=v.as_of(as_of))
+        if request.as_of is not None and not self.storage.capabilities.history:
             raise InvalidParam(f"as_of is not available: the storage backend "
                                f"({type(self.storage).__name__}) cannot read past states. "
                                f"Omit as_of to search what is true now.")
+        if not self.rankers:
+            raise RecallError("This service was built without rankers (an operator command "
+                              "on the database); search through the server.")
         trace = SearchTrace() if explain else None
-        outcome = await run_search(
-            self.storage, self.rankers, namespace, query, limit=limit,
-            recency_weight=recency_weight, mmr_lambda=mmr_lambda,
-            score_threshold=score_threshold, max_tokens=max_tokens,
-            rrf_k=self.config.search.rrf_k,
-            candidates=max(self.config.search.candidates, limit),
-            embedder=self.embedder, trace=trace, as_of=at)
+        outcome = await self.searcher.run(request, trace)
         if trace is None:
             # A look into the past strengthens only the results that are still current.
             self.access.record(namespace, [m.id for m, _ in outcome.results if m.active])
-        results = [{**m.public(), "score": round(s, 6)} for m, s in outcome.results]
         note = await self._other_model_note(namespace)
         if note:
             outcome.degraded.append(note)
-        if at is not None:
-            for row, (m, _) in zip(results, outcome.results):
-                row["valid_from"] = m.valid_from.isoformat()
-                row["valid_until"] = m.valid_until.isoformat() if m.valid_until else None
-        data: dict[str, Any] = {"results": results, "total": outcome.matched,
-                                "degraded": outcome.degraded}
-        if max_tokens is not None:
-            data["tokens"] = outcome.tokens
-            data["truncated"] = outcome.truncated
+        data = search_data(request, outcome)
         if trace is not None:
             data["explain"] = trace
         return data
@@ -306,3 +299,18 @@ class MemoryService:
 
     async def close(self) -> None:
         await self.access.close()
+
+
+def search_data(request: SearchRequest, outcome: SearchOutcome) -> dict[str, Any]:
+    """A search's answer as the tools give it (the `data` of the envelope)."""
+    results = [{**m.public(), "score": round(s, 6)} for m, s in outcome.results]
+    if request.as_of is not None:
+        for row, (m, _) in zip(results, outcome.results):
+            row["valid_from"] = m.valid_from.isoformat()
+            row["valid_until"] = m.valid_until.isoformat() if m.valid_until else None
+    data: dict[str, Any] = {"results": results, "total": outcome.matched,
+                            "degraded": outcome.degraded}
+    if request.max_tokens is not None:
+        data["tokens"] = outcome.tokens
+        data["truncated"] = outcome.truncated
+    return data

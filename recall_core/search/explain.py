@@ -1,4 +1,4 @@
-"""Why a search ranked what it did: a trace that `search.run_search` fills as it goes, when
+"""Why a search ranked what it did: a trace that `search.pipeline.Searcher.run` fills as it goes, when
 asked (the inspector's "search, explained"). The same pipeline as every search; without a
 trace nothing here runs."""
 
