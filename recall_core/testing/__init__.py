@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .admin_contract import AdminStorageContract
-    from .contract import StorageContract
+    from .storage_contract import StorageContract
     from .plugin_helpers import plugin_manager, registrations
     from .ranker_contract import RankerContract
 
 __all__ = ["AdminStorageContract", "RankerContract", "StorageContract", "plugin_manager",
            "registrations"]
 
-_WHERE = {"StorageContract": ".contract", "AdminStorageContract": ".admin_contract",
+_WHERE = {"StorageContract": ".storage_contract", "AdminStorageContract": ".admin_contract",
           "RankerContract": ".ranker_contract", "plugin_manager": ".plugin_helpers",
           "registrations": ".plugin_helpers"}
 

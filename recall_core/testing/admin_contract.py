@@ -23,7 +23,7 @@ from ..models import Operation, utcnow
 from ..contracts import Storage
 from ..admin.tokens import hash_token, new_token
 
-from .contract import T0, memory, operation
+from .storage_contract.base import T0, memory, operation
 from .helpers import supersede
 
 

@@ -86,186 +86,205 @@ def run(loop: asyncio.AbstractEventLoop, coro: Awaitable[Any]) -> Any:
     return loop.run_until_complete(coro)
 
 
+@dataclass(frozen=True)
+class Backend:
+    """How the machine opens, reads whole and closes a storage of one backend."""
+
+    open_storage: Callable[[], Awaitable[Storage]]
+    dump_tables: Callable[[Storage], Awaitable[str]]
+    close_storage: Callable[[Storage], Awaitable[None]]
+
+
+class FactMachine(RuleBasedStateMachine):
+    """Random stores (two namespaces, repeated and changed values, several keys per text),
+    workers racing and crashing, forget, erase, consolidation's replace and export/import,
+    against a model of what must be current. A backend runs it through `fact_machine`."""
+
+    #: The backend under test (set by `fact_machine`).
+    backend: Backend
+
+    @initialize()
+    def setup(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.storage = run(self.loop, self.backend.open_storage())
+        self.run_id = uuid.uuid4().hex[:6]
+        self.namespaces = [f"fm{self.run_id}a", f"fm{self.run_id}b"]
+        self.model = Model()
+        self.clock = 0
+        self.counter = 0
+        self.pending: dict[str, Operation] = {}   # op id -> queued op (by this machine)
+        self.acked: dict[str, str] = {}           # op id -> namespace
+        self.extractor = ModelExtractor()
+
+    def teardown(self) -> None:
+        if hasattr(self, "storage"):
+            run(self.loop, self.backend.close_storage(self.storage))
+            self.loop.close()
+
+    def value(self) -> str:
+        self.counter += 1
+        return f"v{self.counter}q{self.run_id}"
+
+    # -- rules --------------------------------------------------------------------------
+    @rule(ns=st.integers(0, 1),
+          keys=st.lists(st.sampled_from(KEYS), min_size=1, max_size=3),
+          repeat=st.booleans())
+    def store(self, ns: int, keys: list[str], repeat: bool) -> None:
+        namespace = self.namespaces[ns]
+        self.clock += 1
+        parts = []
+        for key in keys:
+            old = self.model.current(namespace, key)
+            value = old if repeat and old is not None else self.value()
+            self.model.owner.setdefault(value, namespace)
+            parts.append(f"{key}={value}")
+        op = Operation(namespace=namespace, idempotency_key=uuid.uuid4().hex,
+                       payload={"text": ";".join(parts), "topic": "t"},
+                       created_at=T0 + timedelta(seconds=self.clock))
+        stored, created = run(self.loop, self.storage.enqueue(op))
+        assert created
+        self.pending[stored.id] = stored
+        self.acked[stored.id] = namespace
+
+    @precondition(lambda self: bool(self.pending))
+    @rule(seed=st.integers(0, 2 ** 16), crash=st.booleans())
+    def work(self, seed: int, crash: bool) -> None:
+        """Claim every ready job, then finish them in a random order (two workers racing,
+        extraction times differing). With `crash`, the first claim's worker dies: the job
+        stays running until the restart (`requeue_running`) queues it again, counted."""
+        claimed = []
+        while True:
+            op = run(self.loop, self.storage.claim_job(60, 10))
+            if op is None:
+                break
+            claimed.append(op)
+        died = claimed.pop(0) if crash and claimed else None
+        random.Random(seed).shuffle(claimed)
+        for op in claimed:
+            assert run(self.loop, writes.process(self.storage, self.extractor, None, op,
+                                                 utcnow()))
+            self.pending.pop(op.id, None)
+            for order, part in enumerate(op.payload["text"].split(";")):
+                key, value = part.split("=")
+                self.model.facts.setdefault(op.namespace, {}).setdefault(key, []).append(
+                    Said(int((op.created_at - T0).total_seconds()), order, value))
+        if died is not None:
+            run(self.loop, self.storage.requeue_running())  # the restart after the crash
+
+    @rule(ns=st.integers(0, 1), key=st.sampled_from(KEYS))
+    def forget_key(self, ns: int, key: str) -> None:
+        namespace = self.namespaces[ns]
+        rows = run(self.loop, self.storage.history(namespace, "user", key))
+        current = [m for m in rows if m.valid_until is None]
+        if not current:
+            return
+        run(self.loop, forget(self.storage, namespace, current[0].id))
+        for m in rows:
+            self.model.gone.add(m.value)
+        for said in self.model.facts.get(namespace, {}).pop(key, []):
+            self.model.gone.add(said.value)
+
+    @rule(ns=st.integers(0, 1))
+    def erase(self, ns: int) -> None:
+        namespace = self.namespaces[ns]
+        run(self.loop, self.storage.delete_namespace(namespace))
+        for said_list in self.model.facts.pop(namespace, {}).values():
+            self.model.gone.update(s.value for s in said_list)
+        for op_id in [i for i, n in self.acked.items() if n == namespace]:
+            self.acked.pop(op_id)
+            op = self.pending.pop(op_id, None)
+            if op is not None:
+                self.model.gone.update(p.split("=")[1] for p in op.payload["text"].split(";"))
+
+    @rule(ns=st.integers(0, 1), key=st.sampled_from(KEYS))
+    def replace_current(self, ns: int, key: str) -> None:
+        """Consolidation's write: the current row replaced by a canonical one (same key,
+        new value), said now."""
+        namespace = self.namespaces[ns]
+        current = [m for m in run(self.loop, self.storage.history(namespace, "user", key))
+                   if m.valid_until is None]
+        if not current:
+            return
+        self.clock += 1
+        value = self.value()
+        self.model.owner[value] = namespace
+        new = Memory(namespace=namespace, text=f"user {key} is {value}", entity="user",
+                     attribute=key, value=value)
+        at = T0 + timedelta(seconds=self.clock)
+        assert run(self.loop, writes.replace(self.storage, namespace, current, [new], at))
+        self.model.facts.setdefault(namespace, {}).setdefault(key, []).append(
+            Said(self.clock, 0, value))
+
+    @precondition(lambda self: not self.pending)
+    @rule()
+    def copy_a_to_b(self) -> None:
+        """export (full, with history) -> import into a fresh namespace: same facts."""
+        src = self.namespaces[0]
+
+        async def go() -> str:
+            lines = [line async for line in export_lines(self.storage, src)]
+            dst = f"fm{self.run_id}c{self.counter}"
+            self.counter += 1
+            await import_verbatim(self.storage, dst, parse_lines(lines))
+            return dst
+
+        dst = run(self.loop, go())
+        for key in KEYS:
+            rows = run(self.loop, self.storage.history(dst, "user", key))
+            current = [m.value for m in rows if m.valid_until is None]
+            want = self.model.current(src, key)
+            assert current == ([want] if want is not None else []), (key, current, want)
+        run(self.loop, self.storage.delete_namespace(dst))
+
+    # -- invariants ---------------------------------------------------------------------
+    @invariant()
+    def facts_match_the_model(self) -> None:
+        if not hasattr(self, "storage"):
+            return
+        for namespace in self.namespaces:
+            for key in KEYS:
+                rows = run(self.loop, self.storage.history(namespace, "user", key))
+                current = [m.value for m in rows if m.valid_until is None]
+                assert len(current) <= 1, (namespace, key, current)
+                want = self.model.current(namespace, key)
+                assert current == ([want] if want is not None else []), (
+                    namespace, key, current, want)
+                for m in rows:  # namespaces never mix
+                    assert self.model.owner.get(m.value, namespace) == namespace
+
+    @invariant()
+    def every_acknowledged_store_is_done_once(self) -> None:
+        if not hasattr(self, "storage"):
+            return
+        for op_id, namespace in self.acked.items():
+            op = run(self.loop, self.storage.get_operation(namespace, op_id))
+            assert op is not None, f"acknowledged store {op_id} was lost"
+            if op_id not in self.pending:
+                assert op.status == "done", (op.status, op.error)
+
+    @invariant()
+    def forgotten_values_are_nowhere(self) -> None:
+        if not hasattr(self, "storage") or not self.model.gone:
+            return
+        dump = run(self.loop, self.backend.dump_tables(self.storage))
+        # A value re-stated by a store still queued is legitimately in its payload, and
+        # becomes current again when that store is processed.
+        queued = {p.split("=")[1] for op in self.pending.values()
+                  for p in op.payload["text"].split(";")}
+        left = [v for v in self.model.gone if v in dump and v not in queued
+                and all(v != self.model.current(ns, k) for ns in self.namespaces
+                        for k in KEYS)]
+        assert not left, f"forgotten values still stored: {left[:5]}"
+
+
 def fact_machine(open_storage: Callable[[], Awaitable[Storage]],
                  dump_tables: Callable[[Storage], Awaitable[str]],
-                 close_storage: Callable[[Storage], Awaitable[None]]) -> type:
-    """A RuleBasedStateMachine class over the storage `open_storage` returns."""
-
-    class FactMachine(RuleBasedStateMachine):
-        @initialize()
-        def setup(self) -> None:
-            self.loop = asyncio.new_event_loop()
-            self.storage = run(self.loop, open_storage())
-            self.run_id = uuid.uuid4().hex[:6]
-            self.namespaces = [f"fm{self.run_id}a", f"fm{self.run_id}b"]
-            self.model = Model()
-            self.clock = 0
-            self.counter = 0
-            self.pending: dict[str, Operation] = {}   # op id -> queued op (by this machine)
-            self.acked: dict[str, str] = {}           # op id -> namespace
-            self.extractor = ModelExtractor()
-
-        def teardown(self) -> None:
-            if hasattr(self, "storage"):
-                run(self.loop, close_storage(self.storage))
-                self.loop.close()
-
-        def value(self) -> str:
-            self.counter += 1
-            return f"v{self.counter}q{self.run_id}"
-
-        # -- rules --------------------------------------------------------------------------
-        @rule(ns=st.integers(0, 1),
-              keys=st.lists(st.sampled_from(KEYS), min_size=1, max_size=3),
-              repeat=st.booleans())
-        def store(self, ns: int, keys: list[str], repeat: bool) -> None:
-            namespace = self.namespaces[ns]
-            self.clock += 1
-            parts = []
-            for key in keys:
-                old = self.model.current(namespace, key)
-                value = old if repeat and old is not None else self.value()
-                self.model.owner.setdefault(value, namespace)
-                parts.append(f"{key}={value}")
-            op = Operation(namespace=namespace, idempotency_key=uuid.uuid4().hex,
-                           payload={"text": ";".join(parts), "topic": "t"},
-                           created_at=T0 + timedelta(seconds=self.clock))
-            stored, created = run(self.loop, self.storage.enqueue(op))
-            assert created
-            self.pending[stored.id] = stored
-            self.acked[stored.id] = namespace
-
-        @precondition(lambda self: bool(self.pending))
-        @rule(seed=st.integers(0, 2 ** 16), crash=st.booleans())
-        def work(self, seed: int, crash: bool) -> None:
-            """Claim every ready job, then finish them in a random order (two workers racing,
-            extraction times differing). With `crash`, the first claim's worker dies: the job
-            stays running until the restart (`requeue_running`) queues it again, counted."""
-            claimed = []
-            while True:
-                op = run(self.loop, self.storage.claim_job(60, 10))
-                if op is None:
-                    break
-                claimed.append(op)
-            died = claimed.pop(0) if crash and claimed else None
-            random.Random(seed).shuffle(claimed)
-            for op in claimed:
-                assert run(self.loop, writes.process(self.storage, self.extractor, None, op,
-                                                     utcnow()))
-                self.pending.pop(op.id, None)
-                for order, part in enumerate(op.payload["text"].split(";")):
-                    key, value = part.split("=")
-                    self.model.facts.setdefault(op.namespace, {}).setdefault(key, []).append(
-                        Said(int((op.created_at - T0).total_seconds()), order, value))
-            if died is not None:
-                run(self.loop, self.storage.requeue_running())  # the restart after the crash
-
-        @rule(ns=st.integers(0, 1), key=st.sampled_from(KEYS))
-        def forget_key(self, ns: int, key: str) -> None:
-            namespace = self.namespaces[ns]
-            rows = run(self.loop, self.storage.history(namespace, "user", key))
-            current = [m for m in rows if m.valid_until is None]
-            if not current:
-                return
-            run(self.loop, forget(self.storage, namespace, current[0].id))
-            for m in rows:
-                self.model.gone.add(m.value)
-            for said in self.model.facts.get(namespace, {}).pop(key, []):
-                self.model.gone.add(said.value)
-
-        @rule(ns=st.integers(0, 1))
-        def erase(self, ns: int) -> None:
-            namespace = self.namespaces[ns]
-            run(self.loop, self.storage.delete_namespace(namespace))
-            for said_list in self.model.facts.pop(namespace, {}).values():
-                self.model.gone.update(s.value for s in said_list)
-            for op_id in [i for i, n in self.acked.items() if n == namespace]:
-                self.acked.pop(op_id)
-                op = self.pending.pop(op_id, None)
-                if op is not None:
-                    self.model.gone.update(p.split("=")[1] for p in op.payload["text"].split(";"))
-
-        @rule(ns=st.integers(0, 1), key=st.sampled_from(KEYS))
-        def replace_current(self, ns: int, key: str) -> None:
-            """Consolidation's write: the current row replaced by a canonical one (same key,
-            new value), said now."""
-            namespace = self.namespaces[ns]
-            current = [m for m in run(self.loop, self.storage.history(namespace, "user", key))
-                       if m.valid_until is None]
-            if not current:
-                return
-            self.clock += 1
-            value = self.value()
-            self.model.owner[value] = namespace
-            new = Memory(namespace=namespace, text=f"user {key} is {value}", entity="user",
-                         attribute=key, value=value)
-            at = T0 + timedelta(seconds=self.clock)
-            assert run(self.loop, writes.replace(self.storage, namespace, current, [new], at))
-            self.model.facts.setdefault(namespace, {}).setdefault(key, []).append(
-                Said(self.clock, 0, value))
-
-        @precondition(lambda self: not self.pending)
-        @rule()
-        def copy_a_to_b(self) -> None:
-            """export (full, with history) -> import into a fresh namespace: same facts."""
-            src = self.namespaces[0]
-
-            async def go() -> str:
-                lines = [line async for line in export_lines(self.storage, src)]
-                dst = f"fm{self.run_id}c{self.counter}"
-                self.counter += 1
-                await import_verbatim(self.storage, dst, parse_lines(lines))
-                return dst
-
-            dst = run(self.loop, go())
-            for key in KEYS:
-                rows = run(self.loop, self.storage.history(dst, "user", key))
-                current = [m.value for m in rows if m.valid_until is None]
-                want = self.model.current(src, key)
-                assert current == ([want] if want is not None else []), (key, current, want)
-            run(self.loop, self.storage.delete_namespace(dst))
-
-        # -- invariants ---------------------------------------------------------------------
-        @invariant()
-        def facts_match_the_model(self) -> None:
-            if not hasattr(self, "storage"):
-                return
-            for namespace in self.namespaces:
-                for key in KEYS:
-                    rows = run(self.loop, self.storage.history(namespace, "user", key))
-                    current = [m.value for m in rows if m.valid_until is None]
-                    assert len(current) <= 1, (namespace, key, current)
-                    want = self.model.current(namespace, key)
-                    assert current == ([want] if want is not None else []), (
-                        namespace, key, current, want)
-                    for m in rows:  # namespaces never mix
-                        assert self.model.owner.get(m.value, namespace) == namespace
-
-        @invariant()
-        def every_acknowledged_store_is_done_once(self) -> None:
-            if not hasattr(self, "storage"):
-                return
-            for op_id, namespace in self.acked.items():
-                op = run(self.loop, self.storage.get_operation(namespace, op_id))
-                assert op is not None, f"acknowledged store {op_id} was lost"
-                if op_id not in self.pending:
-                    assert op.status == "done", (op.status, op.error)
-
-        @invariant()
-        def forgotten_values_are_nowhere(self) -> None:
-            if not hasattr(self, "storage") or not self.model.gone:
-                return
-            dump = run(self.loop, dump_tables(self.storage))
-            # A value re-stated by a store still queued is legitimately in its payload, and
-            # becomes current again when that store is processed.
-            queued = {p.split("=")[1] for op in self.pending.values()
-                      for p in op.payload["text"].split(";")}
-            left = [v for v in self.model.gone if v in dump and v not in queued
-                    and all(v != self.model.current(ns, k) for ns in self.namespaces
-                            for k in KEYS)]
-            assert not left, f"forgotten values still stored: {left[:5]}"
-
-    FactMachine.TestCase.settings = settings(
+                 close_storage: Callable[[Storage], Awaitable[None]]) -> type[FactMachine]:
+    """The state machine over the storage `open_storage` returns (its `.TestCase` is the
+    pytest test class)."""
+    machine = type("FactMachine", (FactMachine,),
+                   {"backend": Backend(open_storage, dump_tables, close_storage)})
+    machine.TestCase.settings = settings(
         max_examples=EXAMPLES, stateful_step_count=12, deadline=None,
         suppress_health_check=list(HealthCheck))
-    return FactMachine
+    return machine
