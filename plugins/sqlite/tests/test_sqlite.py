@@ -439,7 +439,7 @@ async def test_near_duplicate_search_scores_only_rows_with_a_rare_term(storage: 
 async def test_get_memories_looks_ids_up_by_the_id_index(storage: SQLiteStorage,
                                                         db_path: Path) -> None:
     # Scanning the namespace instead made a 100-id lookup cost 62 ms at 100k memories.
-    from recall_sqlite.storage import by_ids
+    from recall_sqlite.codec import by_ids
 
     await storage.insert_memories([Memory(namespace="a", text=f"row {i}") for i in range(3000)])
     conn = raw(db_path)
@@ -457,11 +457,11 @@ async def test_vector_index_matches_brute_force_under_churn(storage: SQLiteStora
 
     import numpy as np
 
-    from recall_sqlite import storage as storage_module
+    from recall_sqlite import memories as memories_module
     from recall_sqlite import vectors
 
     monkeypatch.setattr(vectors, "KEEP_EVENTS", 40)  # force log pruning + reloads
-    monkeypatch.setattr(storage_module, "PRUNE_EVERY", 7)
+    monkeypatch.setattr(memories_module, "PRUNE_EVERY", 7)
     other = make_storage(f"sqlite:///{db_path}")  # a second writer, as another process would be
     await other.open()
     rng = random.Random(3)

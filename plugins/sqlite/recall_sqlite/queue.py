@@ -1,0 +1,145 @@
+"""Tokens and the durable queue (`operations`): enqueue with idempotency, claims with leases
+and attempts, retries, failures and counts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from recall_core import Operation, exhausted_message, utcnow
+
+from .codec import OPERATION_COLUMNS, now_text, operation_from_row, operation_params, to_db
+
+
+class QueueMethods:
+    async def create_token(self, namespace: str, token_hash: str) -> None:
+        await self.db.write(
+            "INSERT INTO api_tokens (token_hash, namespace, created_at) VALUES (?, ?, ?)",
+            (token_hash, namespace, now_text()))
+
+    async def namespace_for_token(self, token_hash: str) -> str | None:
+        row = await self.db.fetch_one(
+            "SELECT namespace FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL",
+            (token_hash,))
+        return row[0] if row else None
+
+    async def revoke_token(self, token_hash: str) -> bool:
+        return await self.db.write(
+            "UPDATE api_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
+            (now_text(), token_hash)) == 1
+
+    async def enqueue(self, op: Operation) -> tuple[Operation, bool]:
+        params = operation_params(op)
+        # One autocommit INSERT is atomic; the unique (namespace, idempotency_key) index
+        # decides the race, in this process or another.
+        created = await self.db.write(
+            f"INSERT INTO operations ({OPERATION_COLUMNS}) VALUES ({', '.join('?' * 11)}) "
+            "ON CONFLICT (namespace, idempotency_key) DO NOTHING", params) == 1
+        if created:
+            return operation_from_row(params), True
+        row = await self.db.fetch_one(
+            f"SELECT {OPERATION_COLUMNS} FROM operations WHERE namespace = ? AND idempotency_key = ?",
+            (op.namespace, op.idempotency_key))
+        if row is None:  # only if the winner was deleted (delete_namespace) in between
+            return await self.enqueue(op)
+        return operation_from_row(row), False
+
+    async def get_operation(self, namespace: str, op_id: str) -> Operation | None:
+        row = await self.db.fetch_one(
+            f"SELECT {OPERATION_COLUMNS} FROM operations WHERE namespace = ? AND id = ?",
+            (namespace, op_id))
+        return operation_from_row(row) if row else None
+
+    _READY = ("SELECT id FROM ("
+              " SELECT id, created_at, rowid AS r FROM (SELECT id, created_at, rowid FROM operations"
+              "  WHERE status = 'queued' AND (lease_until IS NULL OR lease_until <= ?)"
+              "  ORDER BY created_at, rowid LIMIT 1)"
+              " UNION ALL"
+              " SELECT id, created_at, rowid AS r FROM (SELECT id, created_at, rowid FROM operations"
+              "  WHERE status = 'running' AND lease_until < ? ORDER BY created_at, rowid LIMIT 1)"
+              ") ORDER BY created_at, r LIMIT 1")
+
+    async def claim_job(self, lease_seconds: float, max_attempts: int | None = None
+                        ) -> Operation | None:
+        now = utcnow()
+        # Idle polls stay on the reader and never take the write lock.
+        if await self.db.fetch_one(self._READY, (to_db(now), to_db(now))) is None:
+            return None
+        async with self.db.transaction() as db:
+            now = utcnow()  # again: waiting for the write lock may have taken a while
+            if max_attempts is not None:
+                for op_id, attempts in await db.execute_fetchall(
+                        "SELECT id, attempts FROM operations WHERE status = 'running' "
+                        "AND lease_until < ? AND attempts >= ?", (to_db(now), max_attempts)):
+                    await db.execute(
+                        "UPDATE operations SET status = 'failed', error = ?, finished_at = ?, "
+                        "lease_until = NULL WHERE id = ?",
+                        (exhausted_message(attempts), to_db(now), op_id))
+            rows = await db.execute_fetchall(self._READY, (to_db(now), to_db(now)))
+            if not rows:
+                return None
+            op_id = rows[0][0]
+            await db.execute(
+                "UPDATE operations SET status = 'running', attempts = attempts + 1, "
+                "lease_until = ? WHERE id = ?",
+                (to_db(now + timedelta(seconds=lease_seconds)), op_id))
+            row = (await db.execute_fetchall(
+                f"SELECT {OPERATION_COLUMNS} FROM operations WHERE id = ?", (op_id,)))[0]
+        return operation_from_row(row)
+
+    async def payloads_to_scrub(self, finished_before: datetime, limit: int) -> list[Operation]:
+        rows = await self.db.fetch(
+            f"SELECT {OPERATION_COLUMNS} FROM operations WHERE status IN ('done', 'failed') "
+            "AND finished_at < ? AND json_extract(payload, '$.scrubbed') IS NULL "
+            "ORDER BY finished_at LIMIT ?", (to_db(finished_before), max(0, limit)))
+        return [operation_from_row(r) for r in rows]
+
+    async def expired_leases(self) -> int:
+        row = await self.db.fetch_one(
+            "SELECT count(*) FROM operations WHERE status = 'running' AND lease_until < ?",
+            (now_text(),))
+        return int(row[0])
+
+    async def renew_lease(self, op_id: str, attempts: int, lease_seconds: float) -> bool:
+        until = to_db(utcnow() + timedelta(seconds=lease_seconds))
+        return await self.db.write(
+            "UPDATE operations SET lease_until = ? WHERE id = ? AND status = 'running' "
+            "AND attempts = ?", (until, op_id, attempts)) == 1
+
+    async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
+                       retry_at: datetime | None = None) -> bool:
+        # Guarded like complete_job: a stale claim must not touch a job someone else now runs.
+        # A queued job's lease_until is its "not before" time.
+        changed = await self.db.write(
+            "UPDATE operations SET status = ?, error = ?, lease_until = ?, finished_at = ? "
+            "WHERE id = ? AND status = 'running' AND attempts = ?",
+            ("queued" if retry else "failed", error, to_db(retry_at) if retry else None,
+             None if retry else now_text(), op_id, attempts))
+        return changed > 0
+
+    async def recent_failures(self, namespace: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
+        rows = await self.db.fetch(
+            "SELECT id, namespace, kind, attempts, error, finished_at FROM operations "
+            "WHERE status = 'failed' AND (? IS NULL OR namespace = ?) "
+            "ORDER BY finished_at DESC, id LIMIT ?", (namespace, namespace, max(0, limit)))
+        return [{"id": r[0], "namespace": r[1], "kind": r[2], "attempts": r[3], "error": r[4],
+                 "finished_at": r[5]} for r in rows]
+
+    async def requeue_running(self) -> int:
+        return await self.db.write(
+            "UPDATE operations SET status = 'queued', lease_until = NULL WHERE status = 'running'")
+
+    async def count_jobs(self, namespace: str | None, status: str | Sequence[str]) -> int:
+        statuses = (status,) if isinstance(status, str) else tuple(status)
+        if not statuses:
+            return 0
+        marks = ", ".join("?" * len(statuses))
+        if namespace is None:
+            row = await self.db.fetch_one(
+                f"SELECT count(*) FROM operations WHERE status IN ({marks})", statuses)
+        else:
+            row = await self.db.fetch_one(
+                f"SELECT count(*) FROM operations WHERE namespace = ? AND status IN ({marks})",
+                (namespace, *statuses))
+        return int(row[0])
