@@ -19,8 +19,7 @@ from recall_core import Memory
 from recall_core.contracts import DecayRow
 
 from .fulltext import TYPES, Counts, sync
-from .tx import in_transaction
-from .writetx import conflict
+from .retry import conflict, in_transaction
 from .rows import (CURRENT_BY_IDS, IN_NAMESPACE, INSERT_MEMORY, MEMORY_COLUMNS, aware,
                    memory_from_row, memory_params, utc)
 

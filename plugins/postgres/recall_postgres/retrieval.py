@@ -12,7 +12,7 @@ from recall_core.contracts import VectorToRedo
 
 from .fulltext import FullText
 from .rows import IN_NAMESPACE, search_text
-from .tx import in_transaction
+from .retry import in_transaction
 from .vectors import OF_MODEL
 
 if TYPE_CHECKING:

@@ -35,8 +35,8 @@ from .migrations import MIGRATION_LOCK, current_version, migrate
 from .retrieval import RetrievalMethods
 from .rows import OPERATION_COLUMNS, aware, operation_from_row
 from .settings import PostgresSettings
-from .tx import RETRYABLE
-from .writetx import PgWriteTx
+from .retry import RETRYABLE
+from .tx import PgWriteTx
 from .vectors import ArrayIndex, PgVectorIndex, choose, setup_vector_column
 
 log = logging.getLogger("recall_postgres")
