@@ -19,36 +19,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ..contracts import Embedder, RankerSlot, Storage, model_id
+from ..contracts import model_id
 from ..models import Memory, ScoredId, utcnow
 from . import relevance as evidence_of
 from . import scoring, steps, window
 from .explain import SearchTrace
-from .rankers import Answer, ask, ask_pool, wants_vectors
-from .request import SearchOutcome, SearchRequest
+from .rankers import ask, ask_pool, wants_vectors
+from .request import Gathered, SearchOutcome, SearchRequest, SearchSetup
 from .speakers import focused_query, named_speakers, speaker_of
 from .timeframe import Window, windows
-
-
-@dataclass
-class Gathered:
-    """What the rankers answered for one search (one answer per ranker, in the order of
-    `Searcher.rankers`) and the memories their hits name."""
-
-    #: The answers the search uses: embedding rankers re-asked with `focus` when there is one.
-    outcomes: list[Answer]
-    #: The answers to the query as given: evidence is read off these (calibrations were read
-    #: off whole queries, and a focused one scores systematically lower).
-    asked: list[Answer]
-    #: Every candidate's memory by id.
-    known: dict[str, Memory] = field(default_factory=dict)
-    #: An `as_of` search's rows: every memory valid then, by id (None: current memories).
-    pool: dict[str, Memory] | None = None
-    pool_vectors: dict[str, list[float]] = field(default_factory=dict)
-    #: The query without the speaker it names, when it names one.
-    focus: str | None = None
 
 
 @dataclass
@@ -61,20 +42,8 @@ class Fused:
     degraded: list[str]
 
 
-@dataclass
-class Searcher:
-    """What every search of a server runs with (built once, by MemoryService)."""
-
-    storage: Storage
-    rankers: Sequence[RankerSlot]
-    embedder: Embedder | None
-    #: RRF's k.
-    rrf_k: int
-    #: Candidates asked of each ranker (at least the request's limit).
-    candidates: int
-
-    def per_ranker(self, request: SearchRequest) -> int:
-        return max(self.candidates, request.limit)
+class Searcher(SearchSetup):
+    """Runs searches (built once, by MemoryService)."""
 
     async def run(self, request: SearchRequest, trace: SearchTrace | None = None
                   ) -> SearchOutcome:

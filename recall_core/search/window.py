@@ -5,25 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
-
 from ..contracts import model_id
 from ..models import Memory, ScoredId
 from . import steps
 from .rankers import ask_pool, wants_vectors
-from .request import SearchRequest
+from .request import Gathered, SearchRequest, SearchSetup
 from .scoring import rrf
 from .timeframe import Window, ranges, within
-
-if TYPE_CHECKING:
-    from .pipeline import Gathered, Searcher
 
 #: A window holding more memories than this is left to the rankers' own candidates (the time
 #: factor still orders them): ranking it in process would cost more than the search.
 WINDOW_POOL_MAX = 500
 
 
-async def window_rows(searcher: Searcher, request: SearchRequest, gathered: Gathered,
+async def window_rows(searcher: SearchSetup, request: SearchRequest, gathered: Gathered,
                       found: Sequence[Window], now: datetime
                       ) -> tuple[list[Memory], dict[str, list[float]]]:
     """The memories stored in the windows, with their vectors for embedding rankers; none
@@ -47,7 +42,7 @@ async def window_rows(searcher: Searcher, request: SearchRequest, gathered: Gath
     return rows, vectors
 
 
-async def relevance(searcher: Searcher, request: SearchRequest, gathered: Gathered,
+async def relevance(searcher: SearchSetup, request: SearchRequest, gathered: Gathered,
                     found: Sequence[Window], now: datetime
                     ) -> tuple[dict[str, float], dict[str, Memory]]:
     """The rankers asked again over only the memories stored in the windows the query names,
