@@ -6,7 +6,7 @@
     python bench/understanding.py --extractor haiku         # needs ANTHROPIC_API_KEY
     python bench/understanding.py --llama                   # + SmolLM2 on a local llama.cpp server
     python bench/understanding.py --json out.json           # + every item's outcome and rows
-    python bench/understanding.py --selfcheck               # the harness can fail, and can pass
+    python bench/understanding_selfcheck.py                 # the harness can fail, and can pass
 
 The set is `bench/understanding/` (README.md there: kinds, labels, the split rule; never tune
 on the confirm half). Every item runs through the product's write path in a namespace of its
@@ -452,14 +452,7 @@ async def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     ap.add_argument("--ids", nargs="+", help="only these items (e.g. to compare one by one)")
     ap.add_argument("--json", help="write figures and every item's outcome and rows here")
-    ap.add_argument("--selfcheck", action="store_true",
-                    help="run a few tune items with a labelled oracle and two wrong extractors "
-                         "(bench/understanding_selfcheck.py) and exit")
     args = ap.parse_args(argv)
-    if args.selfcheck:
-        from understanding_selfcheck import selfcheck
-
-        raise SystemExit(0 if await selfcheck(verbose=True) else 1)
     items = load_set(args.half, tuple(args.kinds), set(args.ids) if args.ids else None)
     if not items:
         raise SystemExit("no items selected")

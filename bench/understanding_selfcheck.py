@@ -10,7 +10,7 @@ extractors whose outcomes are known, and check that the harness reports them.
 - `Merger`: each text as one memory, all under one fact key. Every separate item must
   report a false supersession.
 
-    python bench/understanding.py --selfcheck
+    python bench/understanding_selfcheck.py
 """
 
 from __future__ import annotations
@@ -166,3 +166,9 @@ async def selfcheck(verbose: bool = False) -> bool:
     for line in bad:
         print(line, file=sys.stderr)
     return not bad
+
+
+if __name__ == "__main__":
+    import asyncio
+
+    raise SystemExit(0 if asyncio.run(selfcheck(verbose=True)) else 1)
