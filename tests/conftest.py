@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import pytest_asyncio
 
-from backends import BACKENDS, PG_URL
+from backends import BACKENDS, PG_URL, bundled
 from serverproc import Agent, ServerProcess
 
 
@@ -12,16 +12,11 @@ async def runtime(tmp_path):
     """A runtime on SQLite with the stub extractor and no worker, built from the plugins named
     here (no entry points), for service-level tests. Modules that need another one define
     their own `runtime`."""
-    import recall_extractors
-    import recall_sqlite
-    from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
-    from recall_core.plugins import get_plugin_manager
+    from recall_core.server.runtime import build_runtime
 
-    pm = get_plugin_manager(load_entrypoints=False)
-    pm.register(recall_sqlite, name="sqlite")
-    pm.register(recall_extractors, name="extractors")
-    rt = await build_runtime(load_config(None, db=str(tmp_path / "r.db")), pm, start_worker=False)
+    rt = await build_runtime(load_config(None, db=str(tmp_path / "r.db")), bundled(),
+                             start_worker=False)
     yield rt
     await rt.close()
 
@@ -45,11 +40,12 @@ def agent_factory(server):
 async def bm25_runtime(request, tmp_path):
     """A runtime with BM25 only and the stub extractor, no worker or decay, on SQLite and (with
     RECALL_TEST_PG_URL) Postgres: search steps that must behave the same on both backends."""
-    from recall_core.server.runtime import build_runtime
     from recall_core.config import RecallConfig
+    from recall_core.server.runtime import build_runtime
 
     db = str(tmp_path / "r.db") if request.param == "sqlite" else PG_URL
     rt = await build_runtime(RecallConfig(db=db, rankers={"bm25": 1.0}, extractor="stub",
-                                          worker={"concurrency": 0}, decay={"interval": 0}))
+                                          worker={"concurrency": 0}, decay={"interval": 0}),
+                             bundled(postgres=request.param == "postgres"))
     yield rt
     await rt.close()

@@ -17,7 +17,7 @@ from recall_core.errors import InvalidParam, MemoryNotFound
 from recall_core.testing.helpers import current_of
 from recall_core.testing.helpers import dump_tables as table_dump
 
-from backends import BACKENDS, PG_URL
+from backends import BACKENDS, PG_URL, bundled
 
 
 @pytest_asyncio.fixture(params=BACKENDS)
@@ -28,7 +28,7 @@ async def runtime(request, tmp_path):
         db = PG_URL
     cfg = RecallConfig(db=db, worker={"concurrency": 1, "poll_interval": 0.02, "yield_pause": 0},
                        decay={"interval": 0}, extractor="stub")
-    rt = await build_runtime(cfg)
+    rt = await build_runtime(cfg, bundled(postgres=request.param != "sqlite"))
     yield rt
     await rt.close()
 

@@ -14,6 +14,8 @@ from recall_core.search.steps import SPEAKER_FACTOR, apply_speakers
 from recall_core.search.speakers import focused_query, named_in, named_speakers, split_speaker
 from recall_core.memory.transfer import ImportLine, import_verbatim
 
+from backends import bundled
+
 
 def mem(i: str, text: str) -> Memory:
     return Memory(id=i, namespace="ns", text=text)
@@ -85,7 +87,7 @@ def dense_runtime(tmp_path_factory):
     loop = asyncio.new_event_loop()
     rt = loop.run_until_complete(build_runtime(RecallConfig(
         db=str(tmp_path_factory.mktemp("focus") / "r.db"), extractor="stub",
-        worker={"concurrency": 0}, decay={"interval": 0})))
+        worker={"concurrency": 0}, decay={"interval": 0}), bundled(embeddings=True)))
     assert rt.embedder is not None and rt.embedder.wait_ready(120), rt.embedder.status()
     yield loop, rt
     loop.run_until_complete(rt.close())

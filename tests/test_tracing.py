@@ -14,12 +14,14 @@ from recall_core.server.runtime import build_runtime
 from recall_core.server.auth import set_stdio_namespace
 from recall_core.config import load_config
 
+from backends import bundled
+
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 
 
 async def _runtime(tmp_path, **tracing):
     config = load_config(None, db=str(tmp_path / "r.db"), tracing=tracing)
-    return await build_runtime(config)
+    return await build_runtime(config, bundled())
 
 
 async def test_tool_ranker_storage_and_extraction_spans(tmp_path, monkeypatch):

@@ -7,12 +7,19 @@ import asyncio
 
 import pytest
 
-from recall_core.server.runtime import build_runtime
+import recall_extractors
+import recall_postgres
 from recall_core.config import RecallConfig
+from recall_core.server.runtime import build_runtime
+from recall_core.testing import plugin_manager
 
 WORDS = ["amber", "basalt", "cobalt", "dahlia", "ember", "fjord", "garnet", "harbor", "indigo",
          "juniper", "kestrel", "lagoon", "magnet", "nectar", "obsidian", "pepper", "quartz",
          "raven", "saffron", "thistle"]
+
+
+def plugins():
+    return plugin_manager(recall_postgres, recall_extractors, names=["postgres", "extractors"])
 
 
 def config(url: str) -> RecallConfig:
@@ -34,10 +41,10 @@ async def wait_idle(storage, timeout: float = 30.0) -> None:
 
 async def test_two_servers_share_one_queue_end_to_end(db_url):
     try:
-        one = await build_runtime(config(db_url))
+        one = await build_runtime(config(db_url), plugins())
     except Exception as exc:  # noqa: BLE001
         pytest.fail(f"runtime failed to start on postgres: {exc}")
-    two = await build_runtime(config(db_url))
+    two = await build_runtime(config(db_url), plugins())
     try:
         assert type(one.storage).__name__ == "PostgresStorage"
         texts = [f"Project {a} ships with {b} support." for a in WORDS[:10] for b in WORDS[10:14]]
