@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from datetime import datetime, timezone
 from typing import Any
@@ -53,6 +54,9 @@ class JsonFormatter(logging.Formatter):
 
 
 def setup_logging(level: str = "INFO", fmt: str = "text", stream: Any = None) -> None:
+    # FastMCP attaches its rich console handler when it is imported (its log_enabled
+    # setting): off, whenever it is imported later; detached below if it already was.
+    os.environ.setdefault("FASTMCP_LOG_ENABLED", "false")
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
     root = logging.getLogger()
