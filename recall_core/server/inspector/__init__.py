@@ -10,20 +10,22 @@ a page), `pages` and `admin_pages` (the handlers), `reads` (what pages read), `s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
-from ...admin.service import AdminService
 from .access import NAMESPACE_PAGE, require_session
 from .admin_pages import ADMIN_PAGES
 from .pages import PAGES
 from .render import page, redirect
 from .session import (COOKIE, clear_session, csrf_ok, identify, same_origin, set_session,
                       transport_is_safe)
+
+if TYPE_CHECKING:
+    from ...admin.service import AdminService
 
 
 def static_files() -> StaticFiles:
