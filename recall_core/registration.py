@@ -238,9 +238,9 @@ class ToolRegistry:
         """`await fn(namespace, **kwargs)` for the verified caller, as the envelope core's
         tools answer with: the result as data; a `RecallError` as its code and message;
         anything else as INTERNAL, logged with its traceback, never reported as success."""
-        from .server.mcp.tools import guarded
+        from .server.mcp.tools import answer_with_envelope
 
-        return await guarded(fn, **kwargs)
+        return await answer_with_envelope(fn, **kwargs)
 
     @classmethod
     def collect(cls, pm: pluggy.PluginManager, service: Any) -> list[PluginTool]:

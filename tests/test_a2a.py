@@ -49,9 +49,12 @@ class A2A:
     """Another agent talking to Recall: the SDK client, a bearer token, real HTTP."""
 
     def __init__(self, base: str, token: str | None, *, streaming: bool = True,
-                 binding: str = "JSONRPC"):
+                 binding: str = "JSONRPC", wire: list[bytes] | None = None):
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.http = httpx.AsyncClient(headers=headers, timeout=30)
+        # `wire` collects every response body as the server wrote it.
+        hooks = {"response": [self._record]} if wire is not None else {}
+        self.wire = wire
+        self.http = httpx.AsyncClient(headers=headers, timeout=30, event_hooks=hooks)
         self.config = ClientConfig(httpx_client=self.http, streaming=streaming,
                                    supported_protocol_bindings=[binding])
         self.base = base
@@ -63,6 +66,11 @@ class A2A:
     async def __aexit__(self, *exc: Any) -> None:
         await self.client.close()
         await self.http.aclose()
+
+    async def _record(self, response: httpx.Response) -> None:
+        await response.aread()  # the client reads it again from memory (streams too)
+        assert self.wire is not None
+        self.wire.append(response.content)
 
     async def send(self, *parts: Any, task: Task | None = None) -> Task:
         """Send one message (a new task, or a reply on `task`); the task as stored after."""
@@ -98,6 +106,31 @@ def consolidate(text: str, topic: str = "profile") -> Any:
 def artifact(task: Task, name: str) -> dict[str, Any]:
     (found,) = [a for a in task.artifacts if a.name == name]
     return get_data_parts(found.parts)[0]
+
+
+def wire_totals(bodies: list[bytes]) -> list[Any]:
+    """The `total` of every search result the server wrote (JSON bodies, and the data lines of
+    server-sent events), read with the stdlib json, so 2 stays an int and 2.0 a float."""
+    docs = []
+    for body in bodies:
+        text = body.decode()
+        if text.lstrip().startswith("{"):
+            docs.append(json.loads(text))
+        else:
+            docs += [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
+    found: list[Any] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if {"results", "total"} <= set(value):
+                found.append(value["total"])
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+    walk(docs)
+    return found
 
 
 def status_data(task: Task) -> dict[str, Any]:
@@ -274,6 +307,28 @@ async def test_invalid_input_is_rejected_with_the_tool_error_code(server, tokens
         assert "Unknown skill" in status_data(task)["error"]
 
 
+async def test_counts_are_json_integers_on_the_wire(server):
+    # A data part is a protobuf Value, whose numbers are doubles: the SDK wrote "total": 2.0,
+    # which a client decoding into an integer field refuses. The MCP tools write 2.
+    token = server.token("wire")
+    async with A2A(server.base, token, streaming=False) as caller:
+        await caller.send(consolidate("I live in Porto. We decided to ship on Fridays.",
+                                      topic="wire"))
+    for binding in ("JSONRPC", "HTTP+JSON"):
+        for streaming in (False, True):
+            wire: list[bytes] = []
+            async with A2A(server.base, token, streaming=streaming, binding=binding,
+                           wire=wire) as caller:
+                task = await caller.send(data(skill="search_memories", query="Porto Fridays"))
+                await caller.get(task.id)
+            # The SDK client parses into protobuf again: every number a double (its docs say so).
+            total = artifact(task, "search_results")["total"]
+            assert total >= 1 and total.is_integer()
+            totals = wire_totals(wire)
+            assert len(totals) >= 2, (binding, streaming)  # the send's answer and the get's
+            assert all(type(t) is int and t == total for t in totals), (binding, streaming, totals)
+
+
 async def test_a2a_tasks_are_audited_like_tool_calls(server):
     async with A2A(server.base, server.token("auditee")) as caller:
         await caller.send(data(skill="search_memories", query="editor"))
@@ -297,7 +352,7 @@ async def test_a2a_tasks_are_audited_like_tool_calls(server):
                     ("a2a:unknown", "error", "INVALID_PARAM"),
                     ("a2a:unknown", "error", "INVALID_PARAM")]
     lines = [line for line in server.log().splitlines() if '"tool": "a2a:' in line]
-    from recall_core.server.mcp.middleware import namespace_hash  # logs name tenants by hash only
+    from recall_core.server.mcp.default_middleware import namespace_hash  # logs name tenants by hash only
     assert any(f'"namespace_hash": "{namespace_hash("auditee")}"' in line for line in lines)
 
 

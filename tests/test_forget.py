@@ -86,7 +86,7 @@ async def test_erase_leaves_no_row_of_the_namespace_not_even_its_own_audit_row(r
     ns, keep = f"erase-{uid()}", f"keep-{uid()}"
     await stored(runtime, ns, f"I live in Lima{ns}.")
     await stored(runtime, keep, "I live in Bergen.")
-    from recall_core.server.mcp.middleware import audit_call
+    from recall_core.server.mcp.default_middleware import audit_call
     audit_call(runtime, "store_memory", ns, {}, "ok", None, 5.0)  # a call in flight
     await runtime.service.delete_namespace(ns, "DELETE MY DATA")
     audit_call(runtime, "delete_namespace_data", ns, {}, "ok", None, 50.0)  # the erase's own

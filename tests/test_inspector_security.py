@@ -57,7 +57,7 @@ def memory_ids(srv, token: str) -> list[str]:
 def all_routes() -> list[tuple[str, str]]:
     """(method, path) of every inspector route, read from its router."""
     inspector = Inspector(SimpleNamespace(storage=None, service=None), None, None)  # type: ignore[arg-type]
-    return sorted({(m, "/ui" + r.path) for r in inspector.router().routes
+    return sorted({(m, "/ui" + r.path) for r in inspector.routes()
                    if getattr(r, "methods", None) for m in r.methods if m != "HEAD"})
 
 

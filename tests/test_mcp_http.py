@@ -214,7 +214,7 @@ async def test_audit_log_line_per_call(server, tokens):
     await asyncio.sleep(0.2)
     lines = [json.loads(line.split(": ", 1)[1]) for line in server.log().splitlines()
              if "recall.audit" in line and "tool_call" in line]
-    from recall_core.server.mcp.middleware import namespace_hash
+    from recall_core.server.mcp.default_middleware import namespace_hash
     assert all("namespace" not in r for r in lines)  # the log names tenants by hash only
     match = [r for r in lines if r["tool"] == "delete_memory" and r["namespace_hash"] == namespace_hash("bob")]
     assert match and match[-1]["status"] == "error" and match[-1]["code"] == "MEMORY_NOT_FOUND"

@@ -94,10 +94,36 @@ async def test_health_is_status_only_unless_the_caller_has_a_token(observed):
 async def test_a_forged_host_gets_400_on_every_route(observed):
     for path in ("/.well-known/agent-card.json", "/health", "/mcp", "/a2a"):
         r = httpx.get(observed.base + path, headers={"Host": "attacker.example"})
-        assert r.status_code == 400 and r.json()["error"] == "invalid_host", path
+        # Starlette's TrustedHostMiddleware: a forged Host learns nothing about the config.
+        assert r.status_code == 400 and r.text == "Invalid host header", path
     card = httpx.get(observed.base + "/.well-known/agent-card.json").json()
     assert all(i["url"].startswith(observed.base) for i in card["supportedInterfaces"])
     assert httpx.get(observed.base + "/health", headers={"Host": "localhost"}).status_code == 200
+    ipv6 = httpx.get(observed.base + "/health", headers={"Host": f"[::1]:{observed.port}"})
+    assert ipv6.status_code == 200  # Starlette keeps the brackets of an IPv6 Host
+
+
+async def test_allowed_hosts_take_exact_names_and_domain_wildcards():
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from recall_core.config import RecallConfig
+    from recall_core.errors import ConfigError
+    from recall_core.server.app import allowed_hosts, host_check
+
+    with pytest.raises(ConfigError, match="wildcard"):
+        allowed_hosts(RecallConfig(allowed_hosts=["recall*.example.org"]))
+    hosts = allowed_hosts(RecallConfig(allowed_hosts=["*.example.org", "[fd00::1]"]))
+
+    async def ok(request):
+        return PlainTextResponse("ok")
+    app = Starlette(routes=[Route("/", ok)], middleware=host_check(hosts))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://x") as c:
+        for host, status in [("a.example.org", 200), ("A.Example.org:8765", 200),
+                             ("example.org.evil.net", 400), ("[fd00::1]:8765", 200),
+                             ("[::1]", 200), ("localhost:1", 200), ("evil.net", 400)]:
+            assert (await c.get("/", headers={"Host": host})).status_code == status, host
 
 
 async def test_wildcard_bind_needs_public_url_or_allowed_hosts(tmp_path):

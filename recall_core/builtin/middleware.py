@@ -1,5 +1,6 @@
-"""Default middleware, registered through the same hook a third-party plugin would use.
-The implementations live in recall_core.server.mcp.middleware and load only when a server is built."""
+"""The default middleware plugin: registers `audit` and `timeout` through the same hook a
+third-party plugin would use. This module only registers them; their classes are in
+recall_core.server.mcp.default_middleware and load only when a server is built."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from ..hookspecs import hookimpl
 
 
 def make_audit(settings: Any, runtime: Any):
-    from ..server.mcp.middleware import AuditMiddleware
+    from ..server.mcp.default_middleware import AuditMiddleware
 
     return AuditMiddleware(runtime)
 
 
 def make_timeout(settings: Any, runtime: Any):
-    from ..server.mcp.middleware import TimeoutMiddleware
+    from ..server.mcp.default_middleware import TimeoutMiddleware
 
     return TimeoutMiddleware(runtime.config.limits.tool_timeout)
 

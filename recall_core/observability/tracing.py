@@ -132,7 +132,7 @@ def tool_middleware(tracer: Any) -> Any:
     from fastmcp.server.middleware import Middleware
 
     from ..server.auth import current_namespace_or_none
-    from ..server.mcp.middleware import _outcome, namespace_hash
+    from ..server.mcp.default_middleware import call_outcome, namespace_hash
 
     class ToolSpans(Middleware):
         async def on_call_tool(self, context, call_next):
@@ -142,7 +142,7 @@ def tool_middleware(tracer: Any) -> Any:
                 if ns is not None:
                     span.set_attribute("recall.namespace_hash", namespace_hash(ns))
                 result = await call_next(context)
-                status, code = _outcome(result)
+                status, code = call_outcome(result)
                 span.set_attribute("recall.status", status)
                 if code:
                     span.set_attribute("recall.code", code)

@@ -1,4 +1,4 @@
-"""The admin JSON API under /admin (FastAPI, mounted into the server's Starlette app).
+"""The admin JSON API under /admin (a FastAPI app; server/app.py mounts it).
 
 Bearer admin tokens only: a missing or unknown token gets 401, a namespace token 403 (it is a
 credential of another kind, and never reaches these routes). OpenAPI document at
@@ -6,7 +6,7 @@ credential of another kind, and never reaches these routes). OpenAPI document at
 every other error is `{"error": message, "code": CODE}` with a 4xx status.
 """
 
-import re
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -16,7 +16,7 @@ from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match, Mount
+from starlette.routing import Match
 
 from ..errors import RecallError
 from ..admin.tokens import hash_token
@@ -137,11 +137,21 @@ _bearer = HTTPBearer(auto_error=False)
 
 
 def build_admin_api(admin: AdminService) -> FastAPI:
+    """The admin API as a FastAPI app (the HTTP app mounts it at /admin)."""
     api = FastAPI(title="Recall admin API", version="1", openapi_url=OPENAPI_PATH,
                   docs_url=None, redoc_url=None,
                   description="Operators' API: namespaces, tokens, erasure, export/import, the "
                               "job queue and the audit log. Authorization: Bearer <admin token> "
                               "(`recall create-token --admin`).")
+    add_error_handlers(api)
+    Actor = Annotated[str, Depends(actor_dependency(api, admin))]
+    add_namespace_routes(api, admin, Actor)
+    add_queue_routes(api, admin, Actor)
+    return api
+
+
+def add_error_handlers(api: FastAPI) -> None:
+    """Errors as `{"error", "code"}` with a 4xx status: ours (RecallError) and FastAPI's own."""
 
     @api.exception_handler(RecallError)
     async def recall_error(request: Request, exc: RecallError) -> JSONResponse:
@@ -163,6 +173,11 @@ def build_admin_api(admin: AdminService) -> FastAPI:
         return JSONResponse({"error": str(exc.detail), "code": code},
                             status_code=exc.status_code, headers=headers)
 
+
+def actor_dependency(api: FastAPI, admin: AdminService) -> Callable[..., Awaitable[str]]:
+    """The dependency every route takes: the caller's admin name ("admin:NAME") from its bearer
+    token, after refusing query parameters the operation does not declare."""
+
     async def known_query(request: Request) -> None:
         # A misspelt query parameter (?limt=5) is an error, not silently the default.
         route = request.scope.get("route")
@@ -177,24 +192,30 @@ def build_admin_api(admin: AdminService) -> FastAPI:
 
     async def actor(request: Request,
                     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> str:
-        name = await _authenticate(creds)
+        name = await authenticate(admin, creds)
         await known_query(request)
         return name
 
-    async def _authenticate(creds: HTTPAuthorizationCredentials | None) -> str:
-        if creds is None or not creds.credentials:
-            raise RecallError("Send 'Authorization: Bearer <admin token>'. Create one with "
-                              "`recall create-token --admin`.", code="UNAUTHORIZED")
-        name = await admin_name(admin.storage, creds.credentials)
-        if name is not None:
-            return f"admin:{name}"
-        if await admin.storage.namespace_for_token(hash_token(creds.credentials)) is not None:
-            raise RecallError("This is a namespace token; admin routes need an admin token "
-                              "(`recall create-token --admin`).", code="FORBIDDEN")
-        raise RecallError("Unknown or revoked admin token. Create one with "
-                          "`recall create-token --admin`.", code="UNAUTHORIZED")
+    return actor
 
-    Actor = Annotated[str, Depends(actor)]
+
+async def authenticate(admin: AdminService, creds: HTTPAuthorizationCredentials | None) -> str:
+    """"admin:NAME" for an admin token; UNAUTHORIZED or FORBIDDEN (a namespace token) else."""
+    if creds is None or not creds.credentials:
+        raise RecallError("Send 'Authorization: Bearer <admin token>'. Create one with "
+                          "`recall create-token --admin`.", code="UNAUTHORIZED")
+    name = await admin_name(admin.storage, creds.credentials)
+    if name is not None:
+        return f"admin:{name}"
+    if await admin.storage.namespace_for_token(hash_token(creds.credentials)) is not None:
+        raise RecallError("This is a namespace token; admin routes need an admin token "
+                          "(`recall create-token --admin`).", code="FORBIDDEN")
+    raise RecallError("Unknown or revoked admin token. Create one with "
+                      "`recall create-token --admin`.", code="UNAUTHORIZED")
+
+
+def add_namespace_routes(api: FastAPI, admin: AdminService, Actor: Any) -> None:
+    """Namespaces, their tokens, erasure, export and import."""
 
     @api.get("/namespaces", response_model=NamespacePage, responses=ERRORS,
              summary="List namespaces with counts and last activity")
@@ -242,6 +263,10 @@ def build_admin_api(admin: AdminService) -> FastAPI:
         return await admin.import_memories(who, namespace, body.memories,
                                            extract=body.mode == "extract")
 
+
+def add_queue_routes(api: FastAPI, admin: AdminService, Actor: Any) -> None:
+    """The job queue and the audit log."""
+
     @api.get("/jobs", response_model=JobPage, responses=ERRORS,
              summary="Jobs of the queue by status (all namespaces unless one is given)")
     async def jobs(who: Actor, namespace: Annotated[str | None, Query(max_length=MAX_NAMESPACE_LEN,
@@ -259,20 +284,3 @@ def build_admin_api(admin: AdminService) -> FastAPI:
              summary="Audit log of admin actions, newest first")
     async def audit(who: Actor, limit: Limit = 50, offset: Offset = 0) -> Any:
         return await admin.audit(limit, offset)
-
-    return api
-
-
-class PrefixMount(Mount):
-    """A Mount whose `{path}` also matches a decoded newline (Starlette's `.*` does not, so
-    /admin/namespaces/a%0Ab/tokens fell through to the outer app's plain-text 404)."""
-
-    def __init__(self, path: str, app: Any):
-        super().__init__(path, app=app)
-        self.path_regex = re.compile(self.path_regex.pattern, re.DOTALL)
-
-
-def mount_admin(app: Any, admin: AdminService, path: str = "/admin") -> FastAPI:
-    api = build_admin_api(admin)
-    app.router.routes.append(PrefixMount(path, app=api))
-    return api

@@ -1,35 +1,119 @@
-"""The HTTP application: MCP at /mcp, a health route, and the A2A routes, behind a Host check."""
+"""The HTTP application, built in one place: every route, mount and middleware, and the
+lifespan.
+
+    /health                          liveness (health.py)
+    /.well-known/agent-card.json     the A2A agent card       } a2a/routes.py
+    /a2a, /a2a/...                   A2A JSON-RPC and REST    }
+    /mcp                             MCP (FastMCP's app: token verifier, session manager)
+    /admin/...                       admin JSON API (admin_api.py)     } storage with the
+    /ui/..., /ui/static/...          the inspector (inspector/)        } admin capability
+
+Middleware, outermost first: the Host check (Starlette's TrustedHostMiddleware, hosts from
+`allowed_hosts`), then, for /mcp only, explained 401s and one request per JSON-RPC id
+(mcp/transport.py), and for /a2a only, whole numbers as JSON integers (a2a/numbers.py).
+Modules that contribute routes return them; nothing mutates another framework's app.
+"""
 
 from __future__ import annotations
 
-import json
+import logging
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-from starlette.responses import JSONResponse
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.routing import BaseRoute, Mount, Route
 
-from .. import __version__
-from .a2a import mount_a2a
-from .admin_mount import mount_operator_routes
-from .mcp.server import build_mcp
-from .runtime import Runtime
-from .auth import hash_token, unauthorized_response
+# The runtime first: importing recall_core.search before recall_core.kit fails (kit/__init__
+# and search/relevance import each other; only kit-first resolves), and runtime loads kit first.
+from .runtime import Runtime  # noqa: I001
+from ..admin.service import AdminService
 from ..errors import ConfigError
+from .a2a import WholeNumbers, a2a_routes, build_handler
+from .admin_api import build_admin_api
+from .health import health_routes
+from .inspector import Inspector, static_files
+from .mcp.server import build_mcp
+from .mcp.transport import ExplainUnauthorized, OneRequestPerId
+
+log = logging.getLogger("recall")
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 WILDCARDS = ("0.0.0.0", "::", "")
 
 
-def readiness(runtime: Runtime, *, detail: bool = True) -> list[str]:
-    """What is not (yet) working, as search would report it in data.degraded."""
-    emb = runtime.embedder
-    if emb is None or emb.ready:
+async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> Starlette:
+    hosts = allowed_hosts(runtime.config)
+    mcp = await build_mcp(runtime)
+    runtime.mcp = mcp  # for the start-up warm-up (server/warmup.py)
+    # FastMCP's own app for /mcp: its auth middleware (the token verifier) and the session
+    # manager, whose lifespan ours runs. A Route, not a Mount: a Mount matches /mcp/... only,
+    # and clients POST to /mcp exactly.
+    mcp_app = mcp.http_app(path="/mcp", json_response=True)
+    a2a_handler = build_handler(runtime, public_url)
+    routes: list[BaseRoute] = [
+        *health_routes(runtime),
+        *a2a_routes(runtime, a2a_handler, public_url),
+        Route("/mcp", endpoint=mcp_app, name="mcp"),
+        *operator_routes(runtime, public_url),
+    ]
+    middleware = [
+        *host_check(hosts),
+        Middleware(ExplainUnauthorized, prefix="/mcp"),
+        Middleware(OneRequestPerId, prefix="/mcp"),
+        Middleware(WholeNumbers, prefix="/a2a"),
+    ]
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with mcp_app.lifespan(mcp_app):
+            try:
+                yield
+            finally:
+                await a2a_handler.aclose()  # the SDK's in-memory task registry
+
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+def operator_routes(runtime: Runtime, public_url: str | None) -> list[BaseRoute]:
+    """The admin API at /admin and the inspector at /ui, when the storage can serve them."""
+    if not runtime.storage.capabilities.admin:
+        log.warning("storage %s has no admin capability: /admin and /ui are not served",
+                    runtime.storage.description)
         return []
-    status = emb.status()
-    if status.get("error"):
-        return [f"dense: model failed to load: {status['error']}" if detail
-                else "dense: model failed to load"]
-    return ["dense: warming up"]
+    runtime.admin = AdminService(runtime.service)
+    runtime.inspector = Inspector(runtime, runtime.admin, public_url)
+    return [
+        AnyPathMount("/admin", app=build_admin_api(runtime.admin)),
+        AnyPathMount("/ui", routes=[*runtime.inspector.routes(),
+                                    Mount("/static", app=static_files())]),
+    ]
+
+
+class AnyPathMount(Mount):
+    """A Mount whose `{path}` also matches a decoded newline (Starlette's `.*` does not, so
+    /admin/namespaces/a%0Ab/tokens fell through to the outer app's plain-text 404)."""
+
+    def __init__(self, path: str, **kwargs: Any):
+        super().__init__(path, **kwargs)
+        self.path_regex = re.compile(self.path_regex.pattern, re.DOTALL)
+
+
+def host_check(hosts: list[str] | None) -> list[Middleware]:
+    """Starlette's TrustedHostMiddleware for `hosts` (none when any host is answered). A
+    refused request gets its 400 "Invalid host header": a forged Host cannot steer the agent
+    card, and a DNS-rebinding page cannot reach a loopback server."""
+    if hosts is None:
+        return []
+    log.info("answering Host names %s; other requests get 400 (add names with allowed_hosts)",
+             ", ".join(hosts))
+    # Starlette compares IPv6 literals in their Host-header form, with brackets.
+    patterns = [f"[{h}]" if ":" in h else h for h in hosts]
+    return [Middleware(TrustedHostMiddleware, allowed_hosts=patterns, www_redirect=False)]
 
 
 def allowed_hosts(config: Any) -> list[str] | None:
@@ -38,9 +122,16 @@ def allowed_hosts(config: Any) -> list[str] | None:
     caller sent, and clients would send their tokens there."""
     if config.allowed_hosts is not None:
         hosts = [h.strip().lower().strip("[]") for h in config.allowed_hosts if h.strip()]
+        if "*" in hosts:
+            return None
+        for h in hosts:
+            if "*" in h and not (h.startswith("*.") and "*" not in h[1:]):
+                raise ConfigError(
+                    f"allowed_hosts entry {h!r}: a wildcard is either \"*\" (any host) or a "
+                    f"leading \"*.\" (every name under a domain, e.g. \"*.example.org\").")
         # Loopback names stay allowed (health checks inside a container): a card pointing a
         # client at its own loopback sends its token nowhere else.
-        return None if "*" in hosts else sorted({*hosts, *LOOPBACK_NAMES})
+        return sorted({*hosts, *LOOPBACK_NAMES})
     public = (urlsplit(config.public_url).hostname or "") if config.public_url else ""
     bind = config.host.strip("[]").lower()
     if bind in WILDCARDS and public in WILDCARDS:
@@ -55,178 +146,3 @@ def allowed_hosts(config: Any) -> list[str] | None:
         if h not in WILDCARDS:
             hosts.add(h.lower())
     return sorted(hosts)
-
-
-class HostCheck:
-    """Answers 400 to a request whose Host is not one of `hosts` (every route): a forged Host
-    cannot steer the agent card, and a DNS-rebinding page cannot reach a loopback server."""
-
-    def __init__(self, app: Any, hosts: list[str]):
-        self.app = app
-        self.hosts = set(hosts)
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] in ("http", "websocket"):
-            raw = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1").lower()
-            if _hostname(raw) not in self.hosts:
-                response = JSONResponse(
-                    {"error": "invalid_host",
-                     "error_description": f"This server does not answer for host {raw!r}. Use "
-                                          f"its configured address (public_url), or add the "
-                                          f"name to allowed_hosts in its config."},
-                    status_code=400)
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-def _hostname(header: str) -> str:
-    """`name:port` -> name, `[::1]:8765` -> ::1."""
-    if header.startswith("["):
-        return header[1:].split("]", 1)[0]
-    return header.split(":", 1)[0] if header.count(":") == 1 else header
-
-
-async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> Any:
-    hosts = allowed_hosts(runtime.config)
-    mcp = await build_mcp(runtime)
-    runtime.mcp = mcp  # for the start-up warm-up (server/warmup.py)
-
-    @mcp.custom_route("/health", methods=["GET"])
-    async def health(request):
-        # Public: liveness only. With a valid token (any namespace's): what runs where.
-        degraded = readiness(runtime, detail=False)
-        body: dict[str, Any] = {"status": "degraded" if degraded else "ok", "degraded": degraded}
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and token.strip():
-            digest = hash_token(token.strip())
-            storage = runtime.storage
-            if (await storage.namespace_for_token(digest) is not None
-                    or (storage.capabilities.admin
-                        and await storage.admin_for_token(digest) is not None)):
-                body.update(version=__version__, storage=runtime.storage.description,
-                            degraded=readiness(runtime),
-                            rankers=[s.ranker.name for s in runtime.rankers],
-                            extractor=runtime.extractor.name)
-        if runtime.worker is not None:
-            workers = runtime.worker.health()
-            if "version" in body:  # a caller with a token sees which loops
-                body["workers"] = workers
-            if not workers["ok"]:
-                # 503 so a supervisor or load balancer notices a dead or stuck worker loop.
-                body["status"] = "unhealthy"
-                return JSONResponse(body, status_code=503)
-        return JSONResponse(body)
-
-    app = mcp.http_app(path="/mcp", json_response=True)
-    app.add_middleware(OneRequestPerId, prefix="/mcp")
-    app.add_middleware(ExplainUnauthorized, prefix="/mcp")
-    mount_a2a(app, runtime, public_url=public_url)
-    mount_operator_routes(app, runtime, public_url=public_url)
-    if hosts is not None:
-        app.add_middleware(HostCheck, hosts=hosts)
-    return app
-
-
-class OneRequestPerId:
-    """Answers a JSON-RPC request at once with an error when the same session already has a
-    request with that id in flight. The MCP SDK routes answers by id: a second request with a
-    live id took the first one's answer, and the first waited forever (which then also held
-    up a graceful shutdown). A buggy client or load tool makes this easily."""
-
-    def __init__(self, app: Any, prefix: str):
-        self.app = app
-        self.prefix = prefix
-        self.inflight: set[tuple[bytes, str]] = set()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if (scope["type"] != "http" or scope["method"] != "POST"
-                or not scope["path"].startswith(self.prefix)):
-            await self.app(scope, receive, send)
-            return
-        session = dict(scope.get("headers") or []).get(b"mcp-session-id")
-        if session is None:
-            await self.app(scope, receive, send)
-            return
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                await self.app(scope, _replay([message]), send)
-                return
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
-        key = _request_key(session, body)
-        if key is not None and key in self.inflight:
-            response = JSONResponse(
-                {"jsonrpc": "2.0", "id": json.loads(key[1]),
-                 "error": {"code": -32600,
-                           "message": f"Invalid Request: id {key[1]} is already in use by a "
-                                      f"request still running on this session. Use a new id "
-                                      f"for each request."}})
-            await response(scope, receive, send)
-            return
-        if key is not None:
-            self.inflight.add(key)
-        try:
-            await self.app(scope, _replay([{"type": "http.request", "body": body,
-                                            "more_body": False}], receive), send)
-        finally:
-            self.inflight.discard(key)
-
-
-def _request_key(session: bytes, body: bytes) -> tuple[bytes, str] | None:
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return None
-    if isinstance(message, dict) and "method" in message and message.get("id") is not None:
-        return session, json.dumps(message["id"])
-    return None
-
-
-def _replay(messages: list[Any], then: Any = None) -> Any:
-    async def receive() -> Any:
-        if messages:
-            return messages.pop(0)
-        if then is not None:
-            return await then()
-        return {"type": "http.disconnect"}
-    return receive
-
-
-class ExplainUnauthorized:
-    """Rewrites the MCP route's 401s: a short JSON reason that names the header and how to
-    get a token, and a bare `Bearer realm="recall"` challenge. The stock answer (an empty body,
-    or text about re-registering to obtain new tokens) sent clients such as MCP Inspector into
-    OAuth discovery; Recall has no OAuth, its tokens come from `recall create-token`."""
-
-    def __init__(self, app: Any, prefix: str):
-        self.app = app
-        self.prefix = prefix
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(self.prefix):
-            await self.app(scope, receive, send)
-            return
-        swallowing = False
-
-        async def send_explained(message: Any) -> None:
-            nonlocal swallowing
-            if message["type"] == "http.response.start" and message["status"] == 401:
-                swallowing = True
-                return
-            if not swallowing:
-                await send(message)
-                return
-            if message["type"] == "http.response.body" and not message.get("more_body"):
-                swallowing = False
-                await unauthorized(scope)(scope, receive, send)
-
-        await self.app(scope, receive, send_explained)
-
-
-def unauthorized(scope: Any) -> JSONResponse:
-    header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-    return unauthorized_response(header)

@@ -15,7 +15,7 @@ import uuid
 from typing import Any
 
 from .auth import _stdio_namespace
-from .mcp.middleware import WARMING_UP
+from .mcp.default_middleware import WARMING_UP
 
 log = logging.getLogger("recall")
 

@@ -109,7 +109,7 @@ def require_token(storage: Storage, endpoint: Endpoint, max_body: int | None = N
                   rpc: bool = True) -> Endpoint:
     """`endpoint` behind the size limit, the bearer token and the input rules of
     `inputs.refusal` (`rpc`: answer in the JSON-RPC binding's error form, else REST's)."""
-    async def guarded(request: Request) -> Response:
+    async def behind_token(request: Request) -> Response:
         if max_body is not None and request.method in ("POST", "PUT", "PATCH"):
             declared = request.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > max_body:
@@ -127,12 +127,12 @@ def require_token(storage: Storage, endpoint: Endpoint, max_body: int | None = N
         request.scope[TOKEN_KEY] = hash_token(token)
         return await endpoint(request)
 
-    guarded.__name__ = getattr(endpoint, "__name__", "a2a_endpoint")
-    return guarded
+    behind_token.__name__ = getattr(endpoint, "__name__", "a2a_endpoint")
+    return behind_token
 
 
-def guard_routes(storage: Storage, routes: list[BaseRoute],
-                 max_body: int | None = None, rpc: bool = True) -> list[Route]:
+def routes_behind_token(storage: Storage, routes: list[BaseRoute],
+                        max_body: int | None = None, rpc: bool = True) -> list[Route]:
     """Plain `Route`s with their endpoints behind `require_token`. Anything else the SDK
     returns (the REST `/{tenant}` mount) is dropped: Recall does not use path tenants, and a
     catch-all mount at the root would shadow other routes."""

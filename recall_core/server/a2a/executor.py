@@ -26,7 +26,7 @@ from a2a.types.a2a_pb2 import Message, Task, TaskState, TaskStatus
 from google.protobuf.json_format import MessageToDict
 
 from ...errors import InvalidParam, NamespaceErased, RecallError
-from ..mcp.middleware import audit_call
+from ..mcp.default_middleware import audit_call
 from ...models import ExtractedMemory, utcnow
 from ...contracts import ExtractionError
 from ...memory.immediate import DECISIONS, StoreInput

@@ -1,4 +1,4 @@
-"""Mount the A2A protocol (a2a-sdk 1.3) into the HTTP app next to /mcp.
+"""The A2A protocol's routes (a2a-sdk 1.3), served by the HTTP app next to /mcp.
 
     GET  /.well-known/agent-card.json   public agent card
     POST /a2a                           JSON-RPC binding (A2A 1.0 methods, and 0.3's
@@ -7,19 +7,19 @@
          /a2a/tasks/{id}:subscribe, /a2a/tasks      HTTP+JSON (REST) binding
 
 Everything under /a2a needs the bearer token. Streaming (SSE) is the SDK's own: the same
-executor serves message:send and message:stream.
+executor serves message:send and message:stream. The request handler holds the SDK's
+in-memory task registry: the app's lifespan closes it (`handler.aclose()`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+from starlette.routing import BaseRoute
 
-from .auth import NamespaceContextBuilder, body_limit, guard_routes
+from .auth import NamespaceContextBuilder, body_limit, routes_behind_token
 from .card import A2A_PATH, build_card, card_routes, fixed_base
 from .executor import RecallAgentExecutor
 from .inputs import quiet_sdk_input_tracebacks
@@ -38,31 +38,17 @@ def build_handler(runtime: Any, public_url: str | None = None) -> DefaultRequest
         interrupted_task_timeout=PARKED_TASK_SECONDS)
 
 
-def mount_a2a(app: Any, runtime: Any, *, public_url: str | None = None) -> DefaultRequestHandler:
-    """Add the agent card and the A2A routes to `app` (a Starlette app) and close the SDK's
-    in-memory task registry when the app shuts down. Returns the request handler."""
-    handler = build_handler(runtime, public_url)
+def a2a_routes(runtime: Any, handler: DefaultRequestHandler,
+               public_url: str | None = None) -> list[BaseRoute]:
+    """The agent card and the JSON-RPC and REST bindings (behind the bearer token) for
+    `handler`."""
     quiet_sdk_input_tracebacks()
     builder = NamespaceContextBuilder()
     storage = runtime.storage
     max_body = body_limit(runtime.config.limits.max_text_bytes)
-    routes = [
-        *card_routes(public_url),
-        *guard_routes(storage, create_jsonrpc_routes(handler, A2A_PATH, context_builder=builder,
-                                                     enable_v0_3_compat=True), max_body),
-        *guard_routes(storage, create_rest_routes(handler, context_builder=builder,
-                                                  path_prefix=A2A_PATH), max_body, rpc=False),
-    ]
-    app.router.routes[0:0] = routes
-    inner = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(a: Any) -> AsyncIterator[Any]:
-        async with inner(a) as state:
-            try:
-                yield state
-            finally:
-                await handler.aclose()
-
-    app.router.lifespan_context = lifespan
-    return handler
+    jsonrpc = create_jsonrpc_routes(handler, A2A_PATH, context_builder=builder,
+                                    enable_v0_3_compat=True)
+    rest = create_rest_routes(handler, context_builder=builder, path_prefix=A2A_PATH)
+    return [*card_routes(public_url),
+            *routes_behind_token(storage, jsonrpc, max_body),
+            *routes_behind_token(storage, rest, max_body, rpc=False)]

@@ -2,26 +2,41 @@
 explained, a memory's story, queue and health) and for operators (namespaces, tokens).
 
 Jinja2 templates and a little plain JavaScript, shipped as package data: no front-end build.
+`Inspector.routes()` gives the pages' routes; the HTTP app (server/app.py) mounts them at /ui
+with the static files (`STATIC`). Modules: `access` (sign-in, CSRF and namespace checks around
+a page), `pages` and `admin_pages` (the handlers), `reads` (what pages read), `session`,
+`render`.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route, Router
+from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
-from ...admin.service import AdminService
-from . import admin_pages, pages
+from .access import NAMESPACE_PAGE, require_session
+from .admin_pages import ADMIN_PAGES
+from .pages import PAGES
 from .render import page, redirect
 from .session import (COOKIE, clear_session, csrf_ok, identify, same_origin, set_session,
                       transport_is_safe)
 
+if TYPE_CHECKING:
+    from ...admin.service import AdminService
+
+
+def static_files() -> StaticFiles:
+    """The pages' script and style sheet (package data), served at /ui/static."""
+    return StaticFiles(packages=[("recall_core.server.inspector", "static")])
+
 
 class Inspector:
+    """The inspector's state (the runtime, its AdminService, the public URL) and its sign-in
+    handlers; the page handlers are in `pages` and `admin_pages`."""
+
     def __init__(self, runtime: Any, admin: AdminService, public_url: str | None):
         self.runtime = runtime
         self.storage = runtime.storage
@@ -67,27 +82,15 @@ class Inspector:
         clear_session(response, secure=True)
         return response
 
-    def router(self) -> Router:
+    def routes(self) -> list[Route]:
+        """Every page, relative to /ui."""
         table = [Route("/", self.home, methods=["GET"]),
                  Route("/signin", self.signin_form, methods=["GET"]),
                  Route("/signin", self.signin, methods=["POST"]),
-                 Route("/signout", self.signout, methods=["POST"]),
-                 Mount("/static", app=StaticFiles(packages=[("recall_core.server.inspector", "static")]))]
-        for path, endpoint, methods in pages.routes(self) + admin_pages.routes(self):
-            table.append(Route(path, endpoint, methods=methods))
-        return Router(table)
-
-
-class _UiMount(Mount):
-    """Mount whose path also matches decoded newlines (see admin.api.PrefixMount)."""
-
-    def __init__(self, path: str, app: Any):
-        super().__init__(path, app=app)
-        self.path_regex = re.compile(self.path_regex.pattern, re.DOTALL)
-
-
-def mount_inspector(app: Any, runtime: Any, admin: AdminService,
-                    public_url: str | None = None) -> Inspector:
-    inspector = Inspector(runtime, admin, public_url)
-    app.router.routes.append(_UiMount("/ui", inspector.router()))
-    return inspector
+                 Route("/signout", self.signout, methods=["POST"])]
+        for path, handler, methods in PAGES:
+            table.append(Route(path, require_session(self, handler, NAMESPACE_PAGE),
+                               methods=methods))
+        for path, handler, methods, access in ADMIN_PAGES:
+            table.append(Route(path, require_session(self, handler, access), methods=methods))
+        return table

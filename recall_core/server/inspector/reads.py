@@ -1,5 +1,6 @@
 """What the inspector's pages read, through the service and the storage protocols (no SQL
-here or in templates)."""
+here or in templates). The one place the inspector reads storage itself: the service has no
+method yet for a filtered page of memories, an operation, or job counts."""
 
 from __future__ import annotations
 
@@ -7,6 +8,13 @@ from typing import Any
 
 from ...contracts import MemoryFilter
 from ...models import Memory
+from ..health import readiness
+
+
+async def memory_page(runtime: Any, namespace: str, where: MemoryFilter, limit: int,
+                      offset: int) -> tuple[list[Memory], int]:
+    """One page of a namespace's memories matching `where`, and how many match."""
+    return await runtime.storage.query_memories(namespace, where, limit, offset)
 
 
 async def memory_story(runtime: Any, namespace: str, memory_id: str) -> dict[str, Any] | None:
@@ -44,10 +52,8 @@ def superseded_by(m: Memory, later: list[Memory]) -> Memory | None:
     return later[0] if later else None
 
 
-async def health(runtime: Any) -> dict[str, Any]:
-    """What `recall status` shows, for the running server."""
-    from ..app import readiness
-
+async def server_status(runtime: Any) -> dict[str, Any]:
+    """What `recall status` shows, for the running server (the queue page's health panel)."""
     storage = runtime.storage
     jobs = {s: await storage.count_jobs(None, s) for s in ("queued", "running", "done", "failed")}
     worker = runtime.worker

@@ -1,8 +1,9 @@
 """The seven MCP tools: thin adapters from MCP arguments to MemoryService.
 
 The namespace always comes from the verified token (`current_namespace`), never from an
-argument. Every path returns the envelope; `guarded` turns RecallError into its code and any
-other exception into INTERNAL (logged with its traceback, never reported as success).
+argument. Every path returns the envelope; `answer_with_envelope` turns RecallError into its
+code and any other exception into INTERNAL (logged with its traceback, never reported as
+success).
 """
 
 # No `from __future__ import annotations`: the tools' parameter types are built from the
@@ -17,7 +18,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from . import schemas as m
 from ..auth import verified_namespace
-from .middleware import envelope_result
+from .default_middleware import envelope_result
 from .envelope import error, ok
 from ...errors import RecallError
 from ...memory.service import MemoryService
@@ -30,7 +31,9 @@ DESTRUCTIVE = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint":
                "openWorldHint": False}
 
 
-async def guarded(fn: Callable[..., Awaitable[Any]], **kwargs: Any) -> dict[str, Any]:
+async def answer_with_envelope(fn: Callable[..., Awaitable[Any]], **kwargs: Any) -> dict[str, Any]:
+    """`await fn(caller's namespace, **kwargs)` answered as the envelope: the result as data,
+    a RecallError as its code and message, anything else as INTERNAL."""
     try:
         return ok(await fn(await verified_namespace(), **kwargs))
     except RecallError as exc:
@@ -104,9 +107,9 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         twice. topic groups related memories (e.g. "editor", "project-x"). created_at dates
         text said earlier (replaying a past conversation); omit it for what is said now.
         """
-        return await guarded(service.store, text=text, topic=topic,
-                             idempotency_key=idempotency_key, session_id=session_id,
-                             agent_id=agent_id, created_at=created_at)
+        return await answer_with_envelope(service.store, text=text, topic=topic,
+                                          idempotency_key=idempotency_key, session_id=session_id,
+                                          agent_id=agent_id, created_at=created_at)
 
     @mcp.tool(annotations=READ_ONLY, output_schema=m.envelope_schema(m.SearchData))
     async def search_memories(query: m.Query, limit: Limit = 20,
@@ -129,10 +132,10 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         data.degraded lists rankers that could not answer (e.g. a
         model still loading).
         """
-        return await guarded(service.search, query=query, limit=limit,
-                             recency_weight=recency_weight, mmr_lambda=mmr_lambda,
-                             score_threshold=score_threshold, max_tokens=max_tokens,
-                             as_of=as_of)
+        return await answer_with_envelope(service.search, query=query, limit=limit,
+                                          recency_weight=recency_weight, mmr_lambda=mmr_lambda,
+                                          score_threshold=score_threshold, max_tokens=max_tokens,
+                                          as_of=as_of)
 
     @mcp.tool(annotations=READ_ONLY, output_schema=m.envelope_schema(m.InspectData))
     async def inspect_memories(limit: Limit = 20, offset: m.Offset = 0) -> dict:
@@ -141,7 +144,7 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         Use it to see what is remembered or to find a memory id to delete. limit is capped
         at 50; continue with next_offset while has_more is true.
         """
-        return await guarded(service.inspect, limit=limit, offset=offset)
+        return await answer_with_envelope(service.inspect, limit=limit, offset=offset)
 
     @mcp.tool(annotations=DESTRUCTIVE, output_schema=m.envelope_schema(m.DeleteData))
     async def delete_memory(memory_id: m.MemoryId) -> dict:
@@ -152,12 +155,12 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         every stored city, not just the current one. Its text is removed everywhere Recall
         keeps it; other memories stay.
         """
-        return await guarded(service.delete, memory_id=memory_id)
+        return await answer_with_envelope(service.delete, memory_id=memory_id)
 
     @mcp.tool(annotations=READ_ONLY, output_schema=m.envelope_schema(m.StatsData))
     async def get_memory_stats() -> dict:
         """Count memories by type and extractions still pending; a few milliseconds."""
-        return await guarded(service.stats)
+        return await answer_with_envelope(service.stats)
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": True,
                            "idempotentHint": False, "openWorldHint": False},
@@ -170,8 +173,9 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         each cluster with one memory; originals are kept as history. Run with dry_run=true
         first to see the plan without changing anything.
         """
-        return await guarded(service.consolidate, topic=topic,
-                             similarity_threshold=similarity_threshold, dry_run=dry_run)
+        return await answer_with_envelope(service.consolidate, topic=topic,
+                                          similarity_threshold=similarity_threshold,
+                                          dry_run=dry_run)
 
     @mcp.tool(annotations=DESTRUCTIVE, output_schema=m.envelope_schema(m.EraseData))
     async def delete_namespace_data(confirm: m.Confirm) -> dict:
@@ -180,4 +184,4 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         Irreversible. confirm must be exactly "DELETE MY DATA". After it, the current token
         stops working.
         """
-        return await guarded(service.delete_namespace, confirm=confirm)
+        return await answer_with_envelope(service.delete_namespace, confirm=confirm)

@@ -1,8 +1,13 @@
-"""The default middleware: audit and timeout (registered by recall_core.builtin.middleware).
+"""The default middleware's classes: audit and timeout around every MCP tool call.
+
+They are plugins like any other: `recall_core.builtin.middleware` registers them through the
+`register_middleware` hook (so a config can leave one out or order them), and the server builds
+them from that registry. This module is what they do:
 
 - audit (outermost): one JSON log line and one tool_call_records row per call, for successes
   and failures alike, with the status and code the caller actually got (the line at once,
-  the row in a batch right after, see audit.py).
+  the row in a batch right after, see observability/audit.py). `audit_call` also records
+  A2A tasks.
 - timeout: a tool that runs longer than limits.tool_timeout answers TOOL_TIMEOUT.
 """
 
@@ -28,6 +33,8 @@ audit_log = logging.getLogger("recall.audit")
 
 
 def envelope_result(envelope: dict[str, Any]) -> ToolResult:
+    """An envelope as the tool result FastMCP sends, for answers given by middleware (flagged
+    isError when it is an error)."""
     return ToolResult(content=json.dumps(envelope), structured_content=envelope,
                       is_error=envelope.get("status") == "error")
 
@@ -51,7 +58,8 @@ def _job_id(result: Any) -> str | None:
     return job if isinstance(job, str) else None
 
 
-def _outcome(result: Any) -> tuple[str, str | None]:
+def call_outcome(result: Any) -> tuple[str, str | None]:
+    """(status, code) of a tool's result, as the caller got it (tracing reads it too)."""
     sc = getattr(result, "structured_content", None)
     if isinstance(sc, dict) and sc.get("status") in ("ok", "error"):
         return sc["status"], sc.get("code")
@@ -61,6 +69,8 @@ def _outcome(result: Any) -> tuple[str, str | None]:
 
 
 class AuditMiddleware(Middleware):
+    """The `audit` middleware: every tool call audited (see `audit_call`)."""
+
     def __init__(self, runtime: Any):
         self.runtime = runtime
 
@@ -71,7 +81,7 @@ class AuditMiddleware(Middleware):
         status, code, job_id = "error", "INTERNAL", None
         try:
             result = await call_next(context)
-            status, code = _outcome(result)
+            status, code = call_outcome(result)
             job_id = _job_id(result)
             return result
         finally:
@@ -79,7 +89,7 @@ class AuditMiddleware(Middleware):
                        (time.perf_counter() - started) * 1000, job_id=job_id)
 
 
-# Set while the server warms itself up (recall_core/warmup.py): those calls are nobody's.
+# Set while the server warms itself up (server/warmup.py): those calls are nobody's.
 WARMING_UP: contextvars.ContextVar[bool] = contextvars.ContextVar("recall_warming_up", default=False)
 
 
@@ -102,6 +112,8 @@ def audit_call(runtime: Any, tool: str, namespace: str | None, args: Any, status
 
 
 class TimeoutMiddleware(Middleware):
+    """The `timeout` middleware: TOOL_TIMEOUT after limits.tool_timeout seconds."""
+
     def __init__(self, seconds: float):
         self.seconds = seconds
 

@@ -1,0 +1,68 @@
+"""GET /health, and `readiness`: what is not (yet) working, for /health and the inspector."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from .. import __version__
+from ..admin.tokens import hash_token
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+
+def readiness(runtime: Runtime, *, detail: bool = True) -> list[str]:
+    """What is not (yet) working, as search would report it in data.degraded."""
+    emb = runtime.embedder
+    if emb is None or emb.ready:
+        return []
+    status = emb.status()
+    if status.get("error"):
+        return [f"dense: model failed to load: {status['error']}" if detail
+                else "dense: model failed to load"]
+    return ["dense: warming up"]
+
+
+class Health:
+    """Public: liveness only. With a valid token (any namespace's, or an admin's): what runs
+    where. 503 when a worker loop is dead or stuck."""
+
+    def __init__(self, runtime: Runtime):
+        self.runtime = runtime
+
+    async def endpoint(self, request: Request) -> JSONResponse:
+        runtime = self.runtime
+        degraded = readiness(runtime, detail=False)
+        body: dict[str, Any] = {"status": "degraded" if degraded else "ok", "degraded": degraded}
+        if await self.has_valid_token(request):
+            body.update(version=__version__, storage=runtime.storage.description,
+                        degraded=readiness(runtime),
+                        rankers=[s.ranker.name for s in runtime.rankers],
+                        extractor=runtime.extractor.name)
+        if runtime.worker is not None:
+            workers = runtime.worker.health()
+            if "version" in body:  # a caller with a token sees which loops
+                body["workers"] = workers
+            if not workers["ok"]:
+                # 503 so a supervisor or load balancer notices a dead or stuck worker loop.
+                body["status"] = "unhealthy"
+                return JSONResponse(body, status_code=503)
+        return JSONResponse(body)
+
+    async def has_valid_token(self, request: Request) -> bool:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return False
+        digest = hash_token(token.strip())
+        storage = self.runtime.storage
+        if await storage.namespace_for_token(digest) is not None:
+            return True
+        return storage.capabilities.admin and await storage.admin_for_token(digest) is not None
+
+
+def health_routes(runtime: Runtime) -> list[Route]:
+    return [Route("/health", Health(runtime).endpoint, methods=["GET"], name="health")]
