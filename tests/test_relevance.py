@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from recall_core.models import Memory, ScoredId, utcnow
-from recall_core.search.relevance import SATURATION, coverage, evidence, query_stems, ramp
+from recall_core.kit import ramp
+from recall_core.search.relevance import SATURATION, coverage, evidence, query_stems
 from recall_core.search.scoring import combine
 
 

@@ -1,4 +1,5 @@
-"""Helpers plugin authors share with core, so one rule is written once.
+"""Helpers plugin authors share with core, so one rule is written once. The kit depends on
+nothing of core but its models: core's packages build on it, never the other way.
 
 - `text`: the text rules of full-text search (`fold`, `query_terms`, `index_tokens`): a
   storage's native index must fold and tokenise as core's queries do.
@@ -8,9 +9,9 @@
 - `ramp`: maps a ranker's score onto 0..1 evidence (`Ranker.evidence`).
 """
 
-from ..memory.facts import check_namespace
-from ..search.relevance import ramp
-from ..search.speakers import split_speaker
+from .evidence import ramp
+from .rows import check_namespace
 from .text import fold, index_tokens, query_terms
+from .transcripts import split_speaker
 
 __all__ = ["check_namespace", "fold", "index_tokens", "query_terms", "ramp", "split_speaker"]

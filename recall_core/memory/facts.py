@@ -75,14 +75,6 @@ class Changes:
         self.restated.extend(other.restated)
 
 
-def check_namespace(namespace: str, memories: Iterable[Memory]) -> None:
-    """Every storage's insert calls this: a write never crosses namespaces."""
-    for m in memories:
-        if m.namespace != namespace:
-            raise ValueError(f"Memory {m.id} belongs to namespace {m.namespace!r}, but is "
-                             f"written for {namespace!r}; a write never crosses namespaces.")
-
-
 def _covering(rows: Sequence[Memory], at: datetime) -> Memory | None:
     """The row whose validity interval holds `at` (zero-length rows hold no instant)."""
     best = None

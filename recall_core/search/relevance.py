@@ -68,13 +68,6 @@ def coverage(stems: frozenset[str], text: str) -> float:
     return len(stems & _text_keys(text)) / len(stems)
 
 
-def ramp(x: float, lo: float, hi: float) -> float:
-    """0 at or below `lo`, 1 at or above `hi`, linear between: a calibrated similarity."""
-    if hi <= lo:
-        return 1.0 if x >= hi else 0.0
-    return min(1.0, max(0.0, (x - lo) / (hi - lo)))
-
-
 def evidence(query: str, memories: Sequence[Memory],
              sources: Sequence[EvidenceSource]) -> dict[str, float]:
     """Evidence in 0..1 for each memory (see the module docstring).

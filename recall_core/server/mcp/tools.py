@@ -88,7 +88,14 @@ def flag_errors(result: Any) -> Any:
 
 
 def register_core_tools(mcp: Any, service: MemoryService) -> None:
-    Limit = m.limit_param(service.config.limits.page_cap)
+    """Recall's seven tools, in the order `tools/list` shows them."""
+    limit = m.limit_param(service.config.limits.page_cap)
+    register_memory_tools(mcp, service, limit)
+    register_upkeep_tools(mcp, service)
+
+
+def register_memory_tools(mcp: Any, service: MemoryService, Limit: Any) -> None:
+    """Remember and recall: store_memory, search_memories, inspect_memories."""
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False,
                            # a call without an idempotency_key is a new job each time
@@ -145,6 +152,12 @@ def register_core_tools(mcp: Any, service: MemoryService) -> None:
         at 50; continue with next_offset while has_more is true.
         """
         return await answer_with_envelope(service.inspect, limit=limit, offset=offset)
+
+
+
+def register_upkeep_tools(mcp: Any, service: MemoryService) -> None:
+    """Look after what is remembered: delete_memory, get_memory_stats, consolidate_memories,
+    delete_namespace_data."""
 
     @mcp.tool(annotations=DESTRUCTIVE, output_schema=m.envelope_schema(m.DeleteData))
     async def delete_memory(memory_id: m.MemoryId) -> dict:
