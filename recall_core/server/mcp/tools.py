@@ -154,7 +154,6 @@ def register_memory_tools(mcp: Any, service: MemoryService, Limit: Any) -> None:
         return await answer_with_envelope(service.inspect, limit=limit, offset=offset)
 
 
-
 def register_upkeep_tools(mcp: Any, service: MemoryService) -> None:
     """Look after what is remembered: delete_memory, get_memory_stats, consolidate_memories,
     delete_namespace_data."""
