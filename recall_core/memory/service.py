@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from ..config import RecallConfig
-from ..contracts import Embedder, Extractor, RankerSlot, Storage, model_id
+from ..contracts import Embedder, Extractor, MemoryFilter, RankerSlot, Storage, model_id
 from ..errors import ConfirmRequired, EmbeddingsRequired, InvalidParam, RecallError
 from ..jobs.access import AccessLog
 from ..jobs.activity import Activity
@@ -35,6 +35,7 @@ from .facts import norm_key, told
 from .forget import forget, same_store
 from .immediate import Conflict, StoreInput, find_conflicts, record, store_extracted
 from .pinning import set_pinned
+from .story import memory_story
 
 log = logging.getLogger("recall.service")
 
@@ -222,7 +223,27 @@ class MemoryService:
         return told(await self.storage.history(namespace, norm_key(entity),
                                                norm_key(attribute)))
 
-    # -- a person's hand (the inspector) -------------------------------------------------
+    # -- a person's eyes and hand (the inspector) ----------------------------------------
+    @foreground
+    async def browse(self, namespace: str, where: MemoryFilter, limit: int,
+                     offset: int) -> tuple[list[Memory], int]:
+        """One page of the namespace's memories matching `where` (replaced ones too, when it
+        asks), and how many match. Needs the storage's admin capability (its query)."""
+        self._needs_admin("browsing memories by filter")
+        return await self.storage.query_memories(namespace, where, limit, offset)
+
+    @foreground
+    async def story(self, namespace: str, memory_id: str) -> dict[str, Any] | None:
+        """A memory, its fact's timeline, its store and that store's other memories
+        (story.py); None when the namespace has no such memory."""
+        self._needs_admin("a memory's story")
+        return await memory_story(self.storage, namespace, memory_id)
+
+    def _needs_admin(self, what: str) -> None:
+        if not self.storage.capabilities.admin:
+            raise RecallError(f"{what} needs a storage with the admin capability; "
+                              f"{self.storage.description} has none.")
+
     @foreground
     async def pin(self, namespace: str, memory_id: Any, pinned: bool) -> Memory:
         """Pin (decay never lowers its importance) or unpin a current memory."""

@@ -12,7 +12,7 @@ from ...contracts import MemoryFilter
 from ...errors import RecallError
 from ...models import MEMORY_TYPES
 from .access import Context, float_param, int_param
-from .reads import memory_page, memory_story, server_status
+from .reads import server_status
 from .render import redirect
 
 PAGE_SIZE = 25
@@ -31,7 +31,7 @@ async def memories(request: Request, ctx: Context) -> Response:
                          session_id=q.get("session") or None, agent_id=q.get("agent") or None,
                          state=state, text=q.get("q") or None)
     offset = int_param(q.get("offset"), 0)
-    rows, total = await memory_page(ctx.runtime, ctx.namespace, where, PAGE_SIZE, offset)
+    rows, total = await ctx.runtime.service.browse(ctx.namespace, where, PAGE_SIZE, offset)
     filters = {"type": mtype or "", "topic": where.topic or "", "session": where.session_id or "",
                "agent": where.agent_id or "", "state": state, "q": where.text or ""}
     return ctx.render("memories.html", rows=rows, total=total, offset=offset,
@@ -40,7 +40,7 @@ async def memories(request: Request, ctx: Context) -> Response:
 
 
 async def memory(request: Request, ctx: Context) -> Response:
-    story = await memory_story(ctx.runtime, ctx.namespace, request.path_params["id"])
+    story = await ctx.runtime.service.story(ctx.namespace, request.path_params["id"])
     if story is None:
         return ctx.render("error.html", 404, message="No such memory in this namespace. "
                           "It may have been forgotten.")
