@@ -253,7 +253,7 @@ class MemoryService:
     async def correct(self, namespace: str, memory_id: Any, *, text: Any = None,
                       type: Any = None, importance: Any = None, value: Any = None) -> Memory:
         """A correction stored as a new memory that supersedes the old one (corrections.py)."""
-        return await correct_memory(self.storage, self.embedder,
+        return await correct_memory(self.storage, self.embedder, self.extractor,
                                     self.config.limits.max_text_bytes, namespace, memory_id,
                                     text=text, type=type, importance=importance, value=value)
 
