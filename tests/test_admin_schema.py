@@ -11,7 +11,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 
-from serverproc import ServerProcess, recall_cli
+from recall_testkit.serverproc import ServerProcess, recall_cli
 
 
 @pytest.fixture(scope="module")

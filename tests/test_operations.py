@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from serverproc import Agent, ServerProcess, free_port, recall_cli
+from recall_testkit.serverproc import Agent, ServerProcess, free_port, recall_cli
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -146,17 +146,12 @@ async def test_a_reused_request_id_is_answered_not_left_hanging(observed):
 @pytest.mark.parametrize("stuck", [False, True])
 async def test_sigterm_stops_within_the_grace_period(tmp_path, stuck):
     import asyncio
-    import os
     import signal
-    from pathlib import Path
-
-    tests = str(Path(__file__).parent)
     # Idle: a long grace period that an idle server must not wait out. Stuck: a short one
     # that must end a 60 s call. The margins are wide because this VM's speed drifts ~2x
     # under load (a fresh idle server once took 3.02 s to exit on a loaded machine).
     grace = 2 if stuck else 30
-    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.napping_tool",
-           "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")])),
+    env = {"RECALL_PLUGIN_MODULES": "recall_testkit.plugins.napping_tool",
            "RECALL_SHUTDOWN_GRACE": str(grace), "RECALL_LIMITS__TOOL_TIMEOUT": "120"}
     srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, env=env).start()
     token = srv.token("sleepy")

@@ -134,8 +134,8 @@ def test_the_inspector_shows_the_query_the_embedding_ranker_was_asked(tmp_path):
     keeps each line's speaker) and the inspector's "Search, explained" page."""
     import httpx
 
-    from inspector_support import run, store_all
-    from serverproc import ServerProcess
+    from recall_testkit.inspector import run, store_all
+    from recall_testkit.serverproc import ServerProcess
 
     pytest.importorskip("recall_embeddings")
     srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, env={"RECALL_DISABLE_PLUGINS": ""}).start()

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from serverproc import Agent, ServerProcess, recall_cli
+from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
 
 
 

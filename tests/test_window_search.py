@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 import pytest_asyncio
 
-from serverproc import Agent, ServerProcess
+from recall_testkit.serverproc import Agent, ServerProcess
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
