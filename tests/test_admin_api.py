@@ -245,6 +245,12 @@ def test_cli_has_the_same_operations(srv):
     assert latest["action"] == "erase_namespace"
     assert latest["namespace"] == "erased:" + hashlib.sha256(b"gina").hexdigest()[:16]
     assert latest["actor"].startswith("cli") and latest["result"] == "ok"
+    # create-token goes through the same service: audited like the API's, never the token
+    gina = [(a["action"], a["actor"].split(":")[0]) for a in audit["actions"]
+            if a["namespace"] == latest["namespace"]]
+    assert gina == [("erase_namespace", "cli"), ("erase_namespace", "cli"),
+                    ("revoke_token", "cli"), ("create_token", "cli")], gina
+    assert token not in json.dumps(audit)
     # An admin token can be revoked like any other.
     adm = admin_token(srv, "temp")
     recall_cli("revoke-token", adm, *db, env=srv.env)

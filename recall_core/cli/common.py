@@ -131,6 +131,9 @@ async def operator(config: RecallConfig, *, create: bool | None = None
     configured storage, closed afterwards. Commands read and write through it, never storage."""
     storage = await open_storage(config, create=create)
     try:
+        # Imported late, after the plugin manager has loaded the plugins: importing
+        # memory.service first, on its own, trips the recall_core.kit <-> search.relevance
+        # import cycle (ImportError); once a storage plugin has imported kit it loads fine.
         from ..admin.service import AdminService
         from ..memory.service import MemoryService
 
