@@ -142,6 +142,10 @@ async def serve_stdio(runtime: Any) -> None:
 
 async def serve(args: argparse.Namespace) -> int:
     from ..plugins import Registries, get_plugin_manager
+    # Imported before setup_logging: importing fastmcp installs its own (rich) handler on
+    # the "fastmcp" logger, which setup_logging then replaces; imported later, fastmcp 4.2's
+    # warnings bypassed --log-format json as multi-line rich text.
+    from ..server.app import allowed_hosts
     from ..server.runtime import build_runtime
     from .preflight import check_config
 
@@ -153,8 +157,6 @@ async def serve(args: argparse.Namespace) -> int:
     check_config(config, Registries.from_pm(pm), middleware=True)  # before anything is created
     socks = []
     if config.transport == "http":
-        from ..server.app import allowed_hosts
-
         allowed_hosts(config)  # a wildcard bind without public_url/allowed_hosts: refused now
     try:
         if config.transport == "http":
