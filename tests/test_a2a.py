@@ -292,6 +292,7 @@ async def database(request, tmp_path):
         await con.close()
 
 
+@pytest.mark.slow
 async def test_tasks_survive_restart_and_input_required_resumes(tmp_path, database):
     srv = ServerProcess(database, tmp_path).start()
     try:
@@ -315,6 +316,7 @@ async def test_tasks_survive_restart_and_input_required_resumes(tmp_path, databa
         srv.stop()
 
 
+@pytest.mark.slow
 async def test_an_erase_while_a_store_task_runs_is_not_undone(tmp_path):
     # Issue 13 #9: a store task in flight used to write its memories into the namespace
     # erased meanwhile. Now its operation record is erased with the namespace, the commit
@@ -357,6 +359,7 @@ async def test_an_erase_while_a_store_task_runs_is_not_undone(tmp_path):
         srv.stop()
 
 
+@pytest.mark.slow
 async def test_a2a_obeys_the_size_limit_and_the_tool_timeout(tmp_path):
     # Issue 15: A2A accepted a 20 MiB message (MCP answers 413) and a skill ran far past
     # limits.tool_timeout. Now an oversized body is 413 before any task exists, and a skill
@@ -389,6 +392,7 @@ async def test_a2a_obeys_the_size_limit_and_the_tool_timeout(tmp_path):
         srv.stop()
 
 
+@pytest.mark.slow
 async def test_list_tasks_pages_like_the_sdk_from_the_database(tmp_path, database):
     # Issue 15: ListTasks loaded and parsed every task of the namespace and paged in Python;
     # storage now filters, orders and pages. What a client sees is a2a-sdk's own behaviour:
@@ -450,6 +454,7 @@ async def test_list_tasks_pages_like_the_sdk_from_the_database(tmp_path, databas
         srv.stop()
 
 
+@pytest.mark.slow
 async def test_nul_in_any_a2a_input_is_refused_and_nothing_is_stored(tmp_path, database):
     # Issue 15: a text part with NUL was kept in the task history: SQLite stored it, Postgres'
     # jsonb refused it (an internal error). Now both refuse it as MCP does, before any task.

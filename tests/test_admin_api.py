@@ -224,6 +224,7 @@ def test_bad_input_is_a_clear_4xx(admin):
     assert admin.post("/namespaces/%20x/tokens").status_code == 422
 
 
+@pytest.mark.slow
 def test_cli_has_the_same_operations(srv):
     db = ("--db", srv.db)
     token = json.loads(recall_cli("create-token", "gina", *db, "--json", env=srv.env).stdout)["token"]

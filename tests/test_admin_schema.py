@@ -47,6 +47,7 @@ schema = schemathesis.pytest.from_fixture("admin_schema")
 @schema.parametrize()
 @settings(max_examples=30, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
+@pytest.mark.slow
 def test_admin_api_conforms(case, srv):
     excluded = []
     if case.operation.path.endswith("/erase"):

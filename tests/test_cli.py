@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from recall_testkit.serverproc import free_port, recall_cli
 
 ENV = {"RECALL_DISABLE_PLUGINS": "embeddings"}
@@ -205,6 +207,7 @@ def test_version_and_help():
     assert serve.count("default") >= 8, serve
 
 
+@pytest.mark.slow
 def test_backup_is_an_online_consistent_copy(tmp_path):
     from recall_testkit.serverproc import Agent, ServerProcess
     import asyncio

@@ -9,7 +9,7 @@ import pytest
 
 from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
 
-pytestmark = pytest.mark.asyncio(loop_scope="function")
+pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.slow]
 
 
 async def test_data_survives_restart(tmp_path):

@@ -310,6 +310,7 @@ async def test_search_total_counts_matches_beyond_the_limit(server):
     assert len(one["results"]) == 1 and one["total"] >= 4
 
 
+@pytest.mark.slow
 async def test_a_tool_call_does_not_list_every_tool_first(tmp_path):
     # The MCP SDK validates Mcp-Param-* headers against the called tool's schema; without the
     # by-name lookup app.py installs it ran the whole tools/list handler before each call.

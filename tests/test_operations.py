@@ -100,6 +100,7 @@ async def test_a_forged_host_gets_400_on_every_route(observed):
     assert httpx.get(observed.base + "/health", headers={"Host": "localhost"}).status_code == 200
 
 
+@pytest.mark.slow
 async def test_wildcard_bind_needs_public_url_or_allowed_hosts(tmp_path):
     proc = recall_cli("serve", "--db", str(tmp_path / "r.db"), "--host", "0.0.0.0",
                       "--port", str(free_port()), check=False, timeout=30,
@@ -144,6 +145,7 @@ async def test_a_reused_request_id_is_answered_not_left_hanging(observed):
 
 
 @pytest.mark.parametrize("stuck", [False, True])
+@pytest.mark.slow
 async def test_sigterm_stops_within_the_grace_period(tmp_path, stuck):
     import asyncio
     import signal
@@ -178,6 +180,7 @@ async def test_sigterm_stops_within_the_grace_period(tmp_path, stuck):
     assert "stopped" in srv.log()
 
 
+@pytest.mark.slow
 async def test_the_first_call_after_start_is_not_cold(tmp_path):
     # The first tool call used to take ~220 ms on the server (lazy imports in the MCP
     # dispatch path); start-up now pays that before "serving".

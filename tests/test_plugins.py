@@ -208,6 +208,7 @@ def test_every_hook_is_documented_and_tested():
     assert "hookspecs.py" in readme
 
 
+@pytest.mark.slow
 def test_stdio_transport_serves_tools(tmp_path):
     """Claude Desktop's way in: stdio, namespace from RECALL_TOKEN."""
     import subprocess
@@ -234,6 +235,7 @@ def test_stdio_transport_serves_tools(tmp_path):
     assert proc.returncode == 2 and "RECALL_TOKEN" in proc.stderr
 
 
+@pytest.mark.slow
 def test_stdio_session_stops_once_its_token_is_revoked_or_its_namespace_erased(tmp_path):
     """Issue 13 #6: over stdio the namespace used to be resolved once at start, so a session
     kept writing into its erased namespace. Every call now checks the token again."""

@@ -17,7 +17,7 @@ import pytest
 from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
 
 pytest.importorskip("recall_embeddings")
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
 E5 = {"RECALL_DISABLE_PLUGINS": "", "RECALL_PLUGIN_DENSE_MODEL": "multilingual-e5-small-q4"}
 MINILM = {"RECALL_DISABLE_PLUGINS": "", "RECALL_PLUGIN_DENSE_MODEL": "all-MiniLM-L6-v2-int8"}

@@ -129,6 +129,7 @@ def test_the_embedding_ranker_is_asked_what_was_asked_not_who(dense_runtime):
     assert dense[0][1] == lines[2], dense
 
 
+@pytest.mark.slow
 def test_the_inspector_shows_the_query_the_embedding_ranker_was_asked(tmp_path):
     """Over a real `recall serve` with the dense ranker, through the stub extractor (which
     keeps each line's speaker) and the inspector's "Search, explained" page."""

@@ -11,9 +11,12 @@ import sqlite3
 import statistics
 import time
 
+import pytest
+
 from recall_core.server.auth import create_token
 from recall_sqlite import SQLiteSettings, make_storage
 from recall_testkit.serverproc import Agent, ServerProcess
+
 DELAY = 0.5  # seconds per extraction once the gate is open
 CONCURRENCY = 3
 JOBS = 9     # three rounds of three
@@ -35,6 +38,7 @@ async def timed(latencies: list[float], agent: Agent, tool: str, **args):
     return data
 
 
+@pytest.mark.slow
 async def test_slow_extractor_never_blocks_tool_calls(tmp_path):
     db, gate = str(tmp_path / "r.db"), tmp_path / "gate"
     env = {"RECALL_PLUGIN_MODULES": "recall_testkit.plugins.gated_extractor",
