@@ -32,7 +32,8 @@ from recall_extractors.settings import OpenAISettings
 from recall_testkit.serverproc import Agent, ServerProcess
 
 _reason = unavailable()
-pytestmark = pytest.mark.skipif(_reason is not None, reason=f"no local model server: {_reason}")
+pytestmark = [pytest.mark.skipif(_reason is not None, reason=f"no local model server: {_reason}"),
+              pytest.mark.slow]
 
 TEXTS = [
     "I prefer tabs over spaces.",

@@ -13,7 +13,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from recall_core.models import Operation
+
+pytestmark = pytest.mark.slow
 
 WORDS = ["amber", "basalt", "cobalt", "dahlia", "ember", "fjord", "garnet", "harbor", "indigo",
          "juniper", "kestrel", "lagoon", "magnet", "nectar", "obsidian", "pepper"]

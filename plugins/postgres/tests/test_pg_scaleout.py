@@ -25,7 +25,7 @@ import pytest
 from recall_postgres.queue import LOCK_CLASS
 from recall_testkit.serverproc import Agent, ServerProcess
 
-pytestmark = pytest.mark.asyncio(loop_scope="function")
+pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.slow]
 
 NAMESPACES = ("north", "south")  # the same key strings in both: keys are per namespace
 CALLS = 1000
