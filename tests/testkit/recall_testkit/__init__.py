@@ -2,6 +2,7 @@
 
 - `serverproc`: `recall serve` as a real process on a free port (`ServerProcess`), an MCP
   client as an agent uses it (`Agent`), the CLI as a subprocess (`recall_cli`), `free_port`.
+- `a2a`: another agent talking to Recall over A2A (`A2A`), and readers of a task's parts.
 - `backends`: the storage backends core tests run on (SQLite; Postgres with RECALL_TEST_PG_URL).
 - `inspector`: a server with data for the inspector's and the admin API's tests.
 - `postgres`: pytest fixtures for a fresh schema per test on a real PostgreSQL server.
