@@ -23,23 +23,32 @@ port=$("$tmp/venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127
 # stub extractor: offline and deterministic even where ANTHROPIC_API_KEY happens to be set
 RECALL_EXTRACTOR=stub "$tmp/venv/bin/recall" serve --db "$tmp/r.db" --port "$port" > "$tmp/serve.log" 2>&1 &
 pid=$!
-token=$("$tmp/venv/bin/recall" create-token ci --db "$tmp/r.db" --json | "$tmp/venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["token"])')
-"$tmp/venv/bin/python" - "$port" "$token" <<'PY'
-import asyncio, sys, time, urllib.request, json
-from fastmcp import Client
+# As a user does: wait until the server is up (it creates the database), then make a token
+# with the command its start-up lines print.
+"$tmp/venv/bin/python" - "$port" <<'PY'
+import json, sys, time, urllib.request
 
-port, token = sys.argv[1], sys.argv[2]
 deadline = time.monotonic() + 120
 while True:
     try:
-        health = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2))
-        if health["status"] == "ok":
+        url = f"http://127.0.0.1:{sys.argv[1]}/health"
+        if json.load(urllib.request.urlopen(url, timeout=2))["status"] == "ok":
             break
     except OSError:
         pass
     if time.monotonic() > deadline:
         sys.exit("fresh install: server not healthy within 120 s")
     time.sleep(0.5)
+PY
+for _ in $(seq 100); do grep -q "create a token with: " "$tmp/serve.log" && break; sleep 0.1; done
+make_token=$(sed -n 's/.*create a token with: \(recall create-token NAMESPACE --db [^ ]*\).*/\1/p' "$tmp/serve.log")
+[ -n "$make_token" ] || { echo "fresh install: recall serve printed no create-token command" >&2; cat "$tmp/serve.log" >&2; exit 1; }
+token=$(cd "$tmp" && PATH="$tmp/venv/bin:$PATH" eval "${make_token/NAMESPACE/ci} --json" | "$tmp/venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+"$tmp/venv/bin/python" - "$port" "$token" <<'PY'
+import asyncio, sys
+from fastmcp import Client
+
+port, token = sys.argv[1], sys.argv[2]
 
 async def main():
     async with Client(f"http://127.0.0.1:{port}/mcp", auth=token) as c:

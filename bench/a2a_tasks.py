@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import sys
 import tempfile
 import time
 import uuid
@@ -26,8 +25,7 @@ from a2a.client import ClientConfig, create_client
 from a2a.helpers import new_data_part
 from a2a.types.a2a_pb2 import ListTasksRequest, Message, Role, SendMessageRequest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from serverproc import ServerProcess  # noqa: E402
+from recall_testkit.serverproc import ServerProcess
 
 
 async def run(base: str, token: str, tasks: int, repeat: int, concurrency: int) -> dict:

@@ -38,7 +38,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "plugins" / "extractors" / "tests"))
 
 from extraction_match import assign, matches, triple_found  # noqa: E402
 
@@ -254,7 +253,7 @@ async def main() -> None:
         runs.append((f"openai {settings.get('model', '')}".strip(), "openai", settings))
     server = None
     if args.llama:
-        from llama_server import LlamaServer, unavailable
+        from recall_testkit.llama_server import LlamaServer, unavailable
 
         reason = unavailable()
         if reason:

@@ -291,8 +291,7 @@ async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[st
 
 async def run_http(db: str, data: list[dict], idmap: dict, rankers: dict[str, float],
                    mmr: float, recency: float = 0.0) -> tuple[dict, list[float]]:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from serverproc import Agent, ServerProcess
+    from recall_testkit.serverproc import Agent, ServerProcess
 
     work = Path(tempfile.mkdtemp(prefix="locomo-http-"))
     cfg = work / "recall.toml"

@@ -537,9 +537,8 @@ def c_naive(db: str, queries: list[str], passes: int) -> dict[str, Any]:
 # -- HTTP phases (driven from the main process against a real `recall serve`) -----------------
 async def c_http(db: str, rankers: dict[str, float], queries: list[str], stores: list[list[str]],
                  passes: int, work: Path, mixed: int) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT / "tests"))
     import httpx
-    from serverproc import Agent, ServerProcess
+    from recall_testkit.serverproc import Agent, ServerProcess
 
     cfg = work / f"rankers-{'-'.join(rankers)}.toml"
     cfg.write_text("[rankers]\n" + "".join(f"{k} = {v}\n" for k, v in rankers.items()))
@@ -761,7 +760,7 @@ def cli_import(jsonl: Path, db: Path, n: int) -> dict[str, Any]:
     log(f"`recall import` CLI, {n} memories, --no-embed")
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "recall_core.cli", "import", str(jsonl),
-                           "--namespace", NS, "--db", str(db), "--no-embed", "--quiet"],
+                           "--namespace", NS, "--db", str(db), "--create", "--no-embed", "--quiet"],
                           capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:

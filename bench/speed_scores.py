@@ -28,7 +28,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests"))
 import speed  # noqa: E402
 
 BASE_COMMIT = "bf6680a"
@@ -69,7 +68,7 @@ async def inprocess(db: str, queries: list[str], rankers: dict[str, float]) -> d
 
 
 async def http(dbs: dict[str, str], envs: dict[str, dict], queries: list[str], work: Path) -> dict:
-    from serverproc import Agent, ServerProcess
+    from recall_testkit.serverproc import Agent, ServerProcess
 
     import httpx
 

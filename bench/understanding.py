@@ -54,7 +54,6 @@ from recall_core import Extractor
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "bench" / "understanding"
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "plugins" / "extractors" / "tests"))
 
 from extraction_match import fold, matches, value_matches  # noqa: E402
 
@@ -459,7 +458,7 @@ async def main(argv: list[str] | None = None) -> None:
     runs = runs_from(args)
     server = None
     if args.llama:
-        from llama_server import LlamaServer, unavailable
+        from recall_testkit.llama_server import LlamaServer, unavailable
 
         reason = unavailable()
         if reason:

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 import pytest_asyncio
 
-from backends import BACKENDS, PG_URL, bundled
-from serverproc import Agent, ServerProcess
+from recall_testkit.backends import BACKENDS, PG_URL, bundled
+from recall_testkit.serverproc import Agent, ServerProcess
 
 
 @pytest.fixture

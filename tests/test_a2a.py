@@ -17,17 +17,15 @@ from typing import Any
 
 import httpx
 import pytest
-from a2a.client import A2AClientError, ClientConfig, create_client
-from a2a.helpers import get_data_parts, get_text_parts, new_data_part, new_text_part
+from a2a.client import A2AClientError
+from a2a.helpers import get_text_parts, new_text_part
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
-    GetTaskRequest,
     ListTasksRequest,
     Message,
     Role,
     SendMessageRequest,
     SubscribeToTaskRequest,
-    Task,
     TaskState,
 )
 from a2a.utils.errors import A2AError, TaskNotFoundError
@@ -35,77 +33,15 @@ from google.protobuf.json_format import MessageToDict
 
 from recall_core.memory.immediate import find_conflicts
 from recall_core.models import ExtractedMemory, Memory, utcnow
-from serverproc import Agent, ServerProcess
+from recall_testkit.a2a import (A2A, CANCELED, COMPLETED, INPUT_REQUIRED, REJECTED, artifact,
+                                data, status_data)
+from recall_testkit.serverproc import Agent, ServerProcess
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-COMPLETED = TaskState.TASK_STATE_COMPLETED
-INPUT_REQUIRED = TaskState.TASK_STATE_INPUT_REQUIRED
-REJECTED = TaskState.TASK_STATE_REJECTED
-CANCELED = TaskState.TASK_STATE_CANCELED
-
-
-class A2A:
-    """Another agent talking to Recall: the SDK client, a bearer token, real HTTP."""
-
-    def __init__(self, base: str, token: str | None, *, streaming: bool = True,
-                 binding: str = "JSONRPC", wire: list[bytes] | None = None):
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        # `wire` collects every response body as the server wrote it.
-        hooks = {"response": [self._record]} if wire is not None else {}
-        self.wire = wire
-        self.http = httpx.AsyncClient(headers=headers, timeout=30, event_hooks=hooks)
-        self.config = ClientConfig(httpx_client=self.http, streaming=streaming,
-                                   supported_protocol_bindings=[binding])
-        self.base = base
-
-    async def __aenter__(self) -> A2A:
-        self.client = await create_client(self.base, self.config)
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.client.close()
-        await self.http.aclose()
-
-    async def _record(self, response: httpx.Response) -> None:
-        await response.aread()  # the client reads it again from memory (streams too)
-        assert self.wire is not None
-        self.wire.append(response.content)
-
-    async def send(self, *parts: Any, task: Task | None = None) -> Task:
-        """Send one message (a new task, or a reply on `task`); the task as stored after."""
-        msg = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=list(parts))
-        if task is not None:
-            msg.task_id, msg.context_id = task.id, task.context_id
-        task_id = msg.task_id
-        async for event in self.client.send_message(SendMessageRequest(message=msg)):
-            which = event.WhichOneof("payload")
-            if which == "task":
-                task_id = event.task.id
-            elif which in ("status_update", "artifact_update"):
-                task_id = getattr(event, which).task_id
-        assert task_id, "the agent answered without a task"
-        return await self.get(task_id)
-
-    async def get(self, task_id: str) -> Task:
-        return await self.client.get_task(GetTaskRequest(id=task_id))
-
-    async def task_ids(self) -> set[str]:
-        page = await self.client.list_tasks(ListTasksRequest(page_size=100))
-        return {t.id for t in page.tasks}
-
-
-def data(**fields: Any) -> Any:
-    return new_data_part(fields)
 
 
 def consolidate(text: str, topic: str = "profile") -> Any:
     return data(skill="consolidate_memories", text=text, topic=topic)
-
-
-def artifact(task: Task, name: str) -> dict[str, Any]:
-    (found,) = [a for a in task.artifacts if a.name == name]
-    return get_data_parts(found.parts)[0]
 
 
 def wire_totals(bodies: list[bytes]) -> list[Any]:
@@ -131,10 +67,6 @@ def wire_totals(bodies: list[bytes]) -> list[Any]:
                 walk(v)
     walk(docs)
     return found
-
-
-def status_data(task: Task) -> dict[str, Any]:
-    return get_data_parts(task.status.message.parts)[0]
 
 
 async def editors(agent_url: str, token: str) -> set[str]:
@@ -407,6 +339,7 @@ async def database(request, tmp_path):
         await con.close()
 
 
+@pytest.mark.slow
 async def test_tasks_survive_restart_and_input_required_resumes(tmp_path, database):
     srv = ServerProcess(database, tmp_path).start()
     try:
@@ -430,16 +363,15 @@ async def test_tasks_survive_restart_and_input_required_resumes(tmp_path, databa
         srv.stop()
 
 
+@pytest.mark.slow
 async def test_an_erase_while_a_store_task_runs_is_not_undone(tmp_path):
     # Issue 13 #9: a store task in flight used to write its memories into the namespace
     # erased meanwhile. Now its operation record is erased with the namespace, the commit
     # finds it gone, writes nothing, and the task ends failed with NAMESPACE_ERASED.
     db = str(tmp_path / "r.db")
-    tests = os.path.dirname(__file__)
     srv = ServerProcess(db, tmp_path, env={
-        "RECALL_PLUGIN_MODULES": "plugins_for_tests.slow_extractor", "RECALL_EXTRACTOR": "slow",
-        "SLOW_EXTRACTOR_DELAY": "4.0",
-        "PYTHONPATH": os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH")) if p)}).start()
+        "RECALL_PLUGIN_MODULES": "recall_testkit.plugins.slow_extractor", "RECALL_EXTRACTOR": "slow",
+        "SLOW_EXTRACTOR_DELAY": "4.0"}).start()
     try:
         tok = srv.token("erin")
         async with A2A(srv.base, tok, streaming=False) as erin:
@@ -474,16 +406,15 @@ async def test_an_erase_while_a_store_task_runs_is_not_undone(tmp_path):
         srv.stop()
 
 
+@pytest.mark.slow
 async def test_a2a_obeys_the_size_limit_and_the_tool_timeout(tmp_path):
     # Issue 15: A2A accepted a 20 MiB message (MCP answers 413) and a skill ran far past
     # limits.tool_timeout. Now an oversized body is 413 before any task exists, and a skill
     # that takes too long ends failed with TOOL_TIMEOUT, having stored nothing.
     db = str(tmp_path / "r.db")
-    tests = os.path.dirname(__file__)
     srv = ServerProcess(db, tmp_path, env={
-        "RECALL_PLUGIN_MODULES": "plugins_for_tests.slow_extractor", "RECALL_EXTRACTOR": "slow",
-        "SLOW_EXTRACTOR_DELAY": "3.0", "RECALL_LIMITS__TOOL_TIMEOUT": "1",
-        "PYTHONPATH": os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH")) if p)}).start()
+        "RECALL_PLUGIN_MODULES": "recall_testkit.plugins.slow_extractor", "RECALL_EXTRACTOR": "slow",
+        "SLOW_EXTRACTOR_DELAY": "3.0", "RECALL_LIMITS__TOOL_TIMEOUT": "1"}).start()
     try:
         tok = srv.token("tina")
         big = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
@@ -508,6 +439,7 @@ async def test_a2a_obeys_the_size_limit_and_the_tool_timeout(tmp_path):
         srv.stop()
 
 
+@pytest.mark.slow
 async def test_list_tasks_pages_like_the_sdk_from_the_database(tmp_path, database):
     # Issue 15: ListTasks loaded and parsed every task of the namespace and paged in Python;
     # storage now filters, orders and pages. What a client sees is a2a-sdk's own behaviour:
@@ -569,6 +501,7 @@ async def test_list_tasks_pages_like_the_sdk_from_the_database(tmp_path, databas
         srv.stop()
 
 
+@pytest.mark.slow
 async def test_nul_in_any_a2a_input_is_refused_and_nothing_is_stored(tmp_path, database):
     # Issue 15: a text part with NUL was kept in the task history: SQLite stored it, Postgres'
     # jsonb refused it (an internal error). Now both refuse it as MCP does, before any task.

@@ -10,8 +10,8 @@ import time
 import httpx
 import pytest
 
-from inspector_support import backends, database, start_server
-from serverproc import Agent, ServerProcess, recall_cli
+from recall_testkit.inspector import backends, database, start_server
+from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
 
 
 @pytest.fixture(scope="module", params=backends())
@@ -170,6 +170,24 @@ def test_import_then_export(srv, admin):
     assert {r["importance"] for r in rows} == {0.5, 0.8}
 
 
+def test_import_refuses_values_of_the_wrong_json_type(srv, admin):
+    # The OpenAPI document says pinned is a boolean, importance a number, times strings;
+    # pydantic's lax parsing used to take 0 as false, true as 1.0 and 0 as 1970-01-01.
+    for wrong in ({"pinned": 0}, {"pinned": "yes"}, {"importance": True}, {"access_count": False},
+                  {"created_at": 0}, {"last_accessed_at": 1.5}):
+        bad = admin.post("/namespaces/wendy/import",
+                         json={"memories": [{"text": "Wendy keeps bees.", **wrong}]})
+        assert bad.status_code == 422, (wrong, bad.text)
+        assert next(iter(wrong)) in json.dumps(bad.json()["detail"])
+    assert admin.get("/namespaces/wendy/export").text == ""  # nothing was imported
+    good = admin.post("/namespaces/wendy/import", json={"memories": [
+        {"text": "Wendy keeps bees.", "pinned": True, "importance": 1, "access_count": 2,
+         "created_at": "2025-05-01T10:00:00Z"}]})
+    assert good.json() == {"lines": 1, "imported": 1}
+    (row,) = [json.loads(x) for x in admin.get("/namespaces/wendy/export").text.splitlines()]
+    assert row["pinned"] is True and row["importance"] == 1.0
+
+
 async def test_failed_job_is_listed_and_retried(srv, admin):
     token = srv.token("frank")
     srv.fail_flag.write_text("on")
@@ -206,6 +224,7 @@ def test_bad_input_is_a_clear_4xx(admin):
     assert admin.post("/namespaces/%20x/tokens").status_code == 422
 
 
+@pytest.mark.slow
 def test_cli_has_the_same_operations(srv):
     db = ("--db", srv.db)
     token = json.loads(recall_cli("create-token", "gina", *db, "--json", env=srv.env).stdout)["token"]
@@ -227,6 +246,12 @@ def test_cli_has_the_same_operations(srv):
     assert latest["action"] == "erase_namespace"
     assert latest["namespace"] == "erased:" + hashlib.sha256(b"gina").hexdigest()[:16]
     assert latest["actor"].startswith("cli") and latest["result"] == "ok"
+    # create-token goes through the same service: audited like the API's, never the token
+    gina = [(a["action"], a["actor"].split(":")[0]) for a in audit["actions"]
+            if a["namespace"] == latest["namespace"]]
+    assert gina == [("erase_namespace", "cli"), ("erase_namespace", "cli"),
+                    ("revoke_token", "cli"), ("create_token", "cli")], gina
+    assert token not in json.dumps(audit)
     # An admin token can be revoked like any other.
     adm = admin_token(srv, "temp")
     recall_cli("revoke-token", adm, *db, env=srv.env)

@@ -11,7 +11,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 
-from serverproc import ServerProcess, recall_cli
+from recall_testkit.serverproc import ServerProcess, recall_cli
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +47,7 @@ schema = schemathesis.pytest.from_fixture("admin_schema")
 @schema.parametrize()
 @settings(max_examples=30, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
+@pytest.mark.slow
 def test_admin_api_conforms(case, srv):
     excluded = []
     if case.operation.path.endswith("/erase"):

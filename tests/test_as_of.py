@@ -13,8 +13,8 @@ import json
 import pytest
 import pytest_asyncio
 
-from serverproc import Agent, ServerProcess, recall_cli
-from test_a2a import A2A, COMPLETED, REJECTED, artifact, data, status_data
+from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
+from recall_testkit.a2a import A2A, COMPLETED, REJECTED, artifact, data, status_data
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -34,7 +34,7 @@ def server(tmp_path_factory):
     src.write_text("".join(json.dumps(line) + "\n" for line in HISTORY))
     srv = ServerProcess(db, work)
     out = json.loads(recall_cli("import", str(src), "--namespace", "alice", "--extract",
-                                "--db", db, "--quiet", env=srv.env).stdout)
+                                "--db", db, "--create", "--quiet", env=srv.env).stdout)
     assert out["failed_jobs"] == 0 and out["queued"] == 3, out
     srv.start()
     yield srv

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
-from serverproc import recall_cli
+import pytest
+
+from recall_testkit.serverproc import free_port, recall_cli
 
 ENV = {"RECALL_DISABLE_PLUGINS": "embeddings"}
 
@@ -25,7 +28,8 @@ def test_export_import_round_trip_field_for_field(tmp_path):
          "attribute": "deploy_day", "value": "friday", "created_at": "2024-01-02T03:04:05+00:00"},
     ]
     src.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    out = json.loads(recall_cli("import", str(src), "--namespace", "one", "--db", db, "--quiet", env=ENV).stdout)
+    out = json.loads(recall_cli("import", str(src), "--namespace", "one", "--db", db, "--quiet",
+                                "--create", env=ENV).stdout)
     assert out["imported"] == 2
     first = _export(db, "one")
     dump = tmp_path / "dump.jsonl"
@@ -40,7 +44,8 @@ def test_export_import_round_trip_field_for_field(tmp_path):
                                    "importance": r.get("importance", 0.5)} for r in rows])
     # --keep-ids (moving a namespace to another database) resumes instead of duplicating.
     db2 = str(tmp_path / "other.db")
-    recall_cli("import", str(dump), "--namespace", "one", "--db", db2, "--keep-ids", "--quiet", env=ENV)
+    recall_cli("import", str(dump), "--namespace", "one", "--db", db2, "--keep-ids", "--quiet",
+               "--create", env=ENV)
     again = json.loads(recall_cli("import", str(dump), "--namespace", "one", "--db", db2,
                                   "--keep-ids", "--quiet", env=ENV).stdout)
     assert again["imported"] == 0 and _export(db2, "one") == first
@@ -59,7 +64,7 @@ def test_export_with_history_round_trips_exactly(tmp_path):
         {"text": "I used nano", "entity": "user ", "attribute": "editor", "value": "nano",
          "created_at": "2023-06-01T00:00:00+00:00"},
     ]) + "\n")
-    recall_cli("import", str(src), "--namespace", "one", "--db", db, "--quiet", env=ENV)
+    recall_cli("import", str(src), "--namespace", "one", "--db", db, "--quiet", "--create", env=ENV)
     first = _export(db, "one")
     by_value = {r["value"]: r for r in first}
     assert {r["entity"] for r in first} == {"user"} and by_value["emacs"]["valid_until"] is None
@@ -96,14 +101,23 @@ def test_malformed_line_is_reported_and_nothing_written(tmp_path):
     bad.write_text('{"text": "fine"}\n{oops\n')
     proc = recall_cli("import", str(bad), "--namespace", "x", "--db", db, check=False, env=ENV)
     assert proc.returncode == 2 and "line 2" in proc.stderr
-    assert _export(db, "x") == []
+    # booleans are booleans, numbers and times are not booleans (the schema's types)
+    for line, field in (('{"text": "t", "pinned": 0}', "pinned"),
+                        ('{"text": "t", "importance": true}', "importance"),
+                        ('{"text": "t", "created_at": 0}', "created_at")):
+        bad.write_text(line + "\n")
+        proc = recall_cli("import", str(bad), "--namespace", "x", "--db", db, "--create",
+                          check=False, env=ENV)
+        assert proc.returncode == 2 and "line 1" in proc.stderr and field in proc.stderr, proc.stderr
+    assert not Path(db).exists()  # checked before the database was even opened
 
 
 def test_import_extract_queues_and_extracts_resumably(tmp_path):
     db = str(tmp_path / "r.db")
     src = tmp_path / "chat.jsonl"
     src.write_text('{"text": "I use vim for everything."}\n{"text": "hi there!"}\n')
-    out = json.loads(recall_cli("import", str(src), "--namespace", "u", "--db", db, "--extract", "--quiet", env=ENV).stdout)
+    out = json.loads(recall_cli("import", str(src), "--namespace", "u", "--db", db, "--extract",
+                                "--quiet", "--create", env=ENV).stdout)
     assert out["queued"] == 2 and out["failed_jobs"] == 0
     again = json.loads(recall_cli("import", str(src), "--namespace", "u", "--db", db, "--extract", "--quiet", env=ENV).stdout)
     assert again["queued"] == 0 and again["already_queued"] == 2
@@ -120,24 +134,28 @@ def test_plugins_lists_builtins_and_installed(tmp_path):
 
 
 def test_config_errors_name_the_choices(tmp_path):
+    def serve(*args: str, env=ENV):
+        return recall_cli("serve", *args, "--port", str(free_port()), check=False, env=env)
+
     cfg = tmp_path / "recall.toml"
     cfg.write_text('extractor = "nope"\n')
-    proc = recall_cli("serve", "--config", str(cfg), "--db", str(tmp_path / "r.db"), check=False, env=ENV)
+    proc = serve("--config", str(cfg), "--db", str(tmp_path / "r.db"))
     assert proc.returncode == 2 and "nope" in proc.stderr and "stub" in proc.stderr
     cfg.write_text('colour = "blue"\n[limits]\ntool_timeout = 3\n')
-    proc = recall_cli("serve", "--config", str(cfg), check=False, env=ENV)
+    proc = serve("--config", str(cfg), "--db", str(tmp_path / "r.db"))
     assert proc.returncode == 2 and "unknown key 'colour'" in proc.stderr
     cfg.write_text('[rankers]\nbm25 = 1.0\nmagic = 1.0\n')
-    proc = recall_cli("serve", "--config", str(cfg), "--db", str(tmp_path / "r.db"), check=False, env=ENV)
+    proc = serve("--config", str(cfg), "--db", str(tmp_path / "r.db"))
     assert proc.returncode == 2 and "magic" in proc.stderr and "bm25" in proc.stderr
-    proc = recall_cli("serve", "--db", "postgresql://nobody@127.0.0.1:1/x", check=False,
-                      env={**ENV, "RECALL_DISABLE_PLUGINS": "embeddings,postgres"})
+    proc = serve("--db", "postgresql://nobody@127.0.0.1:1/x",
+                 env={**ENV, "RECALL_DISABLE_PLUGINS": "embeddings,postgres"})
     assert proc.returncode == 2 and "recall-postgres" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["recall.toml"]  # no database made
 
 
 def test_status_reports_queue(tmp_path):
     db = str(tmp_path / "r.db")
-    recall_cli("create-token", "ns", "--db", db, env=ENV)
+    recall_cli("create-token", "ns", "--db", db, "--create", env=ENV)
     out = json.loads(recall_cli("status", "--db", db, "--json", env=ENV).stdout)
     assert out["jobs"] == {"queued": 0, "running": 0, "done": 0, "failed": 0}
     assert "sqlite" in out["storage"].lower() and out["extractor"] == "stub"
@@ -189,8 +207,9 @@ def test_version_and_help():
     assert serve.count("default") >= 8, serve
 
 
+@pytest.mark.slow
 def test_backup_is_an_online_consistent_copy(tmp_path):
-    from serverproc import Agent, ServerProcess
+    from recall_testkit.serverproc import Agent, ServerProcess
     import asyncio
 
     db = str(tmp_path / "live.db")
@@ -226,6 +245,7 @@ def test_status_reports_jobs_whose_worker_died(tmp_path):
     from recall_sqlite import make_storage
 
     db = str(tmp_path / "r.db")
+    recall_cli("create-token", "n", "--db", db, "--create", env=ENV)
     assert json.loads(recall_cli("status", "--db", db, "--json", env=ENV).stdout)["workers"] == {
         "ok": True, "jobs_past_lease": 0}
 
@@ -250,7 +270,7 @@ def test_status_says_which_extractor_made_a_namespaces_memories(tmp_path):
     src.write_text("".join(json.dumps({"text": t}) + "\n" for t in (
         "I use vim.", "We decided to deploy only on Tuesdays.", "I prefer dark mode.")))
     out = json.loads(recall_cli("import", str(src), "--namespace", "alice", "--extract",
-                                "--db", db, "--quiet", env=ENV).stdout)
+                                "--db", db, "--quiet", "--create", env=ENV).stdout)
     assert out["failed_jobs"] == 0
     recall_cli("import", str(src), "--namespace", "bob", "--db", db, "--quiet", env=ENV)
 
@@ -270,3 +290,61 @@ def test_status_says_which_extractor_made_a_namespaces_memories(tmp_path):
     assert "memories of 'alice' made by: 3 by stub (prompt_version rules-v1)" in text, text
     text = recall_cli("status", "--db", db, "--namespace", "bob", env=ENV).stdout
     assert "3 imported verbatim (no extractor)" in text, text
+
+
+def test_serve_says_where_to_connect_and_the_command_that_makes_a_token(tmp_path):
+    # A newcomer reads the start-up lines: the MCP URL, the inspector, and a create-token
+    # command that, pasted in any folder, makes a token this server accepts.
+    import asyncio
+    import shlex
+    import time
+
+    import httpx
+
+    from recall_testkit.serverproc import Agent, ServerProcess
+
+    home = tmp_path / "my data"  # a space: the printed command must still paste
+    home.mkdir()
+    srv = ServerProcess(str(home / "recall.db"), tmp_path, env=ENV).start()
+    try:
+        deadline = time.monotonic() + 20
+        while "create-token" not in srv.log():
+            assert time.monotonic() < deadline, srv.log()
+            time.sleep(0.1)
+        log = srv.log()
+        assert f"serving MCP on {srv.base}/mcp" in log and f"inspector on {srv.base}/ui" in log
+        assert httpx.get(f"{srv.base}/ui", follow_redirects=True).status_code == 200
+        printed = log.split("create a token with: ", 1)[1].split(" (--admin", 1)[0]
+        assert printed == f"recall create-token NAMESPACE --db '{home / 'recall.db'}'", printed
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        args = shlex.split(printed.replace("NAMESPACE", "newcomer"))[1:] + ["--json"]
+        made = json.loads(recall_cli(*args, env=ENV, cwd=elsewhere).stdout)
+        assert made["db"] == str(home / "recall.db") and list(elsewhere.iterdir()) == []
+
+        async def works() -> dict:
+            async with Agent(srv.url, made["token"]) as agent:
+                return await agent.ok("get_memory_stats")
+        assert asyncio.run(works())["total"] == 0
+    finally:
+        srv.stop()
+
+
+def test_a_command_run_in_another_folder_makes_no_database_and_says_where_it_looked(tmp_path):
+    # create-token used to create an empty ./recall.db wherever it ran, and print a token the
+    # server (on its own database) then answered 401.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    missing = elsewhere / "recall.db"
+    for args, offers_create in ((("create-token", "alice"), True), (("status",), False),
+                                (("export", "alice"), False)):
+        proc = recall_cli(*args, env=ENV, cwd=elsewhere, check=False)
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+        assert f"No Recall database at {missing} (--db not given" in lines[0]
+        assert "--db" in lines[0] and ("--create" in lines[0]) == offers_create, lines[0]
+        assert list(elsewhere.iterdir()) == []
+    # asked to, it creates one, and says which database the token is good for
+    text = recall_cli("create-token", "alice", "--create", env=ENV, cwd=elsewhere).stdout
+    assert f"Stored in {missing}: valid on a server that uses this database." in text
+    assert missing.is_file()

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from serverproc import free_port, recall_cli
+from recall_testkit.serverproc import free_port, recall_cli
 
 ENV = {"RECALL_DISABLE_PLUGINS": "embeddings"}
 COMMANDS = {
     "serve": lambda db: ("serve", "--db", db, "--port", str(free_port())),
     "status": lambda db: ("status", "--db", db),
-    "create-token": lambda db: ("create-token", "alice", "--db", db),
+    # --create: past the "no such database" refusal, to the storage plugin's own checks
+    "create-token": lambda db: ("create-token", "alice", "--db", db, "--create"),
 }
 
 
@@ -48,6 +49,8 @@ KINDS = ["directory", "unwritable", "under-a-file", "not-sqlite",
 @pytest.mark.parametrize("kind", KINDS)
 def test_bad_db_is_one_line_and_a_prompt_exit_2(kind, command, tmp_path):
     db, phrase = _bad_db(kind, tmp_path)
+    if command == "status" and kind == "unwritable":  # a reader refuses any missing file
+        phrase = "No Recall database at /proc/recall.db"
     before = sorted(p.name for p in tmp_path.iterdir())
     started = time.monotonic()
     proc = recall_cli(*COMMANDS[command](db), check=False, env=ENV, timeout=30)
@@ -62,10 +65,11 @@ def test_bad_db_is_one_line_and_a_prompt_exit_2(kind, command, tmp_path):
 
 
 def test_missing_parent_is_not_created_and_an_existing_one_is_used(tmp_path):
-    proc = recall_cli("create-token", "a", "--db", str(tmp_path / "new" / "r.db"), check=False, env=ENV)
+    db = str(tmp_path / "new" / "r.db")
+    proc = recall_cli("create-token", "a", "--db", db, "--create", check=False, env=ENV)
     assert proc.returncode == 2 and "mkdir -p" in proc.stderr and not (tmp_path / "new").exists()
     (tmp_path / "new").mkdir()
-    recall_cli("create-token", "a", "--db", str(tmp_path / "new" / "r.db"), env=ENV)
+    recall_cli("create-token", "a", "--db", db, "--create", env=ENV)
     assert (tmp_path / "new" / "r.db").is_file()
 
 
@@ -117,7 +121,7 @@ def test_a_database_from_a_newer_recall_is_refused(tmp_path):
     import sqlite3
 
     db = str(tmp_path / "r.db")
-    recall_cli("create-token", "a", "--db", db, env=ENV)
+    recall_cli("create-token", "a", "--db", db, "--create", env=ENV)
     with sqlite3.connect(db) as conn:
         (latest,) = conn.execute("SELECT max(version) FROM schema_version").fetchone()
         conn.execute("INSERT INTO schema_version VALUES (?, '2099-01-01')", (latest + 1,))
@@ -133,3 +137,29 @@ def test_a_public_url_that_is_not_a_url_is_refused(tmp_path):
                       check=False, env={**ENV, "RECALL_PUBLIC_URL": "recall.example.org"}, timeout=30)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2 and len(lines) == 1 and "public_url" in lines[0] and "https://" in lines[0]
+
+
+BAD_CONFIGS = {
+    "unknown extractor": ('extractor = "nope"\n', {}, "Unknown extractor 'nope'"),
+    "extractor without its key": ('extractor = "haiku"\n', {"ANTHROPIC_API_KEY": ""},
+                                  "ANTHROPIC_API_KEY"),
+    "unknown ranker": ('[rankers]\nmagic = 1.0\n', {}, "Unknown ranker 'magic'"),
+    "negative weight": ('[rankers]\nbm25 = -1.0\n', {}, "weights must be >= 0"),
+    "no ranker on": ('[rankers]\nbm25 = 0.0\n', {}, "No ranker is enabled"),
+    "bad plugin setting": ('[plugins.sqlite]\nno_such_key = 1\n', {}, "no_such_key"),
+    "unknown middleware": ('middleware = ["nope"]\n', {}, "Unknown middleware 'nope'"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CONFIGS))
+def test_a_bad_config_value_stops_serve_before_the_database_is_created(case, tmp_path):
+    # The README: "before anything is started or created". These used to exit 2 only after
+    # the database file had been created and migrated.
+    text, env, phrase = BAD_CONFIGS[case]
+    (tmp_path / "recall.toml").write_text(text)
+    proc = recall_cli("serve", "--config", str(tmp_path / "recall.toml"), "--db",
+                      str(tmp_path / "r.db"), "--port", str(free_port()), check=False,
+                      env={**ENV, **env}, timeout=30)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and phrase in lines[0], proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["recall.toml"]

@@ -19,7 +19,7 @@ from recall_core.contracts import ExtractionError, NotReady
 from recall_core.memory.service import MemoryService
 from recall_extractors import make_stub
 from recall_sqlite import SQLiteSettings, make_storage
-from serverproc import Agent, ServerProcess
+from recall_testkit.serverproc import Agent, ServerProcess
 from recall_core.testing.helpers import current_of, delete
 from recall_core import Embedder
 

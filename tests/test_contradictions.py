@@ -14,12 +14,12 @@ from datetime import datetime
 import pytest
 
 from recall_core.server.auth import create_token
-from recall_core.cli import _open_storage
+from recall_core.cli.common import open_storage
 from recall_core.config import load_config
-from serverproc import Agent, ServerProcess, recall_cli
+from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
 
 try:
-    from pg_support import Schemas, pg_scratch, pg_url  # noqa: F401 - for the postgres param
+    from recall_testkit.postgres import Schemas, pg_scratch, pg_url  # noqa: F401 - for the postgres param
 except ImportError as exc:  # recall-postgres not installed
     _missing = str(exc)
 
@@ -48,7 +48,7 @@ def server(request, tmp_path_factory):
 
 async def token(srv: ServerProcess, namespace: str) -> str:
     """A token made in-process on the server's database (the CLI costs seconds per call)."""
-    storage = await _open_storage(load_config(None, db=srv.db))
+    storage = await open_storage(load_config(None, db=srv.db))
     try:
         return await create_token(storage, namespace)
     finally:

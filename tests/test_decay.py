@@ -16,12 +16,12 @@ from recall_core.models import Memory, Operation, utcnow
 from recall_core.contracts import DecayRow
 from recall_core.jobs.worker import Worker
 from recall_sqlite import SQLiteSettings, make_storage
-from serverproc import Agent, ServerProcess
+from recall_testkit.serverproc import Agent, ServerProcess
 from recall_core.testing.helpers import supersede, complete_job
 
 # Fresh Postgres schemas for the "postgres" param (skipped unless RECALL_TEST_PG_URL is set).
 try:
-    from pg_support import db_url, pg_scratch, pg_url, schemas  # noqa: F401
+    from recall_testkit.postgres import db_url, pg_scratch, pg_url, schemas  # noqa: F401
 except ImportError as exc:  # recall-postgres not installed
     _missing = str(exc)
 

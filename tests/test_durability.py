@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 
-from serverproc import Agent, ServerProcess, recall_cli
+from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
 
-pytestmark = pytest.mark.asyncio(loop_scope="function")
+pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.slow]
 
 
 async def test_data_survives_restart(tmp_path):
@@ -31,8 +30,8 @@ async def test_data_survives_restart(tmp_path):
 
 async def test_kill9_with_500_jobs_loses_nothing_and_duplicates_nothing(tmp_path):
     # A slow single worker keeps most of the 500 jobs queued or running at the kill.
-    env = {"RECALL_WORKER__CONCURRENCY": "1", "RECALL_PLUGIN_MODULES": "plugins_for_tests.slow_extractor",
-           "RECALL_EXTRACTOR": "slow", "PYTHONPATH": str(Path(__file__).parent)}
+    env = {"RECALL_WORKER__CONCURRENCY": "1", "RECALL_PLUGIN_MODULES": "recall_testkit.plugins.slow_extractor",
+           "RECALL_EXTRACTOR": "slow"}
     srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, env=env).start()
     texts = [f"Fact {i}: the build agent number {i} runs on host h{i}.example.lan." for i in range(500)]
     try:

@@ -9,16 +9,13 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from plugins_for_tests.failing_extractor import BAD_KEY_MESSAGE, OVERLOADED_MESSAGE
+from recall_testkit.plugins.failing_extractor import BAD_KEY_MESSAGE, OVERLOADED_MESSAGE
 from recall_core.server.auth import create_token
 from recall_sqlite import SQLiteSettings, make_storage
-from serverproc import Agent, ServerProcess, recall_cli
-
-TESTS = Path(__file__).parent
+from recall_testkit.serverproc import Agent, ServerProcess, free_port, recall_cli
 
 
 def no_key_env(**extra: str) -> dict[str, str]:
@@ -36,7 +33,7 @@ def test_haiku_without_api_key_is_a_startup_error_that_says_how_to_fix_it(tmp_pa
     cfg = tmp_path / "recall.toml"
     cfg.write_text('extractor = "haiku"\n')
     started = time.monotonic()
-    proc = serve("--config", str(cfg), "--db", str(tmp_path / "r.db"), "--port", "1",
+    proc = serve("--config", str(cfg), "--db", str(tmp_path / "r.db"), "--port", str(free_port()),
                  env=no_key_env())
     assert proc.returncode == 2, proc.stderr
     assert time.monotonic() - started < 30
@@ -44,7 +41,7 @@ def test_haiku_without_api_key_is_a_startup_error_that_says_how_to_fix_it(tmp_pa
     assert err.startswith("recall: error:") and "Traceback" not in err
     assert "ANTHROPIC_API_KEY" in err and 'extractor = "stub"' in err
     # the same from the environment, with a blank key
-    proc = serve("--db", str(tmp_path / "r.db"), "--port", "1",
+    proc = serve("--db", str(tmp_path / "r.db"), "--port", str(free_port()),
                  env=no_key_env(RECALL_EXTRACTOR="haiku", ANTHROPIC_API_KEY="  "))
     assert proc.returncode == 2 and "ANTHROPIC_API_KEY" in proc.stderr
 
@@ -52,8 +49,8 @@ def test_haiku_without_api_key_is_a_startup_error_that_says_how_to_fix_it(tmp_pa
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     work = tmp_path_factory.mktemp("failures")
-    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.failing_extractor",
-           "RECALL_EXTRACTOR": "failing", "PYTHONPATH": str(TESTS),
+    env = {"RECALL_PLUGIN_MODULES": "recall_testkit.plugins.failing_extractor",
+           "RECALL_EXTRACTOR": "failing",
            "RECALL_WORKER__MAX_ATTEMPTS": "3", "RECALL_WORKER__RETRY_BACKOFF": "0"}
     srv = ServerProcess(str(work / "recall.db"), work, env=env).start()
     yield srv

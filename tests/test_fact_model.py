@@ -14,6 +14,7 @@ from recall_core.testing.helpers import dump_tables
 from recall_sqlite import make_storage
 
 PG_URL = os.environ.get("RECALL_TEST_PG_URL")
+pytestmark = pytest.mark.slow  # a stateful hypothesis run: 12 s on SQLite, 90 s on Postgres
 
 
 async def _sqlite():

@@ -17,7 +17,7 @@ from recall_core.errors import InvalidParam, MemoryNotFound
 from recall_core.testing.helpers import current_of
 from recall_core.testing.helpers import dump_tables as table_dump
 
-from backends import BACKENDS, PG_URL, bundled
+from recall_testkit.backends import BACKENDS, PG_URL, bundled
 
 
 @pytest_asyncio.fixture(params=BACKENDS)

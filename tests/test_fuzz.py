@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from serverproc import ServerProcess
+from recall_testkit.serverproc import ServerProcess
 
 from recall_core.server.mcp.schemas import error_codes
 

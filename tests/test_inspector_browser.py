@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from inspector_support import (CHROMIUM, admin_token, chromium_missing, run, search,
+from recall_testkit.inspector import (CHROMIUM, admin_token, chromium_missing, run, search,
                                start_server, store_all)
-from serverproc import Agent
+from recall_testkit.serverproc import Agent
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
-from inspector_support import admin_token, backends, database, run, start_server, store_all
+from recall_testkit.inspector import admin_token, backends, database, run, start_server, store_all
 from recall_core.server.inspector import Inspector
 from recall_core.server.inspector.session import csrf_token
-from serverproc import recall_cli
+from recall_testkit.serverproc import recall_cli
 
 SCRIPT = "<script>alert('pwned')</script> is what I typed"
 

@@ -22,7 +22,7 @@ from recall_core.jobs.worker import Worker
 from recall_extractors.stub import StubExtractor
 from recall_sqlite import make_storage
 
-from backends import BACKENDS, PG_URL
+from recall_testkit.backends import BACKENDS, PG_URL
 from recall_core import Extractor
 
 

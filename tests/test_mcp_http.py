@@ -10,7 +10,7 @@ import uuid
 import httpx
 import pytest
 
-from serverproc import Agent
+from recall_testkit.serverproc import Agent
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -310,15 +310,13 @@ async def test_search_total_counts_matches_beyond_the_limit(server):
     assert len(one["results"]) == 1 and one["total"] >= 4
 
 
+@pytest.mark.slow
 async def test_a_tool_call_does_not_list_every_tool_first(tmp_path):
     # The MCP SDK validates Mcp-Param-* headers against the called tool's schema; without the
     # by-name lookup app.py installs it ran the whole tools/list handler before each call.
-    from pathlib import Path
+    from recall_testkit.serverproc import ServerProcess
 
-    from serverproc import ServerProcess
-
-    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.listing_counter",
-           "PYTHONPATH": str(Path(__file__).parent)}
+    env = {"RECALL_PLUGIN_MODULES": "recall_testkit.plugins.listing_counter"}
     srv = ServerProcess(str(tmp_path / "recall.db"), tmp_path, env=env).start()
     try:
         async with Agent(srv.url, srv.token("carol")) as a:

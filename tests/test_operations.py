@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from serverproc import Agent, ServerProcess, free_port, recall_cli
+from recall_testkit.serverproc import Agent, ServerProcess, free_port, recall_cli
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -126,6 +126,7 @@ async def test_allowed_hosts_take_exact_names_and_domain_wildcards():
             assert (await c.get("/", headers={"Host": host})).status_code == status, host
 
 
+@pytest.mark.slow
 async def test_wildcard_bind_needs_public_url_or_allowed_hosts(tmp_path):
     proc = recall_cli("serve", "--db", str(tmp_path / "r.db"), "--host", "0.0.0.0",
                       "--port", str(free_port()), check=False, timeout=30,
@@ -170,19 +171,15 @@ async def test_a_reused_request_id_is_answered_not_left_hanging(observed):
 
 
 @pytest.mark.parametrize("stuck", [False, True])
+@pytest.mark.slow
 async def test_sigterm_stops_within_the_grace_period(tmp_path, stuck):
     import asyncio
-    import os
     import signal
-    from pathlib import Path
-
-    tests = str(Path(__file__).parent)
     # Idle: a long grace period that an idle server must not wait out. Stuck: a short one
     # that must end a 60 s call. The margins are wide because this VM's speed drifts ~2x
     # under load (a fresh idle server once took 3.02 s to exit on a loaded machine).
     grace = 2 if stuck else 30
-    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.napping_tool",
-           "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")])),
+    env = {"RECALL_PLUGIN_MODULES": "recall_testkit.plugins.napping_tool",
            "RECALL_SHUTDOWN_GRACE": str(grace), "RECALL_LIMITS__TOOL_TIMEOUT": "120"}
     srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, env=env).start()
     token = srv.token("sleepy")
@@ -209,6 +206,7 @@ async def test_sigterm_stops_within_the_grace_period(tmp_path, stuck):
     assert "stopped" in srv.log()
 
 
+@pytest.mark.slow
 async def test_the_first_call_after_start_is_not_cold(tmp_path):
     # The first tool call used to take ~220 ms on the server (lazy imports in the MCP
     # dispatch path); start-up now pays that before "serving".

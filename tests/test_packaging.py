@@ -12,14 +12,15 @@ import re
 import tomllib
 from pathlib import Path
 
-from serverproc import free_port, recall_cli
+from recall_testkit.serverproc import free_port, recall_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _pyprojects() -> list[Path]:
     return [ROOT / "pyproject.toml", *sorted(ROOT.glob("plugins/*/pyproject.toml")),
-            *sorted(ROOT.glob("examples/*/pyproject.toml"))]
+            *sorted(ROOT.glob("examples/*/pyproject.toml")),
+            *sorted(ROOT.glob("tests/*/pyproject.toml"))]
 
 
 def _name(requirement: str) -> str:
@@ -58,9 +59,31 @@ def test_readme_commands_install_from_paths_only():
     assert len(commands) >= 2
     for line in commands:
         args = [a.strip("'") for a in line.split("&&")[0].split()[2:]]
-        named = [a for a in args if not a.startswith("-") and not a.startswith((".", "plugins/", "examples/"))]
+        named = [a for a in args if not a.startswith("-")
+                 and not a.startswith((".", "plugins/", "examples/", "tests/"))]
         assert not named, f"README installs {named} by name: {line}"
         assert "torch" not in line, line
+
+
+def test_the_readme_test_command_installs_pinned_versions_and_the_test_helpers():
+    # A fresh venv resolved pytest 9.2, with which schemathesis 4.32 fails: the test command
+    # installs the versions the suite last passed with; .ci/run runs that very line.
+    readme = (ROOT / "README.md").read_text()
+    (command,) = [line for line in readme.splitlines()
+                  if line.startswith("pip install ") and "python -m pytest" in line]
+    assert command.startswith("pip install -c tests/constraints.txt ") and "-e tests/testkit" in command
+    pins = {}
+    for line in (ROOT / "tests" / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version and "+" not in version, f"not an exact, index-wide pin: {line}"
+            pins[name.lower().replace("_", "-")] = version
+    ours = {tomllib.loads(f.read_text())["project"]["name"] for f in _pyprojects()}
+    assert not ours & set(pins), "the constraints must not pin our own packages"
+    assert pins["pytest"] and pins["schemathesis"]
+    testkit = tomllib.loads((ROOT / "tests" / "testkit" / "pyproject.toml").read_text())
+    assert testkit["project"]["name"] == "recall-testkit"
+    assert "grep -m1 '^pip install -c tests/constraints.txt ' README.md" in (ROOT / ".ci" / "run").read_text()
 
 
 def test_default_tox_envs_install_no_torch():

@@ -23,7 +23,7 @@ from recall_core.server.auth import set_stdio_namespace
 from recall_core.config import load_config
 from recall_core.errors import PluginError
 from recall_core.plugins import get_plugin_manager
-from serverproc import recall_cli
+from recall_testkit.serverproc import recall_cli
 
 
 def fresh_pm(*extra):
@@ -208,13 +208,14 @@ def test_every_hook_is_documented_and_tested():
     assert "hookspecs.py" in readme
 
 
+@pytest.mark.slow
 def test_stdio_transport_serves_tools(tmp_path):
     """Claude Desktop's way in: stdio, namespace from RECALL_TOKEN."""
     import subprocess
 
     db = str(tmp_path / "r.db")
     env = {"RECALL_DISABLE_PLUGINS": "embeddings"}
-    token = json.loads(recall_cli("create-token", "desk", "--db", db, "--json", env=env).stdout)["token"]
+    token = json.loads(recall_cli("create-token", "desk", "--db", db, "--create", "--json", env=env).stdout)["token"]
 
     async def run():
         from fastmcp.client.transports import StdioTransport
@@ -234,6 +235,7 @@ def test_stdio_transport_serves_tools(tmp_path):
     assert proc.returncode == 2 and "RECALL_TOKEN" in proc.stderr
 
 
+@pytest.mark.slow
 def test_stdio_session_stops_once_its_token_is_revoked_or_its_namespace_erased(tmp_path):
     """Issue 13 #6: over stdio the namespace used to be resolved once at start, so a session
     kept writing into its erased namespace. Every call now checks the token again."""
@@ -241,7 +243,7 @@ def test_stdio_session_stops_once_its_token_is_revoked_or_its_namespace_erased(t
 
     db = str(tmp_path / "r.db")
     env = {"RECALL_DISABLE_PLUGINS": "embeddings"}
-    tokens = {ns: json.loads(recall_cli("create-token", ns, "--db", db, "--json",
+    tokens = {ns: json.loads(recall_cli("create-token", ns, "--db", db, "--create", "--json",
                                         env=env).stdout)["token"] for ns in ("erased", "revoked")}
 
     async def session(ns, between):

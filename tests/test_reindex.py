@@ -14,10 +14,10 @@ import json
 
 import pytest
 
-from serverproc import Agent, ServerProcess, recall_cli
+from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
 
 pytest.importorskip("recall_embeddings")
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
 E5 = {"RECALL_DISABLE_PLUGINS": "", "RECALL_PLUGIN_DENSE_MODEL": "multilingual-e5-small-q4"}
 MINILM = {"RECALL_DISABLE_PLUGINS": "", "RECALL_PLUGIN_DENSE_MODEL": "all-MiniLM-L6-v2-int8"}
@@ -41,7 +41,7 @@ def server(tmp_path_factory):
     src = work / "memories.jsonl"
     src.write_text("".join(json.dumps(line) + "\n" for line in LINES))
     srv = ServerProcess(db, work, env=E5)
-    out = json.loads(recall_cli("import", str(src), "--namespace", "alice", "--db", db,
+    out = json.loads(recall_cli("import", str(src), "--namespace", "alice", "--db", db, "--create",
                                 "--quiet", env={**srv.env, **MINILM}, timeout=300).stdout)
     assert out["embedded"] is True and out["imported"] == len(LINES), out
     srv.start()

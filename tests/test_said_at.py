@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from serverproc import Agent, ServerProcess
+from recall_testkit.serverproc import Agent, ServerProcess
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -116,7 +116,7 @@ async def test_created_at_is_documented_and_optional(agent):
 
 
 async def test_a2a_store_takes_created_at_and_an_older_statement_asks_nothing(server):
-    from test_a2a import A2A, COMPLETED, REJECTED, artifact, data, status_data
+    from recall_testkit.a2a import A2A, COMPLETED, REJECTED, artifact, data, status_data
 
     tok = server.token("a2a")
     async with A2A(server.base, tok, streaming=False) as a:

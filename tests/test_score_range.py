@@ -26,7 +26,7 @@ from recall_core.models import ScoredId
 from recall_core.plugins import get_plugin_manager
 from recall_core.memory.transfer import ImportLine, import_verbatim
 
-from backends import BACKENDS, PG_URL
+from recall_testkit.backends import BACKENDS, PG_URL
 from recall_core import Ranker
 
 recall_embeddings = pytest.importorskip("recall_embeddings")

@@ -14,7 +14,7 @@ from recall_core.search.steps import SPEAKER_FACTOR, apply_speakers
 from recall_core.search.speakers import focused_query, named_in, named_speakers, split_speaker
 from recall_core.memory.transfer import ImportLine, import_verbatim
 
-from backends import bundled
+from recall_testkit.backends import bundled
 
 
 def mem(i: str, text: str) -> Memory:
@@ -131,13 +131,14 @@ def test_the_embedding_ranker_is_asked_what_was_asked_not_who(dense_runtime):
     assert dense[0][1] == lines[2], dense
 
 
+@pytest.mark.slow
 def test_the_inspector_shows_the_query_the_embedding_ranker_was_asked(tmp_path):
     """Over a real `recall serve` with the dense ranker, through the stub extractor (which
     keeps each line's speaker) and the inspector's "Search, explained" page."""
     import httpx
 
-    from inspector_support import run, store_all
-    from serverproc import ServerProcess
+    from recall_testkit.inspector import run, store_all
+    from recall_testkit.serverproc import ServerProcess
 
     pytest.importorskip("recall_embeddings")
     srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, env={"RECALL_DISABLE_PLUGINS": ""}).start()

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from serverproc import Agent, ServerProcess, recall_cli
+from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
 
 
 def test_entry_point_plugin_is_listed():
@@ -17,6 +17,7 @@ def test_entry_point_plugin_is_listed():
 
 
 @pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.slow
 async def test_running_server_fuses_the_third_party_ranker(tmp_path):
     cfg = tmp_path / "recall.toml"
     cfg.write_text("[rankers]\nbm25 = 1.0\nnewest = 0.5\n\n[plugins.newest]\nwindow = 5\n")

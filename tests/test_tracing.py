@@ -14,7 +14,7 @@ from recall_core.server.runtime import build_runtime
 from recall_core.server.auth import set_stdio_namespace
 from recall_core.config import load_config
 
-from backends import bundled
+from recall_testkit.backends import bundled
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 
@@ -79,11 +79,11 @@ async def test_stdio_serves_with_console_spans_and_json_logs(tmp_path):
 
     from fastmcp.client.transports import StdioTransport
 
-    from serverproc import recall_cli
+    from recall_testkit.serverproc import recall_cli
 
     env = {"RECALL_DISABLE_PLUGINS": "embeddings"}
     db = str(tmp_path / "r.db")
-    token = json.loads(recall_cli("create-token", "stdio", "--db", db, "--json", env=env).stdout)["token"]
+    token = json.loads(recall_cli("create-token", "stdio", "--db", db, "--create", "--json", env=env).stdout)["token"]
     err = tmp_path / "stderr.log"
     transport = StdioTransport(
         command=sys.executable,

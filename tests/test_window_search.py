@@ -14,9 +14,9 @@ from __future__ import annotations
 import pytest
 import pytest_asyncio
 
-from serverproc import Agent, ServerProcess
+from recall_testkit.serverproc import Agent, ServerProcess
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
 DISTRACTORS = [f"Joanna: We watched movie number {i} at the cinema, a movie worth the watch."
                for i in range(8)]

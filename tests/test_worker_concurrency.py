@@ -10,13 +10,13 @@ import asyncio
 import sqlite3
 import statistics
 import time
-from pathlib import Path
+
+import pytest
 
 from recall_core.server.auth import create_token
 from recall_sqlite import SQLiteSettings, make_storage
-from serverproc import Agent, ServerProcess
+from recall_testkit.serverproc import Agent, ServerProcess
 
-TESTS = Path(__file__).parent
 DELAY = 0.5  # seconds per extraction once the gate is open
 CONCURRENCY = 3
 JOBS = 9     # three rounds of three
@@ -38,12 +38,13 @@ async def timed(latencies: list[float], agent: Agent, tool: str, **args):
     return data
 
 
+@pytest.mark.slow
 async def test_slow_extractor_never_blocks_tool_calls(tmp_path):
     db, gate = str(tmp_path / "r.db"), tmp_path / "gate"
-    env = {"RECALL_PLUGIN_MODULES": "plugins_for_tests.gated_extractor",
+    env = {"RECALL_PLUGIN_MODULES": "recall_testkit.plugins.gated_extractor",
            "RECALL_EXTRACTOR": "gated",
            "GATED_EXTRACTOR_GATE": str(gate), "GATED_EXTRACTOR_DELAY": str(DELAY),
-           "PYTHONPATH": str(TESTS), "RECALL_WORKER__CONCURRENCY": str(CONCURRENCY)}
+           "RECALL_WORKER__CONCURRENCY": str(CONCURRENCY)}
     seeded = make_storage(f"sqlite:///{db}", SQLiteSettings())
     await seeded.open()
     token = await create_token(seeded, "gina")

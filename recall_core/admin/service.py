@@ -1,6 +1,11 @@
 """AdminService: the operator's use cases, shared by the admin API, the inspector's admin
 pages and the CLI. Every state-changing method writes one audit row (who, what, which
-namespace, when, result) whether it succeeds or fails."""
+namespace, when, result) whether it succeeds or fails.
+
+The audit log, admin tokens and the listings are the storage's admin capability
+(`recall_core.contracts.admin.AdminStorage`); a method that needs it raises `Unsupported` on a
+storage without it. Namespace tokens, export, import, reindex and the status report work on
+any storage (there, with no audit log to write to, they write no audit row)."""
 
 from __future__ import annotations
 
@@ -13,7 +18,8 @@ from typing import Any, TypeVar
 
 from ..errors import ConfirmRequired, InvalidParam, RecallError
 from ..memory.service import CONFIRM_PHRASE, MemoryService
-from .tokens import create_token, hash_token
+from .tokens import create_admin_token, create_token, hash_token
+from ..memory.reindex import reindex
 from ..memory.transfer import ImportLine, MalformedLine, export_lines, import_extract, import_verbatim, parse_lines
 from ..contracts import AdminAction, token_id
 
@@ -39,7 +45,8 @@ class Unsupported(RecallError):
     code = "UNSUPPORTED"
 
 
-def check_namespace(namespace: Any) -> str:
+def valid_namespace_name(namespace: Any) -> str:
+    """`namespace` if it is a name the admin API can carry in a path, else InvalidParam."""
     if not isinstance(namespace, str) or not namespace.strip():
         raise InvalidParam("namespace is empty. Pass the namespace's name, e.g. 'alice'.")
     if not _NAMESPACE.fullmatch(namespace):
@@ -62,15 +69,26 @@ def page(limit: Any, offset: Any, cap: int) -> tuple[int, int]:
 class AdminService:
     def __init__(self, service: MemoryService, page_cap: int = 200):
         storage = service.storage
-        if not storage.capabilities.admin:
-            raise Unsupported(f"The storage backend ({storage.description}) does not offer the "
-                              f"admin capability (recall_core.contracts.admin.AdminStorage).")
         self.service = service
         self.storage: Any = storage
         self.page_cap = page_cap
         self._pending: set[asyncio.Task[Any]] = set()
         # An erase by any path (the MCP tool too) leaves no audit row naming the namespace.
         service.on_erase.append(self._after_erase)
+
+    @property
+    def audited(self) -> bool:
+        """Whether the storage keeps the admin audit log (its admin capability)."""
+        return bool(self.storage.capabilities.admin)
+
+    def _need_admin(self) -> None:
+        if not self.audited:
+            raise Unsupported(f"The storage backend ({self.storage.description}) does not offer "
+                              f"the admin capability (recall_core.contracts.admin.AdminStorage).")
+
+    async def _record(self, action: AdminAction) -> None:
+        if self.audited:
+            await self.storage.record_admin_action(action)
 
     def _after_erase(self, namespace: str) -> None:
         try:
@@ -81,6 +99,8 @@ class AdminService:
         task.add_done_callback(self._pending.discard)
 
     async def anonymise(self, namespace: str) -> None:
+        if not self.audited:
+            return
         try:
             await self.storage.anonymise_admin_actions(namespace, erased_name(namespace))
         except Exception:  # noqa: BLE001 - the erase is done; say what stayed
@@ -91,7 +111,7 @@ class AdminService:
         try:
             out = await run()
         except Exception as exc:
-            await self.storage.record_admin_action(AdminAction(
+            await self._record(AdminAction(
                 actor=actor, action=action, namespace=namespace, detail=detail, result="error",
                 error=str(exc) if isinstance(exc, RecallError) else type(exc).__name__))
             raise
@@ -99,59 +119,106 @@ class AdminService:
         # erase anonymises).
         summary = {k: v for k, v in (out.items() if isinstance(out, dict) else ())
                    if k not in ("token", "namespace")}
-        await self.storage.record_admin_action(AdminAction(
+        await self._record(AdminAction(
             actor=actor, action=action, namespace=namespace, detail={**detail, **summary}))
         return out
 
     # -- reads ----------------------------------------------------------------------------
     async def namespaces(self, limit: Any = 50, offset: Any = 0) -> dict[str, Any]:
+        self._need_admin()
         limit, offset = page(limit, offset, self.page_cap)
         rows, total = await self.storage.list_namespaces(limit, offset)
         return {"namespaces": [r.model_dump(mode="json") for r in rows], "total": total,
                 "next_offset": offset + len(rows) if offset + len(rows) < total else None}
 
     async def tokens(self, namespace: Any) -> dict[str, Any]:
-        namespace = check_namespace(namespace)
+        self._need_admin()
+        namespace = valid_namespace_name(namespace)
         return {"namespace": namespace,
                 "tokens": [t.model_dump(mode="json") for t in await self.storage.list_tokens(namespace)]}
 
+    async def queue(self, namespace: Any = None) -> dict[str, int]:
+        """Jobs per status, of one namespace or (None) of all."""
+        if namespace is not None:
+            namespace = valid_namespace_name(namespace)
+        return {s: await self.storage.count_jobs(namespace, s) for s in JOB_STATUSES}
+
     async def jobs(self, namespace: Any = None, status: Any = "failed", limit: Any = 50,
                    offset: Any = 0) -> dict[str, Any]:
+        self._need_admin()
         if namespace is not None:
-            namespace = check_namespace(namespace)
+            namespace = valid_namespace_name(namespace)
         statuses = [status] if isinstance(status, str) else list(status or ())
         bad = [s for s in statuses if s not in JOB_STATUSES]
         if bad or not statuses:
             raise InvalidParam(f"status must be one of {', '.join(JOB_STATUSES)}; got {status!r}.")
         limit, offset = page(limit, offset, self.page_cap)
         rows, total = await self.storage.list_jobs(namespace, statuses, limit, offset)
-        counts = {s: await self.storage.count_jobs(namespace, s) for s in JOB_STATUSES}
-        return {"jobs": [job_view(j) for j in rows], "total": total, "counts": counts,
+        return {"jobs": [job_view(j) for j in rows], "total": total,
+                "counts": await self.queue(namespace),
                 "next_offset": offset + len(rows) if offset + len(rows) < total else None}
 
     async def audit(self, limit: Any = 50, offset: Any = 0) -> dict[str, Any]:
+        self._need_admin()
         limit, offset = page(limit, offset, self.page_cap)
         rows, total = await self.storage.list_admin_actions(limit, offset)
         return {"actions": [r.model_dump(mode="json") for r in rows], "total": total,
                 "next_offset": offset + len(rows) if offset + len(rows) < total else None}
 
-    async def export(self, actor: str, namespace: Any) -> AsyncIterator[str]:
-        namespace = check_namespace(namespace)
-        await self.storage.record_admin_action(AdminAction(
-            actor=actor, action="export_namespace", namespace=namespace))
-        return export_lines(self.storage, namespace)
+    async def status(self, namespace: str | None = None, namespaces: Any = 50) -> dict[str, Any]:
+        """The storage's side of `recall status`: the queue, recent failures, running jobs
+        past their lease (a dead or stuck worker), stored vectors per embedding model and
+        what made the current memories (of `namespace`, or all), and the most recently
+        active namespaces (`namespace_count` None without the admin capability)."""
+        storage, caps = self.storage, self.storage.capabilities
+        expired = await storage.expired_leases()
+        vectors = await storage.embedding_models(namespace) if caps.embedding_models else {}
+        listed = await self.namespaces(namespaces, 0) if self.audited else None
+        return {"storage": storage.description, "jobs": await self.queue(),
+                "storage_status": storage.status(),
+                "recent_failures": await storage.recent_failures(None, 5),
+                # stored vectors per embedding model id ("unrecorded": before ids were kept)
+                "vectors": {m or "unrecorded": n for m, n in vectors.items()},
+                # the provenance each store recorded; extractor None = no store (verbatim
+                # import), "" = not recorded
+                "memory_sources": (await storage.memory_sources(namespace)
+                                   if caps.memory_sources else None),
+                "scope": namespace, "workers": {"ok": expired == 0, "jobs_past_lease": expired},
+                "namespace_count": listed["total"] if listed else None,
+                "namespaces": listed["namespaces"] if listed else []}
+
+    async def export(self, actor: str, namespace: Any, *, active_only: bool = False
+                     ) -> AsyncIterator[str]:
+        """The namespace's memories as JSON lines (`memory.transfer`), every row or only the
+        current ones."""
+        namespace = valid_namespace_name(namespace)
+        await self._record(AdminAction(actor=actor, action="export_namespace", namespace=namespace,
+                                       detail={"active_only": True} if active_only else {}))
+        return export_lines(self.storage, namespace, active_only=active_only)
 
     # -- writes ---------------------------------------------------------------------------
     async def create_token(self, actor: str, namespace: Any) -> dict[str, Any]:
-        namespace = check_namespace(namespace)
+        namespace = valid_namespace_name(namespace)
 
         async def run() -> dict[str, Any]:
             token = await create_token(self.storage, namespace)
             return {"namespace": namespace, "token": token, "token_id": token_id(hash_token(token))}
         return await self._audited(actor, "create_token", namespace, {}, run)
 
+    async def create_admin_token(self, actor: str, name: Any = "admin") -> dict[str, Any]:
+        """A new admin token (the admin API and the inspector, never /mcp or /a2a); `name`
+        is how the audit log calls the actions taken with it."""
+        self._need_admin()
+        name = (name.strip() if isinstance(name, str) else "") or "admin"
+
+        async def run() -> dict[str, Any]:
+            token = await create_admin_token(self.storage, name)
+            return {"admin": name, "token": token, "token_id": token_id(hash_token(token))}
+        return await self._audited(actor, "create_admin_token", None, {}, run)
+
     async def revoke_token(self, actor: str, namespace: Any, tid: Any) -> dict[str, Any]:
-        namespace = check_namespace(namespace)
+        self._need_admin()
+        namespace = valid_namespace_name(namespace)
 
         async def run() -> dict[str, Any]:
             if not isinstance(tid, str) or not await self.storage.revoke_token_id(namespace, tid):
@@ -160,8 +227,25 @@ class AdminService:
             return {"revoked": tid}
         return await self._audited(actor, "revoke_token", namespace, {"token_id": str(tid)}, run)
 
+    async def revoke_raw_token(self, actor: str, token: Any) -> dict[str, Any]:
+        """Revoke a token given in full, a namespace's or an admin's (`recall revoke-token`).
+        The audit row names its namespace and token_id, never the token."""
+        if not isinstance(token, str) or not token:
+            raise InvalidParam("token is empty. Pass the token as create-token printed it.")
+        digest = hash_token(token)
+        namespace = await self.storage.namespace_for_token(digest)
+
+        async def run() -> dict[str, Any]:
+            if await self.storage.revoke_token(digest):
+                return {"revoked": token_id(digest), "kind": "namespace"}
+            if self.audited and await self.storage.revoke_admin_token(digest):
+                return {"revoked": token_id(digest), "kind": "admin"}
+            raise NotFound("No active token matches; nothing was revoked.")
+        return await self._audited(actor, "revoke_token", namespace,
+                                   {"token_id": token_id(digest)}, run)
+
     async def erase_namespace(self, actor: str, namespace: Any, confirm: Any) -> dict[str, Any]:
-        namespace = check_namespace(namespace)
+        namespace = valid_namespace_name(namespace)
 
         async def run() -> dict[str, Any]:
             if confirm != namespace:
@@ -175,10 +259,14 @@ class AdminService:
         return out
 
     async def import_memories(self, actor: str, namespace: Any,
-                              items: Iterable[str] | Iterable[ImportLine],
-                              extract: bool = False) -> dict[str, Any]:
-        """Import JSON lines (strings, as in a file) or parsed lines (the API's body)."""
-        namespace = check_namespace(namespace)
+                              items: Iterable[str] | Iterable[ImportLine], extract: bool = False,
+                              *, keep_ids: bool = False, embed: bool = True,
+                              progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+        """Import JSON lines (strings, as in a file) or parsed lines (the API's body):
+        queued for extraction, or stored verbatim (`keep_ids`: the file's ids, so a re-run
+        skips rows already there), embedded when `embed` and the model is ready (else the
+        server backfills vectors). `progress(n)` after each batch of lines."""
+        namespace = valid_namespace_name(namespace)
 
         async def run() -> dict[str, Any]:
             given = list(items)
@@ -190,18 +278,35 @@ class AdminService:
                 except MalformedLine as exc:
                     raise InvalidParam(str(exc)) from None
             if extract:
-                queued, cached = await import_extract(self.storage, namespace, rows)
+                queued, cached = await import_extract(self.storage, namespace, rows, progress)
                 self.service.job_signal.set()
                 return {"lines": len(rows), "queued": queued, "already_queued": cached}
-            embedder = self.service.embedder
+            embedder = self.service.embedder if embed else None
             if embedder is not None and not embedder.ready:
                 embedder = None  # the server backfills vectors once the model is ready
-            n = await import_verbatim(self.storage, namespace, rows, embedder)
+            n = await import_verbatim(self.storage, namespace, rows, embedder, keep_ids=keep_ids,
+                                      progress=progress)
             return {"lines": len(rows), "imported": n}
         return await self._audited(actor, "import_namespace", namespace,
                                    {"mode": "extract" if extract else "verbatim"}, run)
 
+    async def reindex(self, actor: str, namespace: Any = None, **options: Any) -> dict[str, Any]:
+        """Re-embed the vectors (of `namespace`, or all) that another embedding model made,
+        with the service's embedder (`memory.reindex.reindex`'s options: batch, limit,
+        progress, total)."""
+        if namespace is not None:
+            namespace = valid_namespace_name(namespace)
+        embedder = self.service.embedder
+        if embedder is None:
+            raise Unsupported("No embedding model is configured: there is nothing to re-embed with.")
+
+        async def run() -> dict[str, Any]:
+            return await reindex(self.storage, embedder, namespace, **options)
+        return await self._audited(actor, "reindex", namespace, {}, run)
+
     async def retry_job(self, actor: str, job_id: Any, namespace: str | None = None) -> dict[str, Any]:
+        self._need_admin()
+
         async def run() -> dict[str, Any]:
             if not isinstance(job_id, str) or not await self.storage.retry_job(namespace, job_id):
                 raise NotFound(f"No failed job {job_id!r}. Only failed jobs can be retried; "

@@ -1,42 +1,29 @@
-"""`recall admin ...`: the admin API's operations from the command line, on the database
-directly (like `recall create-token`). Audit rows name the actor `cli:<OS user>`."""
+"""`recall admin ...`: the admin API's operations from the command line, through AdminService
+on the database --db names (like `recall create-token`). Audit rows name the actor
+`cli:<OS user>`."""
 
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import sys
 from typing import Any
 
 from ..errors import ConfigError, RecallError
-
-
-def _actor() -> str:
-    try:
-        return f"cli:{getpass.getuser()}"
-    except Exception:  # noqa: BLE001 - no user name in some containers
-        return "cli"
+from .common import config_from_args, db_arguments, json_argument, operator, operator_name
 
 
 async def _with_admin(args: argparse.Namespace, body: Any) -> int:
-    from . import _config, _open_storage
-    from ..memory.service import MemoryService
-    from ..admin.service import AdminService, Unsupported
+    async with operator(config_from_args(args)) as admin:
+        from ..admin.service import Unsupported  # (after the plugins: see operator())
 
-    config = _config(args)
-    storage = await _open_storage(config)
-    try:
         try:
-            admin = AdminService(MemoryService(storage, config), page_cap=10_000)
             out = await body(admin)
         except Unsupported as exc:
             raise ConfigError(str(exc)) from None
         except RecallError as exc:
             print(f"recall: {exc.code}: {exc.message}", file=sys.stderr)
             return 1
-    finally:
-        await storage.close()
     if args.json:
         print(json.dumps(out, default=str))
     else:
@@ -77,11 +64,11 @@ async def _tokens(args: argparse.Namespace) -> int:
 
 
 async def _revoke(args: argparse.Namespace) -> int:
-    return await _with_admin(args, lambda a: a.revoke_token(_actor(), args.namespace, args.token_id))
+    return await _with_admin(args, lambda a: a.revoke_token(operator_name(), args.namespace, args.token_id))
 
 
 async def _erase(args: argparse.Namespace) -> int:
-    return await _with_admin(args, lambda a: a.erase_namespace(_actor(), args.namespace, args.confirm))
+    return await _with_admin(args, lambda a: a.erase_namespace(operator_name(), args.namespace, args.confirm))
 
 
 async def _jobs(args: argparse.Namespace) -> int:
@@ -89,21 +76,21 @@ async def _jobs(args: argparse.Namespace) -> int:
 
 
 async def _retry(args: argparse.Namespace) -> int:
-    return await _with_admin(args, lambda a: a.retry_job(_actor(), args.job_id))
+    return await _with_admin(args, lambda a: a.retry_job(operator_name(), args.job_id))
 
 
 async def _audit(args: argparse.Namespace) -> int:
     return await _with_admin(args, lambda a: a.audit(args.limit, args.offset))
 
 
-def add_admin_commands(sub: Any, db_args: Any) -> None:
+def add_commands(sub: Any) -> None:
     p = sub.add_parser("admin", help="operator commands: namespaces, tokens, erasure, jobs, audit")
     admin = p.add_subparsers(dest="admin_command", required=True)
 
     def cmd(name: str, func: Any, help: str) -> argparse.ArgumentParser:
         c = admin.add_parser(name, help=help)
-        db_args(c)
-        c.add_argument("--json", action="store_true", help="print JSON instead of text")
+        db_arguments(c)
+        json_argument(c)
         c.set_defaults(afunc=func)
         return c
 

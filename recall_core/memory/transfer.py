@@ -24,7 +24,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, ValidationError, ValidationInfo,
+                      field_validator)
 
 from . import facts, writes
 from .session_context import attach_context, embed_in_context
@@ -61,7 +62,9 @@ class ImportLine(BaseModel):
     last_accessed_at: datetime | None = None
     # Postgres keeps access_count in a 32-bit integer.
     access_count: int = Field(0, ge=0, le=2**31 - 1)
-    pinned: bool = False
+    # Strict: the schema (and the admin API's OpenAPI document) says boolean, and a lax bool
+    # took `"pinned": 0` or `"pinned": "no"` as a value.
+    pinned: StrictBool = False
 
     @property
     def exact(self) -> bool:
@@ -84,6 +87,21 @@ class ImportLine(BaseModel):
                 v.encode("utf-8")
             except UnicodeEncodeError:
                 raise ValueError("contains a lone surrogate (invalid Unicode)") from None
+        return v
+
+    @field_validator("importance", "base_importance", "access_count", "created_at",
+                     "valid_from", "valid_until", "last_accessed_at", mode="before")
+    @classmethod
+    def _json_type(cls, v: Any, info: ValidationInfo) -> Any:
+        # The JSON type the schema gives, before pydantic's lax conversions: those took
+        # `true` as the number 1 and `0` as a time (1970-01-01), which the admin API's
+        # OpenAPI document (and any client generated from it) says are invalid.
+        if info.field_name in ("importance", "base_importance", "access_count"):
+            kinds, expected = (int, float), "a number"
+        else:
+            kinds, expected = (str, datetime), "an ISO 8601 time string"
+        if v is not None and (isinstance(v, bool) or not isinstance(v, kinds)):
+            raise ValueError(f"expected {expected}, got {json.dumps(v, default=str)[:40]}")
         return v
 
     @field_validator("created_at", "valid_from", "valid_until", "last_accessed_at")

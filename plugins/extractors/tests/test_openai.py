@@ -22,7 +22,7 @@ from recall_extractors import NO_KEY, make_openai
 from recall_extractors.openai_extractor import OpenAIExtractor, parse_reply
 from recall_extractors.schema import EXTRACT_TOOL, MERGE_TOOL, RecordMemories
 from recall_extractors.settings import OpenAISettings
-from scripted_server import ScriptedServer, completion, error
+from recall_testkit.scripted_server import ScriptedServer, completion, error
 
 GOOD = {"memories": [
     {"text": "The user works at Acme Corp.", "type": "fact", "importance": 0.8,

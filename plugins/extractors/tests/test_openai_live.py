@@ -17,28 +17,23 @@ installed; CI installs both (.ci/run).
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from llama_server import LlamaServer, unavailable
+from recall_testkit.llama_server import LlamaServer, unavailable
 from recall_core.models import MEMORY_TYPES, Memory
 from recall_core.contracts import ExtractionError
 from recall_extractors import make_openai
 from recall_extractors.openai_extractor import OpenAIExtractor
 from recall_extractors.settings import OpenAISettings
 
-try:
-    from serverproc import Agent, ServerProcess
-except ImportError:  # run from the plugin's folder: the repo's end-to-end helpers
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
-    from serverproc import Agent, ServerProcess
+from recall_testkit.serverproc import Agent, ServerProcess
 
 _reason = unavailable()
-pytestmark = pytest.mark.skipif(_reason is not None, reason=f"no local model server: {_reason}")
+pytestmark = [pytest.mark.skipif(_reason is not None, reason=f"no local model server: {_reason}"),
+              pytest.mark.slow]
 
 TEXTS = [
     "I prefer tabs over spaces.",

@@ -29,10 +29,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import speed  # noqa: E402
-from pg_support import with_database  # noqa: E402
+from recall_testkit.postgres import with_database  # noqa: E402
 from recall_core import Embedder
 
 NS = speed.NS

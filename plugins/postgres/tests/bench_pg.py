@@ -17,8 +17,7 @@ import numpy as np
 from recall_core.models import Memory, Operation
 from recall_postgres import PostgresSettings, PostgresStorage
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from pg_support import with_database  # noqa: E402
+from recall_testkit.postgres import with_database
 
 WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi "
          "rho sigma tau upsilon phi chi psi omega").split()

@@ -7,7 +7,7 @@ import pytest_asyncio
 from recall_core.testing.admin_contract import AdminStorageContract
 from recall_postgres import PostgresSettings, make_postgres
 
-from pg_support import Schemas
+from recall_testkit.postgres import Schemas
 
 
 class TestPostgresAdmin(AdminStorageContract):

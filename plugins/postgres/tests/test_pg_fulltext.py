@@ -15,7 +15,7 @@ from recall_postgres.fulltext import CONTEXT_WEIGHT, K1, B
 from recall_postgres.migrations import LATEST
 from recall_postgres.rows import IN_NAMESPACE
 
-from pg_helpers import T0, mem, op
+from recall_testkit.pg_rows import T0, mem, op
 from recall_core.testing.helpers import supersede, complete_job, delete
 
 

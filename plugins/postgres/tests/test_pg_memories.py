@@ -9,7 +9,7 @@ from recall_core.models import Memory, ToolCallRecord
 
 from recall_postgres import fulltext
 
-from pg_helpers import T0, mem, op
+from recall_testkit.pg_rows import T0, mem, op
 from recall_core.testing.helpers import supersede, current_of, delete
 
 

@@ -94,7 +94,7 @@ async def test_search_path_selects_the_schema(pg_scratch, make_storage):
 
     import asyncpg
 
-    from pg_support import with_search_path
+    from recall_testkit.postgres import with_search_path
     schema = f"tenant_{uuid.uuid4().hex[:8]}"
     con = await asyncpg.connect(pg_scratch.url)
     await con.execute(f"CREATE SCHEMA {schema}")

@@ -13,11 +13,14 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from recall_core.models import Operation
+
+pytestmark = pytest.mark.slow
 
 WORDS = ["amber", "basalt", "cobalt", "dahlia", "ember", "fjord", "garnet", "harbor", "indigo",
          "juniper", "kestrel", "lagoon", "magnet", "nectar", "obsidian", "pepper"]
-HERE = Path(__file__).parent
 
 
 class Server:
@@ -26,8 +29,7 @@ class Server:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         env = {**os.environ,
-               "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-               "RECALL_PLUGIN_MODULES": "pg_slow_extractor",
+               "RECALL_PLUGIN_MODULES": "recall_testkit.plugins.pg_slow_extractor",
                "RECALL_DISABLE_PLUGINS": "embeddings",  # no model load in this test
                "RECALL_EXTRACTOR": "slow", "RECALL_WORKER__CONCURRENCY": "2",
                "RECALL_WORKER__LEASE_SECONDS": "1.5", "RECALL_WORKER__POLL_INTERVAL": "0.05",

@@ -11,7 +11,7 @@ import textwrap
 
 from recall_core.models import Memory
 
-from pg_helpers import T0, mem, op
+from recall_testkit.pg_rows import T0, mem, op
 from recall_core.testing.helpers import complete_job
 
 

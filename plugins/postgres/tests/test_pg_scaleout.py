@@ -16,22 +16,16 @@ import contextlib
 import os
 import random
 import signal
-import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import asyncpg
 import pytest
 
-TESTS_DIR = Path(__file__).resolve().parents[3] / "tests"  # serverproc, plugins_for_tests
-if str(TESTS_DIR) not in sys.path:  # run from plugins/postgres, the root pythonpath is unused
-    sys.path.insert(0, str(TESTS_DIR))
+from recall_postgres.queue import LOCK_CLASS
+from recall_testkit.serverproc import Agent, ServerProcess
 
-from recall_postgres.queue import LOCK_CLASS  # noqa: E402
-from serverproc import Agent, ServerProcess  # noqa: E402
-
-pytestmark = pytest.mark.asyncio(loop_scope="function")
+pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.slow]
 
 NAMESPACES = ("north", "south")  # the same key strings in both: keys are per namespace
 CALLS = 1000
@@ -44,7 +38,7 @@ WORDS = ["amber", "basalt", "cobalt", "dahlia", "ember", "fjord", "garnet", "har
          "raven", "saffron", "tundra", "umber", "velvet", "walnut", "zephyr"]
 
 SERVER_ENV = {
-    "RECALL_PLUGIN_MODULES": "plugins_for_tests.slow_extractor",
+    "RECALL_PLUGIN_MODULES": "recall_testkit.plugins.slow_extractor",
     "RECALL_EXTRACTOR": "slow",
     "SLOW_EXTRACTOR_DELAY": "0.05",  # the queue backs up: jobs are queued and running at the kill
     "RECALL_WORKER__CONCURRENCY": "4",
@@ -103,9 +97,7 @@ async def _quietly_close(stack: contextlib.AsyncExitStack) -> None:
 async def test_two_servers_one_killed_every_key_stored_exactly_once(db_url, tmp_path):
     calls, unique = plan_calls()
     assert len(unique) == 900 and len(calls) == CALLS
-    env = {**SERVER_ENV, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(TESTS_DIR), os.environ.get("PYTHONPATH", "")) if p)}
-    servers = [ServerProcess(db_url, tmp_path, env=env) for _ in range(2)]
+    servers = [ServerProcess(db_url, tmp_path, env=SERVER_ENV) for _ in range(2)]
     # Tokens first: the CLI migrates the fresh schema before either server starts.
     tokens = {ns: servers[0].token(ns) for ns in NAMESPACES}
     started = time.monotonic()

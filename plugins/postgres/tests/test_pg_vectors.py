@@ -10,7 +10,7 @@ import pytest
 
 from recall_core.errors import ConfigError
 
-from pg_helpers import T0, mem
+from recall_testkit.pg_rows import T0, mem
 from recall_core.testing.helpers import supersede, complete_job, delete
 
 
@@ -86,7 +86,7 @@ async def test_mixed_dimensions_zero_vectors_and_missing(vec_storage):
 
 
 async def test_embeddings_written_by_complete_job(vec_storage):
-    from pg_helpers import op
+    from recall_testkit.pg_rows import op
     s = vec_storage
     await s.enqueue(op("ns", "k"))
     job = await s.claim_job(30)
@@ -183,7 +183,7 @@ async def test_pgvector_over_hnsw_limit_is_an_exact_scan(pgvector_schemas, make_
 # -- the real[] fallback's matrices follow writes incrementally (vectors.ArrayIndex) ----------
 @pytest.fixture
 async def array_url(pg_scratch):
-    from pg_support import Schemas
+    from recall_testkit.postgres import Schemas
 
     schemas = Schemas(pg_scratch)
     try:

@@ -24,9 +24,10 @@ def free_port() -> int:
 
 
 def recall_cli(*args: str, env: dict[str, str] | None = None, check: bool = True,
-               timeout: float = 60) -> subprocess.CompletedProcess:
+               timeout: float = 60, cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    """`recall ARGS` as a user runs it: a process (in `cwd`), its output and exit code."""
     proc = subprocess.run([sys.executable, "-m", "recall_core.cli", *args], capture_output=True,
-                          text=True, env={**os.environ, **(env or {})}, timeout=timeout)
+                          text=True, env={**os.environ, **(env or {})}, timeout=timeout, cwd=cwd)
     if check and proc.returncode != 0:
         raise AssertionError(f"recall {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
     return proc

@@ -12,9 +12,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from serverproc import Agent, ServerProcess, recall_cli
+from .serverproc import Agent, ServerProcess, recall_cli
 
-TESTS = Path(__file__).parent
 CHROMIUM = os.environ.get("RECALL_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
 
@@ -80,9 +79,8 @@ def database(backend: str, work: Path) -> tuple[str, Any]:
 
 def start_server(work: Path, db: str | None = None, **extra_env: str) -> ServerProcess:
     flag = work / "fail"
-    env = {**extra_env, "RECALL_PLUGIN_MODULES": "plugins_for_tests.switch_extractor",
-           "RECALL_EXTRACTOR": "switch", "RECALL_TEST_FAIL_FILE": str(flag),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}
+    env = {**extra_env, "RECALL_PLUGIN_MODULES": "recall_testkit.plugins.switch_extractor",
+           "RECALL_EXTRACTOR": "switch", "RECALL_TEST_FAIL_FILE": str(flag)}
     srv = ServerProcess(db or str(work / "recall.db"), work, env=env).start()
     srv.fail_flag = flag
     return srv
