@@ -148,6 +148,8 @@ BAD_CONFIGS = {
     "no ranker on": ('[rankers]\nbm25 = 0.0\n', {}, "No ranker is enabled"),
     "bad plugin setting": ('[plugins.sqlite]\nno_such_key = 1\n', {}, "no_such_key"),
     "unknown middleware": ('middleware = ["nope"]\n', {}, "Unknown middleware 'nope'"),
+    "misspelt plugin table": ('[plugins.sqlit]\ncache_size_kib = 1\n', {},
+                              "[plugins.sqlit] names no installed plugin's settings"),
 }
 
 

@@ -25,6 +25,7 @@ def check_config(config: RecallConfig, registries: Registries, *, middleware: bo
     """Raise ConfigError (PluginError) for the first thing that would stop start-up: the
     storage plugin and its settings, the extractor, the rankers' names, weights and settings,
     and with `middleware` the middleware list (only the MCP server builds it)."""
+    check_plugin_tables(config, registries)
     build_storage(config, registries)  # resolves the URL scheme; not opened
     build_extractor(config, registries)  # built again by build_runtime; dropped here
     wanted = config.rankers or {name: entry.options["default_weight"]
@@ -43,3 +44,17 @@ def check_config(config: RecallConfig, registries: Registries, *, middleware: bo
         names = reg.names() if config.middleware is None else config.middleware
         for name in names:
             _settings(config, reg.get(name))
+
+
+def check_plugin_tables(config: RecallConfig, registries: Registries) -> None:
+    """Every `[plugins.<name>]` table names an installed plugin's settings: a misspelt table
+    would otherwise be ignored, and its settings silently not applied."""
+    known = {e.options.get("config_name", e.name)
+             for registry in (registries.storage, registries.rankers, registries.extractors,
+                              registries.middleware)
+             for e in registry.entries.values()}
+    unknown = sorted(set(config.plugins) - known)
+    if unknown:
+        raise ConfigError(f"[plugins.{unknown[0]}] names no installed plugin's settings. "
+                          f"Known tables: {', '.join(sorted(known))}. Check the spelling, or "
+                          f"install the plugin the table is for.")
