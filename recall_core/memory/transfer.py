@@ -107,9 +107,14 @@ class ImportLine(BaseModel):
     @field_validator("created_at", "valid_from", "valid_until", "last_accessed_at")
     @classmethod
     def _aware(cls, v: datetime | None) -> datetime | None:
-        if v is not None and v.tzinfo is None:
+        if v is None:
+            return v
+        if v.tzinfo is None:
             v = v.replace(tzinfo=timezone.utc)
-        return v
+        try:  # stored as UTC: a time at the calendar's edge may not have a UTC instant
+            return v.astimezone(timezone.utc)
+        except OverflowError:
+            raise ValueError(f"{v.isoformat()} has no UTC time within years 1-9999") from None
 
 
 class MalformedLine(ValueError):
