@@ -39,13 +39,14 @@ from recall_core.models import ExtractedMemory, Memory, Operation, utcnow
 from recall_core.protocols import Storage
 from recall_core.transfer import export_lines, import_verbatim, parse_lines
 
-KEYS = ("editor", "city", "drink")
+# Inventory names (recall_core.attributes): a model's alias ("city") is folded into them.
+KEYS = ("editor", "location", "drink")
 EXAMPLES = int(os.environ.get("RECALL_FACT_MODEL_EXAMPLES", "100"))
 T0 = utcnow() - timedelta(days=1)
 
 
 class ModelExtractor:
-    """Text "editor=v1;city=v2" -> one (user, key, value) fact per pair, in text order."""
+    """Text "editor=v1;location=v2" -> one (user, key, value) fact per pair, in text order."""
 
     name = "model"
 
