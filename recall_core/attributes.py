@@ -65,7 +65,7 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
     ("email", "one", "their email address", ("email_address", "e_mail", "mail"), "person"),
     ("phone_number", "one", "their phone number",
      ("mobile_number", "telephone_number", "cell_number", "phone_no"), "person"),
-    ("location", "one", "where they live now (city or country)",
+    ("location", "one", "where they live now",
      ("city", "home", "residence", "current_city", "lives_in", "current_location",
       "home_city", "based_in", "living_in", "where_they_live", "place_of_residence"),
      "person"),
@@ -79,7 +79,7 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
      "person"),
     ("manager", "one", "who their manager is",
      ("supervisor", "line_manager", "reports_to", "boss", "team_lead"), "person"),
-    ("partner", "one", "their spouse, boyfriend or girlfriend",
+    ("partner", "one", "spouse, boyfriend or girlfriend",
      ("spouse", "husband", "wife", "boyfriend", "girlfriend", "significant_other",
       "married_to", "dating"), "person"),
     ("relationship_status", "one", "single, married, engaged, divorced...",
@@ -88,7 +88,7 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
      ("university", "college", "current_school", "studies_at"), "person"),
     ("field_of_study", "one", "what they study (their major or degree subject)",
      ("major", "degree", "study_field"), "person"),
-    ("learning", "one", "what they are learning now (a language, an instrument, a skill)",
+    ("learning", "one", "what they are learning now",
      ("currently_learning", "learning_language"), "person"),
     # -- a person: tools and setup (one at a time)
     ("editor", "one", "the code or text editor or IDE they use",
@@ -98,7 +98,7 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
     ("shell", "one", "the command-line shell they use", ("command_shell",), "person"),
     ("browser", "one", "the web browser they use", ("web_browser",), "person"),
     ("terminal", "one", "the terminal emulator they use", ("terminal_emulator",), "person"),
-    ("phone", "one", "the phone (model) they have", ("phone_model", "smartphone",
+    ("phone", "one", "the phone model they have", ("phone_model", "smartphone",
                                                       "mobile_phone", "mobile", "cellphone"),
      "person"),
     ("laptop", "one", "the computer they use", ("computer", "laptop_model"),
@@ -133,19 +133,19 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
     ("languages_spoken", "many", "languages they speak",
      ("languages", "spoken_languages", "speaks", "language_spoken"), "person"),
     ("allergies", "many", "what they are allergic to", ("allergy", "allergic_to"), "person"),
-    ("pets", "many", "their pets, by name (or kind when unnamed)", ("pet",), "person"),
+    ("pets", "many", "their pets by name, else kind", ("pet",), "person"),
     ("hobbies", "many", "their hobbies and sports", ("hobby", "sports", "sport", "pastimes"),
      "person"),
-    ("skills", "many", "what they know how to do, e.g. programming languages they know",
+    ("skills", "many", "what they know how to do",
      ("skill", "knows", "expertise"), "person"),
     ("children", "many", "their children, by name", ("kids", "child", "sons", "daughters"),
      "person"),
-    ("uses", "many", "tools they use side by side, not one instead of another",
+    ("uses", "many", "tools used side by side",
      ("use", "tools", "tool", "software", "apps", "using"), "person"),
     # -- a team, project or system (one at a time)
     ("language", "one", "the main programming language",
      ("programming_language", "main_language", "primary_language", "written_in"), "thing"),
-    ("framework", "one", "the (backend or web) framework",
+    ("framework", "one", "the backend or web framework",
      ("web_framework", "backend_framework"), "thing"),
     ("frontend_framework", "one", "the frontend framework", ("frontend", "ui_framework"),
      "thing"),
@@ -158,7 +158,7 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
     ("orm", "one", "the ORM", (), "thing"),
     ("ci", "one", "the CI system", ("ci_cd", "ci_system", "continuous_integration", "cicd"),
      "thing"),
-    ("cloud", "one", "where it is hosted (the cloud provider)",
+    ("cloud", "one", "where it is hosted",
      ("hosting", "hosting_provider", "cloud_provider", "hosted_on"), "thing"),
     ("package_manager", "one", "the package manager", (), "thing"),
     ("issue_tracker", "one", "where tickets and issues are tracked",
@@ -342,12 +342,24 @@ def normalise_triple(entity: str | None, attribute: str | None, value: str | Non
     return ent, attr, val
 
 
+#: Attributes whose name alone is ambiguous: prompts carry their description too.
+HINTED = frozenset({"location", "hometown", "occupation", "partner", "learning", "phone",
+                    "pets", "uses", "language", "framework", "cloud", "answer_language"})
+
+
 def inventory_lines(about: str | None = None) -> list[str]:
-    """One line per attribute for a model prompt: `name` (one value | several values):
-    description; aliases are left out (the normalisation folds them)."""
+    """One line per attribute: `name` (one value | several values): description."""
     lines = []
     for a in INVENTORY.values():
         if about is None or a.about == about:
             many = "several values" if a.many else "one value"
             lines.append(f"- `{a.name}` ({many}): {a.description}")
     return lines
+
+
+def inventory_summary(about: str, many: bool) -> str:
+    """The attributes of one kind as one compact line for a model prompt: the names, with
+    the description of those whose name alone is ambiguous (prompts stay short enough for
+    a small local model's context)."""
+    return ", ".join(f"`{a.name}` ({a.description})" if a.name in HINTED else f"`{a.name}`"
+                     for a in INVENTORY.values() if a.about == about and a.many == many)

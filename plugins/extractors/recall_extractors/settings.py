@@ -48,7 +48,7 @@ class LLMSettings(BaseModel):
     #: (a retry, with the worker's backoff) instead of holding its lease.
     budget_wait: float = Field(30.0, ge=0)
     #: Replacement system prompt for extraction (a file path); default: the packaged
-    #: prompts/extract_v1.md.
+    #: prompts/extract_v2.md.
     prompt_file: Path | None = None
     #: Replacement system prompt for consolidation merges; default: prompts/merge_v1.md.
     merge_prompt_file: Path | None = None

@@ -1,0 +1,282 @@
+"""Which fact a predicate states about a person, however it is phrased.
+
+Each frame is a verb phrase that names one attribute of the inventory
+(`recall_core.attributes`) and where its value is: "work at X", "just started a new job at
+X", "joined X", "am at X now" are all `employer`; "live in X", "moved to X", "relocated to X",
+"am in X now" are all `location`. A frame reads the predicate of one statement (what follows
+its subject, `subjects.find_subject`), from its start, so an object deep in another clause
+never becomes the value. Frames are tried in order; the first that yields a value wins.
+
+Values are cut by `values` and checked: a place, a company or a person's name must be a
+proper noun ("I moved to a bigger flat" is no location, "I joined the gym" no employer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import values as V
+
+_I = re.IGNORECASE
+
+#: auxiliaries and adverbs allowed between the subject and a frame's verb
+AUX = (r"(?:(?:have|has|had|am|is|are|will|would|do|does|did|be|been|was|were|just|also|"
+       r"now|still|recently|finally|officially|actually|currently|really|already|"
+       r"eventually|happily|mostly|mainly|primarily|basically|only|even|again|"
+       r"(?:have\s+)?decided\s+to|went\s+and|ended\s+up|got\s+to)\s+)*")
+
+
+def proper(v: str) -> bool:
+    """A proper noun: starts with a capital or a digit ("Globex", "3M", "iRobot")."""
+    return bool(v) and (v[0].isupper() or v[0].isdigit() or (len(v) > 1 and v[1].isupper()))
+
+
+@dataclass(frozen=True)
+class Frame:
+    attribute: str
+    pattern: re.Pattern[str]
+    parse: Callable[[str], list[str]]
+    guard: Callable[[str], bool] | None = None
+
+
+def _one(stops: str, max_words: int = 6) -> Callable[[str], list[str]]:
+    def parse(raw: str) -> list[str]:
+        v = V.value(raw, stops, max_words)
+        return [v] if v else []
+    return parse
+
+
+def _many(max_words: int = 4) -> Callable[[str], list[str]]:
+    return lambda raw: V.items(raw, V.LIST, max_words)
+
+
+def _f(attribute: str, verbs: str, parse: Callable[[str], list[str]],
+       guard: Callable[[str], bool] | None = None) -> Frame:
+    return Frame(attribute, re.compile(r"^" + AUX + r"(?:" + verbs + r")\s+(?P<v>.+)$", _I),
+                 parse, guard)
+
+
+_ROLES = set("""
+engineer developer programmer designer architect scientist analyst manager director nurse
+teacher doctor physician surgeon dentist lawyer attorney accountant consultant chef cook
+student intern researcher professor lecturer pharmacist writer journalist editor artist
+musician photographer founder cofounder co-founder ceo cto cfo coo vp president recruiter
+marketer salesperson clerk cashier barista waiter waitress bartender driver pilot mechanic
+electrician plumber carpenter technician therapist psychologist counselor counsellor
+paramedic firefighter officer soldier veteran librarian tutor coach trainer administrator
+admin sysadmin devops sre lead tester translator illustrator animator producer actor actress
+dancer singer farmer baker butcher vet veterinarian optometrist radiologist nutritionist
+dietitian economist statistician mathematician physicist chemist biologist geologist
+historian postdoc ph.d phd candidate freelancer contractor entrepreneur owner principal
+specialist coordinator assistant associate representative agent broker banker trader
+investor auditor paralegal secretary receptionist caregiver nanny midwife surveyor
+""".split())
+_NOT_ROLES = {"fan", "lover", "user", "member", "believer", "beginner", "person", "big",
+              "huge", "vegetarian", "vegan", "fan of", "parent", "mom", "dad", "mother",
+              "father", "native", "speaker", "customer", "regular", "night owl"}
+
+
+def role(v: str) -> bool:
+    words = v.lower().split()
+    return bool(words) and words[-1] in _ROLES and not (set(words) & _NOT_ROLES)
+
+
+_PLACE = _one(V.PLACE, 5)
+_ORG = _one(V.ORG, 6)
+_NAME = _one(V.NAME, 4)
+_THING = _one(V.THING, 6)
+_DIET = (r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|"
+         r"lactose[- ]free|plant[- ]based|carnivore|kosher|halal|low[- ]carb|flexitarian|"
+         r"raw vegan|whole30|mediterranean")
+_TIME_VALUE = r"(?:\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?|noon|midnight)"
+_TZ = (r"(?:[A-Z]{2,5}|UTC\s*[+-]?\s*\d{0,2}(?::\d\d)?|GMT\s*[+-]?\s*\d{0,2}|"
+       r"[A-Z][a-z]+/[A-Z][\w/+-]+|(?:the\s+)?[\w/+ -]+?\s+(?:time ?zone|time))")
+
+_DEMONYMS = set("""
+american british english scottish welsh irish canadian australian german french italian
+spanish portuguese dutch belgian swiss austrian swedish norwegian danish finnish polish czech
+russian ukrainian greek turkish indian chinese japanese korean vietnamese thai filipino
+brazilian mexican argentinian chilean colombian peruvian nigerian kenyan egyptian moroccan
+israeli iranian pakistani bangladeshi indonesian malaysian singaporean european asian african
+latino latina jewish muslim christian catholic hindu buddhist atheist vegan vegetarian
+""".split())
+
+
+def _name_alone(raw: str) -> list[str]:
+    """ "I'm Jonas": a name said on its own (not "I'm Italian", not "I'm Vegan")."""
+    v = raw.strip(" .!")
+    if not re.fullmatch(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?", v) or v.lower() in _DEMONYMS:
+        return []
+    return [v]
+
+
+FRAMES: tuple[Frame, ...] = (
+    # -- identity ---------------------------------------------------------------------------
+    Frame("name", re.compile(r"^am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)[.!]?$"),
+          _name_alone),
+    _f("name", r"go by|am called|am named|prefer to be called|like to be called|"
+       r"want to be called|changed my name to|am known as", _NAME, proper),
+    Frame("age", re.compile(r"^" + AUX + r"(?:am|is|are|turned|turn|will turn|will be)\s+"
+                            r"(?P<v>\d{1,3})(?:\s+(?:years?|yrs?)(?:\s+old)?)?"
+                            r"(?:\s+(?:now|today|this year|next month|last week))?[.!]?$", _I),
+          lambda raw: [raw]),
+    Frame("age", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?P<v>\d{1,3})\s+(?:years?|yrs?)\s+"
+                            r"old\b", _I), lambda raw: [raw]),
+    _f("birthday", r"was born on|were born on|celebrate my birthday on", _one(V.COMMON, 4)),
+    # -- where --------------------------------------------------------------------------------
+    Frame("timezone", re.compile(r"^" + AUX + r"(?:am|is|are|work|live)\s+(?:in|on)\s+"
+                                 r"(?P<v>" + _TZ + r")(?:\s+now|\s+these days)?[.!]?$"),
+          lambda raw: [re.sub(r"^the\s+|\s+(?:time ?zone|tz)$", "", raw, flags=_I).strip()]),
+    _f("location", r"live|lives|living|reside|resides|residing|am based|is based|are based|"
+       r"based|am located|located|settled(?: down)?|am settled|am staying|call|calls",
+       lambda raw: _in_place(raw)),
+    _f("location", r"moved|move|am moving|moving|relocated|relocating|am relocating|"
+       r"emigrated|immigrated|settled|made the move|packed up and moved",
+       lambda raw: _to_place(raw)),
+    _f("location", r"am|is|are", lambda raw: _now_in(raw)),
+    _f("hometown", r"am originally from|is originally from|am from|is from|are from|"
+       r"come from|comes from|grew up in|was raised in|was born in|were born in|hail from",
+       _PLACE, proper),
+    # -- work and study -----------------------------------------------------------------------
+    _f("employer", r"(?:work|works|working|started working|began working|am employed|"
+       r"is employed|employed)(?:\s+(?:full[- ]time|part[- ]time|remotely|as (?:a|an) "
+       r"[\w -]{1,40}?))?\s+(?:at|for|with|by)", _ORG),
+    _f("employer", r"joined|am joining|is joining|signed with|signed on with|"
+       r"accepted (?:an|a job) offer (?:at|from)|took a (?:new )?(?:job|position|role) "
+       r"(?:at|with)|got a (?:new )?(?:job|position|role|offer) (?:at|with)|"
+       r"landed a (?:new )?(?:job|position|role) (?:at|with)|started (?:a (?:new )?"
+       r"(?:job|position|role) )?(?:at|with)|started my new (?:job|role) at|"
+       r"have a (?:new )?job (?:at|with)|am (?:now )?at|is (?:now )?at|"
+       r"switched (?:jobs|companies) to|moved to a new (?:job|company|role) at|"
+       r"am (?:a|an) [\w -]{1,40}? at|is (?:a|an) [\w -]{1,40}? at|am on the [\w -]{1,30}? "
+       r"team at|left [\w .&-]{1,30}? (?:for|to join)", _ORG, proper),
+    _f("occupation", r"work as|works as|working as|am working as|started working as|"
+       r"got a job as|took a job as|got promoted to|was promoted to|am now|became|"
+       r"have become|am becoming|retrained as|trained as|am employed as",
+       lambda raw: _role_value(raw)),
+    Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:a|an)\s+(?P<v>.+)$", _I),
+          lambda raw: _role_value(raw, plain=True)),
+    _f("manager", r"report to|reports to|report directly to|am reporting to|now report to",
+       _NAME, proper),
+    _f("school", r"study at|studies at|am studying at|go to|goes to|am enrolled at|"
+       r"am enrolled in|attend|attends|transferred to|am (?:a )?(?:student|freshman|"
+       r"sophomore|junior|senior|undergrad|grad student|phd student|phd candidate|"
+       r"masters student|postdoc) at", _ORG, proper),
+    _f("field_of_study", r"major in|majoring in|am majoring in|am doing a (?:degree|phd|"
+       r"masters|master's|bachelor's) in|am getting (?:a|my) (?:degree|phd|masters) in|"
+       r"am studying|study|studies", _one(V.ORG, 4)),
+    _f("learning", r"am learning|started learning|am (?:now )?taking (?:\w+ )?lessons in|"
+       r"am picking up|am teaching myself|started (?:taking )?(?:\w+ )?lessons in",
+       _one(V.ORG, 4)),
+    # -- people ---------------------------------------------------------------------------
+    _f("partner", r"married to|got married to|engaged to|got engaged to|dating|seeing|"
+       r"in a relationship with|together with|going out with|married", _NAME, proper),
+    Frame("relationship_status", re.compile(
+        r"^" + AUX + r"(?:am|is|are|got|just got)\s+(?:now\s+)?(?P<v>single|married|engaged|"
+        r"divorced|separated|widowed|in a relationship)\b", _I), lambda raw: [raw]),
+    # -- habits -----------------------------------------------------------------------------
+    Frame("diet", re.compile(r"^" + AUX + r"(?:am|is|are|went|gone|became|become|turned|eat|"
+                             r"eats|follow|am on|am eating|switched to|am going|went fully|"
+                             r"am mostly|am strictly|am now)\s+(?:a\s+|fully\s+|strictly\s+|"
+                             r"mostly\s+|now\s+)?(?P<v>" + _DIET + r")\b", _I),
+          lambda raw: [raw]),
+    _f("answer_language", r"want answers in|prefer answers in|want replies in|"
+       r"would like answers in|want you to answer in|want you to reply in",
+       _one(V.COMMON, 2), proper),
+    _f("work_hours", r"work|works|usually work|am working",
+       lambda raw: _hours(raw)),
+    _f("wake_time", r"wake up|get up|wakes up|gets up|am up|usually wake up|usually get up",
+       lambda raw: _at_time(raw)),
+    _f("bedtime", r"go to bed|go to sleep|goes to bed|fall asleep|turn in|sleep",
+       lambda raw: _at_time(raw)),
+    _f("gym_schedule", r"go to the gym|hit the gym|work out|go to the gym|lift|train|"
+       r"exercise|do the gym", lambda raw: _schedule(raw)),
+    _f("commute", r"commute|get to work|go to work|travel to work",
+       _one(V.COMMON, 4)),
+    Frame("commute", re.compile(r"^" + AUX + r"(?:usually\s+)?(?P<v>bike|cycle|drive|walk|"
+                                r"take the (?:train|bus|subway|tube|metro|tram|ferry)|"
+                                r"ride (?:my|a) (?:bike|scooter|motorcycle|e-bike))\s+"
+                                r"(?:to|into) (?:work|the office)\b", _I), lambda raw: [raw]),
+)
+
+
+def _in_place(raw: str) -> list[str]:
+    m = re.match(r"(?:in|near|at|outside(?: of)?|just outside(?: of)?|in the heart of)\s+(.+)"
+                 r"|(.+?)\s+home\b", raw, _I)
+    v = V.value(m[1] or m[2], V.PLACE, 5) if m else None
+    return [v] if v and proper(v) else []
+
+
+def _to_place(raw: str) -> list[str]:
+    m = re.match(r"(?:back\s+|over\s+|out\s+|all the way\s+)?(?:to|into|in)\s+(.+)", raw, _I)
+    v = V.value(m[1], V.PLACE, 5) if m else None
+    return [v] if v and proper(v) else []
+
+
+_TEMPORARY = re.compile(r"\b(?:for (?:a|the|two|three|\d+|work|business|vacation|holiday|"
+                        r"the weekend|a conference|a wedding)|on (?:vacation|holiday|a trip|"
+                        r"business)|visiting|this week|today|tonight|until|till|right now|"
+                        r"at the moment|airport|hotel|traffic|a meeting|class)\b", _I)
+
+
+def _now_in(raw: str) -> list[str]:
+    """ "I'm in Lisbon now": a place the statement says they are in, lastingly."""
+    m = re.match(r"(?:now\s+|currently\s+|finally\s+)?(?:living\s+)?in\s+(.+)", raw, _I)
+    if not m or _TEMPORARY.search(raw):
+        return []
+    v = V.value(m[1], V.PLACE, 4)
+    return [v] if v and proper(v) else []
+
+
+def _role_value(raw: str, plain: bool = False) -> list[str]:
+    v = V.value(re.sub(r"^(?:a|an)\s+", "", raw, flags=_I), V.ORG, 5)
+    if not v:
+        return []
+    if plain and not role(v):
+        return []
+    return [v] if role(v) or not plain else []
+
+
+def _hours(raw: str) -> list[str]:
+    m = re.match(r"((?:from\s+)?" + _TIME_VALUE + r"\s*(?:to|-|until|till)\s*" + _TIME_VALUE
+                 + r"|nights|night shifts|the night shift|days|early shifts|late shifts|"
+                 r"weekends|four days a week|part[- ]time|full[- ]time)\b", raw, _I)
+    return [m[1]] if m else []
+
+
+def _at_time(raw: str) -> list[str]:
+    m = re.match(r"(?:at|around|by|before)\s+(" + _TIME_VALUE + r")", raw, _I)
+    return [m[1].strip()] if m else []
+
+
+def _schedule(raw: str) -> list[str]:
+    m = re.match(r"((?:on|every|in the|at)\s+[\w ,]+?)(?:[.!,;]|$| because| but| and i)",
+                 raw, _I)
+    return [m[1].strip()] if m else []
+
+
+_ROLE_TOO = re.compile(r"\bas (?:a|an|the)\s+(?P<v>[\w -]{2,40}?)(?:\s+(?:at|for|in|with|since|"
+                       r"and|but)\b|[,.;!]|$)|^" + AUX + r"(?:am|is|are)\s+(?:a|an|the)\s+"
+                       r"(?P<w>[\w -]{2,40}?)\s+(?:at|for|with)\s+[A-Z]", _I)
+
+
+def role_too(predicate: str) -> str | None:
+    """The role an employer statement also names ("I work at X as a data engineer", "I'm a
+    data scientist at Shopify")."""
+    m = _ROLE_TOO.search(predicate)
+    v = (m["v"] or m["w"]) if m else None
+    return v if v and role(v) else None
+
+
+def read(predicate: str) -> tuple[str, list[str]] | None:
+    """(attribute, values) of the first frame the predicate states, or None."""
+    for frame in FRAMES:
+        m = frame.pattern.match(predicate)
+        if not m:
+            continue
+        found = [v for v in frame.parse(m["v"]) if frame.guard is None or frame.guard(v)]
+        if found:
+            return frame.attribute, found
+    return None

@@ -1,0 +1,75 @@
+"""Statements, not sentences: a sentence split into the clauses that each say one thing.
+
+"I prefer dark mode in every editor and I like my coffee black." makes two statements, each
+its own memory with its own fact, so a later "I switched to light mode" can supersede the
+first without touching the second. A sentence is cut at ";" and before "and" / "but" /
+"while" / "whereas" / a comma when what follows is a clause of its own:
+
+* it opens with a subject ("I", "we", "my sister", "our CI", "he", a person's name, "the
+  billing service"): "I live in Berlin and I prefer tea";
+* or, after and/but/";", with a verb whose subject was left out ("I live in Berlin and work
+  at Globex"): the clause gets the subject back ("I work at Globex").
+
+Never cut: before "it", "that", "which", "so", "there" (they lean on what came before:
+"I went to the group and it was powerful"), inside a list ("I like Python, Go and Rust" is
+one statement whose values `values.items` splits), or after a bare subject ("My wife and I
+live in Boston").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .subjects import find_subject
+
+_I = re.IGNORECASE
+
+_CUT = re.compile(r"\s*;\s*|,?\s+(?P<conj>and|but|while|whereas|plus|although|though)\s+|"
+                  r",\s+", _I)
+_OPENERS = (r"(?i:(?:actually|also|now|then|so|plus|these days|currently|btw|honestly|"
+            r"recently|lately|nowadays|since then|as of now|and)\s+|(?:actually|also|btw),\s+)*")
+_SUBJECT = re.compile(
+    r"^" + _OPENERS + r"(?i:i|i'm|i've|i'd|i'll|we|we're|we've|we'll|my|our|he|she|he's|"
+    r"she's|they|they're|(?:his|her|their) [a-z]+)\b|^" + _OPENERS + r"(?:[A-Z][a-z]+|(?i:the) [a-z]+(?: [a-z]+)?)"
+    r"(?:'s [a-z]+)?\s+(?:is|are|was|has|had|works|lives|moved|uses|runs|just|also|now|got|"
+    r"joined|started|loves|likes|hates|speaks|drives|plays|switched|became|left|recently)\b")
+_ELIDED = re.compile(
+    r"^" + _OPENERS + r"(?:work|works|live|lives|use|uses|love|loves|like|likes|hate|hates|"
+    r"have|has|speak|speaks|drive|drives|play|plays|prefer|prefers|moved|switched|started|"
+    r"joined|am|got|enjoy|enjoys|own|owns|code|run|runs|went|became|study|studies|teach|"
+    r"just|recently|now|also|still|quit|stopped|dropped|no longer|can't stand|"
+    r"don't|do not|am not|never|relocated|migrated|adopted|bought|speak)\b", _I)
+_LEANS = re.compile(r"^(?:it|it's|its|that|that's|this|these|those|which|who|so|there|"
+                    r"there's|then|too|as well|not|or)\b", _I)
+_BARE_SUBJECT = re.compile(r"^(?:(?:my|our|the)\s+)?[\w-]+$|^[A-Z][a-z]+$", _I)
+
+
+def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
+    """The statements of one sentence, in order; the sentence itself when it makes one."""
+    out: list[str] = []
+    start, prefix, subject = 0, "", None
+    for m in _CUT.finditer(sentence):
+        left, right = prefix + sentence[start:m.start()].strip(), sentence[m.end():].strip()
+        if not left.strip() or not right or _LEANS.match(right):
+            continue
+        if _SUBJECT.match(right):
+            if _BARE_SUBJECT.match(left) or len(left.split()) < 2:
+                continue  # "My wife and I live in Boston"
+            out.append(left)
+            start, prefix, subject = m.end(), "", None
+            continue
+        if m["conj"] is None and ";" not in m.group(0) or not _ELIDED.match(right):
+            continue  # a comma before a verb is a list of actions, not a new statement
+        subject = subject or find_subject(left, speaker)
+        if subject.entity is None or not subject.surface:
+            subject = None
+            continue
+        # The clause gets its subject back, and so does the next one that leaves it out.
+        out.append(left)
+        start, prefix = m.end(), subject.surface + " "
+    out.append(prefix + sentence[start:].strip())
+    return [_tidy(s) for s in out if s.strip(" ,;")]
+
+
+def _tidy(clause: str) -> str:
+    return clause.strip().rstrip(",;").strip()

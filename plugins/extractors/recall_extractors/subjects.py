@@ -1,0 +1,177 @@
+"""Who a statement is about: its subject becomes the fact's entity.
+
+"My wife works at Globex" is about `wife`, never about the user's employer; "Sarah moved to
+Porto" is about `sarah`; "the billing service uses Postgres" about `billing service`. So each
+statement is read as subject + predicate before any fact rule looks at it:
+
+* "I" is the user (in a transcript line, the speaker: "Caroline: I ..." -> `caroline`), "we"
+  / "our team" / "our company" the team;
+* "my <relation>" (wife, boss, sister, ...) is that relation (a speaker's: `caroline's
+  wife`), a person named by name is their lowercase name, "he"/"she" the last person named
+  in the same text (else nobody: no fact);
+* "my/our <attribute> is ..." ("my employer is Globex", "our CI is CircleCI") is the
+  possessor's attribute: `Subject.noun` carries it;
+* "the/our <thing>" is the thing (`billing service`, `backend`); "it", "this", "you" and
+  anything else is nobody, and the statement gets no fact.
+
+The predicate comes back with contractions spelt out ("'m" -> "am"), so the fact rules read
+one form.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from recall_core.attributes import TEAM, USER
+
+_I = re.IGNORECASE
+
+RELATIONS = frozenset("""
+wife husband partner spouse boyfriend girlfriend fiance fiancee son daughter kid kids child
+children mother mom mum father dad parents sister brother sibling siblings grandma grandpa
+grandmother grandfather aunt uncle cousin niece nephew boss manager roommate flatmate
+housemate friend best friend colleague coworker co-worker neighbor neighbour landlord
+mentor therapist doctor stepson stepdaughter stepmom stepdad in-laws mother-in-law
+father-in-law sister-in-law brother-in-law ex ex-wife ex-husband twin baby
+""".split()) | {"best friend"}
+PETS = frozenset("""
+dog cat puppy kitten parrot hamster rabbit bunny turtle tortoise fish goldfish snake lizard
+horse pony ferret gecko bird budgie pup
+""".split())
+# Words that open a sentence but are never a person's name.
+_NOT_NAMES = frozenset("""
+i the a an my our your his her their its this that these those it he she they we you there
+here today yesterday tomorrow also then so and but or if when while after before since
+because actually update honestly anyway well oh ok okay yes no maybe please thanks hey hi
+sorry what why how who where which every each some any all both everyone nobody someone
+monday tuesday wednesday thursday friday saturday sunday january february march april may
+june july august september october november december last next this just now currently
+lately recently finally sadly luckily unfortunately fortunately btw fyi big quick note
+""".split())
+_GROUPS = frozenset({"team", "company", "org", "organisation", "organization", "group",
+                     "startup", "family", "household"})
+_OWNERS = RELATIONS | PETS | _GROUPS
+_LEAD = re.compile(
+    r"^(?:(?:actually|update|correction|so|well|oh|also|btw|fyi|ok|okay|anyway|honestly|"
+    r"by the way|big news|quick update|good news|sad news|news|heads up|just so you know|"
+    r"and|but|plus|then|now|these days|nowadays|lately|recently|currently|as of (?:today|now|"
+    r"this week|this month)|since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
+    r"at the moment|for the record|to be clear|in fact|scratch that|oh and|ps|p\.s\.|"
+    r"today|yesterday|finally|officially|guess what|fun fact)\b[,:!.]?\s+)+", _I)
+_CONTRACTIONS = (("'m", " am"), ("'ve", " have"), ("'re", " are"), ("'ll", " will"),
+                 ("'d", " would"), ("n't", " not"))
+# What may follow a subject noun phrase: its verb (or an adverb before it).
+_VERB = (r"(?:is|are|was|were|has|have|had|'s|does|did|do|will|would|can|could|should|just|"
+         r"also|now|still|recently|finally|really|always|never|usually|actually|currently|"
+         r"only|already|officially|got|gets|became|becomes|\w+(?:s|ed))\b")
+_NOUN_PHRASE = r"(?:[\w.+#-]+(?:\s+[\w.+#-]+){0,3}?)"
+
+
+@dataclass(frozen=True)
+class Subject:
+    #: the canonical entity, or None when the statement is about nobody we can name
+    entity: str | None
+    #: "person" (user, a relation, a named person), "team", "thing" or "none"
+    kind: str
+    #: the words of the predicate (after the subject), contractions spelt out
+    rest: str
+    #: for "my/our/<name>'s <noun> ...": the possessed noun ("employer", "favourite colour")
+    noun: str | None = None
+    #: the subject as written, to repeat before a clause that left it out
+    surface: str = ""
+
+
+def expand(text: str) -> str:
+    """Contractions spelt out ("I'm" -> "I am"; "can't" -> "can not"), quotes folded."""
+    out = text.replace("\u2019", "'").replace("can't", "can not").replace("won't", "will not")
+    # "my name's Fatima": 's is "is" after anything but a person, pet or group, whose 's
+    # owns what follows ("my wife's employer").
+    out = re.sub(r"\b(my|our)\s+([\w-]+)'s\b", lambda m: m[0] if m[2].lower() in _OWNERS
+                 else f"{m[1]} {m[2]} is", out, flags=_I)
+    out = re.sub(r"\b(\w+)'s\s+(been|got|gotten|always|never|just|now|still|not|a|an|the|"
+                 r"currently|finally|officially|really|in|at|from|on|moved|working|living|"
+                 r"based|learning|allergic|married|engaged|dating)\b", r"\1 is \2", out,
+                 flags=_I)
+    for short, full in _CONTRACTIONS:
+        out = re.sub(r"(?<=\w)" + short + r"\b", full, out, flags=_I)
+    return out
+
+
+def strip_lead(text: str) -> str:
+    """The statement without openers that say nothing about its subject ("Actually, ...",
+    "Update: ...", "These days ...")."""
+    return _LEAD.sub("", text.strip()).strip()
+
+
+def _owner(word: str, speaker: str | None) -> str:
+    """Whose: "my" -> the user (or speaker), "our" -> the team."""
+    if word.lower() == "our":
+        return TEAM
+    return speaker.lower() if speaker else USER
+
+
+def _relation(noun: str, speaker: str | None) -> str:
+    noun = noun.lower()
+    return f"{speaker.lower()}'s {noun}" if speaker else noun
+
+
+def find_subject(clause: str, speaker: str | None = None,
+                 last_person: str | None = None) -> Subject:
+    """Read `clause` as subject + predicate (see the module docstring)."""
+    text = expand(strip_lead(clause))
+    me = speaker.lower() if speaker and speaker.lower() not in ("user", "me") else USER
+    if m := re.match(r"^i\s+(?P<rest>.*)$", text, _I):
+        return Subject(me, "person", m["rest"], surface="I")
+    if m := re.match(r"^we\s+(?P<rest>.*)$", text, _I):
+        return Subject(TEAM, "team", m["rest"], surface="we")
+    if m := re.match(r"^(?P<who>my|our)\s+(?:(?:new|current|old|own|usual|little|older|"
+                     r"younger|big|baby)\s+)*?(?P<np>"
+                     + _NOUN_PHRASE + r")(?P<poss>'s?\s+(?P<noun2>" + _NOUN_PHRASE + r"))?"
+                     r"\s+(?P<rest>" + _VERB + r".*)$", text, _I):
+        return _possessed(m, speaker, text)
+    if m := re.match(r"^(?P<who>his|her|their)\s+(?P<np>[\w-]+)\s+(?P<rest>" + _VERB + r".*)$",
+                     text, _I):
+        # "Sarah moved to Porto and her husband works at Globex": the last person's relation
+        if last_person and m["np"].lower() in RELATIONS:
+            return Subject(f"{last_person}'s {m['np'].lower()}", "person", m["rest"],
+                           surface=f"{m['who']} {m['np']}")
+        return Subject(None, "none", m["rest"])
+    if m := re.match(r"^(?P<pro>he|she)\s+(?P<rest>.*)$", text, _I):
+        return Subject(last_person, "person" if last_person else "none", m["rest"],
+                       surface=m["pro"])
+    if m := re.match(r"^(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?P<poss>'s?\s+(?P<noun>"
+                     + _NOUN_PHRASE + r"))?\s+(?P<rest>" + _VERB + r".*)$", text):
+        if m["name"].split()[0].lower() not in _NOT_NAMES:
+            name = m["name"].lower()
+            return Subject(name, "person", m["rest"], noun=m["noun"], surface=m["name"])
+    if m := re.match(r"^the\s+(?P<np>" + _NOUN_PHRASE + r")\s+(?P<rest>" + _VERB + r".*)$",
+                     text, _I):
+        np = m["np"].lower()
+        if np in ("team", "company", "whole team"):
+            return Subject(TEAM, "team", m["rest"], surface=f"the {m['np']}")
+        if np not in RELATIONS:
+            return Subject(np, "thing", m["rest"], surface=f"the {m['np']}")
+    return Subject(None, "none", text)
+
+
+def _possessed(m: re.Match[str], speaker: str | None, text: str) -> Subject:
+    owner = _owner(m["who"], speaker)
+    np, rest = m["np"].lower(), m["rest"]
+    surface = text[: m.start("rest")].strip()
+    if np in _GROUPS:
+        # "our team's CI is X" / "my team uses Jira": the team.
+        if m["noun2"]:
+            return Subject(TEAM, "team", rest, noun=m["noun2"], surface=surface)
+        return Subject(TEAM, "team", rest, surface=surface)
+    if np in RELATIONS or np in PETS:
+        entity = _relation(np, speaker) if np in RELATIONS else np
+        kind = "person" if np in RELATIONS else "pet"
+        if m["noun2"]:  # "my wife's employer is ..."
+            return Subject(entity, kind, rest, noun=m["noun2"], surface=surface)
+        return Subject(entity, kind, rest, noun=None, surface=surface)
+    if m["noun2"]:
+        # "our backend's database is ...": the thing's attribute.
+        return Subject(np, "thing", rest, noun=m["noun2"], surface=surface)
+    return Subject(owner, "team" if owner == TEAM else "person", rest, noun=np,
+                   surface=surface)

@@ -1,0 +1,303 @@
+"""The facts one statement states: subject -> entity, frame -> attribute and value, cues ->
+whether a value is added, replaced or ended.
+
+* Questions, wishes and plans about the future ("I might move to Berlin", "I'm thinking of
+  joining Globex") state no fact: a wrong supersession loses a true memory.
+* A negation or an ending ("I don't use Docker anymore", "I stopped playing tennis", "I'm no
+  longer allergic to peanuts", "I used to have a cat") ends that value of a many-valued fact
+  (`recall_core.attributes.ENDED`). A single-valued fact is only ever replaced by a new
+  value: "I don't live in Rome anymore" names no successor and, said after the successor,
+  would wrongly end it, so it states no fact.
+* "I don't like X" is a dislike; "I hate X now" also ends the like, and the other way round.
+* "also" / "too" add to a many-valued fact; on a single-valued one ("I also work at Globex")
+  they mean a second value the fact cannot hold, so no fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from recall_core.attributes import (ENDED, INVENTORY, TEAM, USER, canonical_attribute,
+                                    is_many, normalise_triple, value_key)
+
+from . import many_frames, person_frames, tool_frames
+from . import values as V
+from .keys import FAVORITE_TOOLS
+from .lexicon import attribute_for, category_of
+from .sentences import fold
+from .subjects import PETS, Subject, expand, find_subject, strip_lead
+
+_I = re.IGNORECASE
+
+
+@dataclass(frozen=True)
+class Fact:
+    entity: str
+    attribute: str
+    value: str
+    ended: bool = False
+
+    def triple(self) -> tuple[str, str, str] | None:
+        """The canonical triple (`recall_core.attributes.normalise_triple`)."""
+        if self.ended:
+            return normalise_triple(self.entity, f"{self.attribute}:{value_key(self.value)}",
+                                    ENDED)
+        return normalise_triple(self.entity, self.attribute, self.value)
+
+
+@dataclass
+class Cues:
+    negated: bool = False
+    ended: bool = False
+    past: bool = False
+    additive: bool = False
+    change: bool = False
+    future: bool = False
+
+
+_HYPOTHETICAL = re.compile(
+    r"^(?:might|may|could|would(?! rather)|should|want to|wanna|hope to|wish|need to|"
+    r"have to|am thinking (?:about|of)|was thinking (?:about|of)|am considering|consider|"
+    r"considered|am trying to|try to|would like to|would love to|am hoping to|dream of|"
+    r"can not wait to|am looking (?:for|at|into)|am interviewing|applied|am applying|"
+    r"almost|nearly|never|if)\b", _I)
+_FUTURE = re.compile(r"^(?:will|am going to|are going to|is going to|am about to|plan to|"
+                     r"am planning to|are planning to|intend to|am (?:moving|starting|"
+                     r"joining|relocating) (?:to |at )?\w+ (?:next|in|on|soon))\b", _I)
+_NEGATION = re.compile(r"^(?:(?P<aux>do|does|did|am|is|are|was|were|have|has|had|will|would|"
+                       r"can|could)\s+)?(?:not|no longer|never)\s+(?:really\s+|even\s+|"
+                       r"actually\s+|currently\s+)?", _I)
+_STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?:stopped|quit|"
+                      r"gave up(?: on)?|have given up|dropped|ditched|got rid of|gave away|"
+                      r"rehomed|re-homed|sold|am done with|broke up with|no longer)\s+", _I)
+_USED_TO = re.compile(r"^(?:used to|was|were|had)\s+", _I)
+_ADDITIVE = re.compile(r"\b(?:also|too|as well|in addition|additionally|another|besides)\b",
+                       _I)
+_CHANGE = re.compile(r"\b(?:now|these days|nowadays|anymore|any more|no longer|switched|"
+                     r"changed my mind|lately|recently|since)\b", _I)
+_ENDING = re.compile(r"\b(?:anymore|any more|no longer|not now|these days)\b", _I)
+_GERUND = {"using": "use", "playing": "play", "speaking": "speak", "learning": "am learning",
+           "eating": "eat", "drinking": "drink", "doing": "do", "going": "go",
+           "liking": "like", "running": "run", "coding in": "code in", "taking": "take"}
+
+
+def read_cues(rest: str) -> tuple[str, Cues]:
+    """The predicate without its negation / ending words, and what they said."""
+    cues = Cues(additive=bool(_ADDITIVE.search(rest)), change=bool(_CHANGE.search(rest)))
+    body = re.sub(r"^(?:really|just|also|now|still|actually|honestly|definitely|totally|"
+                  r"currently|recently|finally|officially)\s+", "", rest, flags=_I)
+    if _HYPOTHETICAL.match(body) or re.match(r"^(?:am|are|is)\s+(?:thinking|considering|"
+                                             r"planning|hoping)\b", body, _I):
+        cues.future = True
+        return body, cues
+    if _FUTURE.match(body):
+        cues.future = True
+    if m := _STOPPED.match(body):
+        cues.ended = True
+        body = body[m.end():]
+        for gerund, verb in _GERUND.items():
+            if body.lower().startswith(gerund + " "):
+                return verb + body[len(gerund):], cues
+        return "have " + body, cues
+    if re.match(r"^(?:can|could)\s+not\s+(?:stand|bear)\b", body, _I):
+        return body, cues  # "I can't stand cilantro": a dislike, not a negation
+    if m := _NEGATION.match(body):
+        cues.negated = True
+        cues.ended = bool(_ENDING.search(body)) or "no longer" in m[0].lower()
+        body = body[m.end():]
+        if (m["aux"] or "").lower() in ("am", "is", "are", "was", "were"):
+            return "am " + body, cues  # "I'm no longer allergic to X": the copula stays
+        return body, cues
+    if m := _USED_TO.match(body):
+        if m[0].lower().startswith("used to") or re.match(r"^(?:was|were)\s+allergic", body,
+                                                             _I):
+            cues.past = cues.ended = True
+            rest_ = body[m.end():]
+            return ("am " + rest_ if rest_.lower().startswith("allergic") else rest_), cues
+    return body, cues
+
+
+def imperative(text: str) -> Fact | None:
+    """Subject-less requests that state a fact about the user ("Call me Bob")."""
+    if m := re.match(r"^(?:please\s+)?(?:just\s+)?(?:call|address)\s+me\s+(?:as\s+)?(?P<v>.+)",
+                     text, _I):
+        v = V.value(m["v"], V.NAME, 3)
+        if v and person_frames.proper(v):
+            return Fact(USER, "name", v)
+    if m := re.match(r"^(?:please\s+)?(?:always\s+|only\s+)?(?:answer|reply|respond|write|talk)"
+                     r"(?:\s+to me)?\s+in\s+(?P<v>[A-Z][a-z]+)\b", text):
+        if category_of(m["v"]) is None:
+            return Fact(USER, "answer_language", m["v"])
+    return None
+
+
+_REVERSE = re.compile(
+    r"^(?P<v>.+?)\s+(?:is|are|has become|became)\s+(?:now\s+|currently\s+|still\s+|"
+    r"officially\s+|finally\s+)?(?P<who>my|our|[A-Z][a-z]+'s)\s+(?:new\s+|current\s+|main\s+|"
+    r"primary\s+|go-to\s+|default\s+|daily\s+|usual\s+|only\s+)?(?P<noun>[\w -]+?)"
+    r"(?:\s+now|\s+these days|\s+nowadays|\s+at the moment|\s+for now)?[.!]?$", _I)
+_RELATION_ATTRIBUTE = {"wife": "partner", "husband": "partner", "partner": "partner",
+                       "spouse": "partner", "boyfriend": "partner", "girlfriend": "partner",
+                       "fiance": "partner", "fiancee": "partner", "boss": "manager",
+                       "manager": "manager"}
+_COPULA = re.compile(r"^(?:has been|have been|is|are|became|changed to|is now|are now|"
+                     r"just changed to|has changed to|switched to|moved to)\s+(?:now\s+|still\s+|"
+                     r"currently\s+|officially\s+|actually\s+|finally\s+)?(?P<v>.+)$", _I)
+
+
+def _attribute_noun(noun: str, value: str | None) -> str | None:
+    """The attribute "my <noun> is <value>" states, or None (then <noun> is a thing)."""
+    attr = canonical_attribute(noun)
+    if attr.startswith("favorite_") and canonical_attribute(attr[9:]) in FAVORITE_TOOLS:
+        return canonical_attribute(attr[9:])
+    if attr in INVENTORY or attr.startswith("favorite_"):
+        return attr
+    words = noun.split()
+    if value is None or re.match(r"^(?:\w+(?:ed|en|ing)|in|on|at|from|so|very|really|"
+                                 r"pretty|kind|such|too|not|no|always|never)\b", value, _I):
+        return None  # "our backend is written in Go": the backend is the subject
+    if 1 <= len(words) <= 2 and not set(map(str.lower, words)) & {"life", "day", "week",
+                                                                  "point", "plan", "idea"}:
+        return attr  # "my shoe size is 42": a fact of its own, single-valued
+    return None
+
+
+def _reverse(text: str, speaker: str | None) -> Fact | None:
+    """ "VS Code is my editor now", "Tomás is my manager", "Anna is my wife"."""
+    m = _REVERSE.match(text)
+    if not m:
+        return None
+    value = V.value(m["v"], V.COMMON, 5)
+    if not value or value.lower() in ("it", "that", "this", "he", "she", "they", "which"):
+        return None
+    who = m["who"].lower()
+    owner = (TEAM if who == "our" else (speaker.lower() if speaker else USER)) \
+        if who in ("my", "our") else who[:-2]
+    noun = m["noun"].lower()
+    if noun in _RELATION_ATTRIBUTE:
+        return Fact(owner, _RELATION_ATTRIBUTE[noun], value) if person_frames.proper(value) \
+            else None
+    attr = _attribute_noun(noun, None) or ""
+    if attr in INVENTORY and not INVENTORY[attr].many or attr.startswith("favorite_"):
+        return Fact(owner, attr, value)
+    return None
+
+
+def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
+    """ "my employer is X", "our CI runs on X", "my dog's name is X". None: read on."""
+    noun = subject.noun or ""
+    m = _COPULA.match(rest)
+    if subject.kind == "pet" and noun.lower() == "name":
+        v = V.value(m["v"], V.NAME, 3) if m else None
+        return [Fact(USER, "pets", v)] if v and person_frames.proper(v) else []
+    attr = _attribute_noun(noun, m["v"] if m else None)
+    if attr is None:
+        return None
+    if m:
+        if cues.negated or cues.past:
+            return []
+        if is_many(attr):
+            return [Fact(subject.entity or USER, attr, v) for v in V.items(m["v"], V.LIST, 4)]
+        v = V.value(m["v"], V.COMMON, 8)
+        if v is None or v.split()[0].lower() in ("so", "very", "really", "pretty", "kind"):
+            return []
+        return [Fact(subject.entity or USER, attr, v)]
+    reading = tool_frames.read(rest, person=False, additive=cues.additive)
+    if reading and reading.attribute == attr:
+        return [Fact(subject.entity or USER, attr, reading.values[0])]
+    return None
+
+
+def _relation_copula(subject: Subject, rest: str, speaker: str | None) -> Fact | None:
+    """ "My wife is Anna" -> the owner's partner; "My boss is Dana" -> the owner's manager."""
+    relation = (subject.entity or "").split("'s ")[-1]
+    m = _COPULA.match(rest)
+    if relation not in _RELATION_ATTRIBUTE or not m:
+        return None
+    v = V.value(m["v"], V.NAME, 3)
+    if not v or not person_frames.proper(v):
+        return None
+    owner = speaker.lower() if speaker else USER
+    return Fact(owner, _RELATION_ATTRIBUTE[relation], v)
+
+
+def statement_facts(clause: str, speaker: str | None = None,
+                    last_person: str | None = None) -> tuple[list[Fact], Subject]:
+    """The facts `clause` states, and its subject (for the next clause's "he"/"she")."""
+    text = expand(strip_lead(fold(clause)))
+    none = Subject(None, "none", text)
+    if not text or text.rstrip().endswith("?"):
+        return [], none
+    if fact := imperative(text):
+        return [_as_speaker(fact, speaker)], none
+    if fact := _reverse(text.rstrip(".! "), speaker):
+        return [fact], none
+    subject = find_subject(text, speaker, last_person)
+    if subject.entity is None:
+        return [], subject
+    rest, cues = read_cues(subject.rest)
+    if subject.noun:
+        found = _possessive(subject, rest, cues)
+        if found is not None:
+            return ([] if cues.future else found), subject
+        subject = Subject(canonical_attribute(subject.noun).replace("_", " "), "thing", rest,
+                          surface=subject.surface)
+    if subject.kind == "person" and not subject.noun and (
+            fact := _relation_copula(subject, rest, speaker)):
+        return [fact], subject
+    return _read(subject, rest, cues), subject
+
+
+def _as_speaker(fact: Fact, speaker: str | None) -> Fact:
+    if speaker and fact.entity == USER and speaker.lower() not in ("user", "me"):
+        return Fact(speaker.lower(), fact.attribute, fact.value, fact.ended)
+    return fact
+
+
+def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
+    entity = subject.entity or USER
+    person = subject.kind in ("person", "pet")
+    if cues.future and not cues.ended:
+        # Plans are facts only for a team's choices ("we're going to use Postgres").
+        if subject.kind == "person" or re.match(r"^(?:might|may|could|would|should|wish|if|"
+                                                r"almost|nearly|never)\b", rest, _I):
+            return []
+    if subject.kind in ("person", "team") and (found := person_frames.read(rest)):
+        attr, vals = found
+        facts = _shape(entity, attr, vals, [], cues)
+        if attr == "employer" and facts and (job := person_frames.role_too(rest)):
+            facts.append(Fact(entity, "occupation", job))
+        return facts
+    if subject.kind in ("person", "team") and (found := many_frames.read(rest, person)):
+        attr, vals = found
+        return _shape(entity, attr, vals, [], cues)
+    reading = tool_frames.read(rest, person=person, additive=cues.additive)
+    if reading is None:
+        return []
+    if reading.attribute == "*":
+        return [f for v in reading.values for f in _shape(
+            entity, attribute_for(v, person=person, additive=cues.additive), [v], [], cues)]
+    return _shape(entity, reading.attribute, reading.values, reading.replaced, cues)
+
+
+def _shape(entity: str, attr: str, vals: list[str], replaced: list[str], cues: Cues
+           ) -> list[Fact]:
+    """Facts from a frame's reading, by the attribute's cardinality and the cues."""
+    many = is_many(attr)
+    if cues.negated or cues.ended or cues.past:
+        if attr == "likes" and cues.negated and not cues.ended:
+            return [Fact(entity, "dislikes", v) for v in vals]  # "I don't like X"
+        if many and (cues.ended or cues.past or attr not in ("likes", "dislikes")):
+            return [Fact(entity, attr, v, ended=True) for v in vals]
+        return []
+    if not many:
+        if cues.additive and attr not in ("uses",) and not attr.startswith("preference:"):
+            return []
+        return [Fact(entity, attr, vals[0])]
+    out = [Fact(entity, attr, v) for v in vals]
+    out += [Fact(entity, attr, r, ended=True) for r in replaced]
+    if cues.change and attr in ("likes", "dislikes"):
+        other = "dislikes" if attr == "likes" else "likes"
+        out += [Fact(entity, other, v, ended=True) for v in vals]
+    return out
