@@ -64,7 +64,8 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
     ("pronouns", "one", "their pronouns", ("pronoun",), "person"),
     ("email", "one", "their email address", ("email_address", "e_mail", "mail"), "person"),
     ("phone_number", "one", "their phone number",
-     ("mobile_number", "telephone_number", "cell_number", "phone_no"), "person"),
+     ("mobile_number", "telephone_number", "cell_number", "phone_no", "cell", "number",
+      "phone_num"), "person"),
     ("location", "one", "where they live now",
      ("city", "home", "residence", "current_city", "lives_in", "current_location",
       "home_city", "based_in", "living_in", "where_they_live", "place_of_residence"),
@@ -118,12 +119,14 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
     ("timezone", "one", "their time zone", ("time_zone", "tz"), "person"),
     ("answer_language", "one", "the language they want answers in",
      ("response_language", "reply_language"), "person"),
-    ("work_hours", "one", "when they work", ("working_hours", "office_hours"),
-     "person"),
-    ("wake_time", "one", "when they get up", ("wake_up_time", "wakeup_time"), "person"),
+    ("work_hours", "one", "when they work", ("working_hours", "office_hours", "hours",
+                                              "work_schedule", "shift"), "person"),
+    ("wake_time", "one", "when they get up", ("wake_up_time", "wakeup_time", "wake_up",
+                                              "alarm"), "person"),
     ("bedtime", "one", "when they go to bed", ("bed_time", "sleep_time"), "person"),
     ("gym_schedule", "one", "when they work out", ("workout_schedule", "exercise_schedule",
-                                                   "gym_days"), "person"),
+                                                   "gym_days", "gym", "workouts", "workout",
+                                                   "training_schedule"), "person"),
     ("commute", "one", "how they get to work", ("commute_mode", "transport"), "person"),
     # -- a person: several values at once
     ("likes", "many", "things they like, love or enjoy (one key per thing)",
@@ -147,46 +150,43 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
      ("programming_language", "main_language", "primary_language", "written_in"), "thing"),
     ("framework", "one", "the backend or web framework",
      ("web_framework", "backend_framework"), "thing"),
-    ("frontend_framework", "one", "the frontend framework", ("frontend", "ui_framework"),
-     "thing"),
+    ("frontend_framework", "one", "the frontend framework", ("ui_framework",), "thing"),
     ("database", "one", "the main database", ("db", "datastore", "primary_database",
                                               "data_store"), "thing"),
-    ("cache", "one", "the cache (Redis, Memcached...)", ("caching",), "thing"),
-    ("search_engine", "one", "the search engine or index", ("search",), "thing"),
-    ("message_queue", "one", "the queue or message broker", ("queue", "broker",
-                                                            "message_broker"), "thing"),
     ("orm", "one", "the ORM", (), "thing"),
-    ("ci", "one", "the CI system", ("ci_cd", "ci_system", "continuous_integration", "cicd"),
-     "thing"),
+    ("ci", "one", "the CI system", ("ci_cd", "ci_system", "continuous_integration", "cicd",
+                                    "builds", "pipelines", "pipeline"), "thing"),
     ("cloud", "one", "where it is hosted",
      ("hosting", "hosting_provider", "cloud_provider", "hosted_on"), "thing"),
-    ("package_manager", "one", "the package manager", (), "thing"),
+    ("package_manager", "one", "the package manager", ("packages", "dependencies",
+                                                       "dependency_management"), "thing"),
     ("issue_tracker", "one", "where tickets and issues are tracked",
      ("tickets", "ticket_tracker", "bug_tracker", "task_tracker", "project_tracker",
-      "issues"), "thing"),
+      "issues", "backlog", "bugs"), "thing"),
     ("chat_tool", "one", "the team chat", ("chat", "team_chat", "messaging"), "thing"),
     ("code_host", "one", "where the code is hosted (GitHub, GitLab...)",
-     ("repo_host", "git_host", "vcs_host", "source_control", "repository_host"), "thing"),
-    ("deploy_day", "one", "the day deploys happen", ("deployment_day", "release_day"),
+     ("repo_host", "git_host", "vcs_host", "source_control", "repository_host", "repos",
+      "repo", "repositories", "code", "source_code"), "thing"),
+    ("deploy_day", "one", "the day deploys happen", ("deployment_day", "release_day",
+                                                     "deploys", "deployments", "deploy"),
      "thing"),
-    ("standup_time", "one", "when standup is", ("standup", "daily_standup"), "thing"),
-    ("sprint_length", "one", "how long a sprint is", ("sprint_duration",), "thing"),
+    ("standup_time", "one", "when standup is", ("standup", "daily_standup", "standups",
+                                                "stand_up"), "thing"),
+    ("sprint_length", "one", "how long a sprint is", ("sprint_duration", "sprints", "sprint"),
+     "thing"),
     ("release_schedule", "one", "how often releases happen",
-     ("release_cadence", "release_cycle"), "thing"),
+     ("release_cadence", "release_cycle", "releases"), "thing"),
     ("branch_strategy", "one", "the branching model", ("branching_strategy",
                                                        "branching_model", "git_workflow"),
      "thing"),
-    ("testing_framework", "one", "the test framework", ("test_framework", "test_runner"),
-     "thing"),
+    ("testing_framework", "one", "the test framework",
+     ("test_framework", "test_runner", "tests", "test_suite", "e2e_tests", "unit_tests",
+      "end_to_end_tests", "testing"), "thing"),
     ("monitoring", "one", "the monitoring or observability tool",
-     ("observability", "apm", "alerting"), "thing"),
+     ("observability", "apm", "alerting", "alerts"), "thing"),
     ("auth_provider", "one", "the authentication provider",
-     ("auth", "authentication", "identity_provider", "sso"), "thing"),
-    ("payment_provider", "one", "the payment processor", ("payments", "payment_processor"),
+     ("auth", "authentication", "identity_provider", "sso", "login", "sign_in", "signin"),
      "thing"),
-    ("container_orchestration", "one", "Kubernetes, Nomad, ECS...", ("orchestration",),
-     "thing"),
-    ("infrastructure_as_code", "one", "Terraform, Pulumi...", ("iac", "infra"), "thing"),
 )
 
 
@@ -214,6 +214,16 @@ _BRITISH = {"favourite": "favorite", "favourites": "favorites", "colour": "color
             "colours": "colors", "organisation": "organization", "centre": "center",
             "programme": "program"}
 
+# The speaker's people: one spelling per relation ("my mom" and "Mum" are `mother`).
+_RELATION_ALIASES: dict[str, str] = {
+    "mom": "mother", "mum": "mother", "mommy": "mother", "mummy": "mother", "ma": "mother",
+    "dad": "father", "daddy": "father", "papa": "father", "pa": "father",
+    "hubby": "husband", "bf": "boyfriend", "gf": "girlfriend", "grandma": "grandmother",
+    "granny": "grandmother", "nana": "grandmother", "grandpa": "grandfather",
+    "granddad": "grandfather", "grandad": "grandfather", "sis": "sister", "bro": "brother",
+    "fiancée": "fiance", "fiancé": "fiance", "fiancee": "fiance", "co-worker": "coworker",
+    "neighbour": "neighbor", "boss": "boss",
+}
 _ENTITY_ALIASES: dict[str, str] = {
     "i": USER, "me": USER, "my": USER, "myself": USER, "the user": USER, "user": USER,
     "the speaker": USER, "speaker": USER, "users": USER, "mine": USER,
@@ -247,8 +257,11 @@ def canonical_entity(entity: str) -> str:
     key = _fold(entity).lower().strip(" .,:;!?\"'`")
     if key in _ENTITY_ALIASES:
         return _ENTITY_ALIASES[key]
-    bare = _DETERMINER.sub("", key).strip()
-    return _ENTITY_ALIASES.get(bare, bare) if bare else key
+    bare = _DETERMINER.sub("", key).strip() or key
+    owner, sep, relation = bare.rpartition("'s ")
+    if sep:  # "caroline's mom" -> "caroline's mother"
+        return f"{owner}'s {_RELATION_ALIASES.get(relation, relation)}"
+    return _ENTITY_ALIASES.get(bare) or _RELATION_ALIASES.get(bare, bare)
 
 
 _ALIASES: dict[str, str] = {}
@@ -286,8 +299,16 @@ def is_ended(value: str | None) -> bool:
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some)\s+", re.IGNORECASE)
 
 
+# Names that end in "s" but are no plural.
+_NOT_PLURAL = frozenset("""
+postgres redis kubernetes jenkins windows rails express sass less news physics mathematics
+series species analytics aws ios macos chaos atlas canvas lens gas bus christmas paris
+athens texas kansas wales netherlands philippines emacs
+""".split())
+
+
 def _singular(word: str) -> str:
-    if len(word) <= 3 or word.endswith(("ss", "us", "is", "os")):
+    if len(word) <= 3 or word in _NOT_PLURAL or word.endswith(("ss", "us", "is", "os")):
         return word
     if word.endswith("ies"):
         return word[:-3] + "y"
@@ -344,7 +365,8 @@ def normalise_triple(entity: str | None, attribute: str | None, value: str | Non
 
 #: Attributes whose name alone is ambiguous: prompts carry their description too.
 HINTED = frozenset({"location", "hometown", "occupation", "partner", "learning", "phone",
-                    "pets", "uses", "language", "framework", "cloud", "answer_language"})
+                    "pets", "uses", "language", "framework", "cloud", "answer_language",
+                    "code_host"})
 
 
 def inventory_lines(about: str | None = None) -> list[str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from recall_core.attributes import canonical_attribute, canonical_key
+from recall_core.attributes import INVENTORY, canonical_attribute, canonical_key
 
 from .sentences import fold
 
@@ -77,19 +77,17 @@ _MEMBERS: dict[str, tuple[str, ...]] = {
     "framework": ("django", "flask", "fastapi", "rails", "ruby on rails", "express",
                   "express.js", "spring", "spring boot", "laravel", "phoenix", "nestjs",
                   "asp.net", ".net", "gin", "fiber", "actix", "axum", "sinatra",
-                  "koa", "hapi", "symfony", "quarkus", "micronaut", "litestar", "starlette"),
+                  "koa", "hapi", "symfony", "quarkus", "micronaut", "litestar", "starlette",
+                  "flutter", "react native", "swiftui", "jetpack compose", "expo", "ionic",
+                  "electron", "tauri", "jooq"),
     "frontend_framework": ("react", "vue", "vue.js", "svelte", "sveltekit", "angular",
                            "next.js", "nextjs", "nuxt", "remix", "solid", "solidjs",
                            "ember", "astro", "htmx", "qwik", "preact", "gatsby"),
     "database": ("postgres", "postgresql", "mysql", "mariadb", "sqlite", "mongodb", "mongo",
                  "dynamodb", "cassandra", "cockroachdb", "oracle", "sql server", "mssql",
                  "supabase", "firestore", "couchdb", "neo4j", "clickhouse", "snowflake",
-                 "bigquery", "timescaledb", "planetscale", "aurora", "redshift", "duckdb"),
-    "cache": ("redis", "memcached", "valkey", "varnish", "dragonfly"),
-    "search_engine": ("elasticsearch", "opensearch", "algolia", "meilisearch", "solr",
-                      "typesense"),
-    "message_queue": ("kafka", "rabbitmq", "sqs", "nats", "pulsar", "celery", "sidekiq",
-                      "activemq", "kinesis", "pub/sub", "redis streams"),
+                 "bigquery", "timescaledb", "planetscale", "aurora", "redshift", "duckdb",
+                 "elasticsearch", "opensearch", "meilisearch", "typesense", "solr"),
     "orm": ("sqlalchemy", "prisma", "hibernate", "typeorm", "sequelize", "drizzle",
             "active record", "activerecord", "gorm", "django orm", "entity framework",
             "diesel", "peewee", "sqlmodel"),
@@ -114,12 +112,6 @@ _MEMBERS: dict[str, tuple[str, ...]] = {
                    "signoz", "appsignal", "rollbar", "bugsnag", "loki"),
     "auth_provider": ("auth0", "okta", "cognito", "keycloak", "firebase auth", "clerk",
                       "supabase auth", "azure ad", "entra id", "workos", "ory"),
-    "payment_provider": ("stripe", "adyen", "paypal", "braintree", "square", "paddle",
-                         "mollie", "checkout.com", "razorpay"),
-    "container_orchestration": ("kubernetes", "k8s", "nomad", "ecs", "docker swarm",
-                                "openshift", "eks", "gke", "aks"),
-    "infrastructure_as_code": ("terraform", "pulumi", "cloudformation", "ansible", "opentofu",
-                               "cdk", "chef", "puppet", "saltstack"),
     "branch_strategy": ("trunk-based development", "trunk based development", "gitflow",
                         "git flow", "github flow", "gitlab flow"),
 }
@@ -140,27 +132,26 @@ _PURPOSES: dict[str, str] = {
     "taking notes": "notes_app", "browsing": "browser", "web browsing": "browser",
     "passwords": "password_manager", "password management": "password_manager",
     "storage": "database", "persistence": "database", "the database": "database",
-    "data": "database", "our data": "database", "caching": "cache", "the cache": "cache",
+    "data": "database", "our data": "database",
     "tickets": "issue_tracker", "issues": "issue_tracker", "issue tracking": "issue_tracker",
     "bug tracking": "issue_tracker", "project management": "issue_tracker",
-    "tasks": "issue_tracker", "task tracking": "issue_tracker",
+    "tasks": "issue_tracker", "task tracking": "issue_tracker", "bugs": "issue_tracker",
     "ci": "ci", "ci/cd": "ci", "builds": "ci", "continuous integration": "ci",
     "chat": "chat_tool", "team chat": "chat_tool", "communication": "chat_tool",
-    "messaging": "chat_tool", "hosting": "cloud", "infra": "infrastructure_as_code",
-    "infrastructure": "infrastructure_as_code", "deployment": "cloud", "deploys": "cloud",
+    "messaging": "chat_tool", "hosting": "cloud", "deployment": "cloud", "deploys": "cloud",
     "tests": "testing_framework", "testing": "testing_framework",
     "unit tests": "testing_framework", "e2e tests": "testing_framework",
-    "monitoring": "monitoring", "observability": "monitoring", "alerting": "monitoring",
-    "error tracking": "monitoring", "logging": "monitoring", "metrics": "monitoring",
-    "auth": "auth_provider", "authentication": "auth_provider", "login": "auth_provider",
-    "sso": "auth_provider", "payments": "payment_provider", "billing": "payment_provider",
-    "search": "search_engine", "full-text search": "search_engine", "queues": "message_queue",
-    "queueing": "message_queue", "messaging queue": "message_queue", "jobs": "message_queue",
-    "background jobs": "message_queue", "orchestration": "container_orchestration",
-    "the frontend": "frontend_framework", "frontend": "frontend_framework",
-    "the ui": "frontend_framework", "the backend": "framework", "backend": "framework",
-    "the api": "framework", "version control": "code_host", "source control": "code_host",
+    "end-to-end tests": "testing_framework", "monitoring": "monitoring",
+    "observability": "monitoring", "alerting": "monitoring", "error tracking": "monitoring",
+    "errors": "monitoring", "metrics": "monitoring", "auth": "auth_provider",
+    "authentication": "auth_provider", "login": "auth_provider", "sign-in": "auth_provider",
+    "sso": "auth_provider", "the frontend": "frontend_framework",
+    "frontend": "frontend_framework", "the ui": "frontend_framework",
+    "the backend": "framework", "backend": "framework", "the api": "framework",
+    "version control": "code_host", "source control": "code_host", "code": "code_host",
     "our code": "code_host", "code hosting": "code_host", "our repos": "code_host",
+    "packages": "package_manager", "dependencies": "package_manager",
+    "dependency management": "package_manager", "installs": "package_manager",
 }
 
 # Trailing generic nouns that don't change what tool is meant ("the Firefox browser").
@@ -202,12 +193,14 @@ def category_of(value: str) -> str | None:
     return CATEGORY_OF.get(short) if CATEGORY_OF.get(short) in _MODELLED else None
 
 
-def purpose_attribute(purpose: str) -> str:
+def purpose_attribute(purpose: str) -> str | None:
     """Attribute for "<subject> uses X for <purpose>" ("for CI" -> ci, "for tickets" ->
-    issue_tracker); an unknown purpose becomes its own attribute name."""
+    issue_tracker), or None when the purpose names no attribute of the inventory ("for my
+    side projects")."""
     cleaned = _ARTICLE.sub("", fold(purpose).lower()).strip(" .,!?")
     cleaned = re.sub(r"^(?:all|everything|most)\s+(?:of\s+)?(?:our|my|the)?\s*", "", cleaned)
-    return _PURPOSES.get(cleaned) or canonical_attribute(cleaned)
+    found = _PURPOSES.get(cleaned) or canonical_attribute(cleaned)
+    return found if found in INVENTORY else None
 
 
 def attribute_for(value: str, *, person: bool, additive: bool = False) -> str:
@@ -215,6 +208,8 @@ def attribute_for(value: str, *, person: bool, additive: bool = False) -> str:
     time by that kind of subject (and "also" was not said), else the many-valued `uses`."""
     category = category_of(value)
     if category and not additive and (category in PERSONAL or not person):
+        if not person and category.endswith("_package_manager"):
+            return "package_manager"  # a project has one, whatever its language
         return category
     return "uses"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from recall_core.attributes import TEAM, USER
+from recall_core.attributes import INVENTORY, TEAM, USER, canonical_attribute
 
 _I = re.IGNORECASE
 
@@ -59,6 +59,47 @@ _LEAD = re.compile(
     r"this week|this month)|since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
     r"at the moment|for the record|to be clear|in fact|scratch that|oh and|ps|p\.s\.|"
     r"today|yesterday|finally|officially|guess what|fun fact)\b[,:!.]?\s+)+", _I)
+# A subject left out: the clause opens with the speaker's verb.
+_IMPLIED = re.compile(
+    r"^(?:(?:just|finally|recently|also|now|still|already|officially|totally|basically|"
+    r"currently|really)\s+)*(?:took|got|started|starting|start|moved|moving|switched|"
+    r"switching|joined|joining|left|leaving|quit|quitting|bought|sold|traded|dropped|gave|"
+    r"found|finished|began|became|been|went|made|had|have|live|living|work|working|use|"
+    r"using|love|loving|hate|like|speak|drive|driving|play|playing|back|cut|deleted|"
+    r"adopted|rehomed|lost|retired|turned|stretched|rewrote|migrated|shifted|sleeping|"
+    r"waking|ditched|replaced|swapped|picked|upgraded|landed|accepted|signed|transferred|"
+    r"relocated|settled|stopped|gave up|no longer|studying|learning|teaching|taking|"
+    r"coding|writing|wrote|running|ran|doing|did|tried|trying|hired|promoted|"
+    r"rented|renting|renewed|married|engaged|divorced|dating|eating|drinking|"
+    r"heading|headed|commuting|cycling|biking|walking|training|lifting|"
+    r"am|was|is)\b", _I)
+# What may follow a bare subject ("CI is on ...", "Mom turned 59", "Deploys moved ...").
+_BARE_VERB = (r"(?:is|are|was|were|has|have|had|'s|will|just|also|now|still|finally|"
+              r"moved|move|moves|runs|run|goes|go|went|happen|happens|turned|got|uses|use|"
+              r"lives|live|works|work|switched|started|retired|became|changed|stores|"
+              r"ships|releases|deploys|lives|sits|comes|come|stays|stay|needs|broke|"
+              r"says|said|left|joined|died|passed|signs|sign|codes|writes|talks|chats)\b")
+_NOT_SUBJECTS = frozenset("""
+it this that these those there here everything nothing everyone someone something anyone
+anything all both each which what who where when why how life work today tomorrow
+yesterday weather time day week month year weekend morning evening night lunch dinner
+breakfast i we you he she they me us him her them my our your his their its one
+thing things stuff people guys folks kids nobody none some any most
+""".split())
+# Relation words said without "my" ("Mom turned 59", "Dad finally retired").
+_RELATION_WORDS = frozenset({"mom", "mum", "dad", "mommy", "daddy", "grandma", "grandpa",
+                             "hubby", "wifey"})
+# Attributes of a team when said of nobody in particular ("Sprints are 3 weeks long").
+_TEAM_ATTRIBUTES = frozenset({"ci", "deploy_day", "standup_time", "sprint_length",
+                              "release_schedule", "code_host", "issue_tracker", "chat_tool",
+                              "testing_framework", "monitoring", "auth_provider",
+                              "package_manager", "branch_strategy", "database", "cloud",
+                              "orm", "framework", "frontend_framework", "language"})
+# Parts of a system, a subject on their own ("frontend moved to Bun").
+_THINGS = frozenset("""
+backend frontend api app infra infrastructure dashboard website site server service
+database monolith cluster pipeline repo mobile platform portal worker scheduler
+""".split())
 _CONTRACTIONS = (("'m", " am"), ("'ve", " have"), ("'re", " are"), ("'ll", " will"),
                  ("'d", " would"), ("n't", " not"))
 # What may follow a subject noun phrase: its verb (or an adverb before it).
@@ -98,10 +139,14 @@ def expand(text: str) -> str:
     return out
 
 
+_TAIL = re.compile(r"[,;]?\s+(?:just so you know|fyi|btw|lol|haha|lmao|tbh|honestly|"
+                   r"though|i guess|i think|as usual|like always|for the record)\s*[.!]*$", _I)
+
+
 def strip_lead(text: str) -> str:
-    """The statement without openers that say nothing about its subject ("Actually, ...",
-    "Update: ...", "These days ...")."""
-    return _LEAD.sub("", text.strip()).strip()
+    """The statement without openers and tails that say nothing about its subject
+    ("Actually, ...", "Update: ...", "These days ...", "..., just so you know")."""
+    return _TAIL.sub("", _LEAD.sub("", text.strip()).strip()).strip()
 
 
 def _owner(word: str, speaker: str | None) -> str:
@@ -142,17 +187,54 @@ def find_subject(clause: str, speaker: str | None = None,
                        surface=m["pro"])
     if m := re.match(r"^(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?P<poss>'s?\s+(?P<noun>"
                      + _NOUN_PHRASE + r"))?\s+(?P<rest>" + _VERB + r".*)$", text):
-        if m["name"].split()[0].lower() not in _NOT_NAMES:
+        low = m["name"].lower()
+        if low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
+                | _THINGS and attribute_of_noun(low) is None and not low.startswith("favo"):
             name = m["name"].lower()
             return Subject(name, "person", m["rest"], noun=m["noun"], surface=m["name"])
-    if m := re.match(r"^the\s+(?P<np>" + _NOUN_PHRASE + r")\s+(?P<rest>" + _VERB + r".*)$",
-                     text, _I):
-        np = m["np"].lower()
-        if np in ("team", "company", "whole team"):
-            return Subject(TEAM, "team", m["rest"], surface=f"the {m['np']}")
-        if np not in RELATIONS:
-            return Subject(np, "thing", m["rest"], surface=f"the {m['np']}")
+    if m := re.match(r"^(?P<the>the\s+)?(?:(?P<team>team)'s\s+)?(?P<np>" + _NOUN_PHRASE +
+                     r")(?:'s)?\s+(?P<rest>" + _BARE_VERB + r".*)$", text, _I):
+        found = _bare(m, speaker)
+        if found is not None:
+            return found
+    if _IMPLIED.match(text):
+        # "Took a full-time offer at Cyberdyne", "been at Initech for years": the speaker.
+        return Subject(me, "person", text, surface="I")
     return Subject(None, "none", text)
+
+
+def _bare(m: re.Match[str], speaker: str | None) -> Subject | None:
+    """A subject without "my"/"our": "Mom turned 59", "CI is on Buildkite now", "the
+    billing service uses Postgres", "billing service moved to Postgres"."""
+    np, rest = m["np"].lower(), m["rest"]
+    surface = m[0][: m.start("rest") - m.start()].strip()
+    words = np.split()
+    if words[0] in _NOT_SUBJECTS or words[-1] in _NOT_SUBJECTS:
+        return None
+    if np in ("team", "company", "whole team") or m["team"] and np == "team":
+        return Subject(TEAM, "team", rest, surface=surface)
+    if np in RELATIONS or np in _RELATION_WORDS:
+        return Subject(_relation(np, speaker), "person", rest, surface=surface)
+    noun = re.sub(r"^(?:new|current|main|primary|daily|usual|default)\s+", "", np)
+    attr = attribute_of_noun(noun)
+    if attr is not None:
+        owner = TEAM if m["team"] or INVENTORY[attr].about == "thing" or \
+            (speaker is None and attr in _TEAM_ATTRIBUTES) else \
+            (speaker.lower() if speaker else USER)
+        return Subject(owner, "team" if owner == TEAM else "person", rest, noun=noun,
+                       surface=surface)
+    if np.startswith("favo") and len(words) > 1:
+        return Subject(speaker.lower() if speaker else USER, "person", rest, noun=np,
+                       surface=surface)
+    if m["the"] or len(words) >= 2 or np in _THINGS:
+        return Subject(np, "thing", rest, surface=surface)
+    return None
+
+
+def attribute_of_noun(noun: str) -> str | None:
+    """The inventory attribute a noun names ("CI", "sprints", "home"), or None."""
+    attr = canonical_attribute(noun)
+    return attr if attr in INVENTORY else None
 
 
 def _possessed(m: re.Match[str], speaker: str | None, text: str) -> Subject:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from recall_core.attributes import INVENTORY
 
 from . import values as V
-from .lexicon import attribute_for, category_of, purpose_attribute
+from .lexicon import PERSONAL, attribute_for, category_of, purpose_attribute
 from .person_frames import AUX
 
 _I = re.IGNORECASE
@@ -101,12 +101,10 @@ def _tool(raw: str) -> tuple[str | None, str | None]:
 
 
 def _keyed(tool: str, purpose: str | None, person: bool, additive: bool) -> str:
-    if purpose:
-        attr = purpose_attribute(purpose)
-        if attr == "database" and category_of(tool) not in (None, "database"):
-            return attribute_for(tool, person=person, additive=additive)
-        return attr
-    return attribute_for(tool, person=person, additive=additive)
+    attr = purpose_attribute(purpose) if purpose else None
+    if attr is None or attr == "database" and category_of(tool) not in (None, "database"):
+        return attribute_for(tool, person=person, additive=additive)
+    return attr
 
 
 def read(predicate: str, person: bool, additive: bool, verb_ok: bool = True
@@ -166,8 +164,14 @@ def _use(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
         return _pair(tool, other, person)
     items = V.items(raw, V.LIST, 4) if not purpose else [tool]
     if len(items) > 1:
-        # "We use Postgres and Redis": each item keyed by its own category.
-        return Reading("*", items, replaced)
+        # "We use Slack and Jira": tools used side by side, each its own `uses` value; a
+        # person's list of one-at-a-time tools ("I use zsh and vim") keeps their categories
+        # when no two share one.
+        categories = [category_of(v) for v in items]
+        if person and all(c in PERSONAL for c in categories) and \
+                len(set(categories)) == len(categories):
+            return Reading("*", items, replaced)
+        return Reading("uses", items, replaced)
     return Reading(_keyed(tool, purpose, person, additive), [tool], replaced)
 
 
@@ -195,8 +199,6 @@ def _switch(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
             m.groupdict().get("verb", "").lower().startswith(("mov", "went", "chang")):
         return None  # "we moved to a monorepo", "I went to a support group": no tool named
     if attr == "uses" and old and category_of(old) and not additive:
-        from .lexicon import PERSONAL
-
         fallback = category_of(old)
         if fallback in PERSONAL or not person:
             attr = fallback  # "switched from Chrome to <an unknown browser>"

@@ -108,8 +108,8 @@ STATES: list[tuple[str, list[tuple[str, str, str]]]] = [
     ("The billing service uses Postgres.", [("billing service", "database", "Postgres")]),
     ("Our backend is written in Go.", [("backend", "language", "Go")]),
     ("We'll go with FastAPI.", [("team", "framework", "FastAPI")]),
-    ("We use Postgres and Redis.",
-     [("team", "database", "Postgres"), ("team", "cache", "Redis")]),
+    ("We use Postgres and Redis.",   # tools used side by side
+     [("team", "uses:postgres", "Postgres"), ("team", "uses:redis", "Redis")]),
     # -- speakers
     ("Caroline: I live in Boston.", [("caroline", "location", "Boston")]),
     ("Caroline: My husband works at Globex.", [("caroline's husband", "employer", "Globex")]),
