@@ -130,7 +130,8 @@ FRAMES: tuple[Frame, ...] = (
                                  r"(?P<v>" + _TZ + r")(?:\s+now|\s+these days)?[.!]?$"),
           lambda raw: [re.sub(r"^the\s+|\s+(?:time ?zone|tz)$", "", raw, flags=_I).strip()]),
     _f("location", r"live|lives|living|reside|resides|residing|am based|is based|are based|"
-       r"based|am located|located|settled(?: down)?|am settled|am staying|call|calls",
+       r"based|am located|located|settled(?: down)?|am settled|am staying|call|calls|"
+       r"back|am back|moved back",
        lambda raw: _in_place(raw)),
     _f("location", r"moved|move|am moving|moving|relocated|relocating|am relocating|"
        r"emigrated|immigrated|settled|made the move|packed up and moved",
@@ -202,17 +203,36 @@ FRAMES: tuple[Frame, ...] = (
 )
 
 
+_CONNECTORS = {"of", "de", "la", "du", "del", "do", "da", "upon", "on", "am", "the", "y", "en",
+               "le", "sur", "al", "el"}
+_PLACE_ACRONYMS = {"UK", "US", "USA", "UAE", "NYC", "LA", "SF", "DC", "EU", "NZ", "HK"}
+
+
+def place(v: str) -> bool:
+    """A place name: every word capitalised (connectors aside), not a tool the lexicon
+    knows ("moved to Firefox"), not an organisation's acronym ("moved over to KPMG")."""
+    from .lexicon import category_of
+
+    words = v.replace(",", " ").split()
+    if not words or category_of(v) is not None:
+        return False
+    if len(words) == 1 and words[0].isupper() and words[0] not in _PLACE_ACRONYMS:
+        return False
+    return all(w[0].isupper() or w.lower() in _CONNECTORS for w in words)
+
+
 def _in_place(raw: str) -> list[str]:
     m = re.match(r"(?:in|near|at|outside(?: of)?|just outside(?: of)?|in the heart of)\s+(.+)"
                  r"|(.+?)\s+home\b", raw, _I)
     v = V.value(m[1] or m[2], V.PLACE, 5) if m else None
-    return [v] if v and proper(v) else []
+    return [v] if v and place(v) else []
 
 
 def _to_place(raw: str) -> list[str]:
-    m = re.match(r"(?:back\s+|over\s+|out\s+|all the way\s+)?(?:to|into|in)\s+(.+)", raw, _I)
+    m = re.match(r"(?:back\s+|over\s+|out\s+|down\s+|up\s+|all the way\s+|across\s+)?"
+                 r"(?:to|into|in)\s+(.+)", raw, _I)
     v = V.value(m[1], V.PLACE, 5) if m else None
-    return [v] if v and proper(v) else []
+    return [v] if v and place(v) else []
 
 
 _TEMPORARY = re.compile(r"\b(?:for (?:a|the|two|three|\d+|work|business|vacation|holiday|"
@@ -223,11 +243,12 @@ _TEMPORARY = re.compile(r"\b(?:for (?:a|the|two|three|\d+|work|business|vacation
 
 def _now_in(raw: str) -> list[str]:
     """ "I'm in Lisbon now": a place the statement says they are in, lastingly."""
-    m = re.match(r"(?:now\s+|currently\s+|finally\s+)?(?:living\s+)?in\s+(.+)", raw, _I)
+    m = re.match(r"(?:now\s+|currently\s+|finally\s+)?(?:living\s+|back\s+|settled\s+)?in\s+"
+                 r"(.+)|(?:a|an)\s+(?P<res>[A-Z][\w ]+?)\s+(?:resident|local)\b", raw, _I)
     if not m or _TEMPORARY.search(raw):
         return []
-    v = V.value(m[1], V.PLACE, 4)
-    return [v] if v and proper(v) else []
+    v = V.value(m[1] or m["res"], V.PLACE, 4)
+    return [v] if v and place(v) else []
 
 
 def _role_value(raw: str, plain: bool = False) -> list[str]:

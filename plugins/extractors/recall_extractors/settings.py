@@ -21,9 +21,13 @@ OutputMode = Literal["json_schema", "json_object", "tool", "prompt"]
 
 
 class StubSettings(BaseModel):
-    """The rule-based extractor has nothing to configure (yet); the table must be empty."""
+    """The rule-based extractor."""
 
     model_config = ConfigDict(extra="forbid")
+
+    #: "auto": statements no rule reads go to the attribute classifier on the packaged
+    #: MiniLM when the embeddings plugin is installed; "off": rules alone.
+    classifier: Literal["auto", "off"] = "auto"
 
 
 class LLMSettings(BaseModel):

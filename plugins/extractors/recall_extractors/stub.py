@@ -15,10 +15,12 @@ first-person facts.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from recall_core.models import ExtractedMemory, Memory
 from recall_core.protocols import ExtractionError
@@ -26,8 +28,11 @@ from recall_core.protocols import ExtractionError
 from .fragments import group_fragments, split_speaker
 from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
+from .classifier import load as load_classifier
 from .statements import split_statements
-from .triples import Fact, statement_facts
+from .triples import Fact, Reading, read_statement
+
+_AUTO: Any = object()
 
 _I = re.IGNORECASE
 
@@ -151,19 +156,40 @@ class Unit:
     facts: list[Fact] = field(default_factory=list)
 
 
-def units_of(sentences: Sequence[str], speaker: str | None) -> list[Unit]:
-    """Statements with their facts, in order. A sentence that states no fact stays whole;
-    in one that does, statements stating none are joined back together."""
-    out: list[Unit] = []
+def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[str, Reading]]]:
+    """Every sentence's statements with what the rules read in them."""
+    out = []
     last_person: str | None = None
     for sentence in sentences:
-        found: list[Unit] = []
+        found = []
         for clause in split_statements(sentence, speaker):
-            facts, subject = statement_facts(clause, speaker, last_person)
+            reading = read_statement(clause, speaker, last_person)
+            subject = reading.subject
             if subject.kind == "person" and subject.entity and subject.surface.lower() \
                     not in ("i", "he", "she"):
                 last_person = subject.entity
-            found.append(Unit(clause, [f for f in facts if f.triple() is not None]))
+            found.append((clause, reading))
+        out.append(found)
+    return out
+
+
+def classify_unread(read: list[list[tuple[str, Reading]]], classifier: Any) -> None:
+    """Statements no rule read: the attribute classifier's guess, shaped into facts."""
+    for statements in read:
+        for _, reading in statements:
+            if not reading.facts and reading.predicate and classifier is not None:
+                guess = classifier.guess(reading.predicate)
+                if guess is not None:
+                    reading.facts = reading.classified(guess.attribute)
+
+
+def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) -> list[Unit]:
+    """Statements with their facts, in order. A sentence that states no fact stays whole;
+    in one that does, statements stating none are joined back together."""
+    out: list[Unit] = []
+    for sentence, statements in zip(sentences, read):
+        found = [Unit(clause, [f for f in r.facts if f.triple() is not None])
+                 for clause, r in statements]
         if not any(u.facts for u in found):
             out.append(Unit(sentence))
             continue
@@ -192,8 +218,12 @@ class StubExtractor:
     name = "stub"
     prompt_version = "rules-v2"
 
-    def __init__(self, settings: StubSettings | None = None):
+    def __init__(self, settings: StubSettings | None = None, classifier: Any = _AUTO):
         self.settings = settings or StubSettings()
+        if classifier is _AUTO:
+            classifier = load_classifier() if self.settings.classifier == "auto" else None
+        #: reads the statements no rule reads (`classifier`); None: rules alone
+        self.classifier = classifier
 
     async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:
         speaker, body = split_speaker(text)
@@ -205,7 +235,11 @@ class StubExtractor:
                 continue
             seen.add(key)
             kept.append(sentence)
-        units = units_of(kept, speaker)
+        read = read_all(kept, speaker)
+        if self.classifier is not None and any(
+                r.predicate and not r.facts for statements in read for _, r in statements):
+            await asyncio.to_thread(classify_unread, read, self.classifier)
+        units = units_of(kept, read)
         out: list[ExtractedMemory] = []
         for group in group_fragments([(u.text, u.facts or None) for u in units]):
             head, facts = next(((s, f) for s, f in group if f), group[0])

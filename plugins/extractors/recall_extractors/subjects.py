@@ -102,10 +102,27 @@ database monolith cluster pipeline repo mobile platform portal worker scheduler
 """.split())
 _CONTRACTIONS = (("'m", " am"), ("'ve", " have"), ("'re", " are"), ("'ll", " will"),
                  ("'d", " would"), ("n't", " not"))
-# What may follow a subject noun phrase: its verb (or an adverb before it).
-_VERB = (r"(?:is|are|was|were|has|have|had|'s|does|did|do|will|would|can|could|should|just|"
-         r"also|now|still|recently|finally|really|always|never|usually|actually|currently|"
-         r"only|already|officially|got|gets|became|becomes|\w+(?:s|ed))\b")
+# What may follow a subject noun phrase: its verb (or an adverb before it). Listed, never
+# guessed from an ending: "services" or "hours" end like verbs and are the subject's nouns.
+_VERB_WORDS = """
+is are was were has have had does did do will would can could should may might must just
+also now still recently finally really always never usually actually currently only
+already officially got gets became becomes works worked lives lived moved moves uses used
+runs ran goes went comes came plays played drives drove speaks spoke loves loved likes
+liked hates hated prefers preferred started starts joined joins left leaves switched
+switches quit quits sold sells bought buys turned turns retired retires studies studied
+teaches taught stores stored ships shipped deploys deployed releases released relies
+relied codes coded writes wrote reports reported talks talked chats chatted takes took
+gave gives keeps kept sits sat stays stayed needs needed broke breaks passed died dies
+says said signs signed migrated migrates replaced replaces lost loses happens happened
+changed changes adopted adopts owns owned rents rented made makes built builds hosted
+hosts goes tends seems looks feels thinks knows knew wants wanted gets getting went
+use run live work go come play drive speak love like hate prefer start join leave switch
+sell buy turn retire study teach store ship deploy release rely code write report talk
+chat take give keep sit stay need break pass die say sign migrate replace lose happen
+change adopt own rent make build host tend seem look feel think know want get move
+""".split()
+_VERB = r"(?:" + "|".join(sorted(set(_VERB_WORDS), key=len, reverse=True)) + r"|'s)\b"
 _NOUN_PHRASE = r"(?:[\w.+#-]+(?:\s+[\w.+#-]+){0,3}?)"
 
 
@@ -143,10 +160,17 @@ _TAIL = re.compile(r"[,;]?\s+(?:just so you know|fyi|btw|lol|haha|lmao|tbh|hones
                    r"though|i guess|i think|as usual|like always|for the record)\s*[.!]*$", _I)
 
 
+# "After the breach I moved ...": a circumstance before the subject.
+_CIRCUMSTANCE = re.compile(r"^(?:after|before|since|because|when|once|now that|ever since|"
+                           r"following|during|with|thanks to)\s+[\w' .-]{1,40}?,?\s+"
+                           r"(?=(?:i|we|my|our)\b)", _I)
+
+
 def strip_lead(text: str) -> str:
     """The statement without openers and tails that say nothing about its subject
     ("Actually, ...", "Update: ...", "These days ...", "..., just so you know")."""
-    return _TAIL.sub("", _LEAD.sub("", text.strip()).strip()).strip()
+    text = _LEAD.sub("", text.strip()).strip()
+    return _TAIL.sub("", _CIRCUMSTANCE.sub("", text)).strip()
 
 
 def _owner(word: str, speaker: str | None) -> str:
@@ -171,7 +195,7 @@ def find_subject(clause: str, speaker: str | None = None,
     if m := re.match(r"^we\s+(?P<rest>.*)$", text, _I):
         return Subject(TEAM, "team", m["rest"], surface="we")
     if m := re.match(r"^(?P<who>my|our)\s+(?:(?:new|current|old|own|usual|little|older|"
-                     r"younger|big|baby)\s+)*?(?P<np>"
+                     r"younger|big|baby|main|primary|go-to|default)\s+)*(?P<np>"
                      + _NOUN_PHRASE + r")(?P<poss>'s?\s+(?P<noun2>" + _NOUN_PHRASE + r"))?"
                      r"\s+(?P<rest>" + _VERB + r".*)$", text, _I):
         return _possessed(m, speaker, text)
@@ -197,8 +221,9 @@ def find_subject(clause: str, speaker: str | None = None,
         found = _bare(m, speaker)
         if found is not None:
             return found
-    if _IMPLIED.match(text):
-        # "Took a full-time offer at Cyberdyne", "been at Initech for years": the speaker.
+    if _IMPLIED.match(text) or re.search(r"\bfor me\b", text, _I):
+        # "Took a full-time offer at Cyberdyne", "been at Initech for years", "fish shell
+        # for me these days": the speaker.
         return Subject(me, "person", text, surface="I")
     return Subject(None, "none", text)
 

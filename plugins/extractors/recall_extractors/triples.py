@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from recall_core.attributes import (ENDED, INVENTORY, TEAM, USER, canonical_attribute,
                                     is_many, normalise_triple, value_key)
 
-from . import many_frames, person_frames, tool_frames
+from . import many_frames, person_frames, tool_frames, typed_values
 from . import values as V
 from .keys import FAVORITE_TOOLS
 from .lexicon import attribute_for, category_of
@@ -54,6 +54,8 @@ class Cues:
     additive: bool = False
     change: bool = False
     future: bool = False
+    #: a thought, a wish, a maybe: never a fact
+    hedged: bool = False
 
 
 _HYPOTHETICAL = re.compile(
@@ -72,6 +74,12 @@ _STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?:st
                       r"gave up(?: on)?|have given up|dropped|ditched|got rid of|gave away|"
                       r"rehomed|re-homed|sold|am done with|broke up with|no longer)\s+", _I)
 _USED_TO = re.compile(r"^(?:used to|was|were|had)\s+", _I)
+_PAST = re.compile(r"^(?:was|were|had|had been|did|used to)\b|\b(?:until (?:19|20)\d\d|back "
+                   r"(?:then|when|in (?:19|20)\d\d)|previously|formerly|in the past|years ago|"
+                   r"when i was|at the time|in my last job|before that)\b", _I)
+# Passives said in the past tense of what is still true ("I was born in Lagos").
+_STILL_TRUE = re.compile(r"^(?:was|were)\s+(?:just\s+|recently\s+|finally\s+)?(?:born|raised|"
+                         r"promoted|hired|transferred|diagnosed|named|adopted|moved)\b", _I)
 _ADDITIVE = re.compile(r"\b(?:also|too|as well|in addition|additionally|another|besides)\b",
                        _I)
 _CHANGE = re.compile(r"\b(?:now|these days|nowadays|anymore|any more|no longer|switched|"
@@ -82,9 +90,19 @@ _GERUND = {"using": "use", "playing": "play", "speaking": "speak", "learning": "
            "liking": "like", "running": "run", "coding in": "code in", "taking": "take"}
 
 
+# Said anywhere in a statement, these make it a thought, not a fact ("I've been thinking
+# about going vegan", "not sure I'll stay at Acme").
+_HEDGE = re.compile(r"\b(?:thinking (?:about|of)|considering|wondering (?:if|whether|about)|"
+                    r"not sure (?:if|whether|about|i)|tempted to|debating (?:whether|if)?|"
+                    r"might|maybe|perhaps|would like to|hoping to|hope to|plan(?:ning)? to|"
+                    r"want(?:s)? to|if i|in case|someday|one day|eventually)\b", _I)
+
+
 def read_cues(rest: str) -> tuple[str, Cues]:
     """The predicate without its negation / ending words, and what they said."""
     cues = Cues(additive=bool(_ADDITIVE.search(rest)), change=bool(_CHANGE.search(rest)))
+    if _HEDGE.search(rest):
+        cues.hedged = True
     body = re.sub(r"^(?:really|just|also|now|still|actually|honestly|definitely|totally|"
                   r"currently|recently|finally|officially)\s+", "", rest, flags=_I)
     if _HYPOTHETICAL.match(body) or re.match(r"^(?:am|are|is)\s+(?:thinking|considering|"
@@ -109,6 +127,8 @@ def read_cues(rest: str) -> tuple[str, Cues]:
         if (m["aux"] or "").lower() in ("am", "is", "are", "was", "were"):
             return "am " + body, cues  # "I'm no longer allergic to X": the copula stays
         return body, cues
+    if _PAST.search(body) and not _STILL_TRUE.match(body):
+        cues.past = True  # "We were on Oracle until 2019": history, not the current value
     if m := _USED_TO.match(body):
         if m[0].lower().startswith("used to") or re.match(r"^(?:was|were)\s+allergic", body,
                                                              _I):
@@ -199,7 +219,10 @@ def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
             return []
         if is_many(attr):
             return [Fact(subject.entity or USER, attr, v) for v in V.items(m["v"], V.LIST, 4)]
-        v = V.value(m["v"], V.COMMON, 8)
+        if typed_values.typed(attr):
+            found = typed_values.value_for(attr, m["v"], subject.kind != "team")
+            return [Fact(subject.entity or USER, attr, found[0])] if found else []
+        v = V.value(re.sub(r"^(?:on|in|at|with|through)\s+", "", m["v"], flags=_I), V.COMMON, 8)
         if v is None or v.split()[0].lower() in ("so", "very", "really", "pretty", "kind"):
             return []
         return [Fact(subject.entity or USER, attr, v)]
@@ -222,31 +245,127 @@ def _relation_copula(subject: Subject, rest: str, speaker: str | None) -> Fact |
     return Fact(owner, _RELATION_ATTRIBUTE[relation], v)
 
 
+@dataclass
+class Reading:
+    """What one statement says: its facts, and for a statement no rule read, what the
+    attribute classifier needs (`predicate`) and how to shape its answer."""
+
+    facts: list[Fact]
+    subject: Subject
+    rest: str = ""
+    cues: Cues | None = None
+    #: the text the classifier reads, when the statement may state a fact no rule found
+    predicate: str | None = None
+
+    def classified(self, attribute: str) -> list[Fact]:
+        """Facts for the attribute the classifier found (none without a value of its kind)."""
+        assert self.cues is not None and self.subject.entity is not None
+        person = self.subject.kind in ("person", "pet")
+        if attribute in INVENTORY and (INVENTORY[attribute].about == "thing") == person \
+                and attribute not in ("uses",):
+            if not person:
+                return []  # "the app" has no employer
+            attribute = "uses"  # a person's database is a tool they use
+        found = typed_values.value_for(attribute, self.rest, person)
+        return _shape(self.subject.entity, attribute, found, [], self.cues) if found else []
+
+
 def statement_facts(clause: str, speaker: str | None = None,
                     last_person: str | None = None) -> tuple[list[Fact], Subject]:
-    """The facts `clause` states, and its subject (for the next clause's "he"/"she")."""
+    """The facts `clause` states by rule, and its subject (for a later "he"/"she")."""
+    reading = read_statement(clause, speaker, last_person)
+    return reading.facts, reading.subject
+
+
+def read_statement(clause: str, speaker: str | None = None,
+                   last_person: str | None = None) -> Reading:
+    """The statement's facts by rule; when none, whether the classifier may find one."""
     text = expand(strip_lead(fold(clause)))
     none = Subject(None, "none", text)
     if not text or text.rstrip().endswith("?"):
-        return [], none
+        return Reading([], none)
+    text = _colon_nominal(text)
     if fact := imperative(text):
-        return [_as_speaker(fact, speaker)], none
+        return Reading([_as_speaker(fact, speaker)], none)
+    if found := _patterned(text, speaker, last_person):
+        return Reading(found, none)
     if fact := _reverse(text.rstrip(".! "), speaker):
-        return [fact], none
+        return Reading([fact], none)
     subject = find_subject(text, speaker, last_person)
     if subject.entity is None:
-        return [], subject
+        return Reading([], subject)
     rest, cues = read_cues(subject.rest)
+    predicate = None if cues.future or cues.hedged or len(rest.split()) < 2 else \
+        (f"{subject.noun} {rest}" if subject.noun else rest)
     if subject.noun:
         found = _possessive(subject, rest, cues)
         if found is not None:
-            return ([] if cues.future else found), subject
+            return Reading([] if cues.future or cues.hedged else found, subject)
         subject = Subject(canonical_attribute(subject.noun).replace("_", " "), "thing", rest,
                           surface=subject.surface)
     if subject.kind == "person" and not subject.noun and (
             fact := _relation_copula(subject, rest, speaker)):
-        return [fact], subject
-    return _read(subject, rest, cues), subject
+        return Reading([fact], subject)
+    facts = _household(_read(subject, rest, cues), subject, speaker)
+    return Reading(facts, subject, rest, cues, None if facts else predicate)
+
+
+# What "we" share at home, not as a team: "We got married", "We adopted a second dog".
+_HOUSEHOLD = frozenset({"relationship_status", "partner", "pets", "children", "location"})
+
+
+def _household(facts: list[Fact], subject: Subject, speaker: str | None) -> list[Fact]:
+    if subject.entity != TEAM or subject.surface.lower() != "we":
+        return facts
+    me = speaker.lower() if speaker and speaker.lower() not in ("user", "me") else USER
+    return [Fact(me, f.attribute, f.value, f.ended) if f.attribute in _HOUSEHOLD else f
+            for f in facts]
+
+
+_COLON = re.compile(r"^(?:my\s+|our\s+)?(?:new\s+|current\s+)?(?P<noun>[A-Za-z][\w '-]{1,30}?)"
+                    r"\s*:\s+(?P<v>\S.*)$")
+
+
+def _colon_nominal(text: str) -> str:
+    """ "New favorite movie: Past Lives" is "my favorite movie is Past Lives"."""
+    m = _COLON.match(text)
+    if m and (m["noun"].lower().startswith("favo") or _attribute_noun(m["noun"], m["v"])
+              in INVENTORY):
+        return f"my {m['noun']} is {m['v']}"
+    return text
+
+
+_EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_PHONE_CUE = re.compile(r"\b(?:number|cell|phone|mobile|call me|text me|whatsapp|reach me)\b",
+                        _I)
+_FAVORITE = re.compile(r"\bfavou?rite\s+(?P<noun>[a-z][\w -]{1,30}?)\s*(?:is|:|,|=|-|now is|"
+                       r"these days is|has to be|would be|right now is)\s+(?P<v>[^,;.!?]+)", _I)
+
+
+def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[Fact]:
+    """Facts whose value has a shape of its own: an email address, a phone number, a
+    favourite ("my favorite band is X", "found a new favorite coffee place, Sey")."""
+    if re.search(r"\b(?:not|no longer|old|previous|former|closing|closed|stopped)\b", text,
+                 _I) and not re.search(r"\b(?:now|new|from now on|instead)\b", text, _I):
+        return []
+    subject = find_subject(text, speaker, last_person)
+    owner = subject.entity if subject.kind in ("person",) and subject.entity else \
+        (speaker.lower() if speaker else USER)
+    if m := _EMAIL_RE.search(text):
+        return [Fact(owner, "email", m[0])]
+    if _PHONE_CUE.search(text) and (phone := typed_values.value_for("phone_number", text,
+                                                                    True)):
+        if sum(c.isdigit() for c in phone[0]) >= 7:
+            return [Fact(owner, "phone_number", phone[0])]
+    if m := _FAVORITE.search(text):
+        v = V.value(m["v"], V.COMMON, 6)
+        noun = re.sub(r"^(?:new|current|all-time|all time)\s+", "", m["noun"].strip(), flags=_I)
+        if v and not re.match(r"^(?:is|was|to|a|the)$", v, _I):
+            attr = canonical_attribute("favorite " + noun)
+            if canonical_attribute(attr[9:]) in FAVORITE_TOOLS:
+                attr = canonical_attribute(attr[9:])  # "my favourite editor is vim": the editor
+            return [Fact(owner, attr, v)]
+    return []
 
 
 def _as_speaker(fact: Fact, speaker: str | None) -> Fact:
@@ -258,6 +377,8 @@ def _as_speaker(fact: Fact, speaker: str | None) -> Fact:
 def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
     entity = subject.entity or USER
     person = subject.kind in ("person", "pet")
+    if cues.hedged:
+        return []
     if cues.future and not cues.ended:
         # Plans are facts only for a team's choices ("we're going to use Postgres").
         if subject.kind == "person" or re.match(r"^(?:might|may|could|would|should|wish|if|"

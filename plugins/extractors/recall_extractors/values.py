@@ -18,7 +18,9 @@ _TIME = (r"|\s(?:last|this|next|past)\s+(?:year|month|week|summer|winter|spring|
          r"night|time|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|"
          r"\s(?:yesterday|today|tonight|tomorrow|ago|since|until|starting|from now on)\b|"
          r"\sin\s+(?:19|20)\d\d\b|\s(?:a|one|two|three|four|five|few|a few|several|\d+)\s+"
-         r"(?:years?|months?|weeks?|days?)\b|\s(?:for|over) the (?:last|past)\b")
+         r"(?:years?|months?|weeks?|days?)\b|\s(?:for|over) the (?:last|past)\b|"
+         r"\s(?:in|on|since|by|until|from)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
+         r"dec)[a-z]*\b")
 _WORDS = (
     r"\s[-\u2013\u2014]\s|\s(?:because|since|but|so that|so|which|who|where|when|"
     r"while|although|though|unless|if|instead|anymore|any more|now|nowadays|these days|"
@@ -26,9 +28,9 @@ _WORDS = (
     r"full[- ]time|part[- ]time|remotely|every|each|daily|most days|mostly|for good|"
     r"most of the time|all the time|thanks|btw|haha|lol|after all|by the way|"
     r"for everything|for all|for work|at work|at home|these days)\b") + _TIME
-COMMON = r"[,;:(]|" + _WORDS
+COMMON = r"[,;(]|:(?!\d)|" + _WORDS
 #: Where a list of values ends: like COMMON, but commas separate its items.
-LIST = r"[;:(]|" + _WORDS + r"|\s(?:than|over|more than|rather than|instead of)\b"
+LIST = r"[;(]|:(?!\d)|" + _WORDS + r"|\s(?:than|over|more than|rather than|instead of)\b"
 TOOL = COMMON + r"|\s(?:for|to|at|in|on|with|and|as|from|over|rather than|than|because)\b"
 PLACE = COMMON + r"|\s(?:for|with|and|as|from|near|to|because|after|to be)\b"
 ORG = COMMON + r"|\s(?:as|in|on|with|and|for|from|to|doing|after)\b"
@@ -42,6 +44,7 @@ _VAGUE = {
     "both", "either", "neither", "whatever", "lots", "much", "more", "so", "too", "a lot",
     "one of them", "the same", "some", "none", "other", "others", "another one", "him too",
     "a bit", "a little", "that one", "this one", "well", "back", "out", "up", "over",
+    "just", "hours", "mine", "now", "again", "here", "there",
 }
 EVALUATIVE = {
     "great", "good", "bad", "nice", "cool", "awesome", "amazing", "terrible", "awful",

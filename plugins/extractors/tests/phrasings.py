@@ -76,6 +76,7 @@ STATES: list[tuple[str, list[tuple[str, str, str]]]] = [
     ("I went vegan last month.", [("user", "diet", "vegan")]),
     ("I wake up at 6am.", [("user", "wake_time", "6am")]),
     ("I bike to work.", [("user", "commute", "bike")]),
+    ("I work from home.", [("user", "commute", "from home")]),
     # -- many-valued
     ("I'm allergic to peanuts.", [("user", "allergies:peanut", "peanuts")]),
     ("I have a peanut allergy.", [("user", "allergies:peanut", "peanut")]),
@@ -124,7 +125,6 @@ NO_FACT = [
     "I'm thinking about joining Globex.",
     "Should I move to Porto?",
     "I run marathons.",                # "run" only counts for known tools
-    "I work from home.",
     "I joined the gym.",
     "I moved to a bigger flat.",
     "I'd like a summary.",             # a request, not a taste
