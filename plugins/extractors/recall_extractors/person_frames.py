@@ -78,9 +78,44 @@ _NOT_ROLES = {"fan", "lover", "user", "member", "believer", "beginner", "person"
               "father", "native", "speaker", "customer", "regular", "night owl"}
 
 
+# Person nouns that end like roles but name no job.
+_NOT_ROLE_WORDS = frozenset("""
+user lover member beginner fan partner other number letter winter summer computer together
+brother sister mother father daughter owner player runner smoker drinker gamer reader
+worker person leader follower believer optimist pessimist perfectionist minimalist list
+vegetarian canadian christian brazilian italian indian asian european american australian
+guardian resident native local newcomer foreigner stranger neighbour neighbor customer
+speaker listener learner thinker dreamer sleeper eater cooker
+""".split())
+
+
 def role(v: str) -> bool:
-    words = v.lower().split()
-    return bool(words) and words[-1] in _ROLES and not (set(words) & _NOT_ROLES)
+    """A job title: a known role noun, or a person noun ending like one (-er, -ist, -ian,
+    -or) that is not a family, fan or hobby word."""
+    words = v.lower().replace("-", " ").split()
+    if not words or set(words) & _NOT_ROLES:
+        return False
+    last = words[-1]
+    if last in _ROLES:
+        return True
+    return len(last) > 4 and last.endswith(("er", "ist", "ian", "or")) and \
+        last not in _NOT_ROLE_WORDS
+
+
+_ORG_SUFFIX = re.compile(r"\b(?:inc|corp|corporation|llc|ltd|labs|group|health|bank|"
+                         r"technologies|systems|capital|partners|studio|studios|agency|"
+                         r"university|college|school|hospital|clinic|academy|institute|co)\b",
+                         _I)
+
+
+def org_like(v: str) -> bool:
+    """An organisation's name: a proper noun, and not a place (the frames that need this
+    follow verbs that also move people between cities: "moved over to KPMG")."""
+    if not proper(v):
+        return False
+    words = v.split()
+    return bool(_ORG_SUFFIX.search(v)) or (len(words) == 1 and words[0].isupper() and
+                                           len(words[0]) > 2)
 
 
 _PLACE = _one(V.PLACE, 5)
@@ -142,17 +177,21 @@ FRAMES: tuple[Frame, ...] = (
        _PLACE, proper),
     # -- work and study -----------------------------------------------------------------------
     _f("employer", r"(?:work|works|working|started working|began working|am employed|"
-       r"is employed|employed)(?:\s+(?:full[- ]time|part[- ]time|remotely|as (?:a|an) "
-       r"[\w -]{1,40}?))?\s+(?:at|for|with|by)", _ORG),
+       r"is employed|employed|teach|teaches|am teaching|is teaching|lecture|lectures)"
+       r"(?:\s+(?:full[- ]time|part[- ]time|remotely|as (?:a|an) [\w -]{1,40}?|"
+       r"in [\w -]{1,30}?))?\s+(?:at|for|with|by)", _ORG),
     _f("employer", r"joined|am joining|is joining|signed with|signed on with|"
-       r"accepted (?:an|a job) offer (?:at|from)|took a (?:new )?(?:job|position|role) "
-       r"(?:at|with)|got a (?:new )?(?:job|position|role|offer) (?:at|with)|"
-       r"landed a (?:new )?(?:job|position|role) (?:at|with)|started (?:a (?:new )?"
-       r"(?:job|position|role) )?(?:at|with)|started my new (?:job|role) at|"
-       r"have a (?:new )?job (?:at|with)|am (?:now )?at|is (?:now )?at|"
+       r"(?:took|got|accepted|landed|received|signed|started|have|has|took up)\s+(?:a|an|the|"
+       r"my)\s+(?:[\w-]+\s+){0,2}(?:job|position|role|offer|gig|contract|internship)\s+"
+       r"(?:at|with|from)|accepted an offer (?:at|from)|started (?:at|with)|"
+       r"am starting at|starting at|start at|got hired (?:by|at)|hired (?:by|at)|"
+       r"am (?:now )?at|is (?:now )?at|have been at|has been at|been at|"
        r"switched (?:jobs|companies) to|moved to a new (?:job|company|role) at|"
-       r"am (?:a|an) [\w -]{1,40}? at|is (?:a|an) [\w -]{1,40}? at|am on the [\w -]{1,30}? "
-       r"team at|left [\w .&-]{1,30}? (?:for|to join)", _ORG, proper),
+       r"am (?:a|an) [\w -]{1,40}? (?:at|for|with)|is (?:a|an) [\w -]{1,40}? (?:at|for|with)|"
+       r"am on the [\w -]{1,30}? team at|left [\w .&-]{1,30}? (?:for|to join)", _ORG,
+       proper),
+    # "moved over to KPMG": a company, when the name does not read as a place
+    _f("employer", r"(?:moved|went|jumped|switched)(?: over| ship)? to", _ORG, org_like),
     _f("occupation", r"work as|works as|working as|am working as|started working as|"
        r"got a job as|took a job as|got promoted to|was promoted to|am now|became|"
        r"have become|am becoming|retrained as|trained as|am employed as",
@@ -188,7 +227,8 @@ FRAMES: tuple[Frame, ...] = (
        _one(V.COMMON, 2), proper),
     _f("work_hours", r"work|works|usually work|am working",
        lambda raw: _hours(raw)),
-    _f("wake_time", r"wake up|get up|wakes up|gets up|am up|usually wake up|usually get up",
+    _f("wake_time", r"wake up|get up|wakes up|gets up|am up|usually wake up|usually get up|"
+       r"sleep in|am sleeping in|sleeping in|wake|am waking up|waking up",
        lambda raw: _at_time(raw)),
     _f("bedtime", r"go to bed|go to sleep|goes to bed|fall asleep|turn in|sleep",
        lambda raw: _at_time(raw)),
@@ -214,7 +254,10 @@ def place(v: str) -> bool:
     from .lexicon import category_of
 
     words = v.replace(",", " ").split()
-    if not words or category_of(v) is not None:
+    # A place named like a library ("Phoenix", "Ember") is still a place to live in; a
+    # browser or a chat tool is not.
+    if not words or category_of(v) not in (None, "framework", "frontend_framework",
+                                           "language", "database", "orm"):
         return False
     if len(words) == 1 and words[0].isupper() and words[0] not in _PLACE_ACRONYMS:
         return False
@@ -268,7 +311,7 @@ def _hours(raw: str) -> list[str]:
 
 
 def _at_time(raw: str) -> list[str]:
-    m = re.match(r"(?:at|around|by|before)\s+(" + _TIME_VALUE + r")", raw, _I)
+    m = re.match(r"(?:at|around|by|before|until|till)\s+(" + _TIME_VALUE + r")", raw, _I)
     return [m[1].strip()] if m else []
 
 

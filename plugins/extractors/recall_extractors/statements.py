@@ -24,8 +24,8 @@ from .subjects import find_subject
 
 _I = re.IGNORECASE
 
-_CUT = re.compile(r"\s*;\s*|,?\s+(?P<conj>and|but|while|whereas|plus|although|though)\s+|"
-                  r",\s+", _I)
+_CUT = re.compile(r"\s*;\s*|\s+[-\u2013\u2014]\s+|,?\s+(?P<conj>and|but|while|whereas|plus|"
+                  r"although|though|so|because|since)\s+|,\s+", _I)
 _OPENERS = (r"(?i:(?:actually|also|now|then|so|plus|these days|currently|btw|honestly|"
             r"recently|lately|nowadays|since then|as of now|and)\s+|(?:actually|also|btw),\s+)*")
 _SUBJECT = re.compile(

@@ -58,7 +58,8 @@ _LEAD = re.compile(
     r"and|but|plus|then|now|these days|nowadays|lately|recently|currently|as of (?:today|now|"
     r"this week|this month)|since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
     r"at the moment|for the record|to be clear|in fact|scratch that|oh and|ps|p\.s\.|"
-    r"today|yesterday|finally|officially|guess what|fun fact)\b[,:!.]?\s+)+", _I)
+    r"today|yesterday|finally|officially|guess what|fun fact|right now|for now|"
+    r"as of now|at this point|these days)\b[,:!.]?\s+|^[A-Za-z][\w ]{0,18}:\s+)+", _I)
 # A subject left out: the clause opens with the speaker's verb.
 _IMPLIED = re.compile(
     r"^(?:(?:just|finally|recently|also|now|still|already|officially|totally|basically|"
@@ -84,7 +85,7 @@ it this that these those there here everything nothing everyone someone somethin
 anything all both each which what who where when why how life work today tomorrow
 yesterday weather time day week month year weekend morning evening night lunch dinner
 breakfast i we you he she they me us him her them my our your his their its one
-thing things stuff people guys folks kids nobody none some any most
+thing things stuff people guys folks kids nobody none some any most no not
 """.split())
 # Relation words said without "my" ("Mom turned 59", "Dad finally retired").
 _RELATION_WORDS = frozenset({"mom", "mum", "dad", "mommy", "daddy", "grandma", "grandpa",
@@ -145,12 +146,14 @@ def expand(text: str) -> str:
     out = text.replace("\u2019", "'").replace("can't", "can not").replace("won't", "will not")
     # "my name's Fatima": 's is "is" after anything but a person, pet or group, whose 's
     # owns what follows ("my wife's employer").
-    out = re.sub(r"\b(my|our)\s+([\w-]+)'s\b", lambda m: m[0] if m[2].lower() in _OWNERS
-                 else f"{m[1]} {m[2]} is", out, flags=_I)
-    out = re.sub(r"\b(\w+)'s\s+(been|got|gotten|always|never|just|now|still|not|a|an|the|"
+    out = re.sub(r"\b(my|our)\s+([\w-]+)'s\b(?=\s+(\S))", lambda m: m[0] if m[2].lower()
+                 in _OWNERS and not m[3][0].isupper() else f"{m[1]} {m[2]} is", out, flags=_I)
+    out = re.sub(r"\b(\w+)'s\s+(been|got|gotten)\b", r"\1 has \2", out, flags=_I)
+    out = re.sub(r"\b(\w+)'s\s+(always|never|just|now|still|not|a|an|the|out|gone|"
                  r"currently|finally|officially|really|in|at|from|on|moved|working|living|"
-                 r"based|learning|allergic|married|engaged|dating)\b", r"\1 is \2", out,
-                 flags=_I)
+                 r"based|learning|allergic|married|engaged|dating|what|where|how|\d)", r"\1 is \2",
+                 out, flags=_I)
+    out = re.sub(r"\bim\b", "I am", out)  # "im a data scientist now"
     for short, full in _CONTRACTIONS:
         out = re.sub(r"(?<=\w)" + short + r"\b", full, out, flags=_I)
     return out

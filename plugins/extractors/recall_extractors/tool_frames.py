@@ -28,10 +28,13 @@ class Reading:
     values: list[str]
     #: a value the statement says was replaced ("switched from vim to Helix": vim)
     replaced: list[str] = field(default_factory=list)
+    #: what the statement is about when it names it as an object ("we migrated the API to
+    #: FastAPI" is about the API), else None: the subject
+    about: str | None = None
 
 
 _USE = re.compile(
-    r"^" + AUX + r"(?P<verb>use|uses|using|am using|rely on|relies on|work in|code in|"
+    r"^" + AUX + r"(?P<verb>use|uses|using|am using|rely on|relies on|code in|"
     r"write in|program in|develop in|run|runs|am running|am on|daily[- ]drive|swear by|"
     r"stick with|stuck with|went with|go with|going with|chose|picked|selected|settled on|"
     r"opted for|adopted|prefer|prefers|am sticking with|have been using|started using|"
@@ -46,6 +49,19 @@ _SWITCH = re.compile(
 _REPLACE = re.compile(
     r"^" + AUX + r"(?:replaced|swapped|traded|ditched|dropped|exchanged|gave up|abandoned)\s+"
     r"(?P<from>.+?)\s+(?:with|for|in favou?r of)\s+(?P<v>.+)$", _I)
+_REWRITE = re.compile(
+    r"^" + AUX + r"(?:rewrote|rewritten|rebuilt|ported|reimplemented|moved|migrated|switched|"
+    r"converted|put)\s+(?:the|our)\s+(?P<what>[\w -]{2,30}?)\s+(?:over\s+)?(?:in|to|into|"
+    r"onto|on|with)\s+(?P<v>.+)$", _I)
+# "the android app is 100% Kotlin now", "billing service is a Java app", "we're a Python
+# shop now", "dashboard has been Vue since the rewrite"
+_IS_STACK = re.compile(
+    r"^" + AUX + r"(?:is|are|has been|have been|became)\s+(?:now\s+)?(?:all\s+|100%\s+|"
+    r"fully\s+|entirely\s+|pure\s+|mostly\s+)?(?:(?:a|an)\s+)?(?P<v>[\w.#+-]+(?:\s[\w.#+-]+)?"
+    r"?)(?:\s+(?:app|service|shop|codebase|project|house|team|stack|monolith|backend|"
+    r"frontend))?(?:\s+(?:now|these days|since .*|at this point|everywhere))?[.!]?$", _I)
+_EVERYTHING = re.compile(r"\beverything(?:'s| is| runs| lives| goes)?\s+(?:on|in|through|to)\s+"
+                         r"(?P<v>[^,;.!]+)", _I)
 _INSTEAD = re.compile(r"\s+(?:now\s+)?instead of\s+(?P<from>.+)$|\s+(?:over|rather than|"
                       r"more than|than)\s+(?P<other>.+)$", _I)
 _OWN = re.compile(
@@ -73,7 +89,8 @@ _STACK = (
 )
 _SCHEDULES = (
     ("deploy_day", re.compile(r"^" + AUX + r"(?:deploy|deploys|release|releases|ship|ships|"
-                              r"push to prod(?:uction)?)\s+(?:only\s+)?(?:on|every)\s+"
+                              r"push to prod(?:uction)?|go out|goes out)\s+(?:to \w+\s+)?"
+                              r"(?:only\s+)?(?:on\s+|every\s+)?"
                               r"(?P<v>(?:mon|tues|wednes|thurs|fri|satur|sun)days?)\b", _I)),
     ("standup_time", re.compile(r"^" + AUX + r"(?:have|hold|do|run|start)\s+(?:our\s+|the\s+)?"
                                 r"(?:daily\s+)?stand-?ups?\s+(?:at|every day at)\s+"
@@ -114,6 +131,9 @@ def read(predicate: str, person: bool, additive: bool, verb_ok: bool = True
     for attribute, pattern in _SCHEDULES:
         if m := pattern.match(p):
             return Reading(attribute, [m["v"]])
+    if (m := _REWRITE.match(p)) and not purpose_attribute(m["what"]) and \
+            (tool := V.value(m["v"], V.TOOL, 4)) and (category := category_of(tool)):
+        return Reading(attribute_for(tool, person=False), [tool], about=m["what"].lower())
     if (m := _SWITCH.match(p) or _REPLACE.match(p)) and (found := _switch(m, person, additive)):
         return found
     if (m := _USE.match(p)) and (found := _use(m, person, additive)):
@@ -123,6 +143,13 @@ def read(predicate: str, person: bool, additive: bool, verb_ok: bool = True
         category = category_of(tool or "")
         if tool and category in ("car", "phone", "laptop", "os", "keyboard_layout"):
             return Reading(category, [tool])
+    if (m := _EVERYTHING.search(p)) and (tool := V.value(m["v"], V.TOOL, 4)) and \
+            category_of(tool):
+        return Reading(attribute_for(tool, person=person), [tool])
+    if not person and (m := _IS_STACK.match(p)) and (category := category_of(m["v"])) in (
+            "language", "framework", "frontend_framework", "database", "cloud", "ci",
+            "code_host", "issue_tracker", "chat_tool", "orm", "testing_framework"):
+        return Reading(category, [m["v"]])
     if not person:
         for pattern, fixed in _STACK:
             if m := pattern.match(p):

@@ -37,6 +37,10 @@ class Fact:
     attribute: str
     value: str
     ended: bool = False
+    #: the memory's text when it is not the statement's ("I work as a data engineer" for
+    #: the role in "I work at Northwind as a data engineer": a later employer then
+    #: supersedes a text that does not name the old one)
+    text: str | None = None
 
     def triple(self) -> tuple[str, str, str] | None:
         """The canonical triple (`recall_core.attributes.normalise_triple`)."""
@@ -289,6 +293,8 @@ def read_statement(clause: str, speaker: str | None = None,
         return Reading([_as_speaker(fact, speaker)], none)
     if found := _patterned(text, speaker, last_person):
         return Reading(found, none)
+    if fact := _replaced_by(text.rstrip(".! "), speaker):
+        return Reading([fact], none)
     if fact := _reverse(text.rstrip(".! "), speaker):
         return Reading([fact], none)
     subject = find_subject(text, speaker, last_person)
@@ -301,13 +307,35 @@ def read_statement(clause: str, speaker: str | None = None,
         found = _possessive(subject, rest, cues)
         if found is not None:
             return Reading([] if cues.future or cues.hedged else found, subject)
-        subject = Subject(canonical_attribute(subject.noun).replace("_", " "), "thing", rest,
-                          surface=subject.surface)
+        attr = canonical_attribute(subject.noun)
+        if attr in INVENTORY and _LINKING.match(rest):
+            # "Our alerts come from New Relic", "Login goes through Okta": the noun names
+            # the attribute, the predicate its value.
+            found = typed_values.value_for(attr, rest, subject.kind != "team")
+            facts = [] if cues.future or cues.hedged or not found else \
+                _shape(subject.entity, attr, found, [], cues)
+            return Reading(facts, subject)
+        subject = Subject(attr.replace("_", " "), "thing", rest, surface=subject.surface)
     if subject.kind == "person" and not subject.noun and (
             fact := _relation_copula(subject, rest, speaker)):
         return Reading([fact], subject)
     facts = _household(_read(subject, rest, cues), subject, speaker)
     return Reading(facts, subject, rest, cues, None if facts else predicate)
+
+
+# Verbs that tie a noun to its value ("CI is on X", "Login goes through X", "Deploys moved
+# to X"), unlike events ("The deploy broke on Friday").
+_LINKING = re.compile(r"^(?:(?:now|still|also|all|mostly)\s+)?(?:is|are|has been|have been|was moved|"
+                      r"got moved|were moved|moved|move|goes|go|runs|run|happens?|comes?|lives?|"
+                      r"sits?|stays?|switched|changed|shifted|now|start|starts|is now|are now|"
+                      r"live|lives)\b", _I)
+
+
+def _without(subject: Subject, rest: str, org: str) -> str:
+    """The statement without its organisation ("I work at X as a Y" -> "I work as a Y")."""
+    cut = re.sub(r"\s+(?:at|for|with|by)\s+(?:the\s+)?" + re.escape(org) + r"\b", "", rest,
+                 count=1)
+    return f"{subject.surface} {cut}".strip() if subject.surface else cut
 
 
 # What "we" share at home, not as a team: "We got married", "We adopted a second dog".
@@ -335,11 +363,70 @@ def _colon_nominal(text: str) -> str:
     return text
 
 
+# "As a 28 year old I ...", "My son had his 7th birthday party", "Mom turned 59"
+_AGE_SAID = re.compile(r"\bas an? (?P<n>\d{1,3})[- ]year[- ]old\b|\b(?:had|celebrated|is having|"
+                       r"just had)\s+(?:his|her|my|their)\s+(?P<n2>\d{1,3})(?:st|nd|rd|th)\s+"
+                       r"birthday\b", _I)
+_WAKE = re.compile(r"\b(?:(?:wake|get|am|i'm|waking)\s+up|^up|sleep(?:ing)? in|up)\s+(?:at|by|"
+                   r"around|until|till)\s+(?P<t>\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)", _I)
+_HERE_IN = re.compile(r"\b(?:here in|out here in|living here in|back home in)\s+(?P<v>[A-Z]\w+"
+                      r"(?:\s[A-Z]\w+)?)")
 _EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PHONE_CUE = re.compile(r"\b(?:number|cell|phone|mobile|call me|text me|whatsapp|reach me)\b",
                         _I)
 _FAVORITE = re.compile(r"\bfavou?rite\s+(?P<noun>[a-z][\w -]{1,30}?)\s*(?:is|:|,|=|-|now is|"
                        r"these days is|has to be|would be|right now is)\s+(?P<v>[^,;.!?]+)", _I)
+
+
+_REPLACED_BY = re.compile(r"^(?P<new>[\w .+#-]{2,30}?)\s+(?:has\s+)?(?:replaced|took over from|"
+                          r"is replacing|beat out|won over)\s+(?P<old>[\w .+#-]{2,30}?)"
+                          r"(?:\s+for\s+(?P<who>me|us|the team))?(?:\s+now)?$", _I)
+_WHERE_I = re.compile(r"^(?P<v>[\w .+#-]{2,30}?)\s+is\s+(?:now\s+)?(?:where|what|how)\s+"
+                      r"(?P<who>i|we)\s+(?P<rest>.+?)(?:\s+now)?$", _I)
+
+
+def _replaced_by(text: str, speaker: str | None) -> Fact | None:
+    """ "Ghostty replaced iTerm for me"; "Notion is where I take notes"; "uv is what we use
+    now": a named tool in the subject's place."""
+    me = speaker.lower() if speaker else USER
+    if m := _REPLACED_BY.match(text):
+        new, old = m["new"].strip(), m["old"].strip()
+        category = category_of(new) or category_of(old)
+        if category and person_frames.proper(new) or category_of(new):
+            team = (m["who"] or "").lower() in ("us", "the team")
+            return Fact(TEAM if team else me, attribute_for(new, person=not team) if
+                        category_of(new) else category, new)
+    if m := _WHERE_I.match(text):
+        v = m["v"].strip()
+        team = m["who"].lower() == "we"
+        if category_of(v):
+            return Fact(TEAM if team else me, attribute_for(v, person=not team), v)
+        found = tool_frames.read(f"use {v} for {m['rest']}", person=not team, additive=False)
+        if found and found.attribute not in ("uses", "*"):
+            return Fact(TEAM if team else me, found.attribute, v)
+    return None
+
+
+_LANGUAGES = frozenset("""
+english spanish french german portuguese dutch italian japanese chinese mandarin cantonese
+korean russian polish swedish norwegian danish finnish greek turkish arabic hebrew hindi
+bengali urdu vietnamese thai indonesian malay tagalog ukrainian czech hungarian romanian
+catalan basque galician irish welsh swahili persian farsi
+""".split())
+_ANSWERS = re.compile(r"\b(?P<v>[A-Z][a-z]+)\b(?=[^.?!]{0,40}\b(?:answers?|repl(?:y|ies)|"
+                      r"responses?)\b)|\b(?:answers?|repl(?:y|ies)|responses?|respond|"
+                      r"answer me|reply to me|talk to me|write to me)\b[^.?!]{0,20}?\bin\s+"
+                      r"(?P<w>[A-Z][a-z]+)\b")
+
+
+def _answer_language(text: str) -> str | None:
+    """ "Answer me in Spanish", "Can you switch to Portuguese for your answers?", "English is
+    fine for answers": the language the user wants answers in."""
+    if re.search(r"\b(?:not|don't|do not|never|no longer)\b", text, _I):
+        return None
+    m = _ANSWERS.search(text)
+    v = m and (m["v"] or m["w"])
+    return v if v and v.lower() in _LANGUAGES else None
 
 
 def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[Fact]:
@@ -351,6 +438,16 @@ def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[
     subject = find_subject(text, speaker, last_person)
     owner = subject.entity if subject.kind in ("person",) and subject.entity else \
         (speaker.lower() if speaker else USER)
+    if language := _answer_language(text):
+        return [Fact(speaker.lower() if speaker else USER, "answer_language", language)]
+    if _PAST.search(subject.rest) and not _STILL_TRUE.match(subject.rest):
+        return []
+    if m := _AGE_SAID.search(text):
+        return [Fact(owner, "age", m["n"] or m["n2"])]
+    if (m := _WAKE.search(text)) and subject.kind in ("person", "none"):
+        return [Fact(owner, "wake_time", m["t"].strip())]
+    if (m := _HERE_IN.search(text)) and person_frames.place(m["v"]):
+        return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
     if m := _EMAIL_RE.search(text):
         return [Fact(owner, "email", m[0])]
     if _PHONE_CUE.search(text) and (phone := typed_values.value_for("phone_number", text,
@@ -388,7 +485,8 @@ def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
         attr, vals = found
         facts = _shape(entity, attr, vals, [], cues)
         if attr == "employer" and facts and (job := person_frames.role_too(rest)):
-            facts.append(Fact(entity, "occupation", job))
+            facts.append(Fact(entity, "occupation", job, text=_without(subject, rest,
+                                                                        vals[0])))
         return facts
     if subject.kind in ("person", "team") and (found := many_frames.read(rest, person)):
         attr, vals = found
@@ -396,6 +494,8 @@ def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
     reading = tool_frames.read(rest, person=person, additive=cues.additive)
     if reading is None:
         return []
+    if reading.about:
+        entity = reading.about  # "we migrated the API to FastAPI": the API's framework
     if reading.attribute == "*":
         return [f for v in reading.values for f in _shape(
             entity, attribute_for(v, person=person, additive=cues.additive), [v], [], cues)]

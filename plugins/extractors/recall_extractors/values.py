@@ -81,7 +81,8 @@ def items(raw: str, stops: str = LIST, max_words: int = 4) -> list[str]:
     list. The list ends where a value would (`stops` minus its commas)."""
     head = re.split(stops, " " + raw + " ", maxsplit=1, flags=_I)[0]
     head = re.split(r"\s+(?:and|but|so)\s+(?:i|we|my|our|he|she|they)\b|,\s+(?:i|we|my|our|he|"
-                    r"she|they)\b", head, maxsplit=1, flags=_I)[0]
+                    r"she|they)\b|,\s+(?:\w+ed|\w+ing|no more|not)\b", head, maxsplit=1,
+                    flags=_I)[0]
     parts = [p for p in _ITEM_SPLIT.split(head.strip()) if p.strip()]
     out = []
     for part in parts:
