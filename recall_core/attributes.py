@@ -109,7 +109,8 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
     ("notes_app", "one", "the app they take notes in", ("note_taking_app",), "person"),
     ("password_manager", "one", "the password manager they use", (), "person"),
     ("theme", "one", "dark or light mode", ("color_scheme", "ui_theme", "display_mode",
-                                           "dark_mode", "light_mode"), "person"),
+                                           "dark_mode", "light_mode", "editor_theme",
+                                           "color_theme", "colour_theme", "colorscheme"), "person"),
     ("terminal_multiplexer", "one", "tmux, screen, zellij...", ("multiplexer",), "person"),
     ("python_package_manager", "one", "pip, poetry, uv, conda...", (), "person"),
     ("js_package_manager", "one", "npm, yarn, pnpm...", (), "person"),
@@ -277,6 +278,9 @@ def canonical_attribute(attribute: str) -> str:
     key = canonical_key(attribute)
     base, sep, suffix = key.partition(":")
     base = _ALIASES.get(base, base)
+    if base.startswith(FAVORITE_PREFIX):
+        # "favorite coffee place" and "favorite coffee shop" are one favourite
+        base = re.sub(r"(?<=.)_(?:place|spot|joint)$", "_shop", base)
     return f"{base}{sep}{suffix}" if sep else base
 
 

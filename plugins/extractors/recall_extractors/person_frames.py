@@ -24,7 +24,8 @@ _I = re.IGNORECASE
 #: auxiliaries and adverbs allowed between the subject and a frame's verb
 AUX = (r"(?:(?:have|has|had|am|is|are|will|would|do|does|did|be|been|was|were|just|also|"
        r"now|still|recently|finally|officially|actually|currently|really|already|"
-       r"eventually|happily|mostly|mainly|primarily|basically|only|even|again|"
+       r"eventually|happily|mostly|mainly|primarily|basically|only|even|again|technically|"
+       r"kind of|sort of|pretty much|more or less|partly|usually|normally|generally|"
        r"(?:have\s+)?decided\s+to|went\s+and|ended\s+up|got\s+to)\s+)*")
 
 
@@ -83,7 +84,8 @@ _NOT_ROLE_WORDS = frozenset("""
 user lover member beginner fan partner other number letter winter summer computer together
 brother sister mother father daughter owner player runner smoker drinker gamer reader
 worker person leader follower believer optimist pessimist perfectionist minimalist list
-vegetarian canadian christian brazilian italian indian asian european american australian
+vegetarian pescatarian pescetarian vegan flexitarian carnivore omnivore canadian christian
+brazilian italian indian asian european american australian
 guardian resident native local newcomer foreigner stranger neighbour neighbor customer
 speaker listener learner thinker dreamer sleeper eater cooker
 """.split())
@@ -222,6 +224,21 @@ FRAMES: tuple[Frame, ...] = (
                              r"am mostly|am strictly|am now)\s+(?:a\s+|fully\s+|strictly\s+|"
                              r"mostly\s+|now\s+)?(?P<v>" + _DIET + r")\b", _I),
           lambda raw: [raw]),
+    Frame("diet", re.compile(r"^" + AUX + r"(?:eat|eats|am eating|started eating|went back to "
+                             r"eating)\s+(?:everything|meat|fish and meat|anything)\b(?!\s+"
+                             r"(?:but|except))|^" + AUX + r"(?:quit|gave up|stopped) being (?:a\s+)?"
+                             r"(?:vegetarian|vegan|pescatarian)\b", _I),
+          lambda raw: ["omnivore"]),
+    Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:now\s+)?managing\s+"
+                                   r"(?P<v>(?:the|a|our)\s+[\w -]+)", _I),
+          lambda raw: ["manager"]),
+    Frame("occupation", re.compile(r"^" + AUX + r"(?:moved|transitioned|pivoted|switched)\s+"
+                                   r"(?:careers\s+)?(?:into|to)\s+(?!(?:a|an|the|my|our)\b)"
+                                   r"(?P<v>[\w -]+?(?:research|"
+                                   r"design|engineering|management|marketing|sales|finance|"
+                                   r"consulting|product|science|security|teaching|nursing|law|"
+                                   r"medicine|operations|support|recruiting|hr|devops|analytics)"
+                                   r")\b", _I), lambda raw: [raw]),
     _f("answer_language", r"want answers in|prefer answers in|want replies in|"
        r"would like answers in|want you to answer in|want you to reply in",
        _one(V.COMMON, 2), proper),
@@ -236,10 +253,12 @@ FRAMES: tuple[Frame, ...] = (
        r"exercise|do the gym", lambda raw: _schedule(raw)),
     _f("commute", r"commute|get to work|go to work|travel to work",
        _one(V.COMMON, 4)),
-    Frame("commute", re.compile(r"^" + AUX + r"(?:usually\s+)?(?P<v>bike|cycle|drive|walk|"
+    Frame("commute", re.compile(r"^" + AUX + r"(?:usually\s+)?(?P<v>(?:bike|cycle|drive|walk|"
                                 r"take the (?:train|bus|subway|tube|metro|tram|ferry)|"
-                                r"ride (?:my|a) (?:bike|scooter|motorcycle|e-bike))\s+"
-                                r"(?:to|into) (?:work|the office)\b", _I), lambda raw: [raw]),
+                                r"ride (?:my|a) (?:bike|scooter|motorcycle|e-bike))s?|"
+                                r"takes the (?:train|bus|subway|tube|metro|tram|ferry)|"
+                                r"rides (?:my|a|her|his) (?:bike|scooter|motorcycle|e-bike))\s+"
+                                r"(?:to|into) (?:work|the office)\b", _I), lambda raw: [_mode(raw)]),
 )
 
 
@@ -262,6 +281,13 @@ def place(v: str) -> bool:
     if len(words) == 1 and words[0].isupper() and words[0] not in _PLACE_ACRONYMS:
         return False
     return all(w[0].isupper() or w.lower() in _CONNECTORS for w in words)
+
+
+def _mode(raw: str) -> str:
+    """How someone commutes, one word ("takes the bus" -> "bus", "drives" -> "drive")."""
+    word = raw.lower().split()[-1]
+    return {"cycle": "bike", "cycles": "bike", "bikes": "bike", "drives": "drive",
+            "walks": "walk"}.get(word, word)
 
 
 def _in_place(raw: str) -> list[str]:
@@ -295,7 +321,8 @@ def _now_in(raw: str) -> list[str]:
 
 
 def _role_value(raw: str, plain: bool = False) -> list[str]:
-    v = V.value(re.sub(r"^(?:a|an)\s+", "", raw, flags=_I), V.ORG, 5)
+    raw = re.sub(r"^(?:a|an)\s+(?:full[- ]time\s+|part[- ]time\s+)?", "", raw, flags=_I)
+    v = V.value(raw, V.ORG, 5)
     if not v:
         return []
     if plain and not role(v):
@@ -340,7 +367,8 @@ def read(predicate: str) -> tuple[str, list[str]] | None:
         m = frame.pattern.match(predicate)
         if not m:
             continue
-        found = [v for v in frame.parse(m["v"]) if frame.guard is None or frame.guard(v)]
+        raw = m.groupdict().get("v") or m.group(0)
+        found = [v for v in frame.parse(raw) if frame.guard is None or frame.guard(v)]
         if found:
             return frame.attribute, found
     return None

@@ -30,7 +30,8 @@ _OPENERS = (r"(?i:(?:actually|also|now|then|so|plus|these days|currently|btw|hon
             r"recently|lately|nowadays|since then|as of now|and)\s+|(?:actually|also|btw),\s+)*")
 _SUBJECT = re.compile(
     r"^" + _OPENERS + r"(?i:i|i'm|i've|i'd|i'll|we|we're|we've|we'll|my|our|he|she|he's|"
-    r"she's|they|they're|(?:his|her|their) [a-z]+)\b|^" + _OPENERS + r"(?:[A-Z][a-z]+|(?i:the) [a-z]+(?: [a-z]+)?)"
+    r"she's|they|they're|(?:his|her|their) [a-z]+)\b|^[\w .+#-]{1,25}? is (?:what|where|how) "
+    r"(?i:i|we)\b|^" + _OPENERS + r"(?:[A-Z][a-z]+|(?i:the) [a-z]+(?: [a-z]+)?)"
     r"(?:'s [a-z]+)?\s+(?:is|are|was|has|had|works|lives|moved|uses|runs|just|also|now|got|"
     r"joined|started|loves|likes|hates|speaks|drives|plays|switched|became|left|recently)\b")
 _ELIDED = re.compile(

@@ -16,6 +16,7 @@ first-person facts.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -30,7 +31,10 @@ from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
 from .classifier import load as load_classifier
 from .statements import split_statements
+from .subjects import Subject
 from .triples import Fact, Reading, read_statement
+
+log = logging.getLogger("recall.extractors")
 
 _AUTO: Any = object()
 
@@ -163,7 +167,11 @@ def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[s
     for sentence in sentences:
         found = []
         for clause in split_statements(sentence, speaker):
-            reading = read_statement(clause, speaker, last_person)
+            try:
+                reading = read_statement(clause, speaker, last_person)
+            except Exception:  # noqa: BLE001 - a rule's bug must not lose the user's text
+                log.exception("stub: reading %r failed; stored without a fact", clause)
+                reading = Reading([], Subject(None, "none", clause))
             subject = reading.subject
             if subject.kind == "person" and subject.entity and subject.surface.lower() \
                     not in ("i", "he", "she"):
@@ -251,6 +259,8 @@ class StubExtractor:
             for fact in facts:
                 listed = [f.value for f in facts if not f.ended and f.attribute == fact.attribute]
                 own = _item_text(stored, listed, fact.value) if not fact.ended else stored
+                if fact.text and len(group) == 1:
+                    own = f"{speaker}: {fact.text}" if speaker else fact.text
                 # Classified on the whole group (cue phrases may sit in any of its sentences).
                 out.append(memory(own, fact, joined))
         return out

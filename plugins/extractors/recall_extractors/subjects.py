@@ -124,7 +124,9 @@ chat take give keep sit stay need break pass die say sign migrate replace lose h
 change adopt own rent make build host tend seem look feel think know want get move
 """.split()
 _VERB = r"(?:" + "|".join(sorted(set(_VERB_WORDS), key=len, reverse=True)) + r"|'s)\b"
-_NOUN_PHRASE = r"(?:[\w.+#-]+(?:\s+[\w.+#-]+){0,3}?)"
+# Up to four words, none of them a verb: the subject ends where its verb begins.
+_NOUN_WORD = r"(?!" + _VERB + r")[\w.+#-]+"
+_NOUN_PHRASE = r"(?:" + _NOUN_WORD + r"(?:\s+" + _NOUN_WORD + r"){0,3})"
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def expand(text: str) -> str:
                  r"currently|finally|officially|really|in|at|from|on|moved|working|living|"
                  r"based|learning|allergic|married|engaged|dating|what|where|how|\d)", r"\1 is \2",
                  out, flags=_I)
-    out = re.sub(r"\bim\b", "I am", out)  # "im a data scientist now"
+    out = re.sub(r"(?i)\bim\b", "I am", out)  # "im a data scientist now"
     for short, full in _CONTRACTIONS:
         out = re.sub(r"(?<=\w)" + short + r"\b", full, out, flags=_I)
     return out

@@ -24,7 +24,7 @@ from recall_core.attributes import (ENDED, INVENTORY, TEAM, USER, canonical_attr
 from . import many_frames, person_frames, tool_frames, typed_values
 from . import values as V
 from .keys import FAVORITE_TOOLS
-from .lexicon import attribute_for, category_of
+from .lexicon import PERSONAL, attribute_for, category_of
 from .sentences import fold
 from .subjects import PETS, Subject, expand, find_subject, strip_lead
 
@@ -178,8 +178,9 @@ def _attribute_noun(noun: str, value: str | None) -> str | None:
     if attr in INVENTORY or attr.startswith("favorite_"):
         return attr
     words = noun.split()
-    if value is None or re.match(r"^(?:\w+(?:ed|en|ing)|in|on|at|from|so|very|really|"
-                                 r"pretty|kind|such|too|not|no|always|never)\b", value, _I):
+    if value is None or re.match(r"^(?:\w+(?:ed|en|ing)|built|made|run|kept|set|led|done|"
+                                 r"in|on|at|from|so|very|really|pretty|kind|such|too|not|no|"
+                                 r"always|never)\b", value, _I):
         return None  # "our backend is written in Go": the backend is the subject
     if 1 <= len(words) <= 2 and not set(map(str.lower, words)) & {"life", "day", "week",
                                                                   "point", "plan", "idea"}:
@@ -286,6 +287,9 @@ def read_statement(clause: str, speaker: str | None = None,
     """The statement's facts by rule; when none, whether the classifier may find one."""
     text = expand(strip_lead(fold(clause)))
     none = Subject(None, "none", text)
+    if language := _answer_language(text):  # requests are often questions ("Can you ...?")
+        return Reading([Fact(speaker.lower() if speaker else USER, "answer_language",
+                             language)], none)
     if not text or text.rstrip().endswith("?"):
         return Reading([], none)
     text = _colon_nominal(text)
@@ -350,7 +354,7 @@ def _household(facts: list[Fact], subject: Subject, speaker: str | None) -> list
             for f in facts]
 
 
-_COLON = re.compile(r"^(?:my\s+|our\s+)?(?:new\s+|current\s+)?(?P<noun>[A-Za-z][\w '-]{1,30}?)"
+_COLON = re.compile(r"^(?i:my\s+|our\s+)?(?i:new\s+|current\s+)?(?P<noun>[A-Za-z][\w '-]{1,30}?)"
                     r"\s*:\s+(?P<v>\S.*)$")
 
 
@@ -371,6 +375,8 @@ _WAKE = re.compile(r"\b(?:(?:wake|get|am|i'm|waking)\s+up|^up|sleep(?:ing)? in|u
                    r"around|until|till)\s+(?P<t>\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)", _I)
 _HERE_IN = re.compile(r"\b(?:here in|out here in|living here in|back home in)\s+(?P<v>[A-Z]\w+"
                       r"(?:\s[A-Z]\w+)?)")
+_EVERYTHING_ON = re.compile(r"^everything(?:'s| is| runs| lives)?\s+(?:on|in)\s+(?P<v>[^,;.!]+)",
+                            _I)
 _EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PHONE_CUE = re.compile(r"\b(?:number|cell|phone|mobile|call me|text me|whatsapp|reach me)\b",
                         _I)
@@ -413,8 +419,8 @@ korean russian polish swedish norwegian danish finnish greek turkish arabic hebr
 bengali urdu vietnamese thai indonesian malay tagalog ukrainian czech hungarian romanian
 catalan basque galician irish welsh swahili persian farsi
 """.split())
-_ANSWERS = re.compile(r"\b(?P<v>[A-Z][a-z]+)\b(?=[^.?!]{0,40}\b(?:answers?|repl(?:y|ies)|"
-                      r"responses?)\b)|\b(?:answers?|repl(?:y|ies)|responses?|respond|"
+_ANSWERS = re.compile(r"\b(?P<v>[A-Z][a-z]+)\b(?=[^.?!]{0,40}\b(?i:answers?|repl(?:y|ies)|"
+                      r"responses?)\b)|\b(?i:answers?|repl(?:y|ies)|responses?|respond|"
                       r"answer me|reply to me|talk to me|write to me)\b[^.?!]{0,20}?\bin\s+"
                       r"(?P<w>[A-Z][a-z]+)\b")
 
@@ -438,12 +444,14 @@ def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[
     subject = find_subject(text, speaker, last_person)
     owner = subject.entity if subject.kind in ("person",) and subject.entity else \
         (speaker.lower() if speaker else USER)
-    if language := _answer_language(text):
-        return [Fact(speaker.lower() if speaker else USER, "answer_language", language)]
-    if _PAST.search(subject.rest) and not _STILL_TRUE.match(subject.rest):
-        return []
     if m := _AGE_SAID.search(text):
         return [Fact(owner, "age", m["n"] or m["n2"])]
+    if (m := _EVERYTHING_ON.search(text)) and (tool := V.value(m["v"], V.TOOL, 4)) and \
+            (category := category_of(tool)):
+        team = category not in PERSONAL
+        return [Fact(TEAM if team else owner, attribute_for(tool, person=not team), tool)]
+    if _PAST.search(subject.rest) and not _STILL_TRUE.match(subject.rest):
+        return []
     if (m := _WAKE.search(text)) and subject.kind in ("person", "none"):
         return [Fact(owner, "wake_time", m["t"].strip())]
     if (m := _HERE_IN.search(text)) and person_frames.place(m["v"]):

@@ -70,8 +70,13 @@ _LEAD_VERB = re.compile(r"^" + AUX + r"(?:\w+(?:ed|ing|s)?\s+)?(?:(?:up|out|into
 
 
 def _kept(text: str, start: int, end: int) -> bool:
-    """A mention is the value unless it is said as what was replaced."""
-    return not _REPLACED.search(text[:start]) and not _GONE.match(text[end:])
+    """A mention is the value unless it is said as what was replaced ("from X" only when
+    a "to" follows: "alerts come from New Relic" names the value)."""
+    before = _REPLACED.search(text[:start])
+    if before and before.group(0).lower().startswith("from") and \
+            not re.search(r"\b(?:to|into|for)\b", text[end:], _I):
+        before = None
+    return not before and not _GONE.match(text[end:])
 
 
 def _mentions(text: str, pattern: re.Pattern[str]) -> list[str]:
