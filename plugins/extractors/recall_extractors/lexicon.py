@@ -120,6 +120,8 @@ _MEMBERS: dict[str, tuple[str, ...]] = {
 }
 
 CATEGORY_OF: dict[str, str] = {m: c for c, ms in _MEMBERS.items() for m in ms}
+#: Every attribute a named tool can be the value of.
+TOOL_CATEGORIES: frozenset[str] = frozenset(set(_MEMBERS) | {"package_manager"})
 #: Categories a person has one of at a time (editor, phone, car...). The rest (a project's
 #: language or database...) are one at a time only for a team, project or system.
 PERSONAL: frozenset[str] = frozenset({

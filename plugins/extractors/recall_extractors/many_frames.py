@@ -73,6 +73,12 @@ _CHILD = re.compile(r"^" + AUX + r"(?:have|has|had)\s+(?:a|an|one|two|three|\d+|
                     r"boy|girl)s?\s+(?:named|called)\s+(?P<v>[A-Z][\w-]*)", _I)
 
 
+def _more_named(rest: str) -> list[str]:
+    """ "... and a daughter named Ava": more names said in the same list."""
+    return re.findall(r"\band (?:a|an|one|another)\s+[a-z ]{2,20}?\s+(?:named|called)\s+"
+                      r"([A-Z][\w-]*)", rest)
+
+
 def _likes(raw: str) -> list[str]:
     raw = re.sub(r"^(?:to\s+|it when\s+|when\s+|using\s+|to use\s+)", "", raw, flags=_I)
     return V.items(raw, V.LIST, 4)
@@ -98,11 +104,12 @@ def read(predicate: str, person: bool = True) -> tuple[str, list[str]] | None:
             return "skills", found
         return None
     if person and (m := _CHILD.match(p)):
-        return "children", [m["v"]]
+        return "children", [m["v"], *_more_named(p[m.end():])]
     if person and (m := _PET.match(p)):
         kind = m["kind"].lower().rstrip("s") if m["kind"].lower() not in PETS else m["kind"]
         if kind.lower() in PETS:
-            return "pets", [m["v"] or kind.lower()]
+            return "pets", [m["v"] or kind.lower(), *(_more_named(p[m.end():]) if m["v"]
+                                                      else [])]
     if m := _DISLIKES.match(p):
         found = _likes(m["v"])
         return ("dislikes", found) if found else None

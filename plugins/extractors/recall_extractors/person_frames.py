@@ -343,7 +343,7 @@ def _at_time(raw: str) -> list[str]:
 
 
 def _schedule(raw: str) -> list[str]:
-    m = re.match(r"((?:on|every|in the|at)\s+[\w ,]+?)(?:[.!,;]|$| because| but| and i)",
+    m = re.match(r"((?:on|every|in the|at)\s+[\w :,]+?)(?:[.!,;]|$| because| but| and i)",
                  raw, _I)
     return [m[1].strip()] if m else []
 

@@ -33,13 +33,28 @@ _SUBJECT = re.compile(
     r"she's|they|they're|(?:his|her|their) [a-z]+)\b|^[\w .+#-]{1,25}? is (?:what|where|how) "
     r"(?i:i|we)\b|^" + _OPENERS + r"(?:[A-Z][a-z]+|(?i:the) [a-z]+(?: [a-z]+)?)"
     r"(?:'s [a-z]+)?\s+(?:is|are|was|has|had|works|lives|moved|uses|runs|just|also|now|got|"
-    r"joined|started|loves|likes|hates|speaks|drives|plays|switched|became|left|recently)\b")
+    r"joined|started|loves|likes|hates|speaks|drives|plays|switched|became|left|recently)\b|"
+    # a noun that names what it is about: "standups are at 9:15", "work starts at 9"
+    r"^(?i:[a-z][\w-]*(?:\s[a-z][\w-]*)?\s+(?:starts?|begins?|ends?|are|runs?|happens?|"
+    r"goes|go)\b)")
+# A request opens a statement of its own ("..., and please answer in German").
+_COMMAND = re.compile(r"^(?:please|call me|keep|answer|reply|respond|don't|do not|always|"
+                      r"never|remember|make sure|note that|address me)\b", _I)
 _ELIDED = re.compile(
     r"^" + _OPENERS + r"(?:work|works|live|lives|use|uses|love|loves|like|likes|hate|hates|"
     r"have|has|speak|speaks|drive|drives|play|plays|prefer|prefers|moved|switched|started|"
-    r"joined|am|got|enjoy|enjoys|own|owns|code|run|runs|went|became|study|studies|teach|"
+    r"joined|am|is|got|enjoy|enjoys|own|owns|code|run|runs|went|became|study|studies|teach|"
     r"just|recently|now|also|still|quit|stopped|dropped|no longer|can't stand|"
-    r"don't|do not|am not|never|relocated|migrated|adopted|bought|speak)\b", _I)
+    r"don't|do not|am not|never|relocated|migrated|adopted|bought|speak|deploy|deploys|ship|"
+    r"ships|release|releases|standup|stand up|sprint|hit|browse|track|tracks|host|hosts|"
+    r"keep|keeps|take|takes|wake|get up|go to bed|sleep|commute|bike|walk|write|writes)\b",
+    _I)
+# "We use Postgres for storage, Redis for caching": the verb said once for the whole list.
+_GAPPED_HEAD = re.compile(r"^(?P<head>.*?\b(?i:use|uses|using|run|runs|keep|keeps|track|tracks|"
+                          r"host|hosts|rely on|relies on|moved|migrated|switched))\s+\S.*\s"
+                          r"(?i:for|to)\s+\S")
+_GAPPED = re.compile(r"^(?:(?:our|the|my)\s+)?[\w.+#-]+(?:\s[\w.+#-]+){0,2}\s+(?i:for|to)\s+"
+                     r"[\w-]+(?:\s[\w-]+)?[.!]?$")
 _LEANS = re.compile(r"^(?:it|it's|its|that|that's|this|these|those|which|who|so|there|"
                     r"there's|then|too|as well|not|or)\b", _I)
 _BARE_SUBJECT = re.compile(r"^(?:(?:my|our|the)\s+)?[\w-]+$|^[A-Z][a-z]+$", _I)
@@ -49,18 +64,29 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
     """The statements of one sentence, in order; the sentence itself when it makes one."""
     out: list[str] = []
     start, prefix, subject = 0, "", None
+    gapped = _GAPPED_HEAD.match(_until_cut(sentence))
     for m in _CUT.finditer(sentence):
         left, right = prefix + sentence[start:m.start()].strip(), sentence[m.end():].strip()
         if not left.strip() or not right or _LEANS.match(right):
             continue
-        if _SUBJECT.match(right):
+        if gapped and re.match(r"^(?:our|my|the)\s", right, _I) and \
+                _GAPPED.match(_until_cut(right)):
+            out.append(left)  # "..., and our deploys to Tuesday"
+            start, prefix = m.end(), gapped["head"] + " "
+            continue
+        if _SUBJECT.match(right) or _COMMAND.match(right):
             if _BARE_SUBJECT.match(left) or len(left.split()) < 2:
                 continue  # "My wife and I live in Boston"
             out.append(left)
             start, prefix, subject = m.end(), "", None
             continue
-        if m["conj"] is None and ";" not in m.group(0) or not _ELIDED.match(right):
-            continue  # a comma before a verb is a list of actions, not a new statement
+        if gapped and _GAPPED.match(_until_cut(right)) and not _ELIDED.match(right):
+            # "..., Redis for caching": the list's verb and subject come back
+            out.append(left)
+            start, prefix = m.end(), gapped["head"] + " "
+            continue
+        if not _ELIDED.match(right):
+            continue
         subject = subject or find_subject(left, speaker)
         if subject.entity is None or not subject.surface:
             subject = None
@@ -70,6 +96,11 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
         start, prefix = m.end(), subject.surface + " "
     out.append(prefix + sentence[start:].strip())
     return [_tidy(s) for s in out if s.strip(" ,;")]
+
+
+def _until_cut(text: str) -> str:
+    """The text up to the next place a statement may end."""
+    return _CUT.split(text, maxsplit=1)[0]
 
 
 def _tidy(clause: str) -> str:

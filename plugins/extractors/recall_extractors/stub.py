@@ -27,6 +27,7 @@ from recall_core.models import ExtractedMemory, Memory
 from recall_core.protocols import ExtractionError
 
 from .fragments import group_fragments, split_speaker
+from .lexicon import TOOL_CATEGORIES
 from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
 from .classifier import load as load_classifier
@@ -198,6 +199,7 @@ def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) ->
     for sentence, statements in zip(sentences, read):
         found = [Unit(clause, [f for f in r.facts if f.triple() is not None])
                  for clause, r in statements]
+        side_by_side(found, sentence)
         if not any(u.facts for u in found):
             out.append(Unit(sentence))
             continue
@@ -209,6 +211,27 @@ def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) ->
                 out.append(unit)
             keyless_before = not unit.facts
     return out
+
+
+_CHANGE_SAID = re.compile(r"\b(?:switched|moved|migrated|replaced|instead|now|no longer|"
+                          r"anymore|dropped|from)\b", re.IGNORECASE)
+
+
+def side_by_side(units: list[Unit], sentence: str) -> None:
+    """Two tools of one kind in one sentence with no change said ("We use Sentry for errors
+    and Grafana for dashboards") are used side by side: each is a `uses` value, so neither
+    supersedes the other."""
+    if _CHANGE_SAID.search(sentence):
+        return
+    values: dict[tuple[str, str], set[str]] = {}
+    for unit in units:
+        for f in unit.facts:
+            if not f.ended and f.attribute in TOOL_CATEGORIES:
+                values.setdefault((f.entity, f.attribute), set()).add(f.value.lower())
+    shared = {key for key, vals in values.items() if len(vals) > 1}
+    for unit in units:
+        unit.facts = [Fact(f.entity, "uses", f.value, f.ended, f.text)
+                      if (f.entity, f.attribute) in shared else f for f in unit.facts]
 
 
 def _item_text(text: str, values: list[str], value: str) -> str:

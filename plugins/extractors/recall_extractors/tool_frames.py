@@ -38,6 +38,7 @@ _USE = re.compile(
     r"write in|program in|develop in|run|runs|am running|am on|daily[- ]drive|swear by|"
     r"stick with|stuck with|went with|go with|going with|chose|picked|selected|settled on|"
     r"opted for|adopted|prefer|prefers|am sticking with|have been using|started using|"
+    r"browse with|browse in|browse on|type on|type in|keep my notes in|take notes in|"
     r"am trying out|tried out|now use)\s+(?P<v>.+)$", _I)
 _SWITCH = re.compile(
     r"^" + AUX + r"(?P<verb>switched|switch|switching|moved|move|moving|migrated|migrate|"

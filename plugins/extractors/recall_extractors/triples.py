@@ -375,6 +375,9 @@ _WAKE = re.compile(r"\b(?:(?:wake|get|am|i'm|waking)\s+up|^up|sleep(?:ing)? in|u
                    r"around|until|till)\s+(?P<t>\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)", _I)
 _HERE_IN = re.compile(r"\b(?:here in|out here in|living here in|back home in)\s+(?P<v>[A-Z]\w+"
                       r"(?:\s[A-Z]\w+)?)")
+_WORK_STARTS = re.compile(r"^(?:my\s+)?(?:work|workday|shift)\s+(?:starts|begins|is)\s+(?:at|"
+                          r"around|from)\s+(?P<t>\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?(?:\s*"
+                          r"(?:to|-|until)\s*\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)?)", _I)
 _EVERYTHING_ON = re.compile(r"^everything(?:'s| is| runs| lives)?\s+(?:on|in)\s+(?P<v>[^,;.!]+)",
                             _I)
 _EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -446,6 +449,8 @@ def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[
         (speaker.lower() if speaker else USER)
     if m := _AGE_SAID.search(text):
         return [Fact(owner, "age", m["n"] or m["n2"])]
+    if m := _WORK_STARTS.match(text):
+        return [Fact(owner, "work_hours", m["t"].strip())]
     if (m := _EVERYTHING_ON.search(text)) and (tool := V.value(m["v"], V.TOOL, 4)) and \
             (category := category_of(tool)):
         team = category not in PERSONAL

@@ -32,7 +32,8 @@ _SCHEDULE = re.compile(r"\b((?:every|each)\s+(?:other\s+)?(?:\d+\s+|two\s+|three
                        r"sprint|quarter|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?|"
                        r"on\s+(?:the\s+)?(?:weekends?|weekdays?|(?:mon|tues|wednes|thurs|fri|"
                        r"satur|sun)days?)|in the (?:mornings?|evenings?|afternoons?)|"
-                       r"at (?:lunch|night|dawn)|(?:before|after) work|weekly|daily|monthly|"
+                       r"at (?:lunch|night|dawn|\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)|"
+                       r"(?:before|after) work|weekly|daily|monthly|"
                        r"nightly|weekends|weekdays|mornings|evenings|"
                        r"(?:mon|tues|wednes|thurs|fri|satur|sun)days)\b", _I)
 _HOURS = re.compile(r"\b((?:from\s+)?\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?\s*(?:to|-|until|"
