@@ -76,7 +76,7 @@ _MEMBERS: dict[str, tuple[str, ...]] = {
     "language": ("python", "go", "golang", "rust", "java", "javascript", "typescript",
                  "kotlin", "swift", "c", "c++", "c#", "ruby", "php", "scala", "elixir",
                  "erlang", "haskell", "clojure", "dart", "julia", "r", "perl", "lua", "zig",
-                 "ocaml", "f#", "objective-c", "nim", "crystal"),
+                 "ocaml", "f#", "objective-c", "nim", "crystal", "sql"),
     "framework": ("django", "flask", "fastapi", "rails", "ruby on rails", "express",
                   "express.js", "spring", "spring boot", "laravel", "phoenix", "nestjs",
                   "asp.net", ".net", "gin", "fiber", "actix", "axum", "sinatra",

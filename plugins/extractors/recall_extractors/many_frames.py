@@ -51,6 +51,15 @@ def _frame(verbs: str) -> re.Pattern[str]:
     return re.compile(r"^" + AUX + r"(?:" + verbs + r")\s+(?P<v>.+)$", _I)
 
 
+_FAN = re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:a|an)\s+(?:huge|big|massive|die-hard|"
+                  r"lifelong|longtime)?\s*(?P<v>[A-Z][\w&.' -]{1,30}?)\s+(?:fan|supporter)\b", _I)
+_HOBBY_VERB = re.compile(r"^" + AUX + r"(?P<v>knit|paint|draw|sketch|bake|swim|climb|boulder|surf|"
+                         r"ski|snowboard|garden|hike|sew|crochet|dance|sing|meditate|journal|"
+                         r"skate|fence|row|sail|fish|golf|bowl|kayak|quilt|woodwork|birdwatch)"
+                         r"\b(?!\s+(?:a|an|the|my|our|his|her|some|it|them)\b)", _I)
+_GERUND = {"swim": "swimming", "ski": "skiing", "skate": "skating", "dance": "dancing",
+           "bake": "baking", "hike": "hiking", "meditate": "meditating",
+           "snowboard": "snowboarding", "journal": "journaling"}
 _LIKES = _frame(_LIKE)
 _DISLIKES = _frame(_DISLIKE)
 _SPEAKS = _frame(_SPEAK)
@@ -77,6 +86,15 @@ def _more_named(rest: str) -> list[str]:
     """ "... and a daughter named Ava": more names said in the same list."""
     return re.findall(r"\band (?:a|an|one|another)\s+[a-z ]{2,20}?\s+(?:named|called)\s+"
                       r"([A-Z][\w-]*)", rest)
+
+
+def _hobby_head(item: str) -> str | None:
+    """The hobby an item starts with ("chess online a lot" -> "chess"), or None."""
+    words = item.split()
+    for n in (2, 1):
+        if " ".join(words[:n]).lower() in _HOBBY_WORDS:
+            return " ".join(words[:n])
+    return None
 
 
 def _likes(raw: str) -> list[str]:
@@ -110,6 +128,11 @@ def read(predicate: str, person: bool = True) -> tuple[str, list[str]] | None:
         if kind.lower() in PETS:
             return "pets", [m["v"] or kind.lower(), *(_more_named(p[m.end():]) if m["v"]
                                                       else [])]
+    if m := _FAN.match(p):
+        return "likes", [m["v"].strip()]
+    if m := _HOBBY_VERB.match(p):
+        verb = m["v"].lower()
+        return "hobbies", [_GERUND.get(verb, verb + ("ing" if not verb.endswith("e") else ""))]
     if m := _DISLIKES.match(p):
         found = _likes(m["v"])
         return ("dislikes", found) if found else None
@@ -127,7 +150,11 @@ def read(predicate: str, person: bool = True) -> tuple[str, list[str]] | None:
         if found and all(category_of(v) == "language" for v in found):
             return "skills", found
     if m := _PLAYS.match(p):
+        found = [_hobby_head(v) for v in V.items(m["v"], V.LIST, 4)]
+        if found and all(found):
+            return "hobbies", found  # type: ignore[return-value]
+    if m := re.match(r"^" + AUX + r"can\s+(?:write|code in|program in|speak)\s+(?P<v>.+)$", p, _I):
         found = V.items(m["v"], V.LIST, 3)
-        if found and all(v.lower() in _HOBBY_WORDS for v in found):
-            return "hobbies", found
+        if found and all(category_of(v) == "language" for v in found):
+            return "skills", found
     return None

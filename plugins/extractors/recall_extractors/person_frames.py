@@ -94,6 +94,8 @@ speaker listener learner thinker dreamer sleeper eater cooker
 def role(v: str) -> bool:
     """A job title: a known role noun, or a person noun ending like one (-er, -ist, -ian,
     -or) that is not a family, fan or hobby word."""
+    if re.match(r"stay[- ]at[- ]home\b", v, _I):
+        return True
     words = v.lower().replace("-", " ").split()
     if not words or set(words) & _NOT_ROLES:
         return False
@@ -122,6 +124,18 @@ def org_like(v: str) -> bool:
 
 _PLACE = _one(V.PLACE, 5)
 _ORG = _one(V.ORG, 6)
+_TITLE = re.compile(r"^(?:the\s+)?(?:cto|ceo|cfo|coo|vp|director|head|lead|manager|boss)"
+                    r"(?:\s+of\s+[\w ]+?)?,\s+(?P<name>[A-Z]\w+(?:\s[A-Z]\w+)?)", _I)
+
+
+def _name_or_titled(raw: str) -> list[str]:
+    """ "the CTO, Amara": the person, not the title."""
+    if m := _TITLE.match(raw.strip()):
+        return [m["name"]]
+    v = V.value(raw, V.NAME, 4)
+    return [v] if v else []
+
+
 _NAME = _one(V.NAME, 4)
 _THING = _one(V.THING, 6)
 _DIET = (r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|"
@@ -201,13 +215,14 @@ FRAMES: tuple[Frame, ...] = (
     Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:a|an)\s+(?P<v>.+)$", _I),
           lambda raw: _role_value(raw, plain=True)),
     _f("manager", r"report to|reports to|report directly to|am reporting to|now report to",
-       _NAME, proper),
+       _name_or_titled, proper),
     _f("school", r"study at|studies at|am studying at|go to|goes to|am enrolled at|"
        r"am enrolled in|attend|attends|transferred to|am (?:a )?(?:student|freshman|"
        r"sophomore|junior|senior|undergrad|grad student|phd student|phd candidate|"
        r"masters student|postdoc) at", _ORG, proper),
     _f("field_of_study", r"major in|majoring in|am majoring in|am doing a (?:degree|phd|"
-       r"masters|master's|bachelor's) in|am getting (?:a|my) (?:degree|phd|masters) in|"
+       r"masters|master's|bachelor's|bachelors|mba|doctorate) in|am getting (?:a|my) "
+       r"(?:degree|phd|masters|bachelors) in|"
        r"am studying|study|studies", _one(V.ORG, 4)),
     _f("learning", r"am learning|started learning|am (?:now )?taking (?:\w+ )?lessons in|"
        r"am picking up|am teaching myself|started (?:taking )?(?:\w+ )?lessons in",

@@ -27,7 +27,8 @@ _I = re.IGNORECASE
 _CUT = re.compile(r"\s*;\s*|\s+[-\u2013\u2014]\s+|,?\s+(?P<conj>and|but|while|whereas|plus|"
                   r"although|though|so|because|since)\s+|,\s+", _I)
 _OPENERS = (r"(?i:(?:actually|also|now|then|so|plus|these days|currently|btw|honestly|"
-            r"recently|lately|nowadays|since then|as of now|and)\s+|(?:actually|also|btw),\s+)*")
+            r"recently|lately|nowadays|since then|as of now|and|for now|right now|today|"
+            r"at the moment|at this point)\s+|(?:actually|also|btw|for now|right now),\s+)*")
 _SUBJECT = re.compile(
     r"^" + _OPENERS + r"(?i:i|i'm|i've|i'd|i'll|we|we're|we've|we'll|my|our|he|she|he's|"
     r"she's|they|they're|(?:his|her|their) [a-z]+)\b|^[\w .+#-]{1,25}? is (?:what|where|how) "

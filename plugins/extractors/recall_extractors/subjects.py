@@ -150,6 +150,7 @@ def expand(text: str) -> str:
     # owns what follows ("my wife's employer").
     out = re.sub(r"\b(my|our)\s+([\w-]+)'s\b(?=\s+(\S))", lambda m: m[0] if m[2].lower()
                  in _OWNERS and not m[3][0].isupper() else f"{m[1]} {m[2]} is", out, flags=_I)
+    out = re.sub(r"\b(master|bachelor|associate)'s\b", r"\1s", out, flags=_I)  # degrees
     out = re.sub(r"\b(\w+)'s\s+(been|got|gotten)\b", r"\1 has \2", out, flags=_I)
     out = re.sub(r"\b(\w+)'s\s+(always|never|just|now|still|not|a|an|the|out|gone|"
                  r"currently|finally|officially|really|in|at|from|on|moved|working|living|"

@@ -87,6 +87,9 @@ _STACK = (
      "code_host"),
     (re.compile(r"^" + AUX + r"(?:test|tests)\s+(?:everything\s+)?(?:with|using|in)\s+"
                 r"(?P<v>.+)$", _I), "testing_framework"),
+    (re.compile(r"^" + AUX + r"(?:store|stores|keep|keeps|put|puts|persist|persists)\s+(?:all\s+)?"
+                r"(?:its\s+|our\s+|the\s+)?(?:data|everything|events|records|state)\s+(?:in|on)"
+                r"\s+(?P<v>.+)$", _I), "database"),
 )
 _SCHEDULES = (
     ("deploy_day", re.compile(r"^" + AUX + r"(?:deploy|deploys|release|releases|ship|ships|"

@@ -142,8 +142,20 @@ def read_cues(rest: str) -> tuple[str, Cues]:
     return body, cues
 
 
+_CALLED = re.compile(r"\b(?:everyone|everybody|people|friends|my friends|most people|they|"
+                     r"folks|colleagues|my colleagues)\s+(?:just\s+)?calls?\s+me\s+(?P<v>.+)", _I)
+_PRONOUNS = re.compile(r"\b(?P<v>(?:he|she|they|xe|ze|fae|it)/(?:him|her|them|hir|zir|faer|its|"
+                       r"his|hers|theirs|they|she|he))\b", _I)
+
+
 def imperative(text: str) -> Fact | None:
     """Subject-less requests that state a fact about the user ("Call me Bob")."""
+    if (m := _CALLED.search(text)) and (v := V.value(m["v"], V.NAME, 3)) and \
+            person_frames.proper(v):
+        return Fact(USER, "name", v)
+    if (m := _PRONOUNS.search(text)) and re.search(r"\b(?:use|pronouns|go by|refer to me)\b",
+                                                   text, _I):
+        return Fact(USER, "pronouns", m["v"])
     if m := re.match(r"^(?:please\s+)?(?:just\s+)?(?:call|address)\s+me\s+(?:as\s+)?(?P<v>.+)",
                      text, _I):
         v = V.value(m["v"], V.NAME, 3)
@@ -206,6 +218,8 @@ def _reverse(text: str, speaker: str | None) -> Fact | None:
     attr = _attribute_noun(noun, None) or ""
     if attr in INVENTORY and not INVENTORY[attr].many or attr.startswith("favorite_"):
         return Fact(owner, attr, value)
+    if person_frames.role(noun) and person_frames.proper(value) and len(value.split()) <= 2:
+        return Fact(value.lower(), "occupation", noun)  # "Dana is our designer"
     return None
 
 
@@ -285,14 +299,13 @@ def statement_facts(clause: str, speaker: str | None = None,
 def read_statement(clause: str, speaker: str | None = None,
                    last_person: str | None = None) -> Reading:
     """The statement's facts by rule; when none, whether the classifier may find one."""
-    text = expand(strip_lead(fold(clause)))
+    text = expand(strip_lead(_colon_nominal(fold(clause))))
     none = Subject(None, "none", text)
     if language := _answer_language(text):  # requests are often questions ("Can you ...?")
         return Reading([Fact(speaker.lower() if speaker else USER, "answer_language",
                              language)], none)
     if not text or text.rstrip().endswith("?"):
         return Reading([], none)
-    text = _colon_nominal(text)
     if fact := imperative(text):
         return Reading([_as_speaker(fact, speaker)], none)
     if found := _patterned(text, speaker, last_person):
@@ -433,9 +446,11 @@ def _answer_language(text: str) -> str | None:
     fine for answers": the language the user wants answers in."""
     if re.search(r"\b(?:not|don't|do not|never|no longer)\b", text, _I):
         return None
-    m = _ANSWERS.search(text)
-    v = m and (m["v"] or m["w"])
-    return v if v and v.lower() in _LANGUAGES else None
+    for m in _ANSWERS.finditer(text):
+        v = m["v"] or m["w"]
+        if v and v.lower() in _LANGUAGES:
+            return v
+    return None
 
 
 def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[Fact]:

@@ -27,7 +27,8 @@ _KIND: dict[str, str] = {
     "diet": "diet", "gym_schedule": "schedule", "work_hours": "hours",
     "release_schedule": "schedule",
 }
-_SCHEDULE = re.compile(r"\b((?:every|each)\s+(?:other\s+)?(?:\d+\s+|two\s+|three\s+|four\s+)?"
+_SCHEDULE = re.compile(r"\b((?:first|last|second|third)\s+(?:mon|tues|wednes|thurs|fri|satur|"
+                       r"sun)day\s+of\s+(?:every|each|the)\s+month|(?:every|each)\s+(?:other\s+)?(?:\d+\s+|two\s+|three\s+|four\s+)?"
                        r"(?:morning|evening|afternoon|night|day|weekday|weekend|week|month|"
                        r"sprint|quarter|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?|"
                        r"on\s+(?:the\s+)?(?:weekends?|weekdays?|(?:mon|tues|wednes|thurs|fri|"
