@@ -21,7 +21,8 @@ _I = re.IGNORECASE
 _LIKE = (r"like|likes|love|loves|enjoy|enjoys|adore|adores|am (?:really |totally )?into|"
          r"is (?:really )?into|am (?:a )?(?:big |huge |massive )?fan of|is a (?:big |huge )?fan of|"
          r"am obsessed with|am crazy about|am hooked on|can not get enough of|"
-         r"have fallen in love with|fell in love with|have grown to love|dig|prefer|prefers")
+         r"have fallen in love with|fell in love with|have grown to love|dig|prefer|prefers|"
+         r"drink a lot of|drink lots of|eat a lot of|eat lots of|live on|live off")
 _DISLIKE = (r"hate|hates|dislike|dislikes|detest|detests|loathe|loathes|can not stand|"
             r"cannot stand|am not (?:a |really a |much of a )?fan of|am not (?:really )?into|"
             r"do not like|does not like|do not enjoy|does not enjoy|do not care for|"
@@ -69,23 +70,32 @@ _PLAYS = _frame(_PLAY)
 _ALLERGIC = re.compile(r"^" + AUX + r"(?:am|is|are|got|became)\s+(?:severely\s+|very\s+|"
                        r"mildly\s+|deathly\s+|seriously\s+|slightly\s+|also\s+|now\s+)?"
                        r"allergic\s+to\s+(?P<v>.+)$", _I)
+_INTOLERANT = re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:severely\s+|very\s+|also\s+)?"
+                        r"(?P<v>\w+)[- ]intolerant\b", _I)
 _ALLERGY = re.compile(r"^" + AUX + r"(?:have|has|got|developed)\s+(?:a|an)\s+(?:severe\s+|"
                       r"mild\s+|serious\s+|bad\s+|slight\s+|new\s+)?(?P<v>[\w -]+?)\s+allergy\b",
                       _I)
 _PET = re.compile(r"^" + AUX + r"(?:have|has|got|adopted|rescued|own|owns|bought|"
                   r"brought home|took in|welcomed)\s+(?:a|an|another|one|two|three|\d+|a new|"
-                  r"our|my)\s+(?:new\s+|little\s+|rescue\s+|baby\s+|pet\s+|old\s+)?"
-                  r"(?P<kind>[a-z]+(?:\s+pig)?)(?:s)?(?:\s+(?:named|called)\s+(?P<v>[A-Z][\w-]*"
-                  r"(?:\s+[A-Z][\w-]*)?))?", _I)
+                  r"our|my)\s+(?:(?:new|little|rescue|baby|old|second|third|young|senior)"
+                  r"\s+)*(?P<kind>[a-z]+(?:\s+pig)?)(?:s)?(?:\s+(?:named|called)\s+(?P<v>(?-i:[A-Z]"
+                  r"[\w-]*(?:\s+[A-Z][\w-]*)?))|,\s+(?P<names>(?-i:[A-Z][\w-]*(?:(?:,\s*|,?\s+"
+                  r"and\s+)[A-Z][\w-]*)*))\b)?", _I)
 _CHILD = re.compile(r"^" + AUX + r"(?:have|has|had)\s+(?:a|an|one|two|three|\d+|a new|"
                     r"another)\s+(?:baby\s+|little\s+|newborn\s+)?(?:son|daughter|kid|child|"
                     r"boy|girl)s?\s+(?:named|called)\s+(?P<v>[A-Z][\w-]*)", _I)
 
 
 def _more_named(rest: str) -> list[str]:
-    """ "... and a daughter named Ava": more names said in the same list."""
-    return re.findall(r"\band (?:a|an|one|another)\s+[a-z ]{2,20}?\s+(?:named|called)\s+"
-                      r"([A-Z][\w-]*)", rest)
+    """ "... and a daughter named Ava", "..., and a goldfish": more of the same list."""
+    out = []
+    for m in re.finditer(r"\band (?:a|an|one|another)\s+(?P<kind>[a-z ]{2,20}?)(?:\s+(?:named|"
+                         r"called)\s+(?P<name>[A-Z][\w-]*)|(?=[.!,]|$))", rest):
+        if m["name"]:
+            out.append(m["name"])
+        elif m["kind"].strip() in PETS:
+            out.append(m["kind"].strip())
+    return out
 
 
 def _hobby_head(item: str) -> str | None:
@@ -112,6 +122,8 @@ def read(predicate: str, person: bool = True) -> tuple[str, list[str]] | None:
         return ("allergies", found) if found else None
     if m := _ALLERGY.match(p):
         return "allergies", [m["v"]]
+    if m := _INTOLERANT.match(p):
+        return "allergies", [m["v"]]
     if m := _NATIVE.match(p):
         return "languages_spoken", [m["v"]]
     if m := _SPEAKS.match(p):
@@ -126,8 +138,9 @@ def read(predicate: str, person: bool = True) -> tuple[str, list[str]] | None:
     if person and (m := _PET.match(p)):
         kind = m["kind"].lower().rstrip("s") if m["kind"].lower() not in PETS else m["kind"]
         if kind.lower() in PETS:
-            return "pets", [m["v"] or kind.lower(), *(_more_named(p[m.end():]) if m["v"]
-                                                      else [])]
+            named = [m["v"]] if m["v"] else re.split(r",\s*|,?\s+and\s+", m["names"] or "")
+            named = [n for n in named if n] or [kind.lower()]
+            return "pets", [*named, *_more_named(p[m.end():])]
     if m := _FAN.match(p):
         return "likes", [m["v"].strip()]
     if m := _HOBBY_VERB.match(p):
@@ -149,6 +162,8 @@ def read(predicate: str, person: bool = True) -> tuple[str, list[str]] | None:
         found = V.items(m["v"], V.LIST, 3)
         if found and all(category_of(v) == "language" for v in found):
             return "skills", found
+    if m := re.match(r"^do (?P<v>\w+ing)\b", p, _I):
+        return "hobbies", [m["v"]]  # an ended hobby, as `triples` restates it
     if m := _PLAYS.match(p):
         found = [_hobby_head(v) for v in V.items(m["v"], V.LIST, 4)]
         if found and all(found):

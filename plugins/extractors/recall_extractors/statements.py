@@ -37,7 +37,7 @@ _SUBJECT = re.compile(
     r"joined|started|loves|likes|hates|speaks|drives|plays|switched|became|left|recently)\b|"
     # a noun that names what it is about: "standups are at 9:15", "work starts at 9"
     r"^(?i:[a-z][\w-]*(?:\s[a-z][\w-]*)?\s+(?:starts?|begins?|ends?|are|runs?|happens?|"
-    r"goes|go)\b)")
+    r"goes|go)\b)|^(?i:everything(?:'s| is| runs| lives))")
 # A request opens a statement of its own ("..., and please answer in German").
 _COMMAND = re.compile(r"^(?:please|call me|keep|answer|reply|respond|don't|do not|always|"
                       r"never|remember|make sure|note that|address me)\b", _I)
@@ -48,7 +48,8 @@ _ELIDED = re.compile(
     r"just|recently|now|also|still|quit|stopped|dropped|no longer|can't stand|"
     r"don't|do not|am not|never|relocated|migrated|adopted|bought|speak|deploy|deploys|ship|"
     r"ships|release|releases|standup|stand up|sprint|hit|browse|track|tracks|host|hosts|"
-    r"keep|keeps|take|takes|wake|get up|go to bed|sleep|commute|bike|walk|write|writes)\b",
+    r"keep|keeps|take|takes|wake|get up|go to bed|sleep|commute|bike|walk|write|writes|"
+    r"allergic|coach|volunteer|knit|paint)\b",
     _I)
 # "We use Postgres for storage, Redis for caching": the verb said once for the whole list.
 _GAPPED_HEAD = re.compile(r"^(?P<head>.*?\b(?i:use|uses|using|run|runs|keep|keeps|track|tracks|"

@@ -37,7 +37,7 @@ father-in-law sister-in-law brother-in-law ex ex-wife ex-husband twin baby
 """.split()) | {"best friend"}
 PETS = frozenset("""
 dog cat puppy kitten parrot hamster rabbit bunny turtle tortoise fish goldfish snake lizard
-horse pony ferret gecko bird budgie pup
+horse pony ferret gecko bird budgie pup pet
 """.split())
 # Words that open a sentence but are never a person's name.
 _NOT_NAMES = frozenset("""
@@ -59,7 +59,9 @@ _LEAD = re.compile(
     r"this week|this month)|since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
     r"at the moment|for the record|to be clear|in fact|scratch that|oh and|ps|p\.s\.|"
     r"today|yesterday|finally|officially|guess what|fun fact|right now|for now|"
-    r"as of now|at this point|these days)\b[,:!.]?\s+|^[A-Za-z][\w ]{0,18}:\s+)+", _I)
+    r"as of now|at this point|these days|turns out|it turns out|apparently|i'd say|"
+    r"i would say|i guess|i think|to be honest|tbh|good news|bad news|ok i'll admit it|"
+    r"i'll admit it|i admit)\b[,:!.]?\s+|^[A-Za-z][\w ]{0,18}:\s+)+", _I)
 # A subject left out: the clause opens with the speaker's verb.
 _IMPLIED = re.compile(
     r"^(?:(?:just|finally|recently|also|now|still|already|officially|totally|basically|"
@@ -122,6 +124,8 @@ use run live work go come play drive speak love like hate prefer start join leav
 sell buy turn retire study teach store ship deploy release rely code write report talk
 chat take give keep sit stay need break pass die say sign migrate replace lose happen
 change adopt own rent make build host tend seem look feel think know want get move
+rehomed cancelled canceled deleted dropped quit stopped killed ditched traded swapped
+finished began grew had told asked wrote read spent named called
 """.split()
 _VERB = r"(?:" + "|".join(sorted(set(_VERB_WORDS), key=len, reverse=True)) + r"|'s)\b"
 # Up to four words, none of them a verb: the subject ends where its verb begins.

@@ -39,6 +39,7 @@ _USE = re.compile(
     r"stick with|stuck with|went with|go with|going with|chose|picked|selected|settled on|"
     r"opted for|adopted|prefer|prefers|am sticking with|have been using|started using|"
     r"browse with|browse in|browse on|type on|type in|keep my notes in|take notes in|"
+    r"added|brought in|introduced|started with|signed up for|subscribe to|pay for|"
     r"am trying out|tried out|now use)\s+(?P<v>.+)$", _I)
 _SWITCH = re.compile(
     r"^" + AUX + r"(?P<verb>switched|switch|switching|moved|move|moving|migrated|migrate|"
@@ -183,6 +184,9 @@ def _use(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
     tool, purpose = _tool(raw)
     if tool is None:
         return None
+    if purpose and purpose_attribute(purpose) is None:
+        purpose = None  # "for my side projects" names no attribute: the list stays a list
+        raw = re.sub(r"\s+for\s+.*$", "", raw, flags=_I)
     category = category_of(tool)
     if verb.endswith(("run", "runs", "running", "am on")) and category is None:
         return None  # "I run marathons", "I'm on it": only known tools count
@@ -193,7 +197,7 @@ def _use(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
             return None  # "I prefer tea": a taste (many_frames), not a tool
     if other is not None and not verb.startswith("prefer"):
         return _pair(tool, other, person)
-    items = V.items(raw, V.LIST, 4) if not purpose else [tool]
+    items = V.items(raw, V.LIST + r"|\s(?:to|in order to)\s+[a-z]", 4) if not purpose else [tool]
     if len(items) > 1:
         # "We use Slack and Jira": tools used side by side, each its own `uses` value; a
         # person's list of one-at-a-time tools ("I use zsh and vim") keeps their categories

@@ -74,9 +74,11 @@ _FUTURE = re.compile(r"^(?:will|am going to|are going to|is going to|am about to
 _NEGATION = re.compile(r"^(?:(?P<aux>do|does|did|am|is|are|was|were|have|has|had|will|would|"
                        r"can|could)\s+)?(?:not|no longer|never)\s+(?:really\s+|even\s+|"
                        r"actually\s+|currently\s+)?", _I)
-_STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?:stopped|quit|"
-                      r"gave up(?: on)?|have given up|dropped|ditched|got rid of|gave away|"
-                      r"rehomed|re-homed|sold|am done with|broke up with|no longer)\s+", _I)
+_STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?P<verb>stopped|"
+                      r"quit|gave up(?: on)?|given up(?: on)?|dropped|ditched|got rid of|"
+                      r"gave away|rehomed|re-homed|sold|am done with|broke up with|"
+                      r"deleted|cut out|cancelled|canceled|uninstalled|removed|killed|"
+                      r"unsubscribed from|no more|grew out of|outgrew|gave)\s+", _I)
 _USED_TO = re.compile(r"^(?:used to|was|were|had)\s+", _I)
 _PAST = re.compile(r"^(?:was|were|had|had been|did|used to)\b|\b(?:until (?:19|20)\d\d|back "
                    r"(?:then|when|in (?:19|20)\d\d)|previously|formerly|in the past|years ago|"
@@ -102,6 +104,39 @@ _HEDGE = re.compile(r"\b(?:thinking (?:about|of)|considering|wondering (?:if|whe
                     r"want(?:s)? to|if i|in case|someday|one day|eventually)\b", _I)
 
 
+_PETLIKE = re.compile(r"^(?:re-?homed|gave away|gave|sold)$")
+
+
+def _ended_object(verb: str, body: str) -> str | None:
+    """What an ending ends, as the predicate that would state it ("stopped using Docker" ->
+    "use Docker"; "rehomed Oreo" -> "have a pet named Oreo"; "cut out Diet Coke" -> "like
+    Diet Coke"), or None when it names nothing a fact holds."""
+    low = body.lower()
+    for gerund, base in _GERUND.items():
+        if low.startswith(gerund + " "):
+            return base + body[len(gerund):]
+    if m := re.match(r"(\w+ing)\b(?!\s+(?:a|an|the|my|our|his|her|some|any|it|them)\b)", body,
+                     _I):
+        return f"do {m[1]}"  # "stopped painting for now": a hobby
+    obj = re.sub(r"^(?:the|my|our|his|her|a|an|on)\s+", "", body, flags=_I)
+    first = V.value(obj, V.TOOL, 4)
+    if first is None:
+        return None
+    if m := re.match(r"(?P<kind>[\w ]+?)\s+allergy\b", obj, _I):
+        return f"am allergic to {m['kind']}"
+    if _PETLIKE.match(verb) and (person_frames.proper(first) or first.lower() in PETS):
+        if verb == "gave" and not re.search(r"\b(?:to|away)\b", body, _I):
+            return None
+        return f"have a pet named {first}" if person_frames.proper(first) else f"have a {first}"
+    if verb == "gave":
+        return None
+    if category_of(first) or (person_frames.proper(first) and verb not in ("cut out",)):
+        # A tool said to be gone ends its `uses` value (tools used side by side are kept
+        # per tool); a one-at-a-time tool is only ever replaced.
+        return f"use {first} too"
+    return f"like {first}"
+
+
 def read_cues(rest: str) -> tuple[str, Cues]:
     """The predicate without its negation / ending words, and what they said."""
     cues = Cues(additive=bool(_ADDITIVE.search(rest)), change=bool(_CHANGE.search(rest)))
@@ -115,13 +150,11 @@ def read_cues(rest: str) -> tuple[str, Cues]:
         return body, cues
     if _FUTURE.match(body):
         cues.future = True
-    if m := _STOPPED.match(body):
+    if (m := _STOPPED.match(body)) and (ended := _ended_object(m["verb"].lower(),
+                                                              body[m.end():])):
         cues.ended = True
-        body = body[m.end():]
-        for gerund, verb in _GERUND.items():
-            if body.lower().startswith(gerund + " "):
-                return verb + body[len(gerund):], cues
-        return "have " + body, cues
+        cues.additive = cues.additive or ended.endswith(" too")
+        return ended, cues
     if re.match(r"^(?:can|could)\s+not\s+(?:stand|bear)\b", body, _I):
         return body, cues  # "I can't stand cilantro": a dislike, not a negation
     if m := _NEGATION.match(body):
@@ -388,6 +421,16 @@ _WAKE = re.compile(r"\b(?:(?:wake|get|am|i'm|waking)\s+up|^up|sleep(?:ing)? in|u
                    r"around|until|till)\s+(?P<t>\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)", _I)
 _HERE_IN = re.compile(r"\b(?:here in|out here in|living here in|back home in)\s+(?P<v>[A-Z]\w+"
                       r"(?:\s[A-Z]\w+)?)")
+# "Rex passed away", "RIP Nibbles the hamster": a pet of the speaker's that is gone.
+_PASSED = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+(?:passed away|died|passed|was put down|"
+                     r"crossed the rainbow bridge)\b|\bRIP\s+(?P<w>[A-Z][a-z]+)\b")
+_GROWN_ON = re.compile(r"^(?P<v>[\w ]{2,30}?)\s+(?:have|has)\s+grown on me\b", _I)
+_LANGUAGE_GONE = re.compile(r"^my\s+(?P<v>[A-Z][a-z]+)\s+is\s+(?:gone|long gone|rusty|lost)\b",
+                            _I)
+# "so I guess pescatarian now": a diet said on its own
+_DIET_ALONE = re.compile(r"^(?:a\s+|fully\s+)?(?P<v>vegetarian|vegan|pescatarian|pescetarian|"
+                         r"flexitarian|omnivore|keto|paleo)(?:\s+now|\s+these days|\s+again)?"
+                         r"[.!]*$", _I)
 _WORK_STARTS = re.compile(r"^(?:my\s+)?(?:work|workday|shift)\s+(?:starts|begins|is)\s+(?:at|"
                           r"around|from)\s+(?P<t>\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?(?:\s*"
                           r"(?:to|-|until)\s*\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)?)", _I)
@@ -464,6 +507,15 @@ def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[
         (speaker.lower() if speaker else USER)
     if m := _AGE_SAID.search(text):
         return [Fact(owner, "age", m["n"] or m["n2"])]
+    if m := _PASSED.search(text):
+        return [Fact(speaker.lower() if speaker else USER, "pets", m["v"] or m["w"], ended=True)]
+    if m := _GROWN_ON.match(text):
+        return [Fact(owner, "dislikes", m["v"], ended=True)]
+    if (m := _LANGUAGE_GONE.match(text)) and m["v"].lower() in _LANGUAGES:
+        return [Fact(speaker.lower() if speaker else USER, "languages_spoken", m["v"],
+                     ended=True)]
+    if m := _DIET_ALONE.match(text):
+        return [Fact(speaker.lower() if speaker else USER, "diet", m["v"])]
     if m := _WORK_STARTS.match(text):
         return [Fact(owner, "work_hours", m["t"].strip())]
     if (m := _EVERYTHING_ON.search(text)) and (tool := V.value(m["v"], V.TOOL, 4)) and \
@@ -516,7 +568,8 @@ def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
             facts.append(Fact(entity, "occupation", job, text=_without(subject, rest,
                                                                         vals[0])))
         return facts
-    if subject.kind in ("person", "team") and (found := many_frames.read(rest, person)):
+    household = person or subject.surface.lower() == "we"  # "we adopted a dog"
+    if subject.kind in ("person", "team") and (found := many_frames.read(rest, household)):
         attr, vals = found
         return _shape(entity, attr, vals, [], cues)
     reading = tool_frames.read(rest, person=person, additive=cues.additive)
