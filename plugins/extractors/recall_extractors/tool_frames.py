@@ -53,7 +53,7 @@ _REPLACE = re.compile(
     r"(?P<from>.+?)\s+(?:with|for|in favou?r of)\s+(?P<v>.+)$", _I)
 _REWRITE = re.compile(
     r"^" + AUX + r"(?:rewrote|rewritten|rebuilt|ported|reimplemented|moved|migrated|switched|"
-    r"converted|put)\s+(?:the|our)\s+(?P<what>[\w -]{2,30}?)\s+(?:over\s+)?(?:in|to|into|"
+    r"converted|put)\s+(?:the|our)\s+(?P<what>(?:(?!\bfrom\b)[\w -]){2,30}?)\s+(?:over\s+)?(?:in|to|into|"
     r"onto|on|with)\s+(?P<v>.+)$", _I)
 # "the android app is 100% Kotlin now", "billing service is a Java app", "we're a Python
 # shop now", "dashboard has been Vue since the rewrite"

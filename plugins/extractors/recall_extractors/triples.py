@@ -128,13 +128,15 @@ def _ended_object(verb: str, body: str) -> str | None:
         if verb == "gave" and not re.search(r"\b(?:to|away)\b", body, _I):
             return None
         return f"have a pet named {first}" if person_frames.proper(first) else f"have a {first}"
-    if verb == "gave":
-        return None
+    if verb in ("gave", "sold", "rehomed", "re-homed", "gave away"):
+        return None  # "I sold the old car": a one-at-a-time thing, only ever replaced
     if category_of(first) or (person_frames.proper(first) and verb not in ("cut out",)):
         # A tool said to be gone ends its `uses` value (tools used side by side are kept
         # per tool); a one-at-a-time tool is only ever replaced.
         return f"use {first} too"
-    return f"like {first}"
+    if verb in ("cut out", "gave up", "given up", "quit", "stopped", "no more"):
+        return f"like {first}"  # "cut out Diet Coke", "gave up coffee"
+    return None
 
 
 def read_cues(rest: str) -> tuple[str, Cues]:
