@@ -58,7 +58,13 @@ _GAPPED_HEAD = re.compile(r"^(?P<head>.*?\b(?i:use|uses|using|run|runs|keep|keep
 _GAPPED = re.compile(r"^(?:(?:our|the|my)\s+)?[\w.+#-]+(?:\s[\w.+#-]+){0,2}\s+(?i:for|to)\s+"
                      r"[\w-]+(?:\s[\w-]+)?[.!]?$")
 _LEANS = re.compile(r"^(?:it|it's|its|that|that's|this|these|those|which|who|so|there|"
-                    r"there's|then|too|as well|not|or)\b", _I)
+                    r"there's|then|too|as well|not|or|(?:is|are|was|isn't|aren't)\s+(?:that|"
+                    r"it|this|there)|right\?)\b", _I)
+# Openers that say nothing on their own ("Scratch that, we're using SQLite"): never a
+# statement of their own.
+_MARKER = re.compile(r"^(?:scratch that|wait|ok|okay|so|well|actually|anyway|oh|hmm|right|"
+                     r"also|btw|fyi|update|correction|good news|bad news|big news|news|lol|"
+                     r"haha|yeah|yes|no|sure|ok so|never mind|nvm|sorry|oops)[.!:]*$", _I)
 _BARE_SUBJECT = re.compile(r"^(?:(?:my|our|the)\s+)?[\w-]+$|^[A-Z][a-z]+$", _I)
 
 
@@ -69,7 +75,8 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
     gapped = _GAPPED_HEAD.match(_until_cut(sentence))
     for m in _CUT.finditer(sentence):
         left, right = prefix + sentence[start:m.start()].strip(), sentence[m.end():].strip()
-        if not left.strip() or not right or _LEANS.match(right):
+        if not left.strip() or not right or _LEANS.match(right) or \
+                _MARKER.match(left.strip()):
             continue
         if gapped and re.match(r"^(?:our|my|the)\s", right, _I) and \
                 _GAPPED.match(_until_cut(right)):

@@ -177,6 +177,9 @@ def read_cues(rest: str) -> tuple[str, Cues]:
     return body, cues
 
 
+# "We deploy on Fridays, is that a bad idea?": a statement with a question tagged on.
+_TAG_QUESTION = re.compile(r",\s*(?:is|isn't|are|aren't|was|wasn't|does|doesn't|do|don't|right|"
+                           r"ok|okay|no|yeah|correct|can you|could you|any)\b[^,.!?]*\?$", _I)
 _CALLED = re.compile(r"\b(?:everyone|everybody|people|friends|my friends|most people|they|"
                      r"folks|colleagues|my colleagues)\s+(?:just\s+)?calls?\s+me\s+(?P<v>.+)", _I)
 _PRONOUNS = re.compile(r"\b(?P<v>(?:he|she|they|xe|ze|fae|it)/(?:him|her|them|hir|zir|faer|its|"
@@ -334,7 +337,7 @@ def statement_facts(clause: str, speaker: str | None = None,
 def read_statement(clause: str, speaker: str | None = None,
                    last_person: str | None = None) -> Reading:
     """The statement's facts by rule; when none, whether the classifier may find one."""
-    text = expand(strip_lead(_colon_nominal(fold(clause))))
+    text = expand(strip_lead(_colon_nominal(_TAG_QUESTION.sub("", fold(clause)))))
     none = Subject(None, "none", text)
     if language := _answer_language(text):  # requests are often questions ("Can you ...?")
         return Reading([Fact(speaker.lower() if speaker else USER, "answer_language",
