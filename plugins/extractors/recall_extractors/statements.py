@@ -28,7 +28,8 @@ _CUT = re.compile(r"\s*;\s*|\s+[-\u2013\u2014]\s+|,?\s+(?P<conj>and|but|while|wh
                   r"although|though|so|because|since)\s+|,\s+", _I)
 _OPENERS = (r"(?i:(?:actually|also|now|then|so|plus|these days|currently|btw|honestly|"
             r"recently|lately|nowadays|since then|as of now|and|for now|right now|today|"
-            r"at the moment|at this point)\s+|(?:actually|also|btw|for now|right now),\s+)*")
+            r"at the moment|at this point|still|just|finally|already)\s+|(?:actually|also|btw|"
+            r"for now|right now),\s+)*")
 _SUBJECT = re.compile(
     r"^" + _OPENERS + r"(?i:i|i'm|i've|i'd|i'll|we|we're|we've|we'll|my|our|he|she|he's|"
     r"she's|they|they're|(?:his|her|their) [a-z]+)\b|^[\w .+#-]{1,25}? is (?:what|where|how) "
@@ -45,7 +46,7 @@ _ELIDED = re.compile(
     r"^" + _OPENERS + r"(?:work|works|live|lives|use|uses|love|loves|like|likes|hate|hates|"
     r"have|has|speak|speaks|drive|drives|play|plays|prefer|prefers|moved|switched|started|"
     r"joined|am|is|got|enjoy|enjoys|own|owns|code|run|runs|went|became|study|studies|teach|"
-    r"just|recently|now|also|still|quit|stopped|dropped|no longer|can't stand|"
+    r"quit|stopped|dropped|no longer|can't stand|"
     r"don't|do not|am not|never|relocated|migrated|adopted|bought|speak|deploy|deploys|ship|"
     r"ships|release|releases|standup|stand up|sprint|hit|browse|track|tracks|host|hosts|"
     r"keep|keeps|take|takes|wake|get up|go to bed|sleep|commute|bike|walk|write|writes|"
