@@ -143,8 +143,8 @@ def read(predicate: str, person: bool = True) -> tuple[str, list[str]] | None:
             return "pets", [*named, *_more_named(p[m.end():])]
     if m := _FAN.match(p):
         return "likes", [m["v"].strip()]
-    if m := _HOBBY_VERB.match(p):
-        verb = m["v"].lower()
+    if (m := _HOBBY_VERB.match(p)) and not category_of(" ".join(p[m.start("v"):].split()[:2])):
+        verb = m["v"].lower()  # (not "fish shell": a tool)
         return "hobbies", [_GERUND.get(verb, verb + ("ing" if not verb.endswith("e") else ""))]
     if m := _DISLIKES.match(p):
         found = _likes(m["v"])

@@ -130,7 +130,7 @@ finished began grew had told asked wrote read spent named called
 _VERB = r"(?:" + "|".join(sorted(set(_VERB_WORDS), key=len, reverse=True)) + r"|'s)\b"
 # Up to four words, none of them a verb: the subject ends where its verb begins.
 _NOUN_WORD = r"(?!" + _VERB + r")[\w.+#-]+"
-_NOUN_PHRASE = r"(?:" + _NOUN_WORD + r"(?:\s+" + _NOUN_WORD + r"){0,3})"
+_NOUN_PHRASE = r"(?:[\w.+#-]+(?:\s+" + _NOUN_WORD + r"){0,3})"  # "code", "deploys": nouns too
 
 
 @dataclass(frozen=True)
