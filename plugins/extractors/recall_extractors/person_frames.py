@@ -337,7 +337,7 @@ def _now_in(raw: str) -> list[str]:
 
 def _role_value(raw: str, plain: bool = False) -> list[str]:
     raw = re.sub(r"^(?:(?:a|an)\s+)?(?:full[- ]time\s+|part[- ]time\s+)?", "", raw, flags=_I)
-    v = V.value(raw, V.ORG, 5)
+    v = V.value(raw, V.ORG + r"|\s(?:at|for|with|by|on)\b", 5)
     if not v:
         return []
     if plain and not role(v):

@@ -375,7 +375,32 @@ def read_statement(clause: str, speaker: str | None = None,
             fact := _relation_copula(subject, rest, speaker)):
         return Reading([fact], subject)
     facts = _household(_read(subject, rest, cues), subject, speaker)
-    return Reading(facts, subject, rest, cues, None if facts else predicate)
+    worth = predicate is not None and worth_classifying(predicate)
+    return Reading(facts, subject, rest, cues, None if facts or not worth else predicate)
+
+
+# Words that name a kind of value though nothing in the statement is capitalised.
+_VALUE_WORDS = re.compile(
+    r"\b(?:vegan|vegetarian|pescatarian|keto|paleo|gluten|dairy|meat|fasting|married|engaged|"
+    r"divorced|single|allergic|allergy|intolerant|bus|train|tram|subway|tube|metro|bike|"
+    r"cycle|commute|drive|walk|gym|shift|shifts|hours|major|degree|studying|barista|"
+    r"nurse|teacher|engineer|developer|designer|manager|retired|promotion|promoted|"
+    r"dark mode|light mode|theme|branch|branches|sprint|sprints|standup|deploy|deploys|"
+    r"release|releases|weekly|monthly|daily|remote|remotely|office|every|mornings?|"
+    r"evenings?|weekends?|weekdays|weights|lift|workouts?|lunch|from home|wfh)\b", _I)
+
+
+def worth_classifying(predicate: str) -> bool:
+    """Whether a statement no rule read may still name a value: a name, a number, a tool
+    the lexicon knows, or a word of a kind of value. Most talk ("that's so sweet of you")
+    names none, and is not worth the model's time (a statement costs about as much as a
+    memory's embedding)."""
+    words = predicate.split()
+    if any(c.isdigit() for c in predicate) or _VALUE_WORDS.search(predicate):
+        return True
+    if any(w[:1].isupper() and w not in ("I", "I'm") for w in words[1:]):
+        return True
+    return any(category_of(w.strip(".,!?")) for w in words)
 
 
 # Verbs that tie a noun to its value ("CI is on X", "Login goes through X", "Deploys moved
