@@ -50,6 +50,11 @@ class AttributeClassifier:
         self._labels: np.ndarray | None = None
         self._vectors: np.ndarray | None = None
         self._lock = threading.Lock()
+        self._names = _NameKinds(encode)
+
+    def name_kind(self, name: str) -> str | None:
+        """"org" when a name reads clearly as a company or organisation, else None."""
+        return self._names.kind(name)
 
     def _prepare(self) -> None:
         with self._lock:
@@ -80,6 +85,36 @@ class AttributeClassifier:
         if best == NOTHING or score < MIN_SCORE or score - second < MIN_MARGIN:
             return None
         return Guess(best, score, score - second)
+
+
+# Names of each kind, to tell "moved to Red Hat" (a company) from "moved to Austin".
+PLACE_NAMES = ("Berlin", "Lisbon", "Tokyo", "New York", "Austin, Texas", "Manchester", "Kenya",
+               "the Netherlands", "Ohio", "Queens", "a small town in Ohio", "Sao Paulo",
+               "Cork", "Leeds")
+ORG_NAMES = ("Google", "Red Hat", "Deloitte", "Stripe", "Mercy Hospital", "KPMG", "Salesforce",
+             "Acme Corp", "Ohio State University", "the Blue Door cafe", "Pixelhaus", "Hooli",
+             "Umbrella Health", "Monzo")
+#: How much nearer the companies a name must be to count as one (unknown names sit in
+#: between: only a clear company overrides the place a move verb suggests).
+ORG_MARGIN = 0.10
+
+
+class _NameKinds:
+    def __init__(self, encode: Any):
+        self._encode = encode
+        self._places: np.ndarray | None = None
+        self._orgs: np.ndarray | None = None
+
+    def kind(self, name: str) -> str | None:
+        """"org" when `name` reads clearly as an organisation, else None."""
+        if self._places is None:
+            self._places = np.asarray(self._encode(list(PLACE_NAMES)), dtype=np.float32)
+            self._orgs = np.asarray(self._encode(list(ORG_NAMES)), dtype=np.float32)
+        assert self._orgs is not None
+        v = np.asarray(self._encode([name])[0], dtype=np.float32)
+        place = float(np.sort(self._places @ v)[-3:].mean())
+        org = float(np.sort(self._orgs @ v)[-3:].mean())
+        return "org" if org - place >= ORG_MARGIN else None
 
 
 _shared: AttributeClassifier | None = None

@@ -122,6 +122,8 @@ def org_like(v: str) -> bool:
                                            len(words[0]) > 2)
 
 
+_NUMBER_WORDS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+                 r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty")
 _PLACE = _one(V.PLACE, 5)
 _ORG = _one(V.ORG, 6)
 _TITLE = re.compile(r"^(?:the\s+)?(?:cto|ceo|cfo|coo|vp|director|head|lead|manager|boss)"
@@ -170,11 +172,13 @@ FRAMES: tuple[Frame, ...] = (
     _f("name", r"go by|am called|am named|prefer to be called|like to be called|"
        r"want to be called|changed my name to|am known as", _NAME, proper),
     Frame("age", re.compile(r"^" + AUX + r"(?:am|is|are|turned|turn|will turn|will be)\s+"
-                            r"(?P<v>\d{1,3})(?:\s+(?:years?|yrs?)(?:\s+old)?)?"
+                            r"(?P<v>\d{1,3}|" + _NUMBER_WORDS + r")(?:\s+(?:years?|yrs?)(?:\s+old)?)?"
                             r"(?:\s+(?:now|today|this year|next month|last week))?[.!]?$", _I),
           lambda raw: [raw]),
     Frame("age", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?P<v>\d{1,3})\s+(?:years?|yrs?)\s+"
                             r"old\b", _I), lambda raw: [raw]),
+    Frame("age", re.compile(r"^" + AUX + r"turned\s+(?P<v>\d{1,3}|" + _NUMBER_WORDS + r")\b", _I),
+          lambda raw: [raw]),
     _f("birthday", r"was born on|were born on|celebrate my birthday on", _one(V.COMMON, 4)),
     # -- where --------------------------------------------------------------------------------
     Frame("timezone", re.compile(r"^" + AUX + r"(?:am|is|are|work|live)\s+(?:in|on)\s+"
@@ -187,13 +191,16 @@ FRAMES: tuple[Frame, ...] = (
     _f("location", r"moved|move|am moving|moving|relocated|relocating|am relocating|"
        r"emigrated|immigrated|settled|made the move|packed up and moved",
        lambda raw: _to_place(raw)),
+    _f("location", r"am based out of|based out of|am out of|operate out of", _PLACE, proper),
     _f("location", r"am|is|are", lambda raw: _now_in(raw)),
     _f("hometown", r"am originally from|is originally from|am from|is from|are from|"
        r"come from|comes from|grew up in|was raised in|was born in|were born in|hail from",
        _PLACE, proper),
     # -- work and study -----------------------------------------------------------------------
     _f("employer", r"(?:work|works|working|started working|began working|am employed|"
-       r"is employed|employed|teach|teaches|am teaching|is teaching|lecture|lectures)"
+       r"is employed|employed|teach|teaches|am teaching|is teaching|lecture|lectures|"
+       r"waitress|waitresses|bartend|bartends|intern|interning|freelance|consult|tutor|"
+       r"nanny|cook|cooks|serve|serves|clean|cleans)"
        r"(?:\s+(?:full[- ]time|part[- ]time|remotely|as (?:a|an) [\w -]{1,40}?|"
        r"in [\w -]{1,30}?))?\s+(?:at|for|with|by)", _ORG),
     _f("employer", r"joined|am joining|is joining|signed with|signed on with|"
@@ -201,13 +208,15 @@ FRAMES: tuple[Frame, ...] = (
        r"my)\s+(?:[\w-]+\s+){0,2}(?:job|position|role|offer|gig|contract|internship)\s+"
        r"(?:at|with|from)|accepted an offer (?:at|from)|started (?:at|with)|"
        r"am starting at|starting at|start at|got hired (?:by|at)|hired (?:by|at)|"
+       r"got poached by|poached by|recruited by|headhunted by|"
        r"am (?:now )?at|is (?:now )?at|have been at|has been at|been at|"
        r"switched (?:jobs|companies) to|moved to a new (?:job|company|role) at|"
        r"am (?:a|an) [\w -]{1,40}? (?:at|for|with)|is (?:a|an) [\w -]{1,40}? (?:at|for|with)|"
        r"am on the [\w -]{1,30}? team at|left [\w .&-]{1,30}? (?:for|to join)", _ORG,
        proper),
     # "moved over to KPMG": a company, when the name does not read as a place
-    _f("employer", r"(?:moved|went|jumped|switched)(?: over| ship)? to", _ORG, org_like),
+    _f("employer", r"(?:moved|went|jumped|switched|transferred)(?: over| ship)? to|"
+       r"have been with|has been with|been with|am with", _ORG, org_like),
     _f("occupation", r"work as|works as|working as|am working as|started working as|"
        r"got a job as|took a job as|got promoted to|was promoted to|am now|became|"
        r"have become|am becoming|retrained as|trained as|am employed as",
@@ -230,6 +239,9 @@ FRAMES: tuple[Frame, ...] = (
     # -- people ---------------------------------------------------------------------------
     _f("partner", r"married to|got married to|engaged to|got engaged to|dating|seeing|"
        r"in a relationship with|together with|going out with|married", _NAME, proper),
+    Frame("relationship_status", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:now\s+)?(?:seeing|"
+                                            r"dating)\s+someone\b", _I),
+          lambda raw: ["in a relationship"]),
     Frame("relationship_status", re.compile(
         r"^" + AUX + r"(?:am|is|are|got|just got)\s+(?:now\s+)?(?P<v>single|married|engaged|"
         r"divorced|separated|widowed|in a relationship)\b", _I), lambda raw: [raw]),
@@ -303,6 +315,11 @@ def _mode(raw: str) -> str:
     word = raw.lower().split()[-1]
     return {"cycle": "bike", "cycles": "bike", "bikes": "bike", "drives": "drive",
             "walks": "walk"}.get(word, word)
+
+
+#: The verbs after which a capitalised name is a place only by suggestion.
+MOVED = re.compile(r"^" + AUX + r"(?:moved|move|moving|relocated|relocating|made the move)\b",
+                   _I)
 
 
 def _in_place(raw: str) -> list[str]:

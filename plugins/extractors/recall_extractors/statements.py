@@ -35,7 +35,8 @@ _SUBJECT = re.compile(
     r"she's|they|they're|(?:his|her|their) [a-z]+)\b|^[\w .+#-]{1,25}? is (?:what|where|how) "
     r"(?i:i|we)\b|^" + _OPENERS + r"(?:[A-Z][a-z]+|(?i:the) [a-z]+(?: [a-z]+)?)"
     r"(?:'s [a-z]+)?\s+(?:is|are|was|has|had|works|lives|moved|uses|runs|just|also|now|got|"
-    r"joined|started|loves|likes|hates|speaks|drives|plays|switched|became|left|recently)\b|"
+    r"joined|started|loves|likes|hates|speaks|drives|plays|switched|became|left|recently|"
+    r"kept|keeps|\w+ed)\b|"
     # a noun that names what it is about: "standups are at 9:15", "work starts at 9"
     r"^(?i:[a-z][\w-]*(?:\s[a-z][\w-]*)?\s+(?:starts?|begins?|ends?|are|runs?|happens?|"
     r"goes|go)\b)|^(?i:everything(?:'s| is| runs| lives))")
@@ -50,7 +51,7 @@ _ELIDED = re.compile(
     r"don't|do not|am not|never|relocated|migrated|adopted|bought|speak|deploy|deploys|ship|"
     r"ships|release|releases|standup|stand up|sprint|hit|browse|track|tracks|host|hosts|"
     r"keep|keeps|take|takes|wake|get up|go to bed|sleep|commute|bike|walk|write|writes|"
-    r"allergic|coach|volunteer|knit|paint)\b",
+    r"allergic|coach|volunteer|knit|paint|picked|installed|said|wiped|signed|took)\b",
     _I)
 # "We use Postgres for storage, Redis for caching": the verb said once for the whole list.
 _GAPPED_HEAD = re.compile(r"^(?P<head>.*?\b(?i:use|uses|using|run|runs|keep|keeps|track|tracks|"

@@ -183,13 +183,22 @@ def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[s
 
 
 def classify_unread(read: list[list[tuple[str, Reading]]], classifier: Any) -> None:
-    """Statements no rule read: the attribute classifier's guess, shaped into facts."""
+    """Statements no rule read: the attribute classifier's guess, shaped into facts; and a
+    place only a move verb suggests, checked ("moved to Red Hat" is a new employer)."""
     for statements in read:
         for _, reading in statements:
-            if not reading.facts and reading.predicate and classifier is not None:
+            if not reading.facts and reading.predicate:
                 guess = classifier.guess(reading.predicate)
                 if guess is not None:
                     reading.facts = reading.classified(guess.attribute)
+            reading.facts = [Fact(f.entity, "employer", f.value, f.ended, f.text)
+                             if f.check == "place" and classifier.name_kind(f.value) == "org"
+                             else f for f in reading.facts]
+
+
+def needs_classifier(read: list[list[tuple[str, Reading]]]) -> bool:
+    return any((r.predicate and not r.facts) or any(f.check for f in r.facts)
+               for statements in read for _, r in statements)
 
 
 def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) -> list[Unit]:
@@ -267,8 +276,7 @@ class StubExtractor:
             seen.add(key)
             kept.append(sentence)
         read = read_all(kept, speaker)
-        if self.classifier is not None and any(
-                r.predicate and not r.facts for statements in read for _, r in statements):
+        if self.classifier is not None and needs_classifier(read):
             await asyncio.to_thread(classify_unread, read, self.classifier)
         units = units_of(kept, read)
         out: list[ExtractedMemory] = []

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 from recall_core.attributes import INVENTORY, TEAM, USER, canonical_attribute
 
+from .lexicon import category_of
+
 _I = re.IGNORECASE
 
 RELATIONS = frozenset("""
@@ -45,6 +47,7 @@ i the a an my our your his her their its this that these those it he she they we
 here today yesterday tomorrow also then so and but or if when while after before since
 because actually update honestly anyway well oh ok okay yes no maybe please thanks hey hi
 sorry what why how who where which every each some any all both everyone nobody someone
+new old team work home
 monday tuesday wednesday thursday friday saturday sunday january february march april may
 june july august september october november december last next this just now currently
 lately recently finally sadly luckily unfortunately fortunately btw fyi big quick note
@@ -74,7 +77,8 @@ _IMPLIED = re.compile(
     r"relocated|settled|stopped|gave up|no longer|studying|learning|teaching|taking|"
     r"coding|writing|wrote|running|ran|doing|did|tried|trying|hired|promoted|"
     r"rented|renting|renewed|married|engaged|divorced|dating|eating|drinking|"
-    r"heading|headed|commuting|cycling|biking|walking|training|lifting|"
+    r"heading|headed|commuting|cycling|biking|walking|training|lifting|said|picked|"
+    r"installed|wiped|signed|poached|hired|transferred|writing|upgraded|"
     r"am|was|is)\b", _I)
 # What may follow a bare subject ("CI is on ...", "Mom turned 59", "Deploys moved ...").
 _BARE_VERB = (r"(?:is|are|was|were|has|have|had|'s|will|just|also|now|still|finally|"
@@ -128,9 +132,13 @@ rehomed cancelled canceled deleted dropped quit stopped killed ditched traded sw
 finished began grew had told asked wrote read spent named called
 """.split()
 _VERB = r"(?:" + "|".join(sorted(set(_VERB_WORDS), key=len, reverse=True)) + r"|'s)\b"
-# Up to four words, none of them a verb: the subject ends where its verb begins.
-_NOUN_WORD = r"(?!" + _VERB + r")[\w.+#-]+"
-_NOUN_PHRASE = r"(?:[\w.+#-]+(?:\s+" + _NOUN_WORD + r"){0,3})"  # "code", "deploys": nouns too
+# Up to four words, none of them a copula or an auxiliary: the subject ends where its verb
+# begins. (Other verbs can be nouns: "team chat", "work laptop", "our code".)
+_AUX_WORDS = (r"(?:is|are|was|were|has|have|had|will|would|can|could|should|does|did|do|"
+              r"am|be|been|just|also|now|still|finally|really|recently|always|never|uses|"
+              r"works|lives|moved|runs|goes|went|got|switched|started|joined|left|turned)\b")
+_NOUN_WORD = r"(?!" + _AUX_WORDS + r")[\w.+#-]+"
+_NOUN_PHRASE = r"(?:[\w.+#-]+(?:\s+" + _NOUN_WORD + r"){0,3})"
 
 
 @dataclass(frozen=True)
@@ -205,10 +213,15 @@ def find_subject(clause: str, speaker: str | None = None,
     if m := re.match(r"^we\s+(?P<rest>.*)$", text, _I):
         return Subject(TEAM, "team", m["rest"], surface="we")
     if m := re.match(r"^(?P<who>my|our)\s+(?:(?:new|current|old|own|usual|little|older|"
-                     r"younger|big|baby|main|primary|go-to|default)\s+)*(?P<np>"
-                     + _NOUN_PHRASE + r")(?P<poss>'s?\s+(?P<noun2>" + _NOUN_PHRASE + r"))?"
-                     r"\s+(?P<rest>" + _VERB + r".*)$", text, _I):
-        return _possessed(m, speaker, text)
+                     r"younger|big|baby|main|primary|go-to|default)\s+)*(?P<all>.+)$", text, _I):
+        if split := _head(m["all"]):
+            np, rest = split
+            owner_np, sep, noun2 = np.partition("'s ")
+            if not sep:
+                owner_np, sep, noun2 = np.partition("' ")
+            surface = text[: len(text) - len(rest)].strip()
+            return _possessed(m["who"], owner_np if sep else np, noun2 if sep else None, rest,
+                              surface, speaker)
     if m := re.match(r"^(?P<who>his|her|their)\s+(?P<np>[\w-]+)\s+(?P<rest>" + _VERB + r".*)$",
                      text, _I):
         # "Sarah moved to Porto and her husband works at Globex": the last person's relation
@@ -220,17 +233,22 @@ def find_subject(clause: str, speaker: str | None = None,
         return Subject(last_person, "person" if last_person else "none", m["rest"],
                        surface=m["pro"])
     if m := re.match(r"^(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?P<poss>'s?\s+(?P<noun>"
-                     + _NOUN_PHRASE + r"))?\s+(?P<rest>" + _VERB + r".*)$", text):
+                     + _NOUN_PHRASE + r"))?\s+(?P<rest>(?:" + _VERB + r"|\w+ed\b).*)$", text):
         low = m["name"].lower()
+        following = (m["rest"].split() or [""])[0].lower()
         if low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
-                | _THINGS and attribute_of_noun(low) is None and not low.startswith("favo"):
+                | _THINGS and attribute_of_noun(low) is None and not low.startswith("favo") \
+                and attribute_of_noun(f"{low} {following}") is None and category_of(low) is None:
             name = m["name"].lower()
             return Subject(name, "person", m["rest"], noun=m["noun"], surface=m["name"])
-    if m := re.match(r"^(?P<the>the\s+)?(?:(?P<team>team)'s\s+)?(?P<np>" + _NOUN_PHRASE +
-                     r")(?:'s)?\s+(?P<rest>" + _BARE_VERB + r".*)$", text, _I):
-        found = _bare(m, speaker)
-        if found is not None:
-            return found
+    if m := re.match(r"^(?P<the>the\s+)?(?:(?P<team>team)'s\s+)?(?P<all>.+)$", text, _I):
+        split = _head(m["all"], bare=True)
+        if split is not None:
+            np, rest = split
+            found = _bare(np.removesuffix("'s"), rest, text[: len(text) - len(rest)].strip(),
+                          bool(m["the"]), bool(m["team"]), speaker)
+            if found is not None:
+                return found
     if _IMPLIED.match(text) or re.search(r"\bfor me\b", text, _I):
         # "Took a full-time offer at Cyberdyne", "been at Initech for years", "fish shell
         # for me these days": the speaker.
@@ -238,22 +256,26 @@ def find_subject(clause: str, speaker: str | None = None,
     return Subject(None, "none", text)
 
 
-def _bare(m: re.Match[str], speaker: str | None) -> Subject | None:
+def _bare(np: str, rest: str, surface: str, the: bool, team: bool, speaker: str | None
+          ) -> Subject | None:
     """A subject without "my"/"our": "Mom turned 59", "CI is on Buildkite now", "the
     billing service uses Postgres", "billing service moved to Postgres"."""
-    np, rest = m["np"].lower(), m["rest"]
-    surface = m[0][: m.start("rest") - m.start()].strip()
+    np = np.lower()
     words = np.split()
-    if words[0] in _NOT_SUBJECTS or words[-1] in _NOT_SUBJECTS:
+    if np in ("work", "job") and re.match(r"(?:is|'s)\s+(?:at|with|for)\s", rest, _I):
+        return Subject(speaker.lower() if speaker else USER, "person", rest, noun=np,
+                       surface=surface)  # "Work is at a small agency called Pixelhaus"
+    if words[0] in _NOT_SUBJECTS and attribute_of_noun(np) is None:
         return None
-    if np in ("team", "company", "whole team") or m["team"] and np == "team":
+    if np in ("team", "company", "whole team") or team and np == "team":
         return Subject(TEAM, "team", rest, surface=surface)
     if np in RELATIONS or np in _RELATION_WORDS:
         return Subject(_relation(np, speaker), "person", rest, surface=surface)
-    noun = re.sub(r"^(?:new|current|main|primary|daily|usual|default)\s+", "", np)
+    noun = re.sub(r"^(?:(?:new|current|main|primary|daily|usual|default|work|personal|"
+                  r"home|old)\s+)+", "", np)
     attr = attribute_of_noun(noun)
     if attr is not None:
-        owner = TEAM if m["team"] or INVENTORY[attr].about == "thing" or \
+        owner = TEAM if team or INVENTORY[attr].about == "thing" or \
             (speaker is None and attr in _TEAM_ATTRIBUTES) else \
             (speaker.lower() if speaker else USER)
         return Subject(owner, "team" if owner == TEAM else "person", rest, noun=noun,
@@ -261,7 +283,7 @@ def _bare(m: re.Match[str], speaker: str | None) -> Subject | None:
     if np.startswith("favo") and len(words) > 1:
         return Subject(speaker.lower() if speaker else USER, "person", rest, noun=np,
                        surface=surface)
-    if m["the"] or len(words) >= 2 or np in _THINGS:
+    if the or len(words) >= 2 or np in _THINGS:
         return Subject(np, "thing", rest, surface=surface)
     return None
 
@@ -272,23 +294,42 @@ def attribute_of_noun(noun: str) -> str | None:
     return attr if attr in INVENTORY else None
 
 
-def _possessed(m: re.Match[str], speaker: str | None, text: str) -> Subject:
-    owner = _owner(m["who"], speaker)
-    np, rest = m["np"].lower(), m["rest"]
-    surface = text[: m.start("rest")].strip()
+# Copulas and auxiliaries: where a subject ends, when one is there.
+_AUX_ONLY = re.compile(r"(?:is|are|was|were|has|have|had|will|would|can|could|should|does|"
+                       r"did|do|am|'s|isn't|aren't|wasn't|hasn't|haven't)$", _I)
+_VERB_ONLY = re.compile(_VERB + r"$|\w+ed$", _I)
+
+
+def _head(words_text: str, bare: bool = False) -> tuple[str, str] | None:
+    """(subject words, predicate) of a clause whose subject is a noun phrase of up to four
+    words: it ends before the first copula or auxiliary ("mobile releases are ...", "team
+    chat is ..."), else before the first verb ("my wife drives to work", "our Node services
+    use Sequelize")."""
+    words = words_text.split()
+    for test in (_AUX_ONLY, _VERB_ONLY if not bare else re.compile(_BARE_VERB + r"$", _I)):
+        for i, w in enumerate(words[:5]):
+            if i > 0 and test.match(w.strip(",.")):
+                return " ".join(words[:i]), " ".join(words[i:])
+    return None
+
+
+def _possessed(who: str, np: str, noun2: str | None, rest: str, surface: str,
+               speaker: str | None) -> Subject:
+    owner = _owner(who, speaker)
+    np = np.lower()
     if np in _GROUPS:
         # "our team's CI is X" / "my team uses Jira": the team.
-        if m["noun2"]:
-            return Subject(TEAM, "team", rest, noun=m["noun2"], surface=surface)
+        if noun2:
+            return Subject(TEAM, "team", rest, noun=noun2, surface=surface)
         return Subject(TEAM, "team", rest, surface=surface)
     if np in RELATIONS or np in PETS:
         entity = _relation(np, speaker) if np in RELATIONS else np
         kind = "person" if np in RELATIONS else "pet"
-        if m["noun2"]:  # "my wife's employer is ..."
-            return Subject(entity, kind, rest, noun=m["noun2"], surface=surface)
+        if noun2:  # "my wife's employer is ..."
+            return Subject(entity, kind, rest, noun=noun2, surface=surface)
         return Subject(entity, kind, rest, noun=None, surface=surface)
-    if m["noun2"]:
+    if noun2:
         # "our backend's database is ...": the thing's attribute.
-        return Subject(np, "thing", rest, noun=m["noun2"], surface=surface)
+        return Subject(np, "thing", rest, noun=noun2, surface=surface)
     return Subject(owner, "team" if owner == TEAM else "person", rest, noun=np,
                    surface=surface)

@@ -40,6 +40,7 @@ _USE = re.compile(
     r"opted for|adopted|prefer|prefers|am sticking with|have been using|started using|"
     r"browse with|browse in|browse on|type on|type in|keep my notes in|take notes in|"
     r"added|brought in|introduced|started with|signed up for|subscribe to|pay for|"
+    r"installed|set up|went with|run on|"
     r"am trying out|tried out|now use)\s+(?P<v>.+)$", _I)
 _SWITCH = re.compile(
     r"^" + AUX + r"(?P<verb>switched|switch|switching|moved|move|moving|migrated|migrate|"
@@ -48,7 +49,7 @@ _SWITCH = re.compile(
     r"made the (?:switch|jump|move))\s+(?:over\s+|back\s+|all\s+)?(?:(?:our|my|the)?\s*"
     r"(?!from\b|over\b|back\b|to\b)(?P<what>[\w -]{1,30}?)\s+)?(?:from\s+(?P<from>.+?)\s+)?(?:to|over to|back to|onto|"
     r"into)\s+(?P<v>.+)$", _I)
-_REPLACE = re.compile(
+REPLACE = _REPLACE = re.compile(
     r"^" + AUX + r"(?:replaced|swapped|traded|ditched|dropped|exchanged|gave up|abandoned)\s+"
     r"(?P<from>.+?)\s+(?:with|for|in favou?r of)\s+(?P<v>.+)$", _I)
 _REWRITE = re.compile(

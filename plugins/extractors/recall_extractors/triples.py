@@ -41,6 +41,9 @@ class Fact:
     #: the role in "I work at Northwind as a data engineer": a later employer then
     #: supersedes a text that does not name the old one)
     text: str | None = None
+    #: "place": a place only a move verb suggests ("moved to Red Hat"), for the classifier
+    #: to check when it is installed
+    check: str | None = None
 
     def triple(self) -> tuple[str, str, str] | None:
         """The canonical triple (`recall_core.attributes.normalise_triple`)."""
@@ -80,9 +83,11 @@ _STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?P<v
                       r"deleted|cut out|cancelled|canceled|uninstalled|removed|killed|"
                       r"unsubscribed from|no more|grew out of|outgrew|gave)\s+", _I)
 _USED_TO = re.compile(r"^(?:used to|was|were|had)\s+", _I)
-_PAST = re.compile(r"^(?:was|were|had|had been|did|used to)\b|\b(?:until (?:19|20)\d\d|back "
-                   r"(?:then|when|in (?:19|20)\d\d)|previously|formerly|in the past|years ago|"
-                   r"when i was|at the time|in my last job|before that)\b", _I)
+_PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tried)\b|\b(?:until "
+                   r"(?:19|20)\d\d|back (?:then|when|in (?:19|20)\d\d|in (?:college|school|"
+                   r"university|uni|the day|high school))|previously|formerly|in the past|"
+                   r"years ago|when i was|at the time|in my last job|before that|once upon|"
+                   r"in college|in high school|as a kid|growing up)\b", _I)
 # Passives said in the past tense of what is still true ("I was born in Lagos").
 _STILL_TRUE = re.compile(r"^(?:was|were)\s+(?:just\s+|recently\s+|finally\s+)?(?:born|raised|"
                          r"promoted|hired|transferred|diagnosed|named|adopted|moved)\b", _I)
@@ -152,6 +157,8 @@ def read_cues(rest: str) -> tuple[str, Cues]:
         return body, cues
     if _FUTURE.match(body):
         cues.future = True
+    if tool_frames.REPLACE.match(body):
+        return body, cues  # "We dropped Datadog for Grafana": a replacement, read whole
     if (m := _STOPPED.match(body)) and (ended := _ended_object(m["verb"].lower(),
                                                               body[m.end():])):
         cues.ended = True
@@ -268,6 +275,10 @@ def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
     if subject.kind == "pet" and noun.lower() == "name":
         v = V.value(m["v"], V.NAME, 3) if m else None
         return [Fact(USER, "pets", v)] if v and person_frames.proper(v) else []
+    if noun.lower() in ("work", "job", "day job", "workplace") and m and \
+            re.match(r"(?:at|with|for)\s", m["v"], _I):
+        found = typed_values.value_for("employer", m["v"], True)
+        return [Fact(subject.entity or USER, "employer", found[0])] if found else []
     attr = _attribute_noun(noun, m["v"] if m else None)
     if attr is None:
         return None
@@ -431,7 +442,7 @@ def _household(facts: list[Fact], subject: Subject, speaker: str | None) -> list
 
 
 _COLON = re.compile(r"^(?i:my\s+|our\s+)?(?i:new\s+|current\s+)?(?P<noun>[A-Za-z][\w '-]{1,30}?)"
-                    r"\s*:\s+(?P<v>\S.*)$")
+                    r"(?i:\s+(?:as of|starting|from|since)\s+[\w ]{1,20}?)?\s*:\s+(?P<v>\S.*)$")
 
 
 def _colon_nominal(text: str) -> str:
@@ -457,6 +468,15 @@ _PASSED = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+(?:passed away|died|passed|was put 
 _GROWN_ON = re.compile(r"^(?P<v>[\w ]{2,30}?)\s+(?:have|has)\s+grown on me\b", _I)
 _LANGUAGE_GONE = re.compile(r"^my\s+(?P<v>[A-Z][a-z]+)\s+is\s+(?:gone|long gone|rusty|lost)\b",
                             _I)
+_NEW_HOME = re.compile(r"\b(?:new|our|my)\s+(?:flat|apartment|place|house|home|condo|room|"
+                       r"studio)\s+in\s+(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)")
+_MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|leading|running|"
+                         r"heading)\s+(?:our|my|the)\s+team\b")
+_GOT_MARRIED = re.compile(r"^(?:[A-Z][a-z]+ and I|I and [A-Z][a-z]+|we)\s+(?:just\s+|finally\s+)?"
+                          r"got\s+(?P<v>married|engaged|divorced)\b", _I)
+# "Dark mode everywhere now", "fish shell for me": a tool said on its own
+_TOOL_NOW = re.compile(r"^(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:everywhere|all the way|for me|"
+                       r"these days|now|from now on|only)\b", _I)
 # "so I guess pescatarian now": a diet said on its own
 _DIET_ALONE = re.compile(r"^(?:a\s+|fully\s+)?(?P<v>vegetarian|vegan|pescatarian|pescetarian|"
                          r"flexitarian|omnivore|keto|paleo)(?:\s+now|\s+these days|\s+again)?"
@@ -544,6 +564,16 @@ def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[
     if (m := _LANGUAGE_GONE.match(text)) and m["v"].lower() in _LANGUAGES:
         return [Fact(speaker.lower() if speaker else USER, "languages_spoken", m["v"],
                      ended=True)]
+    if m := _NEW_HOME.search(text):
+        if person_frames.place(m["v"]):
+            return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
+    if m := _MANAGES_US.match(text):
+        return [Fact(speaker.lower() if speaker else USER, "manager", m["v"])]
+    if m := _GOT_MARRIED.match(text):
+        return [Fact(speaker.lower() if speaker else USER, "relationship_status",
+                     m["v"].lower())]
+    if (m := _TOOL_NOW.match(text)) and category_of(m["v"]) in PERSONAL:
+        return [Fact(owner, category_of(m["v"]) or "uses", m["v"])]
     if m := _DIET_ALONE.match(text):
         return [Fact(speaker.lower() if speaker else USER, "diet", m["v"])]
     if m := _WORK_STARTS.match(text):
@@ -593,7 +623,12 @@ def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
             return []
     if subject.kind in ("person", "team") and (found := person_frames.read(rest)):
         attr, vals = found
+        if attr == "learning" and category_of(vals[0]) in PERSONAL:
+            attr = category_of(vals[0]) or attr  # "Learning Colemak": the keyboard layout
         facts = _shape(entity, attr, vals, [], cues)
+        if attr == "location" and person_frames.MOVED.match(rest):
+            facts = [Fact(f.entity, f.attribute, f.value, f.ended, f.text, "place")
+                     for f in facts]
         if attr == "employer" and facts and (job := person_frames.role_too(rest)):
             facts.append(Fact(entity, "occupation", job, text=_without(subject, rest,
                                                                         vals[0])))

@@ -158,7 +158,8 @@ def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
     if kind == "hours":
         return _mentions(text, _HOURS)[:1]
     if kind in ("org", "place", "person", "proper"):
-        found = _proper(text)
+        named = re.search(r"\b(?:called|named)\s+([A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*)*)", text)
+        found = [named[1]] if named else _proper(text)
         if kind == "org" and not found:
             m = re.search(r"\b(?:at|for|by|with)\s+(the\s+[\w -]{3,40})", text, _I)
             found = [v for v in [V.value(m[1], V.ORG, 5)] if v] if m else []
