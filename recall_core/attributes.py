@@ -79,7 +79,7 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
      ("job", "role", "title", "job_title", "position", "profession", "career", "work_role"),
      "person"),
     ("manager", "one", "who their manager is",
-     ("supervisor", "line_manager", "reports_to", "boss", "team_lead"), "person"),
+     ("supervisor", "line_manager", "reports_to", "boss"), "person"),
     ("partner", "one", "spouse, boyfriend or girlfriend",
      ("spouse", "husband", "wife", "boyfriend", "girlfriend", "significant_other",
       "married_to", "dating"), "person"),

@@ -32,10 +32,10 @@ _SPEAK = (r"speak|speaks|can speak|am fluent in|is fluent in|am conversational i
 # "I code in Rust" is what they use (tool_frames: `uses`, as "I stopped coding in Rust" is);
 # knowing is a skill.
 _SKILL = (r"know|knows|am proficient in|am good at|am great at|am an expert in|am experienced "
-          r"(?:in|with)|am fluent in|have experience (?:in|with)|am skilled in")
+          r"(?:in|with)|am fluent in|have experience (?:in|with)|am skilled in|write")
 _PLAY = (r"play|plays|am playing|started playing|took up|have taken up|picked up|do|does|"
          r"practice|practise|go|goes|have been doing|have been playing|got into|am learning to")
-_HOBBY_WORDS = set("""
+HOBBY_WORDS = _HOBBY_WORDS = set("""
 yoga pilates climbing bouldering running jogging swimming cycling hiking surfing skiing
 snowboarding skating karate judo boxing kickboxing fencing archery crossfit tennis squash
 badminton football soccer basketball volleyball baseball golf rugby cricket hockey chess

@@ -85,7 +85,10 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
             out.append(left)  # "..., and our deploys to Tuesday"
             start, prefix = m.end(), gapped["head"] + " "
             continue
-        if _SUBJECT.match(right) or _COMMAND.match(right):
+        command = _COMMAND.match(right) and (
+            re.search(r"\b(?:please|me|you|your)\b", right, _I) or
+            find_subject(left, speaker).entity is None)
+        if _SUBJECT.match(right) or command:
             if _BARE_SUBJECT.match(left) or len(left.split()) < 2:
                 continue  # "My wife and I live in Boston"
             out.append(left)

@@ -77,7 +77,7 @@ _FUTURE = re.compile(r"^(?:will|am going to|are going to|is going to|am about to
 _NEGATION = re.compile(r"^(?:(?P<aux>do|does|did|am|is|are|was|were|have|has|had|will|would|"
                        r"can|could)\s+)?(?:not|no longer|never)\s+(?:really\s+|even\s+|"
                        r"actually\s+|currently\s+)?", _I)
-_STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?P<verb>stopped|"
+_STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?P<verb>cut out|cut|axed|stopped|"
                       r"quit|gave up(?: on)?|given up(?: on)?|dropped|ditched|got rid of|"
                       r"gave away|rehomed|re-homed|sold|am done with|broke up with|"
                       r"deleted|cut out|cancelled|canceled|uninstalled|removed|killed|"
@@ -135,6 +135,10 @@ def _ended_object(verb: str, body: str) -> str | None:
         return f"have a pet named {first}" if person_frames.proper(first) else f"have a {first}"
     if verb in ("gave", "sold", "rehomed", "re-homed", "gave away"):
         return None  # "I sold the old car": a one-at-a-time thing, only ever replaced
+    if first.lower() in many_frames.HOBBY_WORDS:
+        return f"play {first}"  # "gave up squash": the hobby
+    if first.lower() in _LANGUAGES:
+        return f"speak {first}"
     if category_of(first) or (person_frames.proper(first) and verb not in ("cut out",)):
         # A tool said to be gone ends its `uses` value (tools used side by side are kept
         # per tool); a one-at-a-time tool is only ever replaced.
@@ -481,6 +485,8 @@ _TOOL_NOW = re.compile(r"^(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:everywhere|all t
 _DIET_ALONE = re.compile(r"^(?:a\s+|fully\s+)?(?P<v>vegetarian|vegan|pescatarian|pescetarian|"
                          r"flexitarian|omnivore|keto|paleo)(?:\s+now|\s+these days|\s+again)?"
                          r"[.!]*$", _I)
+_FORGOT = re.compile(r"\b(?:forgot|forgotten|lost)\s+(?:most of\s+|all of\s+|all\s+)?(?:my\s+)?"
+                     r"(?P<v>[A-Z][a-z]+)\b")
 _WORK_STARTS = re.compile(r"^(?:my\s+)?(?:work|workday|shift)\s+(?:starts|begins|is)\s+(?:at|"
                           r"around|from)\s+(?P<t>\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?(?:\s*"
                           r"(?:to|-|until)\s*\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)?)", _I)
@@ -561,7 +567,8 @@ def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[
         return [Fact(speaker.lower() if speaker else USER, "pets", m["v"] or m["w"], ended=True)]
     if m := _GROWN_ON.match(text):
         return [Fact(owner, "dislikes", m["v"], ended=True)]
-    if (m := _LANGUAGE_GONE.match(text)) and m["v"].lower() in _LANGUAGES:
+    if (m := _LANGUAGE_GONE.match(text) or _FORGOT.search(text)) and \
+            m["v"].lower() in _LANGUAGES:
         return [Fact(speaker.lower() if speaker else USER, "languages_spoken", m["v"],
                      ended=True)]
     if m := _NEW_HOME.search(text):
