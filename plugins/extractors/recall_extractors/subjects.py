@@ -236,7 +236,7 @@ def find_subject(clause: str, speaker: str | None = None,
                      + _NOUN_PHRASE + r"))?\s+(?P<rest>(?:" + _VERB + r"|\w+ed\b).*)$", text):
         low = m["name"].lower()
         following = (m["rest"].split() or [""])[0].lower()
-        if low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
+        if not _IMPLIED.match(text) and low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
                 | _THINGS and attribute_of_noun(low) is None and not low.startswith("favo") \
                 and attribute_of_noun(f"{low} {following}") is None and category_of(low) is None:
             name = m["name"].lower()
