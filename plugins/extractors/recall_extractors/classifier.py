@@ -142,7 +142,7 @@ def load() -> AttributeClassifier | None:
             return None
         try:
             engine = load_engine(MINILM_INT8, 1)
-        except (EngineUnavailable, OSError, RuntimeError) as exc:
+        except (EngineUnavailable, ImportError, OSError, RuntimeError) as exc:
             log.warning("stub: the attribute classifier could not load (%s); rules alone", exc)
             return None
         _shared = AttributeClassifier(lambda texts: engine.encode(list(texts), query=False))

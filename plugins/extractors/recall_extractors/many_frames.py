@@ -59,6 +59,7 @@ _HOBBY_VERB = re.compile(r"^" + AUX + r"(?P<v>knit|paint|draw|sketch|bake|swim|c
                          r"skate|fence|row|sail|fish|golf|bowl|kayak|quilt|woodwork|birdwatch)"
                          r"\b(?!\s+(?:a|an|the|my|our|his|her|some|it|them)\b)", _I)
 _GERUND = {"swim": "swimming", "ski": "skiing", "skate": "skating", "dance": "dancing",
+           "knit": "knitting", "jog": "jogging", "row": "rowing", "sew": "sewing",
            "bake": "baking", "hike": "hiking", "meditate": "meditating",
            "snowboard": "snowboarding", "journal": "journaling"}
 _LIKES = _frame(_LIKE)

@@ -15,6 +15,7 @@ from recall_core.protocols import ExtractionError, Extractor
 from recall_extractors import HaikuSettings, StubSettings, make_stub
 from phrasings import NO_FACT, STATES
 from recall_core.attributes import ENDED
+from recall_extractors.classifier import load as load_classifier
 from recall_extractors.keys import canonical_triple
 from recall_extractors.sentences import split_sentences
 from recall_extractors.stub import StubExtractor
@@ -326,6 +327,45 @@ def test_plugin_registers_its_extractors_with_settings():
         assert isinstance(built, Extractor) and built.name == "stub"
     finally:
         pm.unregister(name="extractors-under-test")
+
+
+# -- the attribute classifier (optional) -----------------------------------------------------
+
+needs_model = pytest.mark.skipif(load_classifier() is None,
+                                 reason="the embeddings plugin's packaged MiniLM is not installed")
+
+
+@needs_model
+async def test_the_classifier_reads_what_no_rule_reads():
+    text = "Lights out at 11 for me."
+    rules = await StubExtractor(StubSettings(classifier="off")).extract(text)
+    both = await StubExtractor().extract(text)
+    assert [m.attribute for m in rules] == [None]
+    assert [(m.entity, m.attribute, m.value) for m in both] == [("user", "bedtime", "11")]
+
+
+@needs_model
+async def test_a_place_a_move_suggests_is_checked_by_the_model():
+    text = "After a decade at IBM I finally moved to Red Hat."
+    rules = await StubExtractor(StubSettings(classifier="off")).extract(text)
+    both = await StubExtractor().extract(text)
+    assert [m.attribute for m in rules] == ["location"]
+    assert [(m.attribute, m.value) for m in both] == [("employer", "Red Hat")]
+
+
+async def test_without_the_embeddings_plugin_the_rules_work_alone(monkeypatch):
+    import sys
+
+    import recall_extractors.classifier as classifier
+
+    for name in ("recall_embeddings", "recall_embeddings.engines"):
+        monkeypatch.setitem(sys.modules, name, None)  # import fails
+    monkeypatch.setattr(classifier, "_tried", False)
+    monkeypatch.setattr(classifier, "_shared", None)
+    stub = StubExtractor()
+    assert stub.classifier is None
+    out = await stub.extract("I just started a new job at Globex. Lights out at 11 for me.")
+    assert [(m.attribute, m.value) for m in out] == [("employer", "Globex"), (None, None)]
 
 
 def test_stub_settings_are_closed():
