@@ -72,7 +72,8 @@ dancer singer farmer baker butcher vet veterinarian optometrist radiologist nutr
 dietitian economist statistician mathematician physicist chemist biologist geologist
 historian postdoc ph.d phd candidate freelancer contractor entrepreneur owner principal
 specialist coordinator assistant associate representative agent broker banker trader
-investor auditor paralegal secretary receptionist caregiver nanny midwife surveyor
+investor auditor paralegal secretary receptionist caregiver nanny midwife surveyor critic
+medic mechanic cleric ux
 """.split())
 _NOT_ROLES = {"fan", "lover", "user", "member", "believer", "beginner", "person", "big",
               "huge", "vegetarian", "vegan", "fan of", "parent", "mom", "dad", "mother",
@@ -93,9 +94,11 @@ speaker listener learner thinker dreamer sleeper eater cooker
 
 def role(v: str) -> bool:
     """A job title: a known role noun, or a person noun ending like one (-er, -ist, -ian,
-    -or) that is not a family, fan or hobby word."""
+    -or) that is not a family, fan or hobby word, nor a capitalised name ("Londoner")."""
     if re.match(r"stay[- ]at[- ]home\b", v, _I):
         return True
+    if v.split() and v.split()[-1][:1].isupper():
+        return False
     words = v.lower().replace("-", " ").split()
     if not words or set(words) & _NOT_ROLES:
         return False
@@ -125,7 +128,18 @@ def org_like(v: str) -> bool:
 _NUMBER_WORDS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
                  r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty")
 _PLACE = _one(V.PLACE, 5)
-_ORG = _one(V.ORG, 6)
+
+
+def _org(raw: str) -> list[str]:
+    """An organisation: the name after "called"/"named" ("a startup called Loop"), else the
+    words up to the clause's end."""
+    if m := re.search(r"\b(?:called|named)\s+([A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*)*)", raw):
+        return [m[1]]
+    v = V.value(raw, V.ORG, 6)
+    return [v] if v else []
+
+
+_ORG = _org
 _TITLE = re.compile(r"^(?:the\s+)?(?:cto|ceo|cfo|coo|vp|director|head|lead|manager|boss)"
                     r"(?:\s+of\s+[\w ]+?)?,\s+(?P<name>[A-Z]\w+(?:\s[A-Z]\w+)?)", _I)
 

@@ -159,6 +159,9 @@ class Unit:
 
     text: str
     facts: list[Fact] = field(default_factory=list)
+    #: a clause cut from a sentence that opens with its own subject: never a fragment of the
+    #: statement before it ("..., and I'm diabetic")
+    alone: bool = False
 
 
 def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[str, Reading]]]:
@@ -206,7 +209,8 @@ def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) ->
     in one that does, statements stating none are joined back together."""
     out: list[Unit] = []
     for sentence, statements in zip(sentences, read):
-        found = [Unit(clause, [f for f in r.facts if f.triple() is not None])
+        found = [Unit(clause, [f for f in r.facts if f.triple() is not None],
+                      alone=len(statements) > 1 and r.subject.entity is not None)
                  for clause, r in statements]
         side_by_side(found, sentence)
         if not any(u.facts for u in found):
@@ -280,11 +284,11 @@ class StubExtractor:
             await asyncio.to_thread(classify_unread, read, self.classifier)
         units = units_of(kept, read)
         out: list[ExtractedMemory] = []
-        for group in group_fragments([(u.text, u.facts or None) for u in units]):
-            head, facts = next(((s, f) for s, f in group if f), group[0])
+        for group in group_fragments([(u.text, u.facts or (u.alone or None)) for u in units]):
+            head, facts = next(((s, f) for s, f in group if isinstance(f, list)), group[0])
             joined = " ".join(s for s, _ in group)
             stored = f"{speaker}: {joined}" if speaker else joined
-            if not facts:
+            if not isinstance(facts, list) or not facts:
                 out.append(memory(stored))
                 continue
             for fact in facts:

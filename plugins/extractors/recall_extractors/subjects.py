@@ -65,10 +65,14 @@ _LEAD = re.compile(
     r"as of now|at this point|these days|turns out|it turns out|apparently|i'd say|"
     r"i would say|i guess|i think|to be honest|tbh|good news|bad news|ok i'll admit it|"
     r"i'll admit it|i admit)\b[,:!.]?\s+|^[A-Za-z][\w ]{0,18}:\s+)+", _I)
-# A subject left out: the clause opens with the speaker's verb.
+# A subject left out: the clause opens with the speaker's verb (a past or -ing form, or one
+# of these).
 _IMPLIED = re.compile(
     r"^(?:(?:just|finally|recently|also|now|still|already|officially|totally|basically|"
-    r"currently|really)\s+)*(?:took|got|started|starting|start|moved|moving|switched|"
+    r"currently|really)\s+)*(?:(?!(?:morning|evening|nothing|something|everything|anything|"
+    r"thing|king|spring|wedding|building|meeting|ceiling|ring|sibling|darling|bed|red|"
+    r"need|speed|seed|feed|weed|shed|sled|ted|fred|ned|ed)\b)[a-z]{3,}(?:ed|ing)|made|sold|"
+    r"took|got|started|starting|start|moved|moving|switched|"
     r"switching|joined|joining|left|leaving|quit|quitting|bought|sold|traded|dropped|gave|"
     r"found|finished|began|became|been|went|made|had|have|live|living|work|working|use|"
     r"using|love|loving|hate|like|speak|drive|driving|play|playing|back|cut|deleted|"
@@ -103,7 +107,7 @@ _TEAM_ATTRIBUTES = frozenset({"ci", "deploy_day", "standup_time", "sprint_length
                               "package_manager", "branch_strategy", "database", "cloud",
                               "orm", "framework", "frontend_framework", "language"})
 # Parts of a system, a subject on their own ("frontend moved to Bun").
-_THINGS = frozenset("""
+THINGS = _THINGS = frozenset("""
 backend frontend api app infra infrastructure dashboard website site server service
 database monolith cluster pipeline repo mobile platform portal worker scheduler
 """.split())

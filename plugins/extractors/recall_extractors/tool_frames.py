@@ -36,7 +36,7 @@ class Reading:
 _USE = re.compile(
     r"^" + AUX + r"(?P<verb>use|uses|using|am using|rely on|relies on|code in|"
     r"write in|program in|develop in|run|runs|am running|am on|daily[- ]drive|swear by|"
-    r"stick with|stuck with|went with|go with|going with|chose|picked|selected|settled on|"
+    r"stick with|stuck with|went with|go with|going with|chose|picked(?! up)|selected|settled on|"
     r"opted for|adopted|prefer|prefers|am sticking with|have been using|started using|"
     r"browse with|browse in|browse on|type on|type in|keep my notes in|take notes in|"
     r"added|brought in|introduced|started with|signed up for|subscribe to|pay for|"
@@ -79,7 +79,7 @@ _STACK = (
                 r"living\s+)?(?:on|in|at|to)\s+(?P<v>.+)$", _I), None),
     (re.compile(r"^" + AUX + r"(?:deploy|deploys|host|hosts)\s+(?:everything\s+|it\s+|"
                 r"our (?:\w+ )?)?(?:on|to|in|at|with)\s+(?P<v>.+)$", _I), "cloud"),
-    (re.compile(r"^" + AUX + r"(?:track|tracks|log|file|manage)\s+(?:our\s+|all\s+)?"
+    (re.compile(r"^" + AUX + r"(?:track|tracks|log|file|manage|keep|keeps)\s+(?:our\s+|all\s+|the\s+)?"
                 r"(?:tickets|issues|bugs|work|tasks|sprints|stories)\s+(?:in|on|with|using)\s+"
                 r"(?P<v>.+)$", _I), "issue_tracker"),
     (re.compile(r"^" + AUX + r"(?:talk|chat|communicate|hang out)\s+(?:on|in|over|via|"

@@ -26,7 +26,7 @@ from . import values as V
 from .keys import FAVORITE_TOOLS
 from .lexicon import PERSONAL, attribute_for, category_of
 from .sentences import fold
-from .subjects import PETS, Subject, expand, find_subject, strip_lead
+from .subjects import PETS, THINGS, Subject, expand, find_subject, strip_lead
 
 _I = re.IGNORECASE
 
@@ -90,7 +90,9 @@ _PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tried)\b|
                    r"in college|in high school|as a kid|growing up)\b", _I)
 # Passives said in the past tense of what is still true ("I was born in Lagos").
 _STILL_TRUE = re.compile(r"^(?:was|were)\s+(?:just\s+|recently\s+|finally\s+)?(?:born|raised|"
-                         r"promoted|hired|transferred|diagnosed|named|adopted|moved)\b", _I)
+                         r"promoted|hired|transferred|diagnosed|named|adopted|moved|migrated|"
+                         r"switched|changed|upgraded|replaced|rewritten|ported|converted|"
+                         r"pushed|bumped|shifted|merged|put)\b", _I)
 _ADDITIVE = re.compile(r"\b(?:also|too|as well|in addition|additionally|another|besides)\b",
                        _I)
 _CHANGE = re.compile(r"\b(?:now|these days|nowadays|anymore|any more|no longer|switched|"
@@ -133,18 +135,19 @@ def _ended_object(verb: str, body: str) -> str | None:
         if verb == "gave" and not re.search(r"\b(?:to|away)\b", body, _I):
             return None
         return f"have a pet named {first}" if person_frames.proper(first) else f"have a {first}"
+    if first.lower() in many_frames.HOBBY_WORDS:
+        return f"play {first}"  # "gave up squash", "sold my guitar": the hobby
     if verb in ("gave", "sold", "rehomed", "re-homed", "gave away"):
         return None  # "I sold the old car": a one-at-a-time thing, only ever replaced
-    if first.lower() in many_frames.HOBBY_WORDS:
-        return f"play {first}"  # "gave up squash": the hobby
     if first.lower() in _LANGUAGES:
         return f"speak {first}"
     if category_of(first) or (person_frames.proper(first) and verb not in ("cut out",)):
         # A tool said to be gone ends its `uses` value (tools used side by side are kept
         # per tool); a one-at-a-time tool is only ever replaced.
         return f"use {first} too"
-    if verb in ("cut out", "gave up", "given up", "quit", "stopped", "no more"):
-        return f"like {first}"  # "cut out Diet Coke", "gave up coffee"
+    if verb in ("cut out", "gave up", "given up", "quit", "stopped", "no more") and \
+            not re.match(r"(?:the|my|our|his|her)\s", body, _I):
+        return f"like {first}"  # "cut out Diet Coke", "gave up coffee" ("quit the cafe": a job)
     return None
 
 
@@ -176,6 +179,8 @@ def read_cues(rest: str) -> tuple[str, Cues]:
         body = body[m.end():]
         if (m["aux"] or "").lower() in ("am", "is", "are", "was", "were"):
             return "am " + body, cues  # "I'm no longer allergic to X": the copula stays
+        if cues.ended and re.match(r"(?:eat|drink)\s", body, _I):
+            return "like " + body.split(None, 1)[1], cues  # "can't eat anchovies anymore"
         return body, cues
     if _PAST.search(body) and not _STILL_TRUE.match(body):
         cues.past = True  # "We were on Oracle until 2019": history, not the current value
@@ -234,6 +239,8 @@ _COPULA = re.compile(r"^(?:has been|have been|is|are|became|changed to|is now|ar
 def _attribute_noun(noun: str, value: str | None) -> str | None:
     """The attribute "my <noun> is <value>" states, or None (then <noun> is a thing)."""
     attr = canonical_attribute(noun)
+    if noun.lower() in THINGS:
+        return None  # "our frontend is Angular": the frontend is the subject
     if attr.startswith("favorite_") and canonical_attribute(attr[9:]) in FAVORITE_TOOLS:
         return canonical_attribute(attr[9:])
     if attr in INVENTORY or attr.startswith("favorite_"):
@@ -384,7 +391,11 @@ def read_statement(clause: str, speaker: str | None = None,
             found = typed_values.value_for(attr, rest, subject.kind != "team")
             facts = [] if cues.future or cues.hedged or not found else \
                 _shape(subject.entity, attr, found, [], cues)
+            if facts and attr == "release_schedule" and _DAY_ONLY.match(found[0]):
+                facts = _shape(subject.entity, "deploy_day", found, [], cues)
             return Reading(facts, subject)
+        if attr in INVENTORY:
+            return Reading([], subject, rest, cues, predicate)  # the classifier may read it
         subject = Subject(attr.replace("_", " "), "thing", rest, surface=subject.surface)
     if subject.kind == "person" and not subject.noun and (
             fact := _relation_copula(subject, rest, speaker)):
@@ -420,10 +431,13 @@ def worth_classifying(predicate: str) -> bool:
 
 # Verbs that tie a noun to its value ("CI is on X", "Login goes through X", "Deploys moved
 # to X"), unlike events ("The deploy broke on Friday").
-_LINKING = re.compile(r"^(?:(?:now|still|also|all|mostly)\s+)?(?:is|are|has been|have been|was moved|"
-                      r"got moved|were moved|moved|move|goes|go|runs|run|happens?|comes?|lives?|"
-                      r"sits?|stays?|switched|changed|shifted|now|start|starts|is now|are now|"
-                      r"live|lives)\b", _I)
+_LINKING = re.compile(r"^(?:(?:now|still|also|all|mostly)\s+)?(?:is|are|has been|have been|"
+                      r"(?:was|were|got|has been|have been|is being)\s+\w+ed\b|moved|move|goes|"
+                      r"go|runs|run|happens?|comes?|lives?|sits?|stays?|switched|changed|"
+                      r"shifted|now|start|starts|is now|are now|live|lives)\b", _I)
+
+
+_DAY_ONLY = re.compile(r"^(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?$", _I)
 
 
 def _without(subject: Subject, rest: str, org: str) -> str:
@@ -434,7 +448,8 @@ def _without(subject: Subject, rest: str, org: str) -> str:
 
 
 # What "we" share at home, not as a team: "We got married", "We adopted a second dog".
-_HOUSEHOLD = frozenset({"relationship_status", "partner", "pets", "children", "location"})
+_HOUSEHOLD = frozenset({"relationship_status", "partner", "pets", "children", "location",
+                        "car"})
 
 
 def _household(facts: list[Fact], subject: Subject, speaker: str | None) -> list[Fact]:
@@ -470,8 +485,9 @@ _HERE_IN = re.compile(r"\b(?:here in|out here in|living here in|back home in)\s+
 _PASSED = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+(?:passed away|died|passed|was put down|"
                      r"crossed the rainbow bridge)\b|\bRIP\s+(?P<w>[A-Z][a-z]+)\b")
 _GROWN_ON = re.compile(r"^(?P<v>[\w ]{2,30}?)\s+(?:have|has)\s+grown on me\b", _I)
-_LANGUAGE_GONE = re.compile(r"^my\s+(?P<v>[A-Z][a-z]+)\s+is\s+(?:gone|long gone|rusty|lost)\b",
-                            _I)
+_LANGUAGE_GONE = re.compile(r"^my\s+(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:mostly\s+|basically\s+|"
+                            r"completely\s+|pretty much\s+|all but\s+)?(?:gone|long gone|rusty|"
+                            r"lost)\b", _I)
 _NEW_HOME = re.compile(r"\b(?:new|our|my)\s+(?:flat|apartment|place|house|home|condo|room|"
                        r"studio)\s+in\s+(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)")
 _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|leading|running|"
@@ -490,8 +506,8 @@ _FORGOT = re.compile(r"\b(?:forgot|forgotten|lost)\s+(?:most of\s+|all of\s+|all
 _WORK_STARTS = re.compile(r"^(?:my\s+)?(?:work|workday|shift)\s+(?:starts|begins|is)\s+(?:at|"
                           r"around|from)\s+(?P<t>\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?(?:\s*"
                           r"(?:to|-|until)\s*\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)?)", _I)
-_EVERYTHING_ON = re.compile(r"^everything(?:'s| is| runs| lives)?\s+(?:on|in)\s+(?P<v>[^,;.!]+)",
-                            _I)
+_EVERYTHING_ON = re.compile(r"^everything(?:'s| is| runs| lives)?\s+(?:(?:tested|built|written|"
+                            r"deployed|hosted|running)\s+)?(?:on|in|with|to)\s+(?P<v>[^,;.!]+)", _I)
 _EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PHONE_CUE = re.compile(r"\b(?:number|cell|phone|mobile|call me|text me|whatsapp|reach me)\b",
                         _I)
