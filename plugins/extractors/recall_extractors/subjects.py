@@ -245,6 +245,10 @@ def find_subject(clause: str, speaker: str | None = None,
                 and attribute_of_noun(f"{low} {following}") is None and category_of(low) is None:
             name = m["name"].lower()
             return Subject(name, "person", m["rest"], noun=m["noun"], surface=m["name"])
+    if _IMPLIED.match(text) and not _names_a_thing(text):
+        # "Took a full-time offer at Cyberdyne", "been at Initech for years", "Getting up
+        # at 7 now": the speaker.
+        return Subject(me, "person", text, surface="I")
     if m := re.match(r"^(?P<the>the\s+)?(?:(?P<team>team)'s\s+)?(?P<all>.+)$", text, _I):
         split = _head(m["all"], bare=True)
         if split is not None:
@@ -258,6 +262,20 @@ def find_subject(clause: str, speaker: str | None = None,
         # for me these days": the speaker.
         return Subject(me, "person", text, surface="I")
     return Subject(None, "none", text)
+
+
+_THING_HEADS = frozenset({"service", "services", "app", "apps", "team", "system", "platform",
+                          "pipeline", "portal", "api", "database", "site", "tool"})
+
+
+def _names_a_thing(text: str) -> bool:
+    """ "billing service moved to Postgres", "alerting moved to Sentry": the -ing word heads a
+    noun that is the subject, not the speaker's verb."""
+    split = _head(text, bare=True)
+    if split is None:
+        return False
+    np = split[0].lower()
+    return attribute_of_noun(np) is not None or np.split()[-1] in THINGS | _THING_HEADS
 
 
 def _bare(np: str, rest: str, surface: str, the: bool, team: bool, speaker: str | None

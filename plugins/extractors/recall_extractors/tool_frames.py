@@ -60,8 +60,8 @@ _REWRITE = re.compile(
 # shop now", "dashboard has been Vue since the rewrite"
 _IS_STACK = re.compile(
     r"^" + AUX + r"(?:is|are|has been|have been|became)\s+(?:now\s+)?(?:all\s+|100%\s+|"
-    r"fully\s+|entirely\s+|pure\s+|mostly\s+)?(?:(?:a|an)\s+)?(?P<v>[\w.#+-]+(?:\s[\w.#+-]+)?"
-    r"?)(?:\s+(?:app|service|shop|codebase|project|house|team|stack|monolith|backend|"
+    r"fully\s+|entirely\s+|pure\s+|mostly\s+)?(?:(?:a|an)\s+)?(?P<v>[\w.#+-]+(?:\s(?!now\b|"
+    r"these\b|since\b|after\b|at\b|everywhere\b)[\w.#+-]+)?)(?:\s+(?:app|service|shop|codebase|project|house|team|stack|monolith|backend|"
     r"frontend))?(?:\s+(?:now|these days|since .*|at this point|everywhere))?[.!]?$", _I)
 _EVERYTHING = re.compile(r"\beverything(?:'s| is| runs| lives| goes)?\s+(?:on|in|through|to)\s+"
                          r"(?P<v>[^,;.!]+)", _I)
