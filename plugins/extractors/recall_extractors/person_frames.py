@@ -237,7 +237,8 @@ FRAMES: tuple[Frame, ...] = (
        lambda raw: _role_value(raw)),
     Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:a|an)\s+(?P<v>.+)$", _I),
           lambda raw: _role_value(raw, plain=True)),
-    _f("manager", r"report to|reports to|report directly to|am reporting to|now report to",
+    _f("manager", r"report to|reports to|report directly to|am reporting to|now report to|"
+       r"reporting to|reporting directly to",
        _name_or_titled, proper),
     _f("school", r"study at|studies at|am studying at|go to|goes to|am enrolled at|"
        r"am enrolled in|attend|attends|transferred to|am (?:a )?(?:student|freshman|"

@@ -161,7 +161,9 @@ class Subject:
 
 def expand(text: str) -> str:
     """Contractions spelt out ("I'm" -> "I am"; "can't" -> "can not"), quotes folded."""
-    out = text.replace("\u2019", "'").replace("can't", "can not").replace("won't", "will not")
+    out = text.replace("\u2019", "'")
+    out = re.sub(r"\b(c)an't\b", r"\1an not", out, flags=_I)
+    out = re.sub(r"\b(w)on't\b", r"\1ill not", out, flags=_I)
     # "my name's Fatima": 's is "is" after anything but a person, pet or group, whose 's
     # owns what follows ("my wife's employer").
     out = re.sub(r"\b(my|our)\s+([\w-]+)'s\b(?=\s+(\S))", lambda m: m[0] if m[2].lower()
@@ -293,8 +295,9 @@ def _bare(np: str, rest: str, surface: str, the: bool, team: bool, speaker: str 
         return Subject(TEAM, "team", rest, surface=surface)
     if np in RELATIONS or np in _RELATION_WORDS:
         return Subject(_relation(np, speaker), "person", rest, surface=surface)
-    noun = re.sub(r"^(?:(?:new|current|main|primary|daily|usual|default|work|personal|"
-                  r"home|old)\s+)+", "", np)
+    noun = np if attribute_of_noun(np) else re.sub(
+        r"^(?:(?:new|current|main|primary|daily|usual|default|work|personal|home|old)\s+)+",
+        "", np)
     attr = attribute_of_noun(noun)
     if attr is not None:
         owner = TEAM if team or INVENTORY[attr].about == "thing" or \

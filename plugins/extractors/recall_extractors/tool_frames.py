@@ -62,7 +62,7 @@ _IS_STACK = re.compile(
     r"^" + AUX + r"(?:is|are|has been|have been|became)\s+(?:now\s+)?(?:all\s+|100%\s+|"
     r"fully\s+|entirely\s+|pure\s+|mostly\s+)?(?:(?:a|an)\s+)?(?P<v>[\w.#+-]+(?:\s(?!now\b|"
     r"these\b|since\b|after\b|at\b|everywhere\b)[\w.#+-]+)?)(?:\s+(?:app|service|shop|codebase|project|house|team|stack|monolith|backend|"
-    r"frontend))?(?:\s+(?:now|these days|since .*|at this point|everywhere))?[.!]?$", _I)
+    r"frontend))?(?:\s+(?:now|these days|since .*|after .*|at this point|everywhere))*[.!]?$", _I)
 _EVERYTHING = re.compile(r"\beverything(?:'s| is| runs| lives| goes)?\s+(?:on|in|through|to)\s+"
                          r"(?P<v>[^,;.!]+)", _I)
 _INSTEAD = re.compile(r"\s+(?:now\s+)?instead of\s+(?P<from>.+)$|\s+(?:over|rather than|"
@@ -226,7 +226,7 @@ def _switch(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
     tool, purpose = _tool(m["v"])
     if tool is None:
         return None
-    old = V.value(m["from"], V.TOOL, 5) if m["from"] else None
+    old = V.value(re.sub(r"\s+out$", "", m["from"]), V.TOOL, 5) if m["from"] else None
     what = m.groupdict().get("what")
     if purpose is None and what and purpose_attribute(what) in INVENTORY:
         purpose = what  # "we migrated our tickets to Linear"

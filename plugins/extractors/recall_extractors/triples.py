@@ -291,6 +291,9 @@ def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
         found = typed_values.value_for("employer", m["v"], True)
         return [Fact(subject.entity or USER, "employer", found[0])] if found else []
     attr = _attribute_noun(noun, m["v"] if m else None)
+    if attr is None and m and (tool := V.value(m["v"], V.TOOL, 4)) and \
+            category_of(tool) in PERSONAL and subject.kind == "person":
+        return [Fact(subject.entity or USER, category_of(tool) or "uses", tool)]  # "daily driver"
     if attr is None:
         return None
     if m:
@@ -488,6 +491,9 @@ _GROWN_ON = re.compile(r"^(?P<v>[\w ]{2,30}?)\s+(?:have|has)\s+grown on me\b", _
 _LANGUAGE_GONE = re.compile(r"^my\s+(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:mostly\s+|basically\s+|"
                             r"completely\s+|pretty much\s+|all but\s+)?(?:gone|long gone|rusty|"
                             r"lost)\b", _I)
+# "IT made us switch to Firefox"
+_MADE_SWITCH = re.compile(r"\b(?:made|makes|forced|had)\s+(?P<who>me|us)\s+(?:to\s+)?(?:switch|move|"
+                          r"change|migrate|go)\s+(?:over\s+)?to\s+(?P<v>[^,;.!]+)", _I)
 _NEW_HOME = re.compile(r"\b(?:new|our|my)\s+(?:own\s+|new\s+)?(?:flat|apartment|place|house|home|"
                        r"condo|room|studio)\s+in\s+(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)")
 _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|leading|running|"
@@ -587,6 +593,11 @@ def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[
             m["v"].lower() in _LANGUAGES:
         return [Fact(speaker.lower() if speaker else USER, "languages_spoken", m["v"],
                      ended=True)]
+    if (m := _MADE_SWITCH.search(text)) and (tool := V.value(m["v"], V.TOOL, 4)) and \
+            (category := category_of(tool)):
+        me = speaker.lower() if speaker else USER
+        who = me if category in PERSONAL or m["who"].lower() == "me" else TEAM
+        return [Fact(who, attribute_for(tool, person=who != TEAM), tool)]
     if m := _NEW_HOME.search(text):
         if person_frames.place(m["v"]):
             return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
