@@ -158,7 +158,9 @@ _DIET = (r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|da
          r"lactose[- ]free|plant[- ]based|carnivore|kosher|halal|low[- ]carb|flexitarian|"
          r"raw vegan|whole30|mediterranean")
 _TIME_VALUE = r"(?:\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?|noon|midnight)"
-_TZ = (r"(?:[A-Z]{2,5}|UTC\s*[+-]?\s*\d{0,2}(?::\d\d)?|GMT\s*[+-]?\s*\d{0,2}|"
+_TZ = (r"(?:(?:UTC|GMT|CET|CEST|EET|EEST|WET|WEST|BST|IST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|"
+       r"AKST|HST|JST|KST|AEST|AEDT|ACST|AWST|NZST|NZDT|SGT|HKT|WIB|PHT|MSK|SAST|EAT|WAT|CAT|"
+       r"BRT|ART)\b|UTC\s*[+-]?\s*\d{0,2}(?::\d\d)?|GMT\s*[+-]?\s*\d{0,2}|"
        r"[A-Z][a-z]+/[A-Z][\w/+-]+|(?:the\s+)?[\w/+ -]+?\s+(?:time ?zone|time))")
 
 _DEMONYMS = set("""
@@ -267,7 +269,8 @@ FRAMES: tuple[Frame, ...] = (
                              r"mostly\s+|now\s+)?(?P<v>" + _DIET + r")\b", _I),
           lambda raw: [raw]),
     Frame("diet", re.compile(r"^" + AUX + r"(?:eat|eats|am eating|started eating|went back to "
-                             r"eating)\s+(?:everything|meat|fish and meat|anything)\b(?!\s+"
+                             r"eating|am back to eating|back to eating|am eating)\s+"
+                             r"(?:everything|meat|fish and meat|anything)\b(?!\s+"
                              r"(?:but|except))|^" + AUX + r"(?:quit|gave up|stopped) being (?:a\s+)?"
                              r"(?:vegetarian|vegan|pescatarian)\b", _I),
           lambda raw: ["omnivore"]),

@@ -35,7 +35,8 @@ children mother mom mum father dad parents sister brother sibling siblings grand
 grandmother grandfather aunt uncle cousin niece nephew boss manager roommate flatmate
 housemate friend best friend colleague coworker co-worker neighbor neighbour landlord
 mentor therapist doctor stepson stepdaughter stepmom stepdad in-laws mother-in-law
-father-in-law sister-in-law brother-in-law ex ex-wife ex-husband twin baby
+father-in-law sister-in-law brother-in-law ex ex-wife ex-husband twin twins baby sons
+daughters grandparents grandkids grandchildren stepkids
 """.split()) | {"best friend"}
 PETS = frozenset("""
 dog cat puppy kitten parrot hamster rabbit bunny turtle tortoise fish goldfish snake lizard
@@ -247,6 +248,8 @@ def find_subject(clause: str, speaker: str | None = None,
                 and attribute_of_noun(f"{low} {following}") is None and category_of(low) is None:
             name = m["name"].lower()
             return Subject(name, "person", m["rest"], noun=m["noun"], surface=m["name"])
+    if re.match(r"^(?:at|with)\s+[A-Z]", text):
+        return Subject(me, "person", "am " + text, surface="I")  # "Currently at Oracle."
     if _IMPLIED.match(text) and not _names_a_thing(text):
         # "Took a full-time offer at Cyberdyne", "been at Initech for years", "Getting up
         # at 7 now": the speaker.

@@ -73,8 +73,9 @@ _OWN = re.compile(
     r"(?:a|an|the|my|new|brand new|this|another)?\s*(?:new\s+|used\s+|second-hand\s+)?"
     r"(?P<v>.+)$", _I)
 _STACK = (
-    (re.compile(r"^" + AUX + r"(?:is|are)\s+(?:written|coded|implemented|built|developed)\s+"
-                r"(?:in|with|using|on top of|on)\s+(?P<v>.+)$", _I), None),
+    (re.compile(r"^" + AUX + r"(?:is|are|was|were|got|has been|have been)\s+(?:re)?(?:written|coded|"
+                r"implemented|built|developed|ported|migrated|moved|switched|converted)\s+"
+                r"(?:over\s+)?(?:in|with|using|on top of|on|to|onto|into)\s+(?P<v>.+)$", _I), None),
     (re.compile(r"^" + AUX + r"(?:runs|run|is|are)\s+(?:running\s+|hosted\s+|deployed\s+|"
                 r"living\s+)?(?:on|in|at|to)\s+(?P<v>.+)$", _I), None),
     (re.compile(r"^" + AUX + r"(?:deploy|deploys|host|hosts)\s+(?:everything\s+|it\s+|"

@@ -24,7 +24,7 @@ from recall_core.attributes import (ENDED, INVENTORY, TEAM, USER, canonical_attr
 from . import many_frames, person_frames, tool_frames, typed_values
 from . import values as V
 from .keys import FAVORITE_TOOLS
-from .lexicon import PERSONAL, attribute_for, category_of
+from .lexicon import PERSONAL, attribute_for, category_of, purpose_attribute
 from .sentences import fold
 from .subjects import PETS, THINGS, Subject, expand, find_subject, strip_lead
 
@@ -93,8 +93,9 @@ _STILL_TRUE = re.compile(r"^(?:was|were)\s+(?:just\s+|recently\s+|finally\s+)?(?
                          r"promoted|hired|transferred|diagnosed|named|adopted|moved|migrated|"
                          r"switched|changed|upgraded|replaced|rewritten|ported|converted|"
                          r"pushed|bumped|shifted|merged|put)\b", _I)
-_ADDITIVE = re.compile(r"\b(?:also|too|as well|in addition|additionally|another|besides)\b",
-                       _I)
+# "too" adds a value only at the end of a clause ("I like tea too"), not in "too far".
+_ADDITIVE = re.compile(r"\b(?:also|as well|in addition|additionally|another|besides)\b|"
+                       r"\btoo\b(?=\s*(?:[.,!?;)]|$))", _I)
 _CHANGE = re.compile(r"\b(?:now|these days|nowadays|anymore|any more|no longer|switched|"
                      r"changed my mind|lately|recently|since)\b", _I)
 _ENDING = re.compile(r"\b(?:anymore|any more|no longer|not now|these days)\b", _I)
@@ -494,6 +495,17 @@ _LANGUAGE_GONE = re.compile(r"^my\s+(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:most
 # "IT made us switch to Firefox"
 _MADE_SWITCH = re.compile(r"\b(?:made|makes|forced|had)\s+(?P<who>me|us)\s+(?:to\s+)?(?:switch|move|"
                           r"change|migrate|go)\s+(?:over\s+)?to\s+(?P<v>[^,;.!]+)", _I)
+_WHERE_I_LIVE = re.compile(r"\b(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?),?\s+where\s+(?:i|we)\s+"
+                           r"(?:live|am based|are based)\b")
+_IS_HOME = re.compile(r"^(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)\s+is\s+(?:my\s+|our\s+)?home"
+                      r"(?:\s+now|\s+these days|\s+base)?[.!]*$")
+# "zsh user here", "I'm an Emacs person"
+_TOOL_USER = re.compile(r"(?:^|\bam an?\s+)(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:user|person|guy|"
+                        r"girl|fan|convert)\b", _I)
+# "Obsidian holds all my notes"
+_HOLDS_MY = re.compile(r"^(?P<v>[A-Z][\w.+#-]*(?:\s[A-Z][\w.+#-]*)?)\s+(?:holds|has|stores|keeps|"
+                       r"manages|is where i keep)\s+(?:all\s+)?(?:of\s+)?my\s+(?P<what>notes|"
+                       r"passwords)\b", _I)
 _NEW_HOME = re.compile(r"\b(?:new|our|my)\s+(?:own\s+|new\s+)?(?:flat|apartment|place|house|home|"
                        r"condo|room|studio)\s+in\s+(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)")
 _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|leading|running|"
@@ -598,6 +610,13 @@ def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[
         me = speaker.lower() if speaker else USER
         who = me if category in PERSONAL or m["who"].lower() == "me" else TEAM
         return [Fact(who, attribute_for(tool, person=who != TEAM), tool)]
+    if (m := _WHERE_I_LIVE.search(text) or _IS_HOME.match(text)) and person_frames.place(m["v"]):
+        return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
+    if (m := _TOOL_USER.search(text)) and category_of(m["v"]) in PERSONAL:
+        return [Fact(owner, category_of(m["v"]) or "uses", m["v"])]
+    if (m := _HOLDS_MY.match(text)) and (attr := purpose_attribute(m["what"])) and \
+            (category_of(m["v"]) in (attr, None)) and attr in PERSONAL:
+        return [Fact(speaker.lower() if speaker else USER, attr, m["v"])]
     if m := _NEW_HOME.search(text):
         if person_frames.place(m["v"]):
             return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
