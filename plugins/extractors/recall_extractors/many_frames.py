@@ -53,7 +53,8 @@ def _frame(verbs: str) -> re.Pattern[str]:
 
 
 _FAN = re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:a|an)\s+(?:huge|big|massive|die-hard|"
-                  r"lifelong|longtime)?\s*(?P<v>[A-Z][\w&.' -]{1,30}?)\s+(?:fan|supporter)\b", _I)
+                  r"lifelong|longtime)?\s*(?P<v>(?-i:[A-Z][\w&.' -]{1,30}?))\s+(?:fan|supporter)\b",
+                  _I)
 _HOBBY_VERB = re.compile(r"^" + AUX + r"(?P<v>knit|paint|draw|sketch|bake|swim|climb|boulder|surf|"
                          r"ski|snowboard|garden|hike|sew|crochet|dance|sing|meditate|journal|"
                          r"skate|fence|row|sail|fish|golf|bowl|kayak|quilt|woodwork|birdwatch)"
@@ -110,7 +111,7 @@ def _hobby_head(item: str) -> str | None:
 
 def _likes(raw: str) -> list[str]:
     raw = re.sub(r"^(?:to\s+|it when\s+|when\s+|using\s+|to use\s+)", "", raw, flags=_I)
-    return V.items(raw, V.LIST, 4)
+    return V.items(raw, V.LIST + r"|\s(?:for|in|on|at|with)\s", 4)
 
 
 def read(predicate: str, person: bool = True) -> tuple[str, list[str]] | None:

@@ -187,8 +187,8 @@ _TAIL = re.compile(r"[,;]?\s+(?:just so you know|fyi|btw|lol|haha|lmao|tbh|hones
 
 # "After the breach I moved ...": a circumstance before the subject.
 _CIRCUMSTANCE = re.compile(r"^(?:after|before|since|because|when|once|now that|ever since|"
-                           r"following|during|with|thanks to)\s+[\w' .-]{1,40}?,?\s+"
-                           r"(?=(?:i|we|my|our)\b)", _I)
+                           r"following|during|with|thanks to|for|in|on|at)\s+[\w' .-]{1,40}?,?\s+"
+                           r"(?=(?:i|we|my|our)\s)", _I)
 
 
 def strip_lead(text: str) -> str:

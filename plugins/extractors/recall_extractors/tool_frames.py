@@ -37,7 +37,8 @@ _USE = re.compile(
     r"^" + AUX + r"(?P<verb>use|uses|using|am using|rely on|relies on|code in|"
     r"write in|program in|develop in|run|runs|am running|am on|daily[- ]drive|swear by|"
     r"stick with|stuck with|went with|go with|going with|chose|picked(?! up)|selected|settled on|"
-    r"opted for|adopted|prefer|prefers|am sticking with|have been using|started using|"
+    r"opted for|adopted|prefer|prefers|would rather use|would rather get|would rather|"
+    r"am sticking with|have been using|started using|"
     r"browse with|browse in|browse on|type on|type in|keep my notes in|take notes in|"
     r"added|brought in|introduced|started with|signed up for|subscribe to|pay for|"
     r"installed|set up|went with|run on|"
@@ -91,8 +92,8 @@ _STACK = (
     (re.compile(r"^" + AUX + r"(?:test|tests)\s+(?:everything\s+)?(?:with|using|in)\s+"
                 r"(?P<v>.+)$", _I), "testing_framework"),
     (re.compile(r"^" + AUX + r"(?:store|stores|keep|keeps|put|puts|persist|persists)\s+(?:all\s+)?"
-                r"(?:its\s+|our\s+|the\s+)?(?:data|everything|events|records|state)\s+(?:in|on)"
-                r"\s+(?P<v>.+)$", _I), "database"),
+                r"(?:its\s+|our\s+|the\s+)?(?:data|everything|events|records)\s+(?:in|on)"
+                r"\s+(?P<v>.+)$", _I), None),
 )
 _SCHEDULES = (
     ("deploy_day", re.compile(r"^" + AUX + r"(?:deploy|deploys|release|releases|ship|ships|"
@@ -192,12 +193,12 @@ def _use(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
     category = category_of(tool)
     if verb.endswith(("run", "runs", "running", "am on")) and category is None:
         return None  # "I run marathons", "I'm on it": only known tools count
-    if verb.startswith("prefer"):
+    if verb.startswith(("prefer", "would")):
         if other is not None:
             return _pair(tool, other, person)
         if category is None and not purpose:
             return None  # "I prefer tea": a taste (many_frames), not a tool
-    if other is not None and not verb.startswith("prefer"):
+    if other is not None and not verb.startswith(("prefer", "would")):
         return _pair(tool, other, person)
     items = V.items(raw, V.LIST + r"|\s(?:to|in order to)\s+[a-z]", 4) if not purpose else [tool]
     if len(items) > 1:
@@ -217,9 +218,9 @@ def _pair(tool: str, other: str, person: bool) -> Reading:
     category = category_of(tool)
     if category and category == category_of(other):
         return Reading(category, [tool])
-    from recall_core.attributes import value_key
+    from recall_core.attributes import canonical_key
 
-    pair = sorted([value_key(tool), value_key(other)])
+    pair = sorted([canonical_key(tool), canonical_key(other)])
     return Reading("preference:" + "_vs_".join(pair), [tool])
 
 
