@@ -71,7 +71,7 @@ _INSTEAD = re.compile(r"\s+(?:now\s+)?instead of\s+(?P<from>.+)$|\s+(?:over|rath
 _OWN = re.compile(
     r"^" + AUX + r"(?:have|has|got|bought|own|owns|drive|drives|am driving|leased|lease|"
     r"picked up|upgraded to|carry|ordered|treated myself to|finally got|got myself)\s+"
-    r"(?:a|an|the|my|new|brand new|this|another)?\s*(?:new\s+|used\s+|second-hand\s+)?"
+    r"(?:(?:an|a|the|my|new|brand new|this|another)\b)?\s*(?:(?:new|used|second-hand|old)\s+)?"
     r"(?P<v>.+)$", _I)
 _STACK = (
     (re.compile(r"^" + AUX + r"(?:is|are|was|were|got|has been|have been)\s+(?:re)?(?:written|coded|"

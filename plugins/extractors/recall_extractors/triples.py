@@ -420,12 +420,18 @@ _VALUE_WORDS = re.compile(
     r"evenings?|weekends?|weekdays|weights|lift|workouts?|lunch|from home|wfh)\b", _I)
 
 
+_ANOTHER_CLAUSE = re.compile(r"(?:[,;]|\band\b|\bbut\b)\s+(?:and\s+)?(?:it|he|she|they|this|that|"
+                             r"which|there)\b", _I)
+
+
 def worth_classifying(predicate: str) -> bool:
     """Whether a statement no rule read may still name a value: a name, a number, a tool
     the lexicon knows, or a word of a kind of value. Most talk ("that's so sweet of you")
     names none, and is not worth the model's time (a statement costs about as much as a
     memory's embedding)."""
     words = predicate.split()
+    if _ANOTHER_CLAUSE.search(predicate):
+        return False  # "lives in tools/, and it runs on Fridays": whose value is which?
     if any(c.isdigit() for c in predicate) or _VALUE_WORDS.search(predicate):
         return True
     if any(w[:1].isupper() and w not in ("I", "I'm") for w in words[1:]):
@@ -506,6 +512,10 @@ _TOOL_USER = re.compile(r"(?:^|\bam an?\s+)(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?
 _HOLDS_MY = re.compile(r"^(?P<v>[A-Z][\w.+#-]*(?:\s[A-Z][\w.+#-]*)?)\s+(?:holds|has|stores|keeps|"
                        r"manages|is where i keep)\s+(?:all\s+)?(?:of\s+)?my\s+(?P<what>notes|"
                        r"passwords)\b", _I)
+# "I changed my major, it's architecture now"
+_CHANGED_MY = re.compile(r"\b(?:changed|switched|updated|moved|swapped)\s+my\s+(?P<noun>[\w ]{2,20}?)"
+                         r",?\s+(?:and\s+)?(?:now\s+)?(?:it's|it is|it is now|now it's)\s+"
+                         r"(?:now\s+)?(?P<v>[^,;.!]+)", _I)
 _NEW_HOME = re.compile(r"\b(?:new|our|my)\s+(?:own\s+|new\s+)?(?:flat|apartment|place|house|home|"
                        r"condo|room|studio)\s+in\s+(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)")
 _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|leading|running|"
@@ -617,6 +627,9 @@ def _patterned(text: str, speaker: str | None, last_person: str | None) -> list[
     if (m := _HOLDS_MY.match(text)) and (attr := purpose_attribute(m["what"])) and \
             (category_of(m["v"]) in (attr, None)) and attr in PERSONAL:
         return [Fact(speaker.lower() if speaker else USER, attr, m["v"])]
+    if (m := _CHANGED_MY.search(text)) and (attr := _attribute_noun(m["noun"], m["v"])) in \
+            INVENTORY and (v := V.value(m["v"], V.THING, 4)):
+        return [Fact(owner, attr, v)]
     if m := _NEW_HOME.search(text):
         if person_frames.place(m["v"]):
             return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
