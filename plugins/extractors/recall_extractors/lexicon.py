@@ -129,6 +129,14 @@ PERSONAL: frozenset[str] = frozenset({
     "python_package_manager", "js_package_manager", "keyboard_layout", "notes_app",
     "password_manager", "theme", "phone", "laptop", "car"})
 
+#: Languages people speak (not programming languages): "answer in Dutch", "my Arabic is gone".
+NATURAL_LANGUAGES: frozenset[str] = frozenset("""
+english spanish french german portuguese dutch italian japanese chinese mandarin cantonese
+korean russian polish swedish norwegian danish finnish greek turkish arabic hebrew hindi
+bengali urdu vietnamese thai indonesian malay tagalog ukrainian czech hungarian romanian
+catalan basque galician irish welsh swahili persian farsi
+""".split())
+
 # "I use vim for editing": a purpose that names a category.
 _PURPOSES: dict[str, str] = {
     "editing": "editor", "code editing": "editor", "text editing": "editor",

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from recall_core.attributes import INVENTORY, TEAM, USER, canonical_attribute
 
+from .keys import FAVORITE_TOOLS
 from .lexicon import category_of
 
 _I = re.IGNORECASE
@@ -361,3 +362,23 @@ def _possessed(who: str, np: str, noun2: str | None, rest: str, surface: str,
         return Subject(np, "thing", rest, noun=noun2, surface=surface)
     return Subject(owner, "team" if owner == TEAM else "person", rest, noun=np,
                    surface=surface)
+
+
+def attribute_named(noun: str, value: str | None) -> str | None:
+    """The attribute "my <noun> is <value>" states, or None (then <noun> is a thing)."""
+    attr = canonical_attribute(noun)
+    if noun.lower() in _THINGS:
+        return None  # "our frontend is Angular": the frontend is the subject
+    if attr.startswith("favorite_") and canonical_attribute(attr[9:]) in FAVORITE_TOOLS:
+        return canonical_attribute(attr[9:])
+    if attr in INVENTORY or attr.startswith("favorite_"):
+        return attr
+    words = noun.split()
+    if value is None or re.match(r"^(?:\w+(?:ed|en|ing)|built|made|run|kept|set|led|done|"
+                                 r"in|on|at|from|so|very|really|pretty|kind|such|too|not|no|"
+                                 r"always|never)\b", value, _I):
+        return None  # "our backend is written in Go": the backend is the subject
+    if 1 <= len(words) <= 2 and not set(map(str.lower, words)) & {"life", "day", "week",
+                                                                  "point", "plan", "idea"}:
+        return attr  # "my shoe size is 42": a fact of its own, single-valued
+    return None
