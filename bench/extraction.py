@@ -39,7 +39,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from extraction_match import assign, matches, triple_found  # noqa: E402
+from extraction_match import assign, in_inventory, matches, triple_found  # noqa: E402
+
+#: --inventory: labelled triples read in the inventory's key spelling (extraction_match).
+INVENTORY_LABELS = False
 
 SET = ROOT / "bench" / "extraction_set.jsonl"
 
@@ -96,7 +99,8 @@ def score(rows: list[dict]) -> dict[str, Any]:
                 typed += r["predicted"][h].type == g["type"]
             if g.get("triple"):
                 triples += 1
-                triples_ok += triple_found(g["triple"], r["predicted"])
+                label = in_inventory(g["triple"]) if INVENTORY_LABELS else g["triple"]
+                triples_ok += triple_found(label, r["predicted"])
         if r["style"] == "chitchat":
             chat += 1
             chat_clean += not r["predicted"]
@@ -237,7 +241,12 @@ async def main() -> None:
     ap.add_argument("--no-stub", action="store_true", help="skip the rule-based extractor")
     ap.add_argument("--limit", type=int, help="only the first N snippets and sequences")
     ap.add_argument("--json", help="write the full results (with per-sequence detail) here")
+    ap.add_argument("--inventory", action="store_true",
+                    help="compare triples in the key spelling of issue 27's inventory "
+                         "(labels folded by extraction_match.in_inventory)")
     args = ap.parse_args()
+    global INVENTORY_LABELS
+    INVENTORY_LABELS = args.inventory
     snippets, sequences = load_set()
     if args.limit:
         snippets, sequences = snippets[:args.limit], sequences[:args.limit]

@@ -80,6 +80,21 @@ def value_matches(gold: str, got: str | None) -> bool:
     return bool(wa and wb) and (wa <= wb or wb <= wa)
 
 
+def in_inventory(triple: Sequence[str]) -> tuple[str, str, str]:
+    """A label written before issue 27's inventory, in its spelling: `opinion:x` likes /
+    dislikes -> `likes:x` / `dislikes:x`, `<pet>_name` -> `pets`, and names folded as every
+    extractor's are (recall_core.kit.attributes, recall_extractors.keys). For `--inventory`: the
+    same labels, asked in the key spelling the extractors now share."""
+    from recall_extractors.keys import canonical_triple
+
+    entity, attribute, value = triple
+    if attribute.startswith("opinion:") and value in ("likes", "dislikes"):
+        attribute, value = value, attribute.split(":", 1)[1].replace("_", " ")
+    elif attribute.endswith("_name") and attribute != "name":
+        attribute = "pets"
+    return canonical_triple(entity, attribute, value) or (entity, attribute, value)
+
+
 def triple_found(triple: Sequence[str], predicted: Sequence[Any]) -> bool:
     entity, attribute, value = triple
     return any(p.entity == entity and p.attribute == attribute

@@ -91,24 +91,37 @@ def half_of(sample_id: str) -> str:
     return next((h for h, ids in HALVES.items() if sample_id in ids), "other")
 
 
-def metrics(ranked: list[str], q: dict, kept: set[str]) -> tuple[float, float, float,
-                                                              float | None, float | None]:
+def metrics(ranked: list[str], q: dict, kept: set[str],
+            texts: dict[str, list[str]] | None = None,
+            ranked_texts: list[str] | None = None) -> tuple[float, float, float,
+                                                            float | None, float | None]:
     """recall@5, recall@10, reciprocal rank, and for questions with `stale` turns (an older
     value of a fact, bench/synthetic.py): whether one ranks above the evidence in the top 10
     (1.0) or not (0.0), and whether an older value is still current at all (1.0: some turn in
     `stale` still has an active memory; `kept` = the turns that do), None for other questions.
     Stale above can only happen where the old value is still current: the second figure says
     how often the write path left that to ranking (always, verbatim; where the extractor gave
-    no fact key to supersede, extraction path)."""
+    no fact key to supersede, extraction path).
+
+    With `texts` (a turn's current memory texts) and `ranked_texts`, for questions that name
+    their old values (`stale_values`, bench/synthetic.py), a memory of a stale turn counts as
+    stale only when it says an old value: the turn may also state something still true ("I
+    work at Acme as an engineer": the role stays current when the employer changes)."""
+    olds = [v.lower() for v in q.get("stale_values", [])] if texts is not None else []
     ev = set(q["evidence"])
     r5 = len(ev & set(ranked[:5])) / len(ev)
     r10 = len(ev & set(ranked[:10])) / len(ev)
     rr = next((1.0 / i for i, d in enumerate(ranked, 1) if d in ev), 0.0)
     stale = old_current = None
     if q.get("stale"):
-        first = next((d for d in ranked[:10] if d in ev or d in q["stale"]), None)
+        said = ranked_texts if olds and ranked_texts else [""] * len(ranked)
+        first = next((d for d, t in zip(ranked[:10], said) if d in ev or (
+            d in q["stale"] and (not olds or any(v in t.lower() for v in olds)))), None)
         stale = float(first is not None and first not in ev)
         old_current = float(any(d in kept for d in q["stale"]))
+        if olds:
+            old_current = float(any(v in t.lower() for d in q["stale"]
+                                    for t in texts.get(d, []) for v in olds))
     return r5, r10, rr, stale, old_current
 
 
@@ -275,6 +288,10 @@ async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[st
         for sample in data:
             ns = sample["sample_id"]
             kept = set(idmap[ns].values())
+            texts: dict[str, list[str]] = {}
+            if any(q.get("stale_values") for q in sample["qa"]):
+                async for m in rt.storage.iter_memories(ns):
+                    texts.setdefault(idmap[ns].get(m.id, "?"), []).append(m.text)
             for q in questions(sample):
                 t0 = time.perf_counter()
                 res = await rt.service.search(ns, q["question"], limit=limit,
@@ -282,7 +299,8 @@ async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[st
                                               explain=no_access)
                 lat.append((time.perf_counter() - t0) * 1000)
                 ranked = [idmap[ns].get(r["id"], "?") for r in res["results"]]
-                rows.append((half_of(ns), q["category"], *metrics(ranked, q, kept)))
+                rows.append((half_of(ns), q["category"], *metrics(
+                    ranked, q, kept, texts, [r["text"] for r in res["results"]])))
         await rt.service.drain()
     finally:
         await rt.close()

@@ -14,8 +14,9 @@ fact gets one question:
   `stale_above`: how often an outdated statement ranks above the current one (or is
   returned while the current one is not) — the share of "what is X now?" questions an agent
   would answer with an old value — and `old_current`: how often an older value is still
-  current at all (not superseded by the write path), the only case where stale above can
-  happen. Verbatim import keeps every statement (1.0); through extraction only a statement
+  current at all (a current memory of an earlier turn still says it: not superseded by the
+  write path), the only case where stale above can happen. A turn's other statements that
+  stay true ("I work at Acme as an engineer": the role) do not count. Verbatim import keeps every statement (1.0); through extraction only a statement
   the extractor gives a fact key (entity/attribute) can supersede the earlier one.
 
 The data has LoCoMo's shape, so it runs through bench/locomo.py's two write paths (verbatim,
@@ -149,6 +150,7 @@ def _user(rng: random.Random, sample_id: str, name: str) -> dict:
         said = [where[(s, (first if k == 0 else update).format(v=v))] for k, (s, v) in enumerate(history)]
         qa.append({"question": question.format(name=name), "answer": history[-1][1],
                    "evidence": [said[-1]], "stale": said[:-1],
+                   "stale_values": [v for _, v in history[:-1]],
                    "category": 6 if len(history) > 1 else 4})
     return {"sample_id": sample_id, "conversation": conv, "qa": qa}
 

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..kit.attributes import normalise_triple
 from ..models import Memory, new_id
 
 Key = tuple[str, str]
@@ -45,12 +46,15 @@ def same_value(a: str | None, b: str | None) -> bool:
 
 
 def normalise(memory: Memory) -> Memory:
-    """The memory with its triple in canonical form (or none at all when incomplete)."""
-    entity, attribute = norm_key(memory.entity), norm_key(memory.attribute)
-    if entity and attribute and memory.value is not None:
-        memory.entity, memory.attribute = entity, attribute
-    else:
+    """The memory with its triple in canonical form (or none at all when incomplete), by the
+    inventory's rules (`attributes.normalise_triple`): canonical entity and attribute names,
+    and a many-valued attribute keyed per value, so that only a newer statement of the *same*
+    value (an ending) supersedes it. Every write path calls this."""
+    triple = normalise_triple(memory.entity, memory.attribute, memory.value)
+    if triple is None:
         memory.entity = memory.attribute = memory.value = None
+    else:
+        memory.entity, memory.attribute, memory.value = triple
     return memory
 
 

@@ -38,7 +38,8 @@ from ..errors import NamespaceErased
 from ..models import ExtractedMemory, Memory, Operation
 from . import validation as v
 from . import writes
-from .facts import norm_key, same_value
+from ..kit.attributes import normalise_triple
+from .facts import same_value
 
 RECENT_DAYS = 30
 IMPORTANCE_MARGIN = 0.2
@@ -48,10 +49,10 @@ Key = tuple[str, str]
 
 
 def triple_key(em: ExtractedMemory) -> Key | None:
-    entity, attribute = norm_key(em.entity), norm_key(em.attribute)
-    if entity and attribute and em.value is not None:
-        return entity, attribute
-    return None
+    """The fact key the write will give `em` (the same normalisation as `facts.normalise`),
+    so an alias or a bare many-valued attribute is asked about under the key it lands on."""
+    triple = normalise_triple(em.entity, em.attribute, em.value)
+    return (triple[0], triple[1]) if triple is not None else None
 
 
 def needs_decision(existing: Memory, new: ExtractedMemory, now: datetime) -> bool:

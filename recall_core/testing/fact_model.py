@@ -39,13 +39,14 @@ from ..models import ExtractedMemory, Memory, Operation, utcnow
 from ..contracts import Extractor, Storage
 from ..memory.transfer import export_lines, import_verbatim, parse_lines
 
-KEYS = ("editor", "city", "drink")
+# Inventory names (recall_core.kit.attributes): a model's alias ("city") is folded into them.
+KEYS = ("editor", "location", "drink")
 EXAMPLES = int(os.environ.get("RECALL_FACT_MODEL_EXAMPLES", "100"))
 T0 = utcnow() - timedelta(days=1)
 
 
 class ModelExtractor(Extractor):
-    """Text "editor=v1;city=v2" -> one (user, key, value) fact per pair, in text order."""
+    """Text "editor=v1;location=v2" -> one (user, key, value) fact per pair, in text order."""
 
     name = "model"
 

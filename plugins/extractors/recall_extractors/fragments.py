@@ -16,7 +16,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from recall_core.kit import split_speaker  # noqa: F401 - one rule, shared with search
+from recall_core.kit import split_speaker as _split_speaker
+
+# Labels that open a note ("Correction: my birthday is ...") and name no speaker, on top of
+# those recall_core.kit's rule already knows.
+_LABELS = frozenset("""
+correction corrections reorg news update updates heads psa btw lol ok also edit note reminder
+fun fact big news good news sad news quick update quick note side note context background
+""".split())
+
+
+def split_speaker(text: str) -> tuple[str | None, str]:
+    """(speaker, the rest) of a transcript line (recall_core.kit's rule), except where
+    the "speaker" is a label that opens a note ("Correction: ...", "Reorg: ...")."""
+    speaker, body = _split_speaker(text)
+    if speaker is not None and speaker.lower() in _LABELS:
+        return None, text
+    return speaker, body
 
 from .sentences import words
 

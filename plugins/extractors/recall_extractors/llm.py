@@ -119,7 +119,7 @@ class LLMExtractor(Extractor):
         self.model = model
         self.max_tokens = max_tokens
         self.prompt, self.prompt_version = load_prompt(
-            prompt_file, "extract_v1", "prompt_file", plugin)
+            prompt_file, "extract_v2", "prompt_file", plugin)
         self.merge_prompt, self.merge_prompt_version = load_prompt(
             merge_prompt_file, "merge_v1", "merge_prompt_file", plugin)
         # prompt_extra: what the subclass adds to the system prompt (an output-format appendix).

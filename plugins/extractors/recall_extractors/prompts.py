@@ -1,8 +1,11 @@
 """The versioned prompt files every LLM extractor sends, and the output instructions that go
 with each way of getting structured output.
 
-The prompt files (`prompts/extract_v1.md`, `prompts/merge_v1.md`) speak of "the
-record_memories tool". Where the answer is a JSON document instead of a tool call, a short
+The prompt files (`prompts/extract_v2.md`, `prompts/merge_v1.md`) speak of "the
+record_memories tool". The fact inventory is not copied into them: a prompt's
+`<!-- inventory -->` line is replaced by the list generated from core's inventory
+(`recall_core.kit.attributes`), the one the fact model holds every extractor to, so a new
+attribute reaches every model's prompt by being added there. Where the answer is a JSON document instead of a tool call, a short
 appendix names the JSON shape; the instructions themselves stay the same file, so the prompt
 version recorded with an extraction means the same thing for every extractor.
 """
@@ -15,17 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from recall_core import ConfigError
+from recall_core.kit.attributes import ENDED, inventory_summary
+
+INVENTORY_MARK = "<!-- inventory -->"
 
 
 def load_prompt(override: Path | None, builtin: str, setting: str,
                 plugin: str = "haiku") -> tuple[str, str]:
-    """(prompt text, version). Built-in prompts are versioned by file name (`extract_v1`); an
+    """(prompt text, version). Built-in prompts are versioned by file name (`extract_v2`); an
     override is versioned by its name and content hash, so stored results can be traced to
     the exact prompt that produced them."""
     if override is None:
         text = resources.files("recall_extractors").joinpath(f"prompts/{builtin}.md").read_text(
             encoding="utf-8")
-        return text, builtin
+        return with_inventory(text), builtin
     path = Path(override).expanduser()
     try:
         text = path.read_text(encoding="utf-8")
@@ -40,7 +46,25 @@ def load_prompt(override: Path | None, builtin: str, setting: str,
                           f"the prompt into it, or remove the key to use the built-in "
                           f"{builtin}.md.")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-    return text, f"custom:{path.name}@{digest}"
+    return with_inventory(text), f"custom:{path.name}@{digest}"
+
+
+def inventory_text() -> str:
+    """The inventory as a prompt section, generated from core's (recall_core.kit.attributes)."""
+    return "\n".join([
+        "## Attribute names",
+        "",
+        f"- A person, one value: {inventory_summary('person', False)}, `favorite_<thing>`.",
+        f"- A person, several values: {inventory_summary('person', True)}.",
+        f"- A team, project or system, one value: {inventory_summary('thing', False)}.",
+        f"- An ended value of an attribute with several values: `<attribute>:<value>` with "
+        f"value `{ENDED}`.",
+    ])
+
+
+def with_inventory(text: str) -> str:
+    """The prompt with its inventory mark (if any) replaced by `inventory_text()`."""
+    return text.replace(INVENTORY_MARK, inventory_text())
 
 
 def json_appendix(tool: str, schema: dict[str, Any], *, with_schema: bool) -> str:

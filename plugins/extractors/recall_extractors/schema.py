@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from recall_core import ExtractedMemory
 
-from .vocabulary import canonical_triple
+from .keys import canonical_triple
 
 log = logging.getLogger("recall.extractors")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Abbreviations whose trailing dot does not end a sentence.
 _ABBREVIATIONS = {
@@ -69,6 +70,13 @@ def split_sentences(text: str) -> list[str]:
         if rest:
             sentences.append(rest)
     return sentences
+
+
+def fold(text: str) -> str:
+    """NFKC, curly quotes made straight, whitespace collapsed: the form every rule reads."""
+    text = unicodedata.normalize("NFKC", text)
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"')
+    return re.sub(r"\s+", " ", text.replace("\u201d", '"')).strip()
 
 
 def words(sentence: str) -> list[str]:

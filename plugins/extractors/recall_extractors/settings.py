@@ -21,9 +21,13 @@ OutputMode = Literal["json_schema", "json_object", "tool", "prompt"]
 
 
 class StubSettings(BaseModel):
-    """The rule-based extractor has nothing to configure (yet); the table must be empty."""
+    """The rule-based extractor."""
 
     model_config = ConfigDict(extra="forbid")
+
+    #: "auto": statements no rule reads go to the attribute classifier on the packaged
+    #: MiniLM when the embeddings plugin is installed; "off": rules alone.
+    classifier: Literal["auto", "off"] = "auto"
 
 
 class LLMSettings(BaseModel):
@@ -48,7 +52,7 @@ class LLMSettings(BaseModel):
     #: (a retry, with the worker's backoff) instead of holding its lease.
     budget_wait: float = Field(30.0, ge=0)
     #: Replacement system prompt for extraction (a file path); default: the packaged
-    #: prompts/extract_v1.md.
+    #: prompts/extract_v2.md.
     prompt_file: Path | None = None
     #: Replacement system prompt for consolidation merges; default: prompts/merge_v1.md.
     merge_prompt_file: Path | None = None

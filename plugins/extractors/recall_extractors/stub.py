@@ -1,29 +1,43 @@
 """The rule-based extractor: deterministic, offline, the default without an API key.
 
-Every sentence with content becomes a memory (chit-chat like "thanks!" or "lol ok" yields
-nothing), typed by cue phrases, scored by simple importance heuristics, and given an
-(entity, attribute, value) triple when it matches one of the first-person rules in `patterns`.
+A text becomes the statements it makes (`statements`: "I live in Berlin and I prefer tea"
+is two), each its own memory with its own fact: who it is about (`subjects`), which fact of
+the inventory it states however it is phrased (`person_frames`, `many_frames`,
+`tool_frames`), and whether it adds, replaces or ends a value (`triples`). Chit-chat ("thanks!",
+"lol ok") yields nothing; statements that state no fact are kept as memories all the same,
+and two of them from one sentence stay one memory, as the sentence said them.
 
 Memories are self-contained (`fragments`): a sentence that cannot stand alone ("It was so
-powerful.", "Yes, last week.") stays with the sentence before it, and a transcript line's
+powerful.", "Yes, last week.") stays with the statement before it, and a transcript line's
 speaker ("Caroline: ...") is carried into every memory of the line and is the entity of its
-first-person triples.
+first-person facts.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from recall_core import ExtractedMemory, Extractor, Memory
 from recall_core.contracts import ExtractionError
 
 from .fragments import group_fragments, split_speaker
-from .patterns import Triple, find_triple
+from .lexicon import TOOL_CATEGORIES
 from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
-from .vocabulary import USER
+from .classifier import load as load_classifier
+from .statements import split_statements
+from .subjects import Subject
+from .triples import Fact, Reading, read_statement
+
+log = logging.getLogger("recall.extractors")
+
+_AUTO: Any = object()
 
 _I = re.IGNORECASE
 
@@ -63,13 +77,31 @@ _SPECIFIC = re.compile(r"\d|https?://|`|/\w+/|\w+\.\w{2,4}\b")
 _BASE_IMPORTANCE = {"decision": 0.65, "preference": 0.6, "procedure": 0.6, "fact": 0.45}
 
 
-def classify(sentence: str, triple: Triple | None = None) -> str:
+_IDENTITY = {"name", "employer", "occupation", "location", "hometown", "birthday", "email",
+             "age", "diet", "pronouns", "timezone", "partner", "manager", "school",
+             "relationship_status", "phone_number"}
+_TASTES = ("likes", "dislikes", "favorite_", "theme", "answer_language", "preference:")
+
+
+def kind_of(fact: Fact | None) -> str | None:
+    """What a fact is about, for the type and importance heuristics."""
+    if fact is None:
+        return None
+    if fact.attribute in _IDENTITY:
+        return "identity"
+    if fact.attribute.startswith(_TASTES) and not fact.ended:
+        return "preference"
+    return "fact"
+
+
+def classify(sentence: str, fact: Fact | None = None) -> str:
     """preference | decision | procedure | fact, by cue phrases (first tier that matches)."""
-    if _PREFERENCE.search(sentence) or (triple is not None and triple.kind == "preference"):
+    kind = kind_of(fact)
+    if _PREFERENCE.search(sentence) or kind == "preference":
         return "preference"
     if _DECISION.search(sentence):
         return "decision"
-    if triple is not None and triple.kind == "identity":
+    if kind == "identity":
         return "fact"  # "call me Bob" is who the user is, not an instruction
     # An imperative opening is a step ("Run the migrations"); a "please" request is a wish
     # about how things should be done ("Please keep answers short").
@@ -83,13 +115,13 @@ def classify(sentence: str, triple: Triple | None = None) -> str:
     return "fact"
 
 
-def importance(sentence: str, kind: str, triple: Triple | None = None) -> float:
+def importance(sentence: str, kind: str, fact: Fact | None = None) -> float:
     """A 0..1 guess: type base, + structure, + emphasis and specifics, - hedges and questions."""
     score = _BASE_IMPORTANCE[kind]
-    if triple is not None:
+    if fact is not None:
         score += 0.1
-        if triple.kind == "identity":
-            score += 0.15 if triple.attribute != "name" else 0.25
+        if kind_of(fact) == "identity":
+            score += 0.15 if fact.attribute != "name" else 0.25
     if _EMPHASIS.search(sentence):
         score += 0.2
     elif _MILD_EMPHASIS.search(sentence):
@@ -102,59 +134,170 @@ def importance(sentence: str, kind: str, triple: Triple | None = None) -> float:
         score -= 0.15
     if sentence.rstrip().endswith("?"):
         score -= 0.2
-    if triple is None and len(words(sentence)) < 4:
+    if fact is None and len(words(sentence)) < 4:
         score -= 0.05
     return round(min(0.95, max(0.05, score)), 2)
 
 
-def extract_sentence(sentence: str, triple: Triple | None = None, speaker: str | None = None,
-                     text: str | None = None) -> ExtractedMemory:
-    """One memory: `sentence` is what is classified; `text` (default: the sentence) is what
-    is stored, e.g. the sentence with its fragments and speaker."""
-    triple = triple if triple is not None else find_triple(sentence)
-    kind = classify(sentence, triple)
-    entity = triple.entity if triple else None
-    if triple is not None and speaker is not None and entity == USER:
-        entity = speaker.lower()  # "Caroline: I live in Boston" is about Caroline
+def memory(text: str, fact: Fact | None = None, classified: str | None = None
+           ) -> ExtractedMemory:
+    """One memory: `classified` (default: the text) is what the type and importance are read
+    from, `text` what is stored (the statement with its fragments and speaker)."""
+    read = classified or text
+    kind = classify(read, fact)
+    triple = fact.triple() if fact is not None else None
     return ExtractedMemory(
-        text=text or sentence,
-        type=kind,  # type: ignore[arg-type]
-        importance=importance(sentence, kind, triple),
-        entity=entity,
-        attribute=triple.attribute if triple else None,
-        value=triple.value if triple else None,
-    )
+        text=text, type=kind,  # type: ignore[arg-type]
+        importance=importance(read, kind, fact if triple else None),
+        entity=triple[0] if triple else None, attribute=triple[1] if triple else None,
+        value=triple[2] if triple else None)
+
+
+@dataclass
+class Unit:
+    """A statement (or a sentence stating no fact), with the facts it states."""
+
+    text: str
+    facts: list[Fact] = field(default_factory=list)
+    #: a clause cut from a sentence that opens with its own subject: never a fragment of the
+    #: statement before it ("..., and I'm diabetic")
+    alone: bool = False
+
+
+def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[str, Reading]]]:
+    """Every sentence's statements with what the rules read in them."""
+    out = []
+    last_person: str | None = None
+    for sentence in sentences:
+        found = []
+        for clause in split_statements(sentence, speaker):
+            try:
+                reading = read_statement(clause, speaker, last_person)
+            except Exception:  # noqa: BLE001 - a rule's bug must not lose the user's text
+                log.exception("stub: reading %r failed; stored without a fact", clause)
+                reading = Reading([], Subject(None, "none", clause))
+            subject = reading.subject
+            if subject.kind == "person" and subject.entity and subject.surface.lower() \
+                    not in ("i", "he", "she"):
+                last_person = subject.entity
+            found.append((clause, reading))
+        out.append(found)
+    return out
+
+
+def classify_unread(read: list[list[tuple[str, Reading]]], classifier: Any) -> None:
+    """Statements no rule read: the attribute classifier's guess, shaped into facts; and a
+    place only a move verb suggests, checked ("moved to Red Hat" is a new employer)."""
+    for statements in read:
+        for _, reading in statements:
+            if not reading.facts and reading.predicate:
+                guess = classifier.guess(reading.predicate)
+                if guess is not None:
+                    reading.facts = reading.classified(guess.attribute)
+            reading.facts = [Fact(f.entity, "employer", f.value, f.ended, f.text)
+                             if f.check == "place" and classifier.name_kind(f.value) == "org"
+                             else f for f in reading.facts]
+
+
+def needs_classifier(read: list[list[tuple[str, Reading]]]) -> bool:
+    return any((r.predicate and not r.facts) or any(f.check for f in r.facts)
+               for statements in read for _, r in statements)
+
+
+def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) -> list[Unit]:
+    """Statements with their facts, in order. A sentence that states no fact stays whole;
+    in one that does, statements stating none are joined back together."""
+    out: list[Unit] = []
+    for sentence, statements in zip(sentences, read):
+        found = [Unit(clause, [f for f in r.facts if f.triple() is not None],
+                      alone=len(statements) > 1 and r.subject.entity is not None)
+                 for clause, r in statements]
+        side_by_side(found, sentence)
+        if not any(u.facts for u in found):
+            out.append(Unit(sentence))
+            continue
+        keyless_before = False
+        for unit in found:
+            if not unit.facts and keyless_before:
+                out[-1].text = f"{out[-1].text} {unit.text}"
+            else:
+                out.append(unit)
+            keyless_before = not unit.facts
+    return out
+
+
+_CHANGE_SAID = re.compile(r"\b(?:switched|moved|migrated|replaced|instead|now|no longer|"
+                          r"anymore|dropped|from)\b", re.IGNORECASE)
+
+
+def side_by_side(units: list[Unit], sentence: str) -> None:
+    """Two tools of one kind in one sentence with no change said ("We use Sentry for errors
+    and Grafana for dashboards") are used side by side: each is a `uses` value, so neither
+    supersedes the other."""
+    if _CHANGE_SAID.search(sentence):
+        return
+    values: dict[tuple[str, str], set[str]] = {}
+    for unit in units:
+        for f in unit.facts:
+            if not f.ended and f.attribute in TOOL_CATEGORIES:
+                values.setdefault((f.entity, f.attribute), set()).add(f.value.lower())
+    shared = {key for key, vals in values.items() if len(vals) > 1}
+    for unit in units:
+        unit.facts = [Fact(f.entity, "uses", f.value, f.ended, f.text)
+                      if (f.entity, f.attribute) in shared else f for f in unit.facts]
+
+
+def _item_text(text: str, values: list[str], value: str) -> str:
+    """ "I'm allergic to peanuts and shellfish" -> "I'm allergic to shellfish": the list in a
+    statement replaced by one of its items, so each item is a memory of its own."""
+    first, last = text.find(values[0]), text.rfind(values[-1])
+    if len(values) < 2 or first < 0 or last < first:
+        return text
+    return text[:first] + value + text[last + len(values[-1]):]
 
 
 class StubExtractor(Extractor):
     """Rule-based extractor: no network, same input -> same output."""
 
     name = "stub"
-    prompt_version = "rules-v1"
+    prompt_version = "rules-v2"
 
-    def __init__(self, settings: StubSettings | None = None):
+    def __init__(self, settings: StubSettings | None = None, classifier: Any = _AUTO):
         self.settings = settings or StubSettings()
+        if classifier is _AUTO:
+            classifier = load_classifier() if self.settings.classifier == "auto" else None
+        #: reads the statements no rule reads (`classifier`); None: rules alone
+        self.classifier = classifier
 
     async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:
-        out: list[ExtractedMemory] = []
-        seen: set[str] = set()
         speaker, body = split_speaker(text)
+        seen: set[str] = set()
         kept = []
         for sentence in split_sentences(body):
-            if is_chitchat(sentence):
-                continue
             key = " ".join(words(sentence))
-            if key in seen:  # the same sentence twice in one text is one memory
+            if is_chitchat(sentence) or key in seen:  # a sentence said twice is one memory
                 continue
             seen.add(key)
-            kept.append((sentence, find_triple(sentence)))
-        for group in group_fragments(kept):
-            head, triple = next(((s, t) for s, t in group if t is not None), group[0])
+            kept.append(sentence)
+        read = read_all(kept, speaker)
+        if self.classifier is not None and needs_classifier(read):
+            await asyncio.to_thread(classify_unread, read, self.classifier)
+        units = units_of(kept, read)
+        out: list[ExtractedMemory] = []
+        for group in group_fragments([(u.text, u.facts or (u.alone or None)) for u in units]):
+            head, facts = next(((s, f) for s, f in group if isinstance(f, list)), group[0])
             joined = " ".join(s for s, _ in group)
             stored = f"{speaker}: {joined}" if speaker else joined
-            # Classified on the whole group (cue phrases may sit in any of its sentences),
-            # with the triple of the sentence that states one.
-            out.append(extract_sentence(joined if triple is None else head, triple, speaker, stored))
+            if not isinstance(facts, list) or not facts:
+                out.append(memory(stored))
+                continue
+            for fact in facts:
+                listed = [f.value for f in facts if not f.ended and f.attribute == fact.attribute]
+                own = _item_text(stored, listed, fact.value) if not fact.ended else stored
+                if fact.text and len(group) == 1:
+                    own = f"{speaker}: {fact.text}" if speaker else fact.text
+                # Classified on the whole group (cue phrases may sit in any of its sentences).
+                out.append(memory(own, fact, joined))
         return out
 
     async def merge(self, memories: Sequence[Memory], topic: str = "") -> ExtractedMemory:

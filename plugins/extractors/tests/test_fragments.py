@@ -43,7 +43,7 @@ async def test_speakers_are_the_entity_of_first_person_triples(stub):
     out = await stub.extract("Caroline: I live in Boston. I use vim for coding.")
     assert [(m.text, m.entity, m.attribute, m.value) for m in out] == [
         ("Caroline: I live in Boston.", "caroline", "location", "Boston"),
-        ("Caroline: I use vim for coding.", "caroline", "coding", "vim")]
+        ("Caroline: I use vim for coding.", "caroline", "editor", "vim")]
     # Another speaker's statement is about them, so it cannot supersede Caroline's.
     [other] = await stub.extract("Melanie: I live in Paris.")
     assert (other.entity, other.attribute) == ("melanie", "location")

@@ -17,6 +17,7 @@ import anthropic._base_client as sdk_base
 import httpx2
 import pytest
 
+from recall_core.kit.attributes import ENDED, INVENTORY
 from recall_core.config import RecallConfig, plugin_settings
 from recall_core.errors import ConfigError
 from recall_core.models import Memory
@@ -99,11 +100,12 @@ async def test_success_parses_memories_types_and_triples():
     out = await ex.extract("I work at Acme Corp. I like dark mode. To deploy ...", "work")
     assert isinstance(ex, Extractor)
     assert [m.type for m in out] == ["fact", "preference", "procedure", "decision"]
-    # Triples are canonicalised exactly like the stub's: lowercase keys, user/team entities.
+    # Triples are canonicalised exactly like the stub's: inventory names, user/team entities
+    # (a purpose the tool's category names is that category: storage + Postgres = database).
     assert (out[0].entity, out[0].attribute, out[0].value) == ("user", "employer", "Acme Corp")
     assert (out[1].entity, out[1].attribute, out[1].value) == ("user", "theme", "dark mode")
     assert out[2].entity is None and out[2].attribute is None and out[2].value is None
-    assert (out[3].entity, out[3].attribute, out[3].value) == ("team", "storage", "Postgres")
+    assert (out[3].entity, out[3].attribute, out[3].value) == ("team", "database", "Postgres")
     assert out[0].importance == 0.8
     assert len(api.requests) == 1
     await ex.aclose()
@@ -126,9 +128,48 @@ async def test_request_carries_model_tool_prompt_and_text():
     assert item["properties"]["type"]["enum"] == ["preference", "fact", "decision", "procedure"]
     assert "$ref" not in json.dumps(tool["input_schema"])
     assert body["system"] == ex.prompt and "record_memories" in ex.prompt
-    assert ex.prompt_version == "extract_v1"
+    assert ex.prompt_version == "extract_v2"
     sent = body["messages"][0]["content"]
     assert "lol ok" in sent and "<topic>chat</topic>" in sent
+
+
+async def test_the_prompt_carries_the_fact_inventory():
+    # Generated from core's inventory, not copied: every attribute name, whether it holds one
+    # value or several, and how an ended value is written.
+    api = FakeAPI(message({"memories": []}))
+    ex = build(api)
+    await ex.extract("I moved to Porto.")
+    system = api.body()["system"]
+    for attribute in INVENTORY.values():
+        assert f"`{attribute.name}`" in system
+    assert "A person, several values: `likes`" in system and f"`{ENDED}`" in system
+    assert "<!-- inventory -->" not in system
+
+
+async def test_a_models_free_form_attribute_is_normalised_onto_the_inventory():
+    api = FakeAPI(message({"memories": [
+        {"text": "I just started at Globex.", "type": "fact", "importance": 0.8,
+         "entity": "The User", "attribute": "Company", "value": "Globex"},
+        {"text": "My wife works at Initech.", "type": "fact", "importance": 0.6,
+         "entity": "my wife", "attribute": "workplace", "value": "Initech"},
+        {"text": "I'm allergic to peanuts.", "type": "fact", "importance": 0.7,
+         "entity": "user", "attribute": "Allergy", "value": "Peanuts"},
+        {"text": "I stopped using Docker.", "type": "fact", "importance": 0.5,
+         "entity": "user", "attribute": "uses:Docker", "value": "no"},
+        {"text": "My favourite editor is vim.", "type": "preference", "importance": 0.6,
+         "entity": "user", "attribute": "favourite editor", "value": "vim"},
+        {"text": "I no longer eat meat.", "type": "fact", "importance": 0.5,
+         "entity": "user", "attribute": "likes", "value": "no longer"},
+    ]}))
+    out = await build(api).extract("...")
+    assert [(m.entity, m.attribute, m.value) for m in out] == [
+        ("user", "employer", "Globex"),
+        ("wife", "employer", "Initech"),
+        ("user", "allergies:peanut", "Peanuts"),   # many-valued: one key per value
+        ("user", "uses:docker", ENDED),            # an ending in any spelling
+        ("user", "editor", "vim"),
+        (None, None, None),                        # an ending that names no value: no fact
+    ]
 
 
 async def test_blank_text_makes_no_call():

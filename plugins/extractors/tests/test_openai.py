@@ -15,6 +15,7 @@ from typing import Any
 import openai._base_client as sdk_base
 import pytest
 
+from recall_core.kit.attributes import ENDED, INVENTORY
 from recall_core.config import RecallConfig, plugin_settings
 from recall_core.errors import ConfigError
 from recall_core.contracts import ExtractionError, Extractor
@@ -168,6 +169,24 @@ async def test_replies_are_validated_clamped_and_canonicalised():
     assert (out[0].entity, out[0].attribute, out[0].value) == ("user", "employer", "Acme Corp")
     assert out[1].type == "preference" and out[1].importance == 1.0  # 2 clamped
     assert out[2].entity is None
+
+
+async def test_the_system_prompt_carries_the_inventory_and_replies_are_held_to_it():
+    reply = {"memories": [
+        {"text": "I relocated to Porto.", "type": "fact", "importance": 0.8,
+         "entity": "I", "attribute": "City", "value": "Porto"},
+        {"text": "I speak French and German.", "type": "fact", "importance": 0.5,
+         "entity": "user", "attribute": "languages", "value": "French"},
+        {"text": "We use Jira for tickets.", "type": "fact", "importance": 0.5,
+         "entity": "our team", "attribute": "tickets", "value": "Jira"},
+    ]}
+    with ScriptedServer(says(reply)) as srv:
+        out = await build(srv, structured_output="json_object").extract("...")
+    system = srv.requests[0]["messages"][0]["content"]
+    assert all(f"`{name}`" in system for name in INVENTORY) and f"`{ENDED}`" in system
+    assert [(m.entity, m.attribute, m.value) for m in out] == [
+        ("user", "location", "Porto"), ("user", "languages_spoken:french", "French"),
+        ("team", "issue_tracker", "Jira")]
 
 
 @pytest.mark.parametrize("raw", [
@@ -376,12 +395,14 @@ async def test_calls_per_minute_is_honoured():
 
 
 async def test_tokens_per_minute_counts_what_the_server_reports():
-    # Each reply reports 900 + 120 tokens: a 2500-token budget holds two calls, not three.
+    # Each reply reports 900 + 120 tokens, and a call first reserves its estimate (the prompt
+    # with the fact inventory, ~1,700 tokens, + max_tokens): a 3500-token budget holds two
+    # calls settled at the server's count, not three.
     with ScriptedServer(says({"memories": []})) as srv:
-        ex = build(srv, tokens_per_minute=2500, budget_wait=0, max_tokens=256)
+        ex = build(srv, tokens_per_minute=3500, budget_wait=0, max_tokens=256)
         await ex.extract("one")
         await ex.extract("two")
-        with pytest.raises(ExtractionError, match="tokens_per_minute = 2500"):
+        with pytest.raises(ExtractionError, match="tokens_per_minute = 3500"):
             await ex.extract("three")
     assert ex.budget.used() == (2, 2040) and ex.usage.input_tokens == 1800
 

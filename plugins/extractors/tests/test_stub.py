@@ -1,4 +1,5 @@
-"""Table tests of the rule-based extractor: sentences, types, triples, chit-chat, merge."""
+"""Table tests of the rule-based extractor: statements, subjects, facts however phrased,
+types, chit-chat, merge. The phrasings are in phrasings.py."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from recall_core.models import Memory
 from recall_core.testing import registrations
 from recall_core.contracts import ExtractionError, Extractor
 from recall_extractors import HaikuSettings, StubSettings, make_stub
+from recall_testkit.phrasings import NO_FACT, STATES
+from recall_core.kit.attributes import ENDED
+from recall_extractors.classifier import load as load_classifier
+from recall_extractors.keys import canonical_triple
 from recall_extractors.sentences import split_sentences
 from recall_extractors.stub import StubExtractor
-from recall_extractors.vocabulary import canonical_triple
 
 
 @pytest.fixture
@@ -28,115 +32,120 @@ async def one(stub: StubExtractor, text: str):
     return out[0]
 
 
-# -- triples: (input, entity, attribute, value) -----------------------------------------------
+# -- facts: who, which attribute, which value ------------------------------------------------
 
-TRIPLES = [
-    # identity
-    ("My name is Alice Smith.", "user", "name", "Alice Smith"),
-    ("Call me Bob.", "user", "name", "Bob"),
-    ("I work at Acme Corp as a backend engineer.", "user", "employer", "Acme Corp"),
-    ("I work for the Department of Energy.", "user", "employer", "Department of Energy"),
-    ("I work remotely for Stripe.", "user", "employer", "Stripe"),
-    ("I've been working at Google for 3 years.", "user", "employer", "Google"),
-    ("I'm a data scientist at Shopify.", "user", "employer", "Shopify"),
-    ("I joined Google last month.", "user", "employer", "Google"),
-    ("I work as a nurse.", "user", "occupation", "nurse"),
-    ("My job title is staff engineer.", "user", "occupation", "staff engineer"),
-    ("I live in Berlin with my wife.", "user", "location", "Berlin"),
-    ("I live in San Francisco, California.", "user", "location", "San Francisco"),
-    ("I'm based in NYC.", "user", "location", "NYC"),
-    ("I moved to Lisbon last year.", "user", "location", "Lisbon"),
-    ("I have been living in Paris since 2019.", "user", "location", "Paris"),
-    ("I'm originally from Lyon.", "user", "hometown", "Lyon"),
-    ("I'm 34 years old.", "user", "age", "34"),
-    ("I'm vegetarian.", "user", "diet", "vegetarian"),
-    ("My email is alice@example.com.", "user", "email", "alice@example.com"),
-    ("My pronouns are they/them.", "user", "pronouns", "they/them"),
-    ("I have a dog named Rex.", "user", "dog_name", "Rex"),
-    ("My dog's name is Rex.", "user", "dog_name", "Rex"),
-    # favourites: British and American spellings share one key
-    ("My favourite colour is blue.", "user", "favorite_color", "blue"),
-    ("My favorite color is green!", "user", "favorite_color", "green"),
-    # exclusive tools: keyed by category, so a new one supersedes the old
-    ("I use vim.", "user", "editor", "vim"),
-    ("I switched to VS Code.", "user", "editor", "VS Code"),
-    ("I've switched over to Neovim.", "user", "editor", "Neovim"),
-    ("I use Neovim with LazyVim.", "user", "editor", "Neovim"),
-    ("I use Firefox.", "user", "browser", "Firefox"),
-    ("I switched from Chrome to Brave.", "user", "browser", "Brave"),
-    ("I've switched to zsh.", "user", "shell", "zsh"),
-    ("I use a Mac.", "user", "os", "Mac"),
-    ("I run Arch, btw.", "user", "os", "Arch"),
-    ("I'm using uv now instead of poetry.", "user", "python_package_manager", "uv"),
-    ("I prefer dark mode.", "user", "theme", "dark mode"),
-    ("I would rather use vim than emacs.", "user", "editor", "vim"),
-    # other tools: one key per tool, never colliding
-    ("I use Docker.", "user", "uses:docker", "Docker"),
-    ("I use Python 3.12 and Go.", "user", "uses:python", "Python 3.12"),
-    ("I code in Rust.", "user", "uses:rust", "Rust"),
-    ("I also use Neovim.", "user", "uses:neovim", "Neovim"),  # additive: no supersession
-    ("I don't use Docker anymore.", "user", "uses:docker", "no"),
-    ("I stopped using Docker.", "user", "uses:docker", "no"),
-    # we / our: entity team; a stated purpose is the attribute
-    ("We use Postgres for storage.", "team", "storage", "Postgres"),
-    ("We switched to SQLite for storage.", "team", "storage", "SQLite"),
-    ("We use GitHub Actions for CI.", "team", "ci", "GitHub Actions"),
-    ("My team uses Jira for tickets.", "team", "tickets", "Jira"),
-    ("We went with Kubernetes for orchestration.", "team", "orchestration", "Kubernetes"),
-    ("We'll go with FastAPI.", "team", "uses:fastapi", "FastAPI"),
-    ("We migrated from MySQL to Postgres.", "team", "uses:postgres", "Postgres"),
-    ("Our stack is Python and Postgres.", "team", "stack", "Python and Postgres"),
-    # preferences and opinions
-    ("I prefer tabs over spaces.", "user", "preference:spaces_vs_tabs", "tabs"),
-    ("I prefer spaces to tabs.", "user", "preference:spaces_vs_tabs", "spaces"),
-    ("I'd rather use tabs than spaces.", "user", "preference:spaces_vs_tabs", "tabs"),
-    ("I prefer to work remotely.", "user", "prefers:work_remotely", "work remotely"),
-    ("I love coffee.", "user", "opinion:coffee", "likes"),
-    ("I hate coffee now.", "user", "opinion:coffee", "dislikes"),
-    ("I'm a big fan of Rust.", "user", "opinion:rust", "likes"),
-    ("I'm not a fan of Java.", "user", "opinion:java", "dislikes"),
-    ("I like to use vim.", "user", "opinion:vim", "likes"),
+async def triples(stub: StubExtractor, text: str) -> list[tuple[str, str, str]]:
+    return [(m.entity, m.attribute, m.value) for m in await stub.extract(text) if m.attribute]
+
+
+@pytest.mark.parametrize("text, expected", STATES, ids=[t for t, _ in STATES])
+async def test_states(stub, text, expected):
+    assert await triples(stub, text) == expected
+
+
+@pytest.mark.parametrize("text", NO_FACT)
+async def test_states_no_fact(stub, text):
+    assert await triples(stub, text) == []
+    assert len(await stub.extract(text)) == 1  # the statement is kept, without a fact
+
+
+# Two statements of one fact, however each is phrased: the same (entity, attribute).
+SAME_KEY = [
+    ("I work at Acme Corp.", "I just started a new job at Globex."),
+    ("I work at Acme Corp.", "My employer is Globex now."),
+    ("I live in Paris.", "Actually I moved to Berlin last month."),
+    ("I live in Austin.", "I'm in Denver now."),
+    ("My favourite editor is vim.", "These days I use VS Code for everything."),
+    ("I use Chrome.", "I switched from Chrome to Firefox."),
+    ("We use MySQL for storage.", "We migrated storage to Postgres over the weekend."),
+    ("We track tickets in Jira.", "We moved our tickets from Jira to Linear."),
+    ("My manager is Dana.", "I report to Priya now."),
+    ("I'm vegetarian.", "I'm vegan now, no more dairy."),
+    ("I drive a Toyota Corolla.", "I sold the old car, I drive a Honda Civic now."),
+    ("I love coffee.", "I don't like coffee anymore."),
+    ("I use Docker.", "I stopped using Docker."),
+    ("I'm allergic to peanuts.", "I'm no longer allergic to peanuts."),
 ]
 
 
-@pytest.mark.parametrize("text, entity, attribute, value", TRIPLES)
-async def test_triples(stub, text, entity, attribute, value):
-    m = await one(stub, text)
-    assert (m.entity, m.attribute, m.value) == (entity, attribute, value)
+@pytest.mark.parametrize("first, second", SAME_KEY)
+async def test_a_change_lands_on_the_same_key(stub, first, second):
+    (a,) = [m for m in await stub.extract(first) if m.attribute]
+    (b,) = [m for m in await stub.extract(second) if m.attribute]
+    assert (a.entity, a.attribute) == (b.entity, b.attribute)
+    assert a.value != b.value
 
 
-NO_TRIPLE = [
-    "I don't use vim anymore.",        # replacement unknown: don't guess the editor
-    "I used to live in Rome.",         # past
-    "I no longer live in Rome.",
-    "I'm not based in Oslo.",
-    "I run marathons.",                # "run" only counts for known tools
-    "I work from home.",
-    "I joined the gym.",
-    "I'd like a summary.",             # a request, not a taste
-    "My name is not important.",
-    "The deploy broke on Friday.",
-    "I use it every day.",             # vague value
+# Statements that must never supersede each other: other subjects, other values of a
+# many-valued fact, other attributes.
+DIFFERENT_KEY = [
+    ("I work at Acme Corp.", "My wife works at Globex."),
+    ("I live in Lisbon.", "My sister lives in Madrid."),
+    ("I live in Lisbon.", "Sarah moved to Porto."),
+    ("I'm allergic to peanuts.", "I'm allergic to shellfish."),
+    ("I like coffee.", "I also like tea."),
+    ("I have a dog named Rex.", "I adopted a cat named Miso."),
+    ("I speak French.", "I speak German."),
+    ("I use Docker.", "I use Firefox."),
+    ("I use vim.", "I also use Neovim."),
+    ("I live in Berlin.", "I'm originally from Porto."),
+    ("We use Postgres for storage.", "The billing service uses MySQL."),
+    ("I use vim.", "My colleague uses Emacs."),
 ]
 
 
-@pytest.mark.parametrize("text", NO_TRIPLE)
-async def test_no_triple(stub, text):
-    m = await one(stub, text)
-    assert (m.entity, m.attribute, m.value) == (None, None, None)
-
-
-async def test_vim_then_vs_code_share_entity_and_attribute(stub):
-    first, second = await stub.extract("I use vim. I switched to VS Code.")
-    assert (first.entity, first.attribute) == ("user", "editor")
-    assert (second.entity, second.attribute) == ("user", "editor")
-    assert (first.value, second.value) == ("vim", "VS Code")
+@pytest.mark.parametrize("first, second", DIFFERENT_KEY)
+async def test_different_facts_never_share_a_key(stub, first, second):
+    a = [(m.entity, m.attribute) for m in await stub.extract(first) if m.attribute]
+    b = [(m.entity, m.attribute) for m in await stub.extract(second) if m.attribute]
+    assert a and b and not set(a) & set(b)
 
 
 async def test_unrelated_tools_never_share_a_key(stub):
     tools = ["Docker", "Firefox", "vim", "Terraform", "Postgres", "zsh", "Obsidian", "tmux"]
     keys = [(await one(stub, f"I use {t}.")).attribute for t in tools]
     assert len(set(keys)) == len(keys), keys
+
+
+# -- statements, not sentences ----------------------------------------------------------------
+
+SPLITS = [
+    ("I prefer dark mode in every editor and I like my coffee black.",
+     ["I prefer dark mode in every editor", "I like my coffee black."]),
+    ("I live in Berlin and I prefer tea.", ["I live in Berlin", "I prefer tea."]),
+    ("I live in Berlin and work at Globex.", ["I live in Berlin", "I work at Globex."]),
+    ("I'm Jonas, I work at Zalando, and I live in Berlin.",
+     ["I'm Jonas", "I work at Zalando", "I live in Berlin."]),
+    ("Sarah moved to Porto and her husband works at Globex.",
+     ["Sarah moved to Porto", "her husband works at Globex."]),
+    ("I use vim; my shell is zsh.", ["I use vim", "my shell is zsh."]),
+    ("I'm allergic to peanuts and shellfish.",
+     ["I'm allergic to peanuts.", "I'm allergic to shellfish."]),
+]
+
+
+@pytest.mark.parametrize("text, texts", SPLITS)
+async def test_compound_sentences_become_one_memory_per_statement(stub, text, texts):
+    out = await stub.extract(text)
+    assert [m.text for m in out] == texts
+    assert all(m.attribute for m in out)
+
+
+@pytest.mark.parametrize("text", [
+    "I went to a support group yesterday and it was so powerful.",
+    "My wife and I live in Boston.",
+    "We had a barbecue with the neighbours and the kids played all day.",
+])
+async def test_what_states_no_fact_stays_one_memory(stub, text):
+    assert [m.text for m in await stub.extract(text)] == [text]
+
+
+async def test_the_last_person_named_is_who_he_or_she_is(stub):
+    out = await stub.extract("My sister lives in Madrid. She works at Telefonica.")
+    assert [(m.entity, m.attribute) for m in out] == [("sister", "location"),
+                                                      ("sister", "employer")]
+    lone = await stub.extract("She works at Telefonica.")
+    assert [m.attribute for m in lone] == [None]  # nobody named: no fact
 
 
 # -- types ------------------------------------------------------------------------------------
@@ -232,8 +241,9 @@ async def test_importance_heuristics(stub):
     assert await imp("Maybe we use Redis.") < await imp("We use Redis.")
     assert await imp("Never commit to main.") > await imp("Commit to main.")
     assert await imp("IMPORTANT: the prod DB password rotates monthly!") >= 0.7
-    for text, *_ in TRIPLES:
-        assert 0.0 <= await imp(text) <= 1.0
+    for text, _ in STATES:
+        for m in await stub.extract(text):
+            assert 0.0 <= m.importance <= 1.0
 
 
 # -- merge ------------------------------------------------------------------------------------
@@ -289,7 +299,12 @@ async def test_merge_is_deterministic_and_rejects_empty(stub):
     (("The User", "Favourite Colour", "blue"), ("user", "favorite_color", "blue")),
     (("our team", "uses", "Firefox"), ("team", "browser", "Firefox")),
     (("user", "tool", "Docker"), ("user", "uses:docker", "Docker")),
+    (("we", "storage", "Postgres"), ("team", "database", "Postgres")),
+    (("user", "favourite editor", "vim"), ("user", "editor", "vim")),
     (("Recall", "Storage Backend", "SQLite"), ("recall", "storage_backend", "SQLite")),
+    (("user", "allergy", "Peanuts"), ("user", "allergies:peanut", "Peanuts")),
+    (("user", "uses:docker", "no"), ("user", "uses:docker", ENDED)),
+    (("user", "likes", "no longer"), None),  # an ending that names no value
     (("user", "editor", None), None),
     (("", "editor", "vim"), None),
 ])
@@ -312,6 +327,45 @@ def test_plugin_registers_its_extractors_with_settings():
         assert isinstance(built, Extractor) and built.name == "stub"
     finally:
         pm.unregister(name="extractors-under-test")
+
+
+# -- the attribute classifier (optional) -----------------------------------------------------
+
+needs_model = pytest.mark.skipif(load_classifier() is None,
+                                 reason="the embeddings plugin's packaged MiniLM is not installed")
+
+
+@needs_model
+async def test_the_classifier_reads_what_no_rule_reads():
+    text = "Lights out at 11 for me."
+    rules = await StubExtractor(StubSettings(classifier="off")).extract(text)
+    both = await StubExtractor().extract(text)
+    assert [m.attribute for m in rules] == [None]
+    assert [(m.entity, m.attribute, m.value) for m in both] == [("user", "bedtime", "11")]
+
+
+@needs_model
+async def test_a_place_a_move_suggests_is_checked_by_the_model():
+    text = "After a decade at IBM I finally moved to Red Hat."
+    rules = await StubExtractor(StubSettings(classifier="off")).extract(text)
+    both = await StubExtractor().extract(text)
+    assert [m.attribute for m in rules] == ["location"]
+    assert [(m.attribute, m.value) for m in both] == [("employer", "Red Hat")]
+
+
+async def test_without_the_embeddings_plugin_the_rules_work_alone(monkeypatch):
+    import sys
+
+    import recall_extractors.classifier as classifier
+
+    for name in ("recall_embeddings", "recall_embeddings.engines"):
+        monkeypatch.setitem(sys.modules, name, None)  # import fails
+    monkeypatch.setattr(classifier, "_tried", False)
+    monkeypatch.setattr(classifier, "_shared", None)
+    stub = StubExtractor()
+    assert stub.classifier is None
+    out = await stub.extract("I just started a new job at Globex. Lights out at 11 for me.")
+    assert [(m.attribute, m.value) for m in out] == [("employer", "Globex"), (None, None)]
 
 
 def test_stub_settings_are_closed():

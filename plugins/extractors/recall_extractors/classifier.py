@@ -1,0 +1,149 @@
+"""Which attribute a statement states, when no frame names it: nearest prototypes.
+
+The rules (`person_frames`, `many_frames`, `tool_frames`) know the common wordings; people
+use many more ("Took a full-time offer at Cyberdyne", "fish shell for me these days"). The
+dense model already in the default install (all-MiniLM-L6-v2, int8 on onnxruntime, from the
+embeddings plugin) places a statement's predicate near the example phrasings of its
+attribute (`prototypes`): the attribute whose two nearest examples are closest wins, when
+it is close enough (`MIN_SCORE`), clearly closer than the runner-up (`MIN_MARGIN`), and
+closer than the examples of statements that state nothing (`prototypes.NONE`).
+
+Optional: without the embeddings plugin (or its model package) `load()` gives None and the
+extractor runs on rules alone. Nothing is downloaded. The examples' vectors are computed
+once, when the classifier is first used (about 600 short texts: a few seconds), in the
+worker's thread, never in a tool call.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .prototypes import NONE, PROTOTYPES
+
+log = logging.getLogger("recall.extractors")
+
+#: The mean cosine of a statement to its attribute's two nearest examples must reach this
+#: (chosen on the tune half of bench/understanding: see bench/RESULTS.md).
+MIN_SCORE = 0.45
+#: ... and exceed the runner-up attribute's by this much.
+MIN_MARGIN = 0.04
+NOTHING = "NONE"
+
+
+@dataclass(frozen=True)
+class Guess:
+    attribute: str
+    score: float
+    margin: float
+
+
+class AttributeClassifier:
+    """Nearest-prototype attribute classifier over an `encode(texts) -> unit vectors` model."""
+
+    def __init__(self, encode: Any):
+        self._encode = encode
+        self._labels: np.ndarray | None = None
+        self._vectors: np.ndarray | None = None
+        self._lock = threading.Lock()
+        self._names = _NameKinds(encode)
+
+    def name_kind(self, name: str) -> str | None:
+        """"org" when a name reads clearly as a company or organisation, else None."""
+        return self._names.kind(name)
+
+    def _prepare(self) -> None:
+        with self._lock:
+            if self._vectors is not None:
+                return
+            labels = [a for a, phrases in PROTOTYPES.items() for _ in phrases]
+            texts = [p for phrases in PROTOTYPES.values() for p in phrases]
+            labels += [NOTHING] * len(NONE)
+            texts += list(NONE)
+            self._vectors = np.asarray(self._encode(texts), dtype=np.float32)
+            self._labels = np.asarray(labels)
+
+    def scores(self, predicate: str) -> list[tuple[str, float]]:
+        """Every attribute (and NONE) with its score, best first."""
+        self._prepare()
+        assert self._vectors is not None and self._labels is not None
+        sims = self._vectors @ np.asarray(self._encode([predicate])[0], dtype=np.float32)
+        out = []
+        for label in np.unique(self._labels):
+            top = np.sort(sims[self._labels == label])[-2:]
+            out.append((str(label), float(top.mean())))
+        return sorted(out, key=lambda x: -x[1])
+
+    def guess(self, predicate: str) -> Guess | None:
+        """The attribute `predicate` states, or None when no attribute is clearly nearest."""
+        ranked = self.scores(predicate)
+        (best, score), (_, second) = ranked[0], ranked[1]
+        if best == NOTHING or score < MIN_SCORE or score - second < MIN_MARGIN:
+            return None
+        return Guess(best, score, score - second)
+
+
+# Names of each kind, to tell "moved to Red Hat" (a company) from "moved to Austin".
+PLACE_NAMES = ("Berlin", "Lisbon", "Tokyo", "New York", "Austin, Texas", "Manchester", "Kenya",
+               "the Netherlands", "Ohio", "Queens", "a small town in Ohio", "Sao Paulo",
+               "Cork", "Leeds")
+ORG_NAMES = ("Google", "Red Hat", "Deloitte", "Stripe", "Mercy Hospital", "KPMG", "Salesforce",
+             "Acme Corp", "Ohio State University", "the Blue Door cafe", "Pixelhaus", "Hooli",
+             "Umbrella Health", "Monzo")
+#: How much nearer the companies a name must be to count as one (unknown names sit in
+#: between: only a clear company overrides the place a move verb suggests).
+ORG_MARGIN = 0.10
+
+
+class _NameKinds:
+    def __init__(self, encode: Any):
+        self._encode = encode
+        self._places: np.ndarray | None = None
+        self._orgs: np.ndarray | None = None
+
+    def kind(self, name: str) -> str | None:
+        """"org" when `name` reads clearly as an organisation, else None."""
+        if self._places is None:
+            self._places = np.asarray(self._encode(list(PLACE_NAMES)), dtype=np.float32)
+            self._orgs = np.asarray(self._encode(list(ORG_NAMES)), dtype=np.float32)
+        assert self._orgs is not None
+        v = np.asarray(self._encode([name])[0], dtype=np.float32)
+        place = float(np.sort(self._places @ v)[-3:].mean())
+        org = float(np.sort(self._orgs @ v)[-3:].mean())
+        return "org" if org - place >= ORG_MARGIN else None
+
+
+_shared: AttributeClassifier | None = None
+_tried = False
+_load_lock = threading.Lock()
+
+
+def load() -> AttributeClassifier | None:
+    """The classifier on the packaged MiniLM, or None when the embeddings plugin or its
+    model package is not installed (the rules then work alone). Loaded once per process."""
+    global _shared, _tried
+    with _load_lock:
+        if _tried:
+            return _shared
+        _tried = True
+        try:
+            from recall_embeddings.engines import MINILM_INT8, EngineUnavailable, available
+            from recall_embeddings.engines import load as load_engine
+        except ImportError:
+            log.info("stub: no embeddings plugin, statements are read by rules alone")
+            return None
+        if not available(MINILM_INT8):
+            log.info("stub: %s not installed, statements are read by rules alone",
+                     MINILM_INT8.distribution)
+            return None
+        try:
+            engine = load_engine(MINILM_INT8, 1)
+        except (EngineUnavailable, ImportError, OSError, RuntimeError) as exc:
+            log.warning("stub: the attribute classifier could not load (%s); rules alone", exc)
+            return None
+        _shared = AttributeClassifier(lambda texts: engine.encode(list(texts), query=False))
+        return _shared

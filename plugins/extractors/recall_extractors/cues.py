@@ -1,0 +1,164 @@
+"""What the words around a predicate say about its fact: a plan, a hedge, the past, a
+negation, an ending, "also".
+
+* Questions, wishes and plans ("I might move to Berlin", "I'm thinking of joining Globex")
+  state no fact: a wrong supersession loses a true memory.
+* A negation or an ending ("I don't use Docker anymore", "I stopped playing tennis", "I'm no
+  longer allergic to peanuts", "I used to have a cat") ends that value of a many-valued fact;
+  `read_cues` restates what ended as the predicate that would state it ("use Docker").
+* The past ("We were on Oracle until 2019") is history, not the current value; a passive of
+  what is still true ("I was born in Lagos", "it was migrated to Postgres") is not past.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import many_frames, person_frames, tool_frames
+from . import values as V
+from .lexicon import NATURAL_LANGUAGES, category_of
+from .subjects import PETS
+
+_I = re.IGNORECASE
+
+
+@dataclass
+class Cues:
+    negated: bool = False
+    ended: bool = False
+    past: bool = False
+    additive: bool = False
+    change: bool = False
+    future: bool = False
+    #: a thought, a wish, a maybe: never a fact
+    hedged: bool = False
+
+
+_HYPOTHETICAL = re.compile(
+    r"^(?:might|may|could|would(?! rather)|should|want to|wanna|hope to|wish|need to|"
+    r"have to|am thinking (?:about|of)|was thinking (?:about|of)|am considering|consider|"
+    r"considered|am trying to|try to|would like to|would love to|am hoping to|dream of|"
+    r"can not wait to|am looking (?:for|at|into)|am interviewing|applied|am applying|"
+    r"almost|nearly|never|if)\b", _I)
+_FUTURE = re.compile(r"^(?:will|am going to|are going to|is going to|am about to|plan to|"
+                     r"am planning to|are planning to|intend to|am (?:moving|starting|"
+                     r"joining|relocating) (?:to |at )?\w+ (?:next|in|on|soon))\b", _I)
+_NEGATION = re.compile(r"^(?:(?P<aux>do|does|did|am|is|are|was|were|have|has|had|will|would|"
+                       r"can|could)\s+)?(?:not|no longer|never)\s+(?:really\s+|even\s+|"
+                       r"actually\s+|currently\s+)?", _I)
+_STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?P<verb>cut out|cut|axed|stopped|"
+                      r"quit|gave up(?: on)?|given up(?: on)?|dropped|ditched|got rid of|"
+                      r"gave away|rehomed|re-homed|sold|am done with|broke up with|"
+                      r"deleted|cut out|cancelled|canceled|uninstalled|removed|killed|"
+                      r"unsubscribed from|no more|grew out of|outgrew|gave)\s+", _I)
+_USED_TO = re.compile(r"^(?:used to|was|were|had)\s+", _I)
+PAST = _PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tried)\b|\b(?:until "
+                   r"(?:19|20)\d\d|back (?:then|when|in (?:19|20)\d\d|in (?:college|school|"
+                   r"university|uni|the day|high school))|previously|formerly|in the past|"
+                   r"years ago|when i was|at the time|in my last job|before that|once upon|"
+                   r"in college|in high school|as a kid|growing up)\b", _I)
+# Passives said in the past tense of what is still true ("I was born in Lagos").
+STILL_TRUE = _STILL_TRUE = re.compile(r"^(?:was|were)\s+(?:just\s+|recently\s+|finally\s+)?(?:born|raised|"
+                         r"promoted|hired|transferred|diagnosed|named|adopted|moved|migrated|"
+                         r"switched|changed|upgraded|replaced|rewritten|ported|converted|"
+                         r"pushed|bumped|shifted|merged|put)\b", _I)
+# "too" adds a value only at the end of a clause ("I like tea too"), not in "too far".
+_ADDITIVE = re.compile(r"\b(?:also|as well|in addition|additionally|another|besides)\b|"
+                       r"\btoo\b(?=\s*(?:[.,!?;)]|$))", _I)
+_CHANGE = re.compile(r"\b(?:now|these days|nowadays|anymore|any more|no longer|switched|"
+                     r"changed my mind|lately|recently|since)\b", _I)
+_ENDING = re.compile(r"\b(?:anymore|any more|no longer|not now|these days)\b", _I)
+_GERUND = {"using": "use", "playing": "play", "speaking": "speak", "learning": "am learning",
+           "eating": "eat", "drinking": "drink", "doing": "do", "going": "go",
+           "liking": "like", "running": "run", "coding in": "code in", "taking": "take"}
+
+
+# Said anywhere in a statement, these make it a thought, not a fact ("I've been thinking
+# about going vegan", "not sure I'll stay at Acme").
+_HEDGE = re.compile(r"\b(?:thinking (?:about|of)|considering|wondering (?:if|whether|about)|"
+                    r"not sure (?:if|whether|about|i)|tempted to|debating (?:whether|if)?|"
+                    r"might|maybe|perhaps|would like to|hoping to|hope to|plan(?:ning)? to|"
+                    r"want(?:s)? to|if i|in case|someday|one day|eventually)\b", _I)
+
+
+_PETLIKE = re.compile(r"^(?:re-?homed|gave away|gave|sold)$")
+
+
+def _ended_object(verb: str, body: str) -> str | None:
+    """What an ending ends, as the predicate that would state it ("stopped using Docker" ->
+    "use Docker"; "rehomed Oreo" -> "have a pet named Oreo"; "cut out Diet Coke" -> "like
+    Diet Coke"), or None when it names nothing a fact holds."""
+    low = body.lower()
+    for gerund, base in _GERUND.items():
+        if low.startswith(gerund + " "):
+            return base + body[len(gerund):]
+    if m := re.match(r"(\w+ing)\b(?!\s+(?:a|an|the|my|our|his|her|some|any|it|them)\b)", body,
+                     _I):
+        return f"do {m[1]}"  # "stopped painting for now": a hobby
+    obj = re.sub(r"^(?:the|my|our|his|her|a|an|on)\s+", "", body, flags=_I)
+    first = V.value(obj, V.TOOL, 4)
+    if first is None:
+        return None
+    if m := re.match(r"(?P<kind>[\w ]+?)\s+allergy\b", obj, _I):
+        return f"am allergic to {m['kind']}"
+    if _PETLIKE.match(verb) and (person_frames.proper(first) or first.lower() in PETS):
+        if verb == "gave" and not re.search(r"\b(?:to|away)\b", body, _I):
+            return None
+        return f"have a pet named {first}" if person_frames.proper(first) else f"have a {first}"
+    if first.lower() in many_frames.HOBBY_WORDS:
+        return f"play {first}"  # "gave up squash", "sold my guitar": the hobby
+    if verb in ("gave", "sold", "rehomed", "re-homed", "gave away"):
+        return None  # "I sold the old car": a one-at-a-time thing, only ever replaced
+    if first.lower() in NATURAL_LANGUAGES:
+        return f"speak {first}"
+    if category_of(first) or (person_frames.proper(first) and verb not in ("cut out",)):
+        # A tool said to be gone ends its `uses` value (tools used side by side are kept
+        # per tool); a one-at-a-time tool is only ever replaced.
+        return f"use {first} too"
+    if verb in ("cut out", "gave up", "given up", "quit", "stopped", "no more") and \
+            not re.match(r"(?:the|my|our|his|her)\s", body, _I):
+        return f"like {first}"  # "cut out Diet Coke", "gave up coffee" ("quit the cafe": a job)
+    return None
+
+
+def read_cues(rest: str) -> tuple[str, Cues]:
+    """The predicate without its negation / ending words, and what they said."""
+    cues = Cues(additive=bool(_ADDITIVE.search(rest)), change=bool(_CHANGE.search(rest)))
+    if _HEDGE.search(rest):
+        cues.hedged = True
+    body = re.sub(r"^(?:really|just|also|now|still|actually|honestly|definitely|totally|"
+                  r"currently|recently|finally|officially)\s+", "", rest, flags=_I)
+    if _HYPOTHETICAL.match(body) or re.match(r"^(?:am|are|is)\s+(?:thinking|considering|"
+                                             r"planning|hoping)\b", body, _I):
+        cues.future = True
+        return body, cues
+    if _FUTURE.match(body):
+        cues.future = True
+    if tool_frames.REPLACE.match(body):
+        return body, cues  # "We dropped Datadog for Grafana": a replacement, read whole
+    if (m := _STOPPED.match(body)) and (ended := _ended_object(m["verb"].lower(),
+                                                              body[m.end():])):
+        cues.ended = True
+        cues.additive = cues.additive or ended.endswith(" too")
+        return ended, cues
+    if re.match(r"^(?:can|could)\s+not\s+(?:stand|bear)\b", body, _I):
+        return body, cues  # "I can't stand cilantro": a dislike, not a negation
+    if m := _NEGATION.match(body):
+        cues.negated = True
+        cues.ended = bool(_ENDING.search(body)) or "no longer" in m[0].lower()
+        body = body[m.end():]
+        if (m["aux"] or "").lower() in ("am", "is", "are", "was", "were"):
+            return "am " + body, cues  # "I'm no longer allergic to X": the copula stays
+        if cues.ended and re.match(r"(?:eat|drink)\s", body, _I):
+            return "like " + body.split(None, 1)[1], cues  # "can't eat anchovies anymore"
+        return body, cues
+    if _PAST.search(body) and not _STILL_TRUE.match(body):
+        cues.past = True  # "We were on Oracle until 2019": history, not the current value
+    if m := _USED_TO.match(body):
+        if m[0].lower().startswith("used to") or re.match(r"^(?:was|were)\s+allergic", body,
+                                                             _I):
+            cues.past = cues.ended = True
+            rest_ = body[m.end():]
+            return ("am " + rest_ if rest_.lower().startswith("allergic") else rest_), cues
+    return body, cues

@@ -1,0 +1,246 @@
+"""Facts said in a fixed shape, read from the whole statement before its subject is: requests
+("Call me Bob", "answer me in Spanish"), values with a shape of their own (an email address, a
+phone number, a favourite), and idioms of a change ("Ghostty replaced iTerm for me", "Notion
+is where I take notes", "Rex passed away", "Chiang Mai is home now", "new flat in Leeds").
+"""
+
+from __future__ import annotations
+
+import re
+
+from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribute
+
+from . import person_frames, tool_frames, typed_values
+from . import values as V
+from .cues import PAST, STILL_TRUE
+from .fact import Fact
+from .keys import FAVORITE_TOOLS
+from .lexicon import NATURAL_LANGUAGES, PERSONAL, attribute_for, category_of, purpose_attribute
+from .subjects import attribute_named, find_subject
+
+_I = re.IGNORECASE
+_PAST, _STILL_TRUE = PAST, STILL_TRUE
+
+
+# "We deploy on Fridays, is that a bad idea?": a statement with a question tagged on.
+TAG_QUESTION = _TAG_QUESTION = re.compile(r",\s*(?:is|isn't|are|aren't|was|wasn't|does|doesn't|do|don't|right|"
+                           r"ok|okay|no|yeah|correct|can you|could you|any)\b[^,.!?]*\?$", _I)
+_CALLED = re.compile(r"\b(?:everyone|everybody|people|friends|my friends|most people|they|"
+                     r"folks|colleagues|my colleagues)\s+(?:just\s+)?calls?\s+me\s+(?P<v>.+)", _I)
+_PRONOUNS = re.compile(r"\b(?P<v>(?:he|she|they|xe|ze|fae|it)/(?:him|her|them|hir|zir|faer|its|"
+                       r"his|hers|theirs|they|she|he))\b", _I)
+
+
+def imperative(text: str) -> Fact | None:
+    """Subject-less requests that state a fact about the user ("Call me Bob")."""
+    if (m := _CALLED.search(text)) and (v := V.value(m["v"], V.NAME, 3)) and \
+            person_frames.proper(v):
+        return Fact(USER, "name", v)
+    if (m := _PRONOUNS.search(text)) and re.search(r"\b(?:use|pronouns|go by|refer to me)\b",
+                                                   text, _I):
+        return Fact(USER, "pronouns", m["v"])
+    if m := re.match(r"^(?:please\s+)?(?:just\s+)?(?:call|address)\s+me\s+(?:as\s+)?(?P<v>.+)",
+                     text, _I):
+        v = V.value(m["v"], V.NAME, 3)
+        if v and person_frames.proper(v):
+            return Fact(USER, "name", v)
+    if m := re.match(r"^(?:please\s+)?(?:always\s+|only\s+)?(?:answer|reply|respond|write|talk)"
+                     r"(?:\s+to me)?\s+in\s+(?P<v>[A-Z][a-z]+)\b", text):
+        if category_of(m["v"]) is None:
+            return Fact(USER, "answer_language", m["v"])
+    return None
+
+
+_COLON = re.compile(r"^(?i:my\s+|our\s+)?(?i:new\s+|current\s+)?(?P<noun>[A-Za-z][\w '-]{1,30}?)"
+                    r"(?i:\s+(?:as of|starting|from|since)\s+[\w ]{1,20}?)?\s*:\s+(?P<v>\S.*)$")
+
+
+def colon_nominal(text: str) -> str:
+    """ "New favorite movie: Past Lives" is "my favorite movie is Past Lives"."""
+    m = _COLON.match(text)
+    if m and (m["noun"].lower().startswith("favo") or attribute_named(m["noun"], m["v"])
+              in INVENTORY):
+        return f"my {m['noun']} is {m['v']}"
+    return text
+
+
+# "As a 28 year old I ...", "My son had his 7th birthday party", "Mom turned 59"
+_AGE_SAID = re.compile(r"\bas an? (?P<n>\d{1,3})[- ]year[- ]old\b|\b(?:had|celebrated|is having|"
+                       r"just had)\s+(?:his|her|my|their)\s+(?P<n2>\d{1,3})(?:st|nd|rd|th)\s+"
+                       r"birthday\b", _I)
+_WAKE = re.compile(r"\b(?:(?:wake|get|am|i'm|waking)\s+up|^up|sleep(?:ing)? in|up)\s+(?:at|by|"
+                   r"around|until|till)\s+(?P<t>\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)", _I)
+_HERE_IN = re.compile(r"\b(?:here in|out here in|living here in|back home in)\s+(?P<v>[A-Z]\w+"
+                      r"(?:\s[A-Z]\w+)?)")
+# "Rex passed away", "RIP Nibbles the hamster": a pet of the speaker's that is gone.
+_PASSED = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+(?:passed away|died|passed|was put down|"
+                     r"crossed the rainbow bridge)\b|\bRIP\s+(?P<w>[A-Z][a-z]+)\b")
+_GROWN_ON = re.compile(r"^(?P<v>[\w ]{2,30}?)\s+(?:have|has)\s+grown on me\b", _I)
+_LANGUAGE_GONE = re.compile(r"^my\s+(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:mostly\s+|basically\s+|"
+                            r"completely\s+|pretty much\s+|all but\s+)?(?:gone|long gone|rusty|"
+                            r"lost)\b", _I)
+# "IT made us switch to Firefox"
+_MADE_SWITCH = re.compile(r"\b(?:made|makes|forced|had)\s+(?P<who>me|us)\s+(?:to\s+)?(?:switch|move|"
+                          r"change|migrate|go)\s+(?:over\s+)?to\s+(?P<v>[^,;.!]+)", _I)
+_WHERE_I_LIVE = re.compile(r"\b(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?),?\s+where\s+(?:i|we)\s+"
+                           r"(?:live|am based|are based)\b")
+_IS_HOME = re.compile(r"^(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)\s+is\s+(?:my\s+|our\s+)?home"
+                      r"(?:\s+now|\s+these days|\s+base)?[.!]*$")
+# "zsh user here", "I'm an Emacs person"
+_TOOL_USER = re.compile(r"(?:^|\bam an?\s+)(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:user|person|guy|"
+                        r"girl|fan|convert)\b", _I)
+# "Obsidian holds all my notes"
+_HOLDS_MY = re.compile(r"^(?P<v>[A-Z][\w.+#-]*(?:\s[A-Z][\w.+#-]*)?)\s+(?:holds|has|stores|keeps|"
+                       r"manages|is where i keep)\s+(?:all\s+)?(?:of\s+)?my\s+(?P<what>notes|"
+                       r"passwords)\b", _I)
+# "I changed my major, it's architecture now"
+_CHANGED_MY = re.compile(r"\b(?:changed|switched|updated|moved|swapped)\s+my\s+(?P<noun>[\w ]{2,20}?)"
+                         r",?\s+(?:and\s+)?(?:now\s+)?(?:it's|it is|it is now|now it's)\s+"
+                         r"(?:now\s+)?(?P<v>[^,;.!]+)", _I)
+_NEW_HOME = re.compile(r"\b(?:new|our|my)\s+(?:own\s+|new\s+)?(?:flat|apartment|place|house|home|"
+                       r"condo|room|studio)\s+in\s+(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)")
+_MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|leading|running|"
+                         r"heading)\s+(?:our|my|the)\s+team\b")
+_GOT_MARRIED = re.compile(r"^(?:[A-Z][a-z]+ and I|I and [A-Z][a-z]+|we)\s+(?:just\s+|finally\s+)?"
+                          r"got\s+(?P<v>married|engaged|divorced)\b", _I)
+# "Dark mode everywhere now", "fish shell for me": a tool said on its own
+_TOOL_NOW = re.compile(r"^(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:everywhere|all the way|for me|"
+                       r"these days|now|from now on|only)\b", _I)
+# "so I guess pescatarian now": a diet said on its own
+_DIET_ALONE = re.compile(r"^(?:a\s+|fully\s+)?(?P<v>vegetarian|vegan|pescatarian|pescetarian|"
+                         r"flexitarian|omnivore|keto|paleo)(?:\s+now|\s+these days|\s+again)?"
+                         r"[.!]*$", _I)
+_FORGOT = re.compile(r"\b(?:forgot|forgotten|lost)\s+(?:most of\s+|all of\s+|all\s+)?(?:my\s+)?"
+                     r"(?P<v>[A-Z][a-z]+)\b")
+_WORK_STARTS = re.compile(r"^(?:my\s+)?(?:work|workday|shift)\s+(?:starts|begins|is)\s+(?:at|"
+                          r"around|from)\s+(?P<t>\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?(?:\s*"
+                          r"(?:to|-|until)\s*\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)?)", _I)
+_EVERYTHING_ON = re.compile(r"^everything(?:'s| is| runs| lives)?\s+(?:(?:tested|built|written|"
+                            r"deployed|hosted|running)\s+)?(?:on|in|with|to)\s+(?P<v>[^,;.!]+)", _I)
+_EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_PHONE_CUE = re.compile(r"\b(?:number|cell|phone|mobile|call me|text me|whatsapp|reach me)\b",
+                        _I)
+_FAVORITE = re.compile(r"\bfavou?rite\s+(?P<noun>[a-z][\w -]{1,30}?)\s*(?:is|:|,|=|-|now is|"
+                       r"these days is|has to be|would be|right now is)\s+(?P<v>[^,;.!?]+)", _I)
+
+
+_REPLACED_BY = re.compile(r"^(?P<new>[\w .+#-]{2,30}?)\s+(?:has\s+)?(?:replaced|took over from|"
+                          r"is replacing|beat out|won over)\s+(?P<old>[\w .+#-]{2,30}?)"
+                          r"(?:\s+for\s+(?P<who>me|us|the team))?(?:\s+now)?$", _I)
+_WHERE_I = re.compile(r"^(?P<v>[\w .+#-]{2,30}?)\s+is\s+(?:now\s+)?(?:where|what|how)\s+"
+                      r"(?P<who>i|we)\s+(?P<rest>.+?)(?:\s+now)?$", _I)
+
+
+def replaced_by(text: str, speaker: str | None) -> Fact | None:
+    """ "Ghostty replaced iTerm for me"; "Notion is where I take notes"; "uv is what we use
+    now": a named tool in the subject's place."""
+    me = speaker.lower() if speaker else USER
+    if m := _REPLACED_BY.match(text):
+        new, old = m["new"].strip(), m["old"].strip()
+        category = category_of(new) or category_of(old)
+        if category and person_frames.proper(new) or category_of(new):
+            team = (m["who"] or "").lower() in ("us", "the team")
+            return Fact(TEAM if team else me, attribute_for(new, person=not team) if
+                        category_of(new) else category, new)
+    if m := _WHERE_I.match(text):
+        v = m["v"].strip()
+        team = m["who"].lower() == "we"
+        if category_of(v):
+            return Fact(TEAM if team else me, attribute_for(v, person=not team), v)
+        found = tool_frames.read(f"use {v} for {m['rest']}", person=not team, additive=False)
+        if found and found.attribute not in ("uses", "*"):
+            return Fact(TEAM if team else me, found.attribute, v)
+    return None
+
+
+_ANSWERS = re.compile(r"\b(?P<v>[A-Z][a-z]+)\b(?=[^.?!]{0,40}\b(?i:answers?|repl(?:y|ies)|"
+                      r"responses?)\b)|\b(?i:answers?|repl(?:y|ies)|responses?|respond|"
+                      r"answer me|reply to me|talk to me|write to me)\b[^.?!]{0,20}?\bin\s+"
+                      r"(?P<w>[A-Z][a-z]+)\b")
+
+
+def answer_language(text: str) -> str | None:
+    """ "Answer me in Spanish", "Can you switch to Portuguese for your answers?", "English is
+    fine for answers": the language the user wants answers in."""
+    if re.search(r"\b(?:not|don't|do not|never|no longer)\b", text, _I):
+        return None
+    for m in _ANSWERS.finditer(text):
+        v = m["v"] or m["w"]
+        if v and v.lower() in NATURAL_LANGUAGES:
+            return v
+    return None
+
+
+def patterned(text: str, speaker: str | None, last_person: str | None) -> list[Fact]:
+    """Facts whose value has a shape of its own: an email address, a phone number, a
+    favourite ("my favorite band is X", "found a new favorite coffee place, Sey")."""
+    if re.search(r"\b(?:not|no longer|old|previous|former|closing|closed|stopped)\b", text,
+                 _I) and not re.search(r"\b(?:now|new|from now on|instead)\b", text, _I):
+        return []
+    subject = find_subject(text, speaker, last_person)
+    owner = subject.entity if subject.kind in ("person",) and subject.entity else \
+        (speaker.lower() if speaker else USER)
+    if m := _AGE_SAID.search(text):
+        return [Fact(owner, "age", m["n"] or m["n2"])]
+    if m := _PASSED.search(text):
+        return [Fact(speaker.lower() if speaker else USER, "pets", m["v"] or m["w"], ended=True)]
+    if m := _GROWN_ON.match(text):
+        return [Fact(owner, "dislikes", m["v"], ended=True)]
+    if (m := _LANGUAGE_GONE.match(text) or _FORGOT.search(text)) and \
+            m["v"].lower() in NATURAL_LANGUAGES:
+        return [Fact(speaker.lower() if speaker else USER, "languages_spoken", m["v"],
+                     ended=True)]
+    if (m := _MADE_SWITCH.search(text)) and (tool := V.value(m["v"], V.TOOL, 4)) and \
+            (category := category_of(tool)):
+        me = speaker.lower() if speaker else USER
+        who = me if category in PERSONAL or m["who"].lower() == "me" else TEAM
+        return [Fact(who, attribute_for(tool, person=who != TEAM), tool)]
+    if (m := _WHERE_I_LIVE.search(text) or _IS_HOME.match(text)) and person_frames.place(m["v"]):
+        return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
+    if (m := _TOOL_USER.search(text)) and category_of(m["v"]) in PERSONAL:
+        return [Fact(owner, category_of(m["v"]) or "uses", m["v"])]
+    if (m := _HOLDS_MY.match(text)) and (attr := purpose_attribute(m["what"])) and \
+            (category_of(m["v"]) in (attr, None)) and attr in PERSONAL:
+        return [Fact(speaker.lower() if speaker else USER, attr, m["v"])]
+    if (m := _CHANGED_MY.search(text)) and (attr := attribute_named(m["noun"], m["v"])) in \
+            INVENTORY and (v := V.value(m["v"], V.THING, 4)):
+        return [Fact(owner, attr, v)]
+    if m := _NEW_HOME.search(text):
+        if person_frames.place(m["v"]):
+            return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
+    if m := _MANAGES_US.match(text):
+        return [Fact(speaker.lower() if speaker else USER, "manager", m["v"])]
+    if m := _GOT_MARRIED.match(text):
+        return [Fact(speaker.lower() if speaker else USER, "relationship_status",
+                     m["v"].lower())]
+    if (m := _TOOL_NOW.match(text)) and category_of(m["v"]) in PERSONAL:
+        return [Fact(owner, category_of(m["v"]) or "uses", m["v"])]
+    if m := _DIET_ALONE.match(text):
+        return [Fact(speaker.lower() if speaker else USER, "diet", m["v"])]
+    if m := _WORK_STARTS.match(text):
+        return [Fact(owner, "work_hours", m["t"].strip())]
+    if (m := _EVERYTHING_ON.search(text)) and (tool := V.value(m["v"], V.TOOL, 4)) and \
+            (category := category_of(tool)):
+        team = category not in PERSONAL
+        return [Fact(TEAM if team else owner, attribute_for(tool, person=not team), tool)]
+    if _PAST.search(subject.rest) and not _STILL_TRUE.match(subject.rest):
+        return []
+    if (m := _WAKE.search(text)) and subject.kind in ("person", "none"):
+        return [Fact(owner, "wake_time", m["t"].strip())]
+    if (m := _HERE_IN.search(text)) and person_frames.place(m["v"]):
+        return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
+    if m := _EMAIL_RE.search(text):
+        return [Fact(owner, "email", m[0])]
+    if _PHONE_CUE.search(text) and (phone := typed_values.value_for("phone_number", text,
+                                                                    True)):
+        if sum(c.isdigit() for c in phone[0]) >= 7:
+            return [Fact(owner, "phone_number", phone[0])]
+    if m := _FAVORITE.search(text):
+        v = V.value(m["v"], V.COMMON, 6)
+        noun = re.sub(r"^(?:new|current|all-time|all time)\s+", "", m["noun"].strip(), flags=_I)
+        if v and not re.match(r"^(?:is|was|to|a|the)$", v, _I):
+            attr = canonical_attribute("favorite " + noun)
+            if canonical_attribute(attr[9:]) in FAVORITE_TOOLS:
+                attr = canonical_attribute(attr[9:])  # "my favourite editor is vim": the editor
+            return [Fact(owner, attr, v)]
+    return []

@@ -1,0 +1,230 @@
+"""What a named thing is: the categories the rules (and a model's generic "uses") key by.
+
+"I use vim" and later "These days I use VS Code" are one fact (the editor) only because vim
+and VS Code are both editors; "I use Docker" and "I use Firefox" must stay two. So a value's
+category decides its attribute (an inventory name, `recall_core.kit.attributes`):
+
+* `category_of("VS Code") == "editor"`; unknown names have no category;
+* a category is *exclusive* for a person (one editor, one phone, one car at a time) or only
+  for a team or system (one main database, one CI); `attribute_for` says which key a
+  statement "<subject> uses <value>" gets: the category when it is exclusive for that kind of
+  subject and the statement does not say "also", else `uses:<tool>` (many-valued: never
+  colliding with another tool).
+
+Languages and databases are exclusive for a project (its main one) but not for a person, who
+knows several: a wrong supersession loses a true memory, which is worse than a stale one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from recall_core.kit.attributes import INVENTORY, canonical_attribute, canonical_key
+
+from .sentences import fold
+
+# category -> members (lowercase, as people write them)
+_MEMBERS: dict[str, tuple[str, ...]] = {
+    "editor": (
+        "vim", "neovim", "nvim", "emacs", "spacemacs", "doom emacs", "vs code", "vscode",
+        "visual studio code", "vscodium", "sublime", "sublime text", "intellij",
+        "intellij idea", "pycharm", "webstorm", "goland", "clion", "rider", "phpstorm",
+        "rubymine", "atom", "nano", "helix", "zed", "cursor", "windsurf", "xcode",
+        "android studio", "notepad++", "eclipse", "kakoune", "visual studio", "textmate",
+        "bbedit", "fleet", "jetbrains", "lazyvim"),
+    "os": (
+        "linux", "ubuntu", "debian", "fedora", "arch", "arch linux", "macos", "mac os",
+        "mac", "osx", "os x", "windows", "windows 10", "windows 11", "nixos", "freebsd",
+        "openbsd", "linux mint", "mint", "manjaro", "pop!_os", "pop os", "popos", "gentoo",
+        "opensuse", "centos", "rhel", "chromeos", "chrome os", "wsl", "elementary os"),
+    "shell": ("bash", "zsh", "fish", "nushell", "nu", "powershell", "pwsh", "tcsh", "ksh",
+              "oh my zsh", "xonsh", "elvish"),
+    "browser": ("chrome", "google chrome", "firefox", "safari", "edge", "microsoft edge",
+                "brave", "arc", "vivaldi", "opera", "chromium", "librewolf", "zen",
+                "firefox developer edition", "duckduckgo browser"),
+    "terminal": ("iterm", "iterm2", "alacritty", "kitty", "wezterm", "ghostty", "warp",
+                 "windows terminal", "gnome terminal", "konsole", "hyper", "terminal.app",
+                 "tilix", "foot"),
+    "terminal_multiplexer": ("tmux", "screen", "gnu screen", "zellij", "byobu"),
+    "python_package_manager": ("pip", "poetry", "uv", "pipenv", "conda", "mamba", "pdm",
+                               "hatch", "rye", "pixi"),
+    "js_package_manager": ("npm", "yarn", "pnpm", "bun"),
+    "keyboard_layout": ("dvorak", "colemak", "colemak-dh", "qwerty", "qwertz", "azerty",
+                        "workman"),
+    "notes_app": ("obsidian", "notion", "logseq", "evernote", "bear", "roam", "roam research",
+                  "apple notes", "onenote", "joplin", "org mode", "org-mode", "craft",
+                  "simplenote", "google keep"),
+    "password_manager": ("1password", "bitwarden", "lastpass", "keepass", "keepassxc",
+                         "dashlane", "proton pass", "keeper"),
+    "theme": ("dark mode", "light mode", "dark theme", "light theme", "solarized",
+              "solarized dark", "solarized light", "gruvbox", "dracula", "nord", "monokai",
+              "one dark", "catppuccin", "tokyo night", "github dark", "github light",
+              "high contrast", "rose pine", "everforest", "ayu"),
+    "phone": ("iphone", "pixel", "google pixel", "galaxy", "samsung galaxy", "oneplus",
+              "fairphone", "android phone", "xperia", "moto", "motorola", "nokia",
+              "huawei", "xiaomi", "nothing phone", "blackberry"),
+    "laptop": ("macbook", "macbook pro", "macbook air", "thinkpad", "xps", "dell xps",
+               "surface", "surface laptop", "framework laptop", "chromebook", "zenbook",
+               "spectre", "razer blade", "mac mini", "imac", "mac studio"),
+    "car": ("toyota", "honda", "tesla", "ford", "bmw", "volvo", "audi", "volkswagen", "vw",
+            "subaru", "kia", "hyundai", "mazda", "nissan", "chevy", "chevrolet", "jeep",
+            "mercedes", "porsche", "fiat", "peugeot", "renault", "skoda", "prius", "civic",
+            "corolla", "golf", "polestar", "rivian", "mini cooper", "lexus", "dacia", "seat",
+            "citroen", "opel", "jaguar", "land rover", "range rover", "model 3", "model y",
+            "leaf", "camry", "outback", "f-150"),
+    # -- a team's or system's stack
+    "language": ("python", "go", "golang", "rust", "java", "javascript", "typescript",
+                 "kotlin", "swift", "c", "c++", "c#", "ruby", "php", "scala", "elixir",
+                 "erlang", "haskell", "clojure", "dart", "julia", "r", "perl", "lua", "zig",
+                 "ocaml", "f#", "objective-c", "nim", "crystal", "sql"),
+    "framework": ("django", "flask", "fastapi", "rails", "ruby on rails", "express",
+                  "express.js", "spring", "spring boot", "laravel", "phoenix", "nestjs",
+                  "asp.net", ".net", "gin", "fiber", "actix", "axum", "sinatra",
+                  "koa", "hapi", "symfony", "quarkus", "micronaut", "litestar", "starlette",
+                  "flutter", "react native", "swiftui", "jetpack compose", "expo", "ionic",
+                  "electron", "tauri"),
+    "frontend_framework": ("react", "vue", "vue.js", "svelte", "sveltekit", "angular",
+                           "next.js", "nextjs", "nuxt", "remix", "solid", "solidjs",
+                           "ember", "astro", "htmx", "qwik", "preact", "gatsby"),
+    "database": ("postgres", "postgresql", "mysql", "mariadb", "sqlite", "mongodb", "mongo",
+                 "dynamodb", "cassandra", "cockroachdb", "oracle", "sql server", "mssql",
+                 "supabase", "firestore", "couchdb", "neo4j", "clickhouse", "snowflake",
+                 "bigquery", "timescaledb", "planetscale", "aurora", "redshift", "duckdb",
+                 "elasticsearch", "opensearch", "meilisearch", "typesense", "solr"),
+    "orm": ("sqlalchemy", "prisma", "hibernate", "typeorm", "sequelize", "drizzle",
+            "active record", "activerecord", "gorm", "django orm", "entity framework",
+            "diesel", "peewee", "sqlmodel", "jooq", "mybatis", "ecto", "knex", "kysely"),
+    "ci": ("github actions", "gitlab ci", "circleci", "circle ci", "jenkins", "travis",
+           "travis ci", "buildkite", "teamcity", "drone", "azure pipelines", "bitbucket pipelines",
+           "argo workflows", "concourse", "woodpecker"),
+    "cloud": ("aws", "amazon web services", "gcp", "google cloud", "azure", "heroku",
+              "digitalocean", "digital ocean", "fly.io", "vercel", "netlify", "render",
+              "linode", "hetzner", "cloudflare", "ovh", "railway", "oracle cloud"),
+    "issue_tracker": ("jira", "linear", "github issues", "gitlab issues", "asana", "trello",
+                      "youtrack", "shortcut", "clubhouse", "clickup", "pivotal tracker",
+                      "redmine", "basecamp"),
+    "chat_tool": ("slack", "microsoft teams", "teams", "discord", "mattermost", "zulip",
+                  "rocket.chat", "google chat", "element", "matrix"),
+    "code_host": ("github", "gitlab", "bitbucket", "codeberg", "gitea", "sourcehut",
+                  "azure repos"),
+    "testing_framework": ("pytest", "unittest", "jest", "vitest", "mocha", "jasmine",
+                          "junit", "rspec", "minitest", "cypress", "playwright", "selenium",
+                          "testng", "phpunit", "karma", "ava", "nose", "hypothesis"),
+    "monitoring": ("datadog", "grafana", "prometheus", "new relic", "sentry", "honeycomb",
+                   "splunk", "dynatrace", "pagerduty", "opsgenie", "elastic apm",
+                   "signoz", "appsignal", "rollbar", "bugsnag", "loki"),
+    "auth_provider": ("auth0", "okta", "cognito", "keycloak", "firebase auth", "clerk",
+                      "supabase auth", "azure ad", "entra id", "workos", "ory"),
+    "branch_strategy": ("trunk-based development", "trunk based development", "gitflow",
+                        "git flow", "github flow", "gitlab flow"),
+}
+
+CATEGORY_OF: dict[str, str] = {m: c for c, ms in _MEMBERS.items() for m in ms}
+#: Every attribute a named tool can be the value of.
+TOOL_CATEGORIES: frozenset[str] = frozenset(set(_MEMBERS) | {"package_manager"})
+#: Categories a person has one of at a time (editor, phone, car...). The rest (a project's
+#: language or database...) are one at a time only for a team, project or system.
+PERSONAL: frozenset[str] = frozenset({
+    "editor", "os", "shell", "browser", "terminal", "terminal_multiplexer",
+    "python_package_manager", "js_package_manager", "keyboard_layout", "notes_app",
+    "password_manager", "theme", "phone", "laptop", "car"})
+
+#: Languages people speak (not programming languages): "answer in Dutch", "my Arabic is gone".
+NATURAL_LANGUAGES: frozenset[str] = frozenset("""
+english spanish french german portuguese dutch italian japanese chinese mandarin cantonese
+korean russian polish swedish norwegian danish finnish greek turkish arabic hebrew hindi
+bengali urdu vietnamese thai indonesian malay tagalog ukrainian czech hungarian romanian
+catalan basque galician irish welsh swahili persian farsi
+""".split())
+
+# "I use vim for editing": a purpose that names a category.
+_PURPOSES: dict[str, str] = {
+    "editing": "editor", "code editing": "editor", "text editing": "editor",
+    "editing code": "editor", "coding": "editor", "my editor": "editor",
+    "notes": "notes_app", "note-taking": "notes_app", "note taking": "notes_app",
+    "taking notes": "notes_app", "browsing": "browser", "web browsing": "browser",
+    "passwords": "password_manager", "password management": "password_manager",
+    "storage": "database", "persistence": "database", "the database": "database",
+    "data": "database", "our data": "database",
+    "tickets": "issue_tracker", "issues": "issue_tracker", "issue tracking": "issue_tracker",
+    "bug tracking": "issue_tracker", "project management": "issue_tracker",
+    "tasks": "issue_tracker", "task tracking": "issue_tracker", "bugs": "issue_tracker",
+    "ci": "ci", "ci/cd": "ci", "builds": "ci", "continuous integration": "ci",
+    "chat": "chat_tool", "team chat": "chat_tool", "communication": "chat_tool",
+    "messaging": "chat_tool", "hosting": "cloud", "deployment": "cloud", "deploys": "cloud",
+    "tests": "testing_framework", "testing": "testing_framework",
+    "unit tests": "testing_framework", "e2e tests": "testing_framework",
+    "end-to-end tests": "testing_framework", "monitoring": "monitoring",
+    "observability": "monitoring", "alerting": "monitoring", "error tracking": "monitoring",
+    "errors": "monitoring", "metrics": "monitoring", "auth": "auth_provider",
+    "authentication": "auth_provider", "login": "auth_provider", "sign-in": "auth_provider",
+    "sso": "auth_provider", "the ui": "frontend_framework", "ui": "frontend_framework",
+    "version control": "code_host", "source control": "code_host", "code": "code_host",
+    "our code": "code_host", "code hosting": "code_host", "our repos": "code_host",
+    "packages": "package_manager", "dependencies": "package_manager",
+    "dependency management": "package_manager", "installs": "package_manager",
+}
+
+# Trailing generic nouns that don't change what tool is meant ("the Firefox browser").
+_GENERIC_SUFFIXES = ("browser", "editor", "text editor", "ide", "shell", "terminal",
+                     "os", "operating system", "app", "distro", "emulator", "phone",
+                     "laptop", "database", "db", "car")
+_ARTICLE = re.compile(r"^(?:the|a|an|my|our|new|brand new|shiny new|used|old)\s+")
+_VERSION = re.compile(r"\s*v?\d+(?:\.\d+)*[a-z]?$")
+_MODELLED = frozenset({"phone", "laptop", "car", "os"})
+_MODEL_TAIL = re.compile(r"\s+(?:\d+\w*|pro|max|plus|mini|ultra|air|se|lite)(?:\s.*)?$")
+
+
+def tool_name(value: str) -> str:
+    """The lookup form of a tool: no article, no version number, no generic suffix."""
+    name = fold(value).lower().strip(" .,!?\"'`")
+    for _ in range(2):
+        name = _ARTICLE.sub("", name)
+    for suffix in _GENERIC_SUFFIXES:
+        if name.endswith(" " + suffix):
+            name = name[: -len(suffix) - 1]
+            break
+    return _VERSION.sub("", name).strip()
+
+
+def category_of(value: str) -> str | None:
+    """The category of a named thing ("VS Code" -> editor, "a 2015 Honda Civic" -> car,
+    "iPhone 15 Pro" -> phone), or None."""
+    name = tool_name(value)
+    if name in CATEGORY_OF:
+        return CATEGORY_OF[name]
+    words = [w for w in name.split() if not re.fullmatch(r"(?:19|20)\d\d", w)]
+    # Brand + model ("Honda Civic", "Pixel 8", "MacBook Pro M3"): for things sold as models,
+    # the brand or its first two words decide. Not for tools: "a screen reader" is no tmux.
+    for n in (2, 1):
+        head = " ".join(words[:n])
+        if len(words) > n and CATEGORY_OF.get(head) in _MODELLED:
+            return CATEGORY_OF[head]
+    short = _MODEL_TAIL.sub("", " ".join(words))
+    return CATEGORY_OF.get(short) if CATEGORY_OF.get(short) in _MODELLED else None
+
+
+def purpose_attribute(purpose: str) -> str | None:
+    """Attribute for "<subject> uses X for <purpose>" ("for CI" -> ci, "for tickets" ->
+    issue_tracker), or None when the purpose names no attribute of the inventory ("for my
+    side projects")."""
+    cleaned = _ARTICLE.sub("", fold(purpose).lower()).strip(" .,!?")
+    cleaned = re.sub(r"^(?:all|everything|most)\s+(?:of\s+)?(?:our|my|the)?\s*", "", cleaned)
+    found = _PURPOSES.get(cleaned) or canonical_attribute(cleaned)
+    return found if found in INVENTORY else None
+
+
+def attribute_for(value: str, *, person: bool, additive: bool = False) -> str:
+    """The attribute of "<subject> uses <value>": the value's category when one is held at a
+    time by that kind of subject (and "also" was not said), else the many-valued `uses`."""
+    category = category_of(value)
+    if category and not additive and (category in PERSONAL or not person):
+        if not person and category.endswith("_package_manager"):
+            return "package_manager"  # a project has one, whatever its language
+        return category
+    return "uses"
+
+
+def uses_key(value: str) -> str:
+    """The per-tool spelling of a `uses` value (no version, no generic suffix)."""
+    return canonical_key(tool_name(value))

@@ -1,0 +1,361 @@
+"""Which fact a predicate states about a person, however it is phrased.
+
+Each frame is a verb phrase that names one attribute of the inventory
+(`recall_core.kit.attributes`) and where its value is: "work at X", "just started a new job at
+X", "joined X", "am at X now" are all `employer`; "live in X", "moved to X", "relocated to X",
+"am in X now" are all `location`. A frame reads the predicate of one statement (what follows
+its subject, `subjects.find_subject`), from its start, so an object deep in another clause
+never becomes the value. Frames are tried in order; the first that yields a value wins.
+
+Values are cut by `values` and checked: a place, a company or a person's name must be a
+proper noun ("I moved to a bigger flat" is no location, "I joined the gym" no employer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import values as V
+from .roles import org_like, proper, role
+
+__all__ = ["AUX", "FRAMES", "MOVED", "Frame", "org_like", "place", "proper", "read", "role",
+           "role_too"]
+
+_I = re.IGNORECASE
+
+#: auxiliaries and adverbs allowed between the subject and a frame's verb
+AUX = (r"(?:(?:have|has|had|am|is|are|will|would|do|does|did|be|been|was|were|just|also|"
+       r"now|still|recently|finally|officially|actually|currently|really|already|"
+       r"eventually|happily|mostly|mainly|primarily|basically|only|even|again|technically|"
+       r"kind of|sort of|pretty much|more or less|partly|usually|normally|generally|"
+       r"(?:have\s+)?decided\s+to|went\s+and|ended\s+up|got\s+to)\s+)*")
+
+
+
+
+@dataclass(frozen=True)
+class Frame:
+    attribute: str
+    pattern: re.Pattern[str]
+    parse: Callable[[str], list[str]]
+    guard: Callable[[str], bool] | None = None
+
+
+def _one(stops: str, max_words: int = 6) -> Callable[[str], list[str]]:
+    def parse(raw: str) -> list[str]:
+        v = V.value(raw, stops, max_words)
+        return [v] if v else []
+    return parse
+
+
+def _many(max_words: int = 4) -> Callable[[str], list[str]]:
+    return lambda raw: V.items(raw, V.LIST, max_words)
+
+
+def _f(attribute: str, verbs: str, parse: Callable[[str], list[str]],
+       guard: Callable[[str], bool] | None = None) -> Frame:
+    return Frame(attribute, re.compile(r"^" + AUX + r"(?:" + verbs + r")\s+(?P<v>.+)$", _I),
+                 parse, guard)
+
+
+
+
+_NUMBER_WORDS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+                 r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty")
+_PLACE = _one(V.PLACE, 5)
+
+
+def _org(raw: str) -> list[str]:
+    """An organisation: the name after "called"/"named" ("a startup called Loop"), else the
+    words up to the clause's end."""
+    if m := re.search(r"\b(?:called|named)\s+([A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*)*)", raw):
+        return [m[1]]
+    v = V.value(raw, V.ORG, 6)
+    return [v] if v else []
+
+
+_ORG = _org
+_TITLE = re.compile(r"^(?:the\s+)?(?:cto|ceo|cfo|coo|vp|director|head|lead|manager|boss)"
+                    r"(?:\s+of\s+[\w ]+?)?,\s+(?P<name>[A-Z]\w+(?:\s[A-Z]\w+)?)", _I)
+
+
+def _name_or_titled(raw: str) -> list[str]:
+    """ "the CTO, Amara": the person, not the title."""
+    if m := _TITLE.match(raw.strip()):
+        return [m["name"]]
+    v = V.value(raw, V.NAME, 4)
+    return [v] if v else []
+
+
+_NAME = _one(V.NAME, 4)
+_THING = _one(V.THING, 6)
+_DIET = (r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|"
+         r"lactose[- ]free|plant[- ]based|carnivore|kosher|halal|low[- ]carb|flexitarian|"
+         r"raw vegan|whole30|mediterranean")
+_TIME_VALUE = r"(?:\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?|noon|midnight)"
+_TZ = (r"(?:(?:UTC|GMT|CET|CEST|EET|EEST|WET|WEST|BST|IST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|"
+       r"AKST|HST|JST|KST|AEST|AEDT|ACST|AWST|NZST|NZDT|SGT|HKT|WIB|PHT|MSK|SAST|EAT|WAT|CAT|"
+       r"BRT|ART)\b|UTC\s*[+-]?\s*\d{0,2}(?::\d\d)?|GMT\s*[+-]?\s*\d{0,2}|"
+       r"[A-Z][a-z]+/[A-Z][\w/+-]+|(?:the\s+)?[\w/+ -]+?\s+(?:time ?zone|time))")
+
+_DEMONYMS = set("""
+american british english scottish welsh irish canadian australian german french italian
+spanish portuguese dutch belgian swiss austrian swedish norwegian danish finnish polish czech
+russian ukrainian greek turkish indian chinese japanese korean vietnamese thai filipino
+brazilian mexican argentinian chilean colombian peruvian nigerian kenyan egyptian moroccan
+israeli iranian pakistani bangladeshi indonesian malaysian singaporean european asian african
+latino latina jewish muslim christian catholic hindu buddhist atheist vegan vegetarian
+""".split())
+
+
+def _name_alone(raw: str) -> list[str]:
+    """ "I'm Jonas": a name said on its own (not "I'm Italian", not "I'm Vegan")."""
+    v = raw.strip(" .!")
+    if not re.fullmatch(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?", v) or v.lower() in _DEMONYMS:
+        return []
+    return [v]
+
+
+FRAMES: tuple[Frame, ...] = (
+    # -- identity ---------------------------------------------------------------------------
+    Frame("name", re.compile(r"^am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)[.!]?$"),
+          _name_alone),
+    _f("name", r"go by|am called|am named|prefer to be called|like to be called|"
+       r"want to be called|changed my name to|am known as", _NAME, proper),
+    Frame("age", re.compile(r"^" + AUX + r"(?:am|is|are|turned|turn|will turn|will be)\s+"
+                            r"(?P<v>\d{1,3}|" + _NUMBER_WORDS + r")(?:\s+(?:years?|yrs?)(?:\s+old)?)?"
+                            r"(?:\s+(?:now|today|this year|next month|last week))?[.!]?$", _I),
+          lambda raw: [raw]),
+    Frame("age", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?P<v>\d{1,3})\s+(?:years?|yrs?)\s+"
+                            r"old\b", _I), lambda raw: [raw]),
+    Frame("age", re.compile(r"^" + AUX + r"turned\s+(?P<v>\d{1,3}|" + _NUMBER_WORDS + r")\b", _I),
+          lambda raw: [raw]),
+    _f("birthday", r"was born on|were born on|celebrate my birthday on", _one(V.COMMON, 4)),
+    # -- where --------------------------------------------------------------------------------
+    Frame("timezone", re.compile(r"^" + AUX + r"(?:am|is|are|work|live)\s+(?:in|on)\s+"
+                                 r"(?P<v>" + _TZ + r")(?:\s+now|\s+these days)?[.!]?$"),
+          lambda raw: [re.sub(r"^the\s+|\s+(?:time ?zone|tz)$", "", raw, flags=_I).strip()]),
+    _f("location", r"live|lives|living|reside|resides|residing|am based|is based|are based|"
+       r"based|am located|located|settled(?: down)?|am settled|am staying|call|calls|"
+       r"back|am back|moved back",
+       lambda raw: _in_place(raw)),
+    _f("location", r"moved|move|am moving|moving|relocated|relocating|am relocating|"
+       r"emigrated|immigrated|settled|made the move|packed up and moved",
+       lambda raw: _to_place(raw)),
+    _f("location", r"am based out of|based out of|am out of|operate out of", _PLACE, proper),
+    _f("location", r"am|is|are", lambda raw: _now_in(raw)),
+    _f("hometown", r"am originally from|is originally from|am from|is from|are from|"
+       r"come from|comes from|grew up in|was raised in|was born in|were born in|hail from",
+       _PLACE, proper),
+    # -- work and study -----------------------------------------------------------------------
+    _f("employer", r"(?:work|works|working|started working|began working|am employed|"
+       r"is employed|employed|teach|teaches|am teaching|is teaching|lecture|lectures|"
+       r"waitress|waitresses|bartend|bartends|intern|interning|freelance|consult|tutor|"
+       r"nanny|cook|cooks|serve|serves|clean|cleans)"
+       r"(?:\s+(?:full[- ]time|part[- ]time|remotely|as (?:a|an) [\w -]{1,40}?|"
+       r"in [\w -]{1,30}?))?\s+(?:at|for|with|by)", _ORG),
+    _f("employer", r"joined|am joining|is joining|signed with|signed on with|"
+       r"(?:took|got|accepted|landed|received|signed|started|have|has|took up)\s+(?:a|an|the|"
+       r"my)\s+(?:[\w-]+\s+){0,2}(?:job|position|role|offer|gig|contract|internship)\s+"
+       r"(?:at|with|from)|accepted an offer (?:at|from)|started (?:at|with)|"
+       r"am starting at|starting at|start at|got hired (?:by|at)|hired (?:by|at)|"
+       r"got poached by|poached by|recruited by|headhunted by|"
+       r"am (?:now )?at|is (?:now )?at|have been at|has been at|been at|"
+       r"switched (?:jobs|companies) to|moved to a new (?:job|company|role) at|"
+       r"am (?:a|an) [\w -]{1,40}? (?:at|for|with)|is (?:a|an) [\w -]{1,40}? (?:at|for|with)|"
+       r"am on the [\w -]{1,30}? team at|left [\w .&-]{1,30}? (?:for|to join)", _ORG,
+       proper),
+    # "moved over to KPMG": a company, when the name does not read as a place
+    _f("employer", r"(?:moved|went|jumped|switched|transferred)(?: over| ship)? to|"
+       r"have been with|has been with|been with|am with", _ORG, org_like),
+    _f("occupation", r"work as|works as|working as|am working as|started working as|"
+       r"got a job as|took a job as|got promoted to|was promoted to|am now|became|"
+       r"have become|am becoming|retrained as|trained as|am employed as",
+       lambda raw: _role_value(raw)),
+    Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:a|an)\s+(?P<v>.+)$", _I),
+          lambda raw: _role_value(raw, plain=True)),
+    _f("manager", r"report to|reports to|report directly to|am reporting to|now report to|"
+       r"reporting to|reporting directly to",
+       _name_or_titled, proper),
+    _f("school", r"study at|studies at|am studying at|go to|goes to|am enrolled at|"
+       r"am enrolled in|attend|attends|transferred to|am (?:a )?(?:student|freshman|"
+       r"sophomore|junior|senior|undergrad|grad student|phd student|phd candidate|"
+       r"masters student|postdoc) at", _ORG, proper),
+    _f("field_of_study", r"major in|majoring in|am majoring in|am doing a (?:degree|phd|"
+       r"masters|master's|bachelor's|bachelors|mba|doctorate) in|am getting (?:a|my) "
+       r"(?:degree|phd|masters|bachelors) in|"
+       r"am studying|study|studies", _one(V.ORG, 4)),
+    _f("learning", r"am learning|started learning|am (?:now )?taking (?:\w+ )?lessons in|"
+       r"am picking up|am teaching myself|started (?:taking )?(?:\w+ )?lessons in",
+       _one(V.ORG, 4)),
+    # -- people ---------------------------------------------------------------------------
+    _f("partner", r"married to|got married to|engaged to|got engaged to|dating|seeing|"
+       r"in a relationship with|together with|going out with|married", _NAME, proper),
+    Frame("relationship_status", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:now\s+)?(?:seeing|"
+                                            r"dating)\s+someone\b", _I),
+          lambda raw: ["in a relationship"]),
+    Frame("relationship_status", re.compile(
+        r"^" + AUX + r"(?:am|is|are|got|just got)\s+(?:now\s+)?(?P<v>single|married|engaged|"
+        r"divorced|separated|widowed|in a relationship)\b", _I), lambda raw: [raw]),
+    # -- habits -----------------------------------------------------------------------------
+    Frame("diet", re.compile(r"^" + AUX + r"(?:am|is|are|went|gone|became|become|turned|eat|"
+                             r"eats|follow|am on|am eating|switched to|am going|went fully|"
+                             r"am mostly|am strictly|am now)\s+(?:a\s+|fully\s+|strictly\s+|"
+                             r"mostly\s+|now\s+)?(?P<v>" + _DIET + r")\b", _I),
+          lambda raw: [raw]),
+    Frame("diet", re.compile(r"^" + AUX + r"(?:eat|eats|am eating|started eating|went back to "
+                             r"eating|am back to eating|back to eating|am eating)\s+"
+                             r"(?:everything|meat|fish and meat|anything)\b(?!\s+"
+                             r"(?:but|except))|^" + AUX + r"(?:quit|gave up|stopped) being (?:a\s+)?"
+                             r"(?:vegetarian|vegan|pescatarian)\b", _I),
+          lambda raw: ["omnivore"]),
+    Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:now\s+)?managing\s+"
+                                   r"(?P<v>(?:the|a|our)\s+[\w -]+)", _I),
+          lambda raw: ["manager"]),
+    Frame("occupation", re.compile(r"^" + AUX + r"(?:moved|transitioned|pivoted|switched)\s+"
+                                   r"(?:careers\s+)?(?:into|to)\s+(?!(?:a|an|the|my|our)\b)"
+                                   r"(?P<v>[\w -]+?(?:research|"
+                                   r"design|engineering|management|marketing|sales|finance|"
+                                   r"consulting|product|science|security|teaching|nursing|law|"
+                                   r"medicine|operations|support|recruiting|hr|devops|analytics)"
+                                   r")\b", _I), lambda raw: [raw]),
+    _f("answer_language", r"want answers in|prefer answers in|want replies in|"
+       r"would like answers in|want you to answer in|want you to reply in",
+       _one(V.COMMON, 2), proper),
+    _f("work_hours", r"work|works|usually work|am working",
+       lambda raw: _hours(raw)),
+    _f("wake_time", r"wake up|get up|wakes up|gets up|am up|usually wake up|usually get up|"
+       r"sleep in|am sleeping in|sleeping in|wake|am waking up|waking up",
+       lambda raw: _at_time(raw)),
+    _f("bedtime", r"go to bed|go to sleep|goes to bed|fall asleep|turn in|sleep",
+       lambda raw: _at_time(raw)),
+    _f("gym_schedule", r"go to the gym|hit the gym|work out|go to the gym|lift|train|"
+       r"exercise|do the gym", lambda raw: _schedule(raw)),
+    _f("commute", r"commute|get to work|go to work|travel to work",
+       _one(V.COMMON, 4)),
+    Frame("commute", re.compile(r"^" + AUX + r"(?:usually\s+)?(?P<v>(?:bike|cycle|drive|walk|"
+                                r"take the (?:train|bus|subway|tube|metro|tram|ferry)|"
+                                r"ride (?:my|a) (?:bike|scooter|motorcycle|e-bike))s?|"
+                                r"takes the (?:train|bus|subway|tube|metro|tram|ferry)|"
+                                r"rides (?:my|a|her|his) (?:bike|scooter|motorcycle|e-bike))\s+"
+                                r"(?:to|into) (?:work|the office)\b", _I), lambda raw: [_mode(raw)]),
+)
+
+
+_CONNECTORS = {"of", "de", "la", "du", "del", "do", "da", "upon", "on", "am", "the", "y", "en",
+               "le", "sur", "al", "el"}
+_PLACE_ACRONYMS = {"UK", "US", "USA", "UAE", "NYC", "LA", "SF", "DC", "EU", "NZ", "HK"}
+
+
+def place(v: str) -> bool:
+    """A place name: every word capitalised (connectors aside), not a tool the lexicon
+    knows ("moved to Firefox"), not an organisation's acronym ("moved over to KPMG")."""
+    from .lexicon import category_of
+
+    words = v.replace(",", " ").split()
+    # A place named like a library ("Phoenix", "Ember") is still a place to live in; a
+    # browser or a chat tool is not.
+    if not words or category_of(v) not in (None, "framework", "frontend_framework",
+                                           "language", "database", "orm"):
+        return False
+    if len(words) == 1 and words[0].isupper() and words[0] not in _PLACE_ACRONYMS:
+        return False
+    return all(w[0].isupper() or w.lower() in _CONNECTORS for w in words)
+
+
+def _mode(raw: str) -> str:
+    """How someone commutes, one word ("takes the bus" -> "bus", "drives" -> "drive")."""
+    word = raw.lower().split()[-1]
+    return {"cycle": "bike", "cycles": "bike", "bikes": "bike", "drives": "drive",
+            "walks": "walk"}.get(word, word)
+
+
+#: The verbs after which a capitalised name is a place only by suggestion.
+MOVED = re.compile(r"^" + AUX + r"(?:moved|move|moving|relocated|relocating|made the move)\b",
+                   _I)
+
+
+def _in_place(raw: str) -> list[str]:
+    m = re.match(r"(?:in|near|at|outside(?: of)?|just outside(?: of)?|in the heart of)\s+(.+)"
+                 r"|(.+?)\s+home\b", raw, _I)
+    v = V.value(m[1] or m[2], V.PLACE, 5) if m else None
+    return [v] if v and place(v) else []
+
+
+def _to_place(raw: str) -> list[str]:
+    m = re.match(r"(?:back\s+|over\s+|out\s+|down\s+|up\s+|all the way\s+|across\s+)?"
+                 r"(?:to|into|in)\s+(.+)", raw, _I)
+    v = V.value(m[1], V.PLACE, 5) if m else None
+    return [v] if v and place(v) else []
+
+
+_TEMPORARY = re.compile(r"\b(?:for (?:a|the|two|three|\d+|work|business|vacation|holiday|"
+                        r"the weekend|a conference|a wedding)|on (?:vacation|holiday|a trip|"
+                        r"business)|visiting|this week|today|tonight|until|till|right now|"
+                        r"at the moment|airport|hotel|traffic|a meeting|class)\b", _I)
+
+
+def _now_in(raw: str) -> list[str]:
+    """ "I'm in Lisbon now": a place the statement says they are in, lastingly."""
+    m = re.match(r"(?:now\s+|currently\s+|finally\s+)?(?:living\s+|back\s+|settled\s+)?in\s+"
+                 r"(.+)|(?:a|an)\s+(?P<res>[A-Z][\w ]+?)\s+(?:resident|local)\b", raw, _I)
+    if not m or _TEMPORARY.search(raw):
+        return []
+    v = V.value(m[1] or m["res"], V.PLACE, 4)
+    return [v] if v and place(v) else []
+
+
+def _role_value(raw: str, plain: bool = False) -> list[str]:
+    raw = re.sub(r"^(?:(?:a|an)\s+)?(?:full[- ]time\s+|part[- ]time\s+)?", "", raw, flags=_I)
+    v = V.value(raw, V.ORG + r"|\s(?:at|for|with|by|on)\b", 5)
+    if not v:
+        return []
+    if plain and not role(v):
+        return []
+    return [v] if role(v) or not plain else []
+
+
+def _hours(raw: str) -> list[str]:
+    m = re.match(r"((?:from\s+)?" + _TIME_VALUE + r"\s*(?:to|-|until|till)\s*" + _TIME_VALUE
+                 + r"|nights|night shifts|the night shift|days|early shifts|late shifts|"
+                 r"weekends|four days a week|part[- ]time|full[- ]time)\b", raw, _I)
+    return [m[1]] if m else []
+
+
+def _at_time(raw: str) -> list[str]:
+    m = re.match(r"(?:at|around|by|before|until|till)\s+(" + _TIME_VALUE + r")", raw, _I)
+    return [m[1].strip()] if m else []
+
+
+def _schedule(raw: str) -> list[str]:
+    m = re.match(r"((?:on|every|in the|at)\s+[\w :,]+?)(?:[.!,;]|$| because| but| and i)",
+                 raw, _I)
+    return [m[1].strip()] if m else []
+
+
+_ROLE_TOO = re.compile(r"\bas (?:a|an|the)\s+(?P<v>[\w -]{2,40}?)(?:\s+(?:at|for|in|with|since|"
+                       r"and|but)\b|[,.;!]|$)|^" + AUX + r"(?:am|is|are)\s+(?:a|an|the)\s+"
+                       r"(?P<w>[\w -]{2,40}?)\s+(?:at|for|with)\s+[A-Z]", _I)
+
+
+def role_too(predicate: str) -> str | None:
+    """The role an employer statement also names ("I work at X as a data engineer", "I'm a
+    data scientist at Shopify")."""
+    m = _ROLE_TOO.search(predicate)
+    v = (m["v"] or m["w"]) if m else None
+    return v if v and role(v) else None
+
+
+def read(predicate: str) -> tuple[str, list[str]] | None:
+    """(attribute, values) of the first frame the predicate states, or None."""
+    for frame in FRAMES:
+        m = frame.pattern.match(predicate)
+        if not m:
+            continue
+        raw = m.groupdict().get("v") or m.group(0)
+        found = [v for v in frame.parse(raw) if frame.guard is None or frame.guard(v)]
+        if found:
+            return frame.attribute, found
+    return None

@@ -1,0 +1,121 @@
+"""Statements, not sentences: a sentence split into the clauses that each say one thing.
+
+"I prefer dark mode in every editor and I like my coffee black." makes two statements, each
+its own memory with its own fact, so a later "I switched to light mode" can supersede the
+first without touching the second. A sentence is cut at ";" and before "and" / "but" /
+"while" / "whereas" / a comma when what follows is a clause of its own:
+
+* it opens with a subject ("I", "we", "my sister", "our CI", "he", a person's name, "the
+  billing service"): "I live in Berlin and I prefer tea";
+* or, after and/but/";", with a verb whose subject was left out ("I live in Berlin and work
+  at Globex"): the clause gets the subject back ("I work at Globex").
+
+Never cut: before "it", "that", "which", "so", "there" (they lean on what came before:
+"I went to the group and it was powerful"), inside a list ("I like Python, Go and Rust" is
+one statement whose values `values.items` splits), or after a bare subject ("My wife and I
+live in Boston").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .subjects import find_subject
+
+_I = re.IGNORECASE
+
+_CUT = re.compile(r"\s*;\s*|\s+[-\u2013\u2014]\s+|,?\s+(?P<conj>and|but|while|whereas|plus|"
+                  r"although|though|so|because|since)\s+|,\s+", _I)
+_OPENERS = (r"(?i:(?:actually|also|now|then|so|plus|these days|currently|btw|honestly|"
+            r"recently|lately|nowadays|since then|as of now|and|for now|right now|today|"
+            r"at the moment|at this point|still|just|finally|already)\s+|(?:actually|also|btw|"
+            r"for now|right now),\s+)*")
+_SUBJECT = re.compile(
+    r"^" + _OPENERS + r"(?i:i|i'm|i've|i'd|i'll|we|we're|we've|we'll|my|our|he|she|he's|"
+    r"she's|they|they're|(?:his|her|their) [a-z]+)\b|^[\w .+#-]{1,25}? is (?:what|where|how) "
+    r"(?i:i|we)\b|^" + _OPENERS + r"(?:[A-Z][a-z]+|(?i:the) [a-z]+(?: [a-z]+)?)"
+    r"(?:'s [a-z]+)?\s+(?:is|are|was|has|had|works|lives|moved|uses|runs|just|also|now|got|"
+    r"joined|started|loves|likes|hates|speaks|drives|plays|switched|became|left|recently|"
+    r"kept|keeps|\w+ed)\b|"
+    # a noun that names what it is about: "standups are at 9:15", "work starts at 9"
+    r"^(?i:[a-z][\w-]*(?:\s[a-z][\w-]*)?\s+(?:starts?|begins?|ends?|are|runs?|happens?|"
+    r"goes|go)\b)|^(?i:everything(?:'s| is| runs| lives))")
+# A request opens a statement of its own ("..., and please answer in German").
+_COMMAND = re.compile(r"^(?:please|call me|keep|answer|reply|respond|don't|do not|always|"
+                      r"never|remember|make sure|note that|address me)\b", _I)
+_ELIDED = re.compile(
+    r"^" + _OPENERS + r"(?:work|works|live|lives|use|uses|love|loves|like|likes|hate|hates|"
+    r"have|has|speak|speaks|drive|drives|play|plays|prefer|prefers|moved|switched|started|"
+    r"joined|am|is|got|enjoy|enjoys|own|owns|code|run|runs|went|became|study|studies|teach|"
+    r"quit|stopped|dropped|no longer|can't stand|"
+    r"don't|do not|am not|never|relocated|migrated|adopted|bought|speak|deploy|deploys|ship|"
+    r"ships|release|releases|standup|stand up|sprint|hit|browse|track|tracks|host|hosts|"
+    r"keep|keeps|take|takes|wake|get up|go to bed|sleep|commute|bike|walk|write|writes|"
+    r"allergic|coach|volunteer|knit|paint|picked|installed|said|wiped|signed|took)\b",
+    _I)
+# "We use Postgres for storage, Redis for caching": the verb said once for the whole list.
+_GAPPED_HEAD = re.compile(r"^(?P<head>.*?\b(?i:use|uses|using|run|runs|keep|keeps|track|tracks|"
+                          r"host|hosts|rely on|relies on|moved|migrated|switched))\s+\S.*\s"
+                          r"(?i:for|to)\s+\S")
+_GAPPED = re.compile(r"^(?:(?:our|the|my)\s+)?[\w.+#-]+(?:\s[\w.+#-]+){0,2}\s+(?i:for|to)\s+"
+                     r"[\w-]+(?:\s[\w-]+)?[.!]?$")
+_LEANS = re.compile(r"^(?:it|it's|its|that|that's|this|these|those|which|who|so|there|"
+                    r"there's|then|too|as well|not|or|(?:is|are|was|isn't|aren't)\s+(?:that|"
+                    r"it|this|there)|right\?)\b", _I)
+# Openers that say nothing on their own ("Scratch that, we're using SQLite"): never a
+# statement of their own.
+_MARKER = re.compile(r"^(?:scratch that|wait|ok|okay|so|well|actually|anyway|oh|hmm|right|"
+                     r"also|btw|fyi|update|correction|good news|bad news|big news|news|lol|"
+                     r"haha|yeah|yes|no|sure|ok so|never mind|nvm|sorry|oops)[.!:]*$", _I)
+_BARE_SUBJECT = re.compile(r"^(?:(?:my|our|the)\s+)?[\w-]+$|^[A-Z][a-z]+$", _I)
+
+
+def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
+    """The statements of one sentence, in order; the sentence itself when it makes one."""
+    out: list[str] = []
+    start, prefix, subject = 0, "", None
+    gapped = _GAPPED_HEAD.match(_until_cut(sentence))
+    for m in _CUT.finditer(sentence):
+        left, right = prefix + sentence[start:m.start()].strip(), sentence[m.end():].strip()
+        if not left.strip() or not right or _LEANS.match(right) or \
+                _MARKER.match(left.strip()):
+            continue
+        if gapped and re.match(r"^(?:our|my|the)\s", right, _I) and \
+                _GAPPED.match(_until_cut(right)):
+            out.append(left)  # "..., and our deploys to Tuesday"
+            start, prefix = m.end(), gapped["head"] + " "
+            continue
+        command = _COMMAND.match(right) and (
+            re.search(r"\b(?:please|me|you|your)\b", right, _I) or
+            find_subject(left, speaker).entity is None)
+        if _SUBJECT.match(right) or command:
+            if _BARE_SUBJECT.match(left) or len(left.split()) < 2:
+                continue  # "My wife and I live in Boston"
+            out.append(left)
+            start, prefix, subject = m.end(), "", None
+            continue
+        if gapped and _GAPPED.match(_until_cut(right)) and not _ELIDED.match(right):
+            # "..., Redis for caching": the list's verb and subject come back
+            out.append(left)
+            start, prefix = m.end(), gapped["head"] + " "
+            continue
+        if not _ELIDED.match(right):
+            continue
+        subject = subject or find_subject(left, speaker)
+        if subject.entity is None or not subject.surface:
+            subject = None
+            continue
+        # The clause gets its subject back, and so does the next one that leaves it out.
+        out.append(left)
+        start, prefix = m.end(), subject.surface + " "
+    out.append(prefix + sentence[start:].strip())
+    return [_tidy(s) for s in out if s.strip(" ,;")]
+
+
+def _until_cut(text: str) -> str:
+    """The text up to the next place a statement may end."""
+    return _CUT.split(text, maxsplit=1)[0]
+
+
+def _tidy(clause: str) -> str:
+    return clause.strip().rstrip(",;").strip()

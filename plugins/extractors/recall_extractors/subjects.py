@@ -1,0 +1,384 @@
+"""Who a statement is about: its subject becomes the fact's entity.
+
+"My wife works at Globex" is about `wife`, never about the user's employer; "Sarah moved to
+Porto" is about `sarah`; "the billing service uses Postgres" about `billing service`. So each
+statement is read as subject + predicate before any fact rule looks at it:
+
+* "I" is the user (in a transcript line, the speaker: "Caroline: I ..." -> `caroline`), "we"
+  / "our team" / "our company" the team;
+* "my <relation>" (wife, boss, sister, ...) is that relation (a speaker's: `caroline's
+  wife`), a person named by name is their lowercase name, "he"/"she" the last person named
+  in the same text (else nobody: no fact);
+* "my/our <attribute> is ..." ("my employer is Globex", "our CI is CircleCI") is the
+  possessor's attribute: `Subject.noun` carries it;
+* "the/our <thing>" is the thing (`billing service`, `backend`); "it", "this", "you" and
+  anything else is nobody, and the statement gets no fact.
+
+The predicate comes back with contractions spelt out ("'m" -> "am"), so the fact rules read
+one form.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribute
+
+from .keys import FAVORITE_TOOLS
+from .lexicon import category_of
+
+_I = re.IGNORECASE
+
+RELATIONS = frozenset("""
+wife husband partner spouse boyfriend girlfriend fiance fiancee son daughter kid kids child
+children mother mom mum father dad parents sister brother sibling siblings grandma grandpa
+grandmother grandfather aunt uncle cousin niece nephew boss manager roommate flatmate
+housemate friend best friend colleague coworker co-worker neighbor neighbour landlord
+mentor therapist doctor stepson stepdaughter stepmom stepdad in-laws mother-in-law
+father-in-law sister-in-law brother-in-law ex ex-wife ex-husband twin twins baby sons
+daughters grandparents grandkids grandchildren stepkids
+""".split()) | {"best friend"}
+PETS = frozenset("""
+dog cat puppy kitten parrot hamster rabbit bunny turtle tortoise fish goldfish snake lizard
+horse pony ferret gecko bird budgie pup pet
+""".split())
+# Words that open a sentence but are never a person's name.
+_NOT_NAMES = frozenset("""
+i the a an my our your his her their its this that these those it he she they we you there
+here today yesterday tomorrow also then so and but or if when while after before since
+because actually update honestly anyway well oh ok okay yes no maybe please thanks hey hi
+sorry what why how who where which every each some any all both everyone nobody someone
+new old team work home
+monday tuesday wednesday thursday friday saturday sunday january february march april may
+june july august september october november december last next this just now currently
+lately recently finally sadly luckily unfortunately fortunately btw fyi big quick note
+""".split())
+_GROUPS = frozenset({"team", "company", "org", "organisation", "organization", "group",
+                     "startup", "family", "household"})
+_OWNERS = RELATIONS | PETS | _GROUPS
+_LEAD = re.compile(
+    r"^(?:(?:actually|update|correction|so|well|oh|also|btw|fyi|ok|okay|anyway|honestly|"
+    r"by the way|big news|quick update|good news|sad news|news|heads up|just so you know|"
+    r"and|but|plus|then|now|these days|nowadays|lately|recently|currently|as of (?:today|now|"
+    r"this week|this month)|since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
+    r"at the moment|for the record|to be clear|in fact|scratch that|oh and|ps|p\.s\.|"
+    r"today|yesterday|finally|officially|guess what|fun fact|right now|for now|"
+    r"as of now|at this point|these days|turns out|it turns out|apparently|i'd say|"
+    r"i would say|i guess|i think|to be honest|tbh|good news|bad news|ok i'll admit it|"
+    r"i'll admit it|i admit)\b[,:!.]?\s+|^[A-Za-z][\w ]{0,18}:\s+)+", _I)
+# A subject left out: the clause opens with the speaker's verb (a past or -ing form, or one
+# of these).
+_IMPLIED = re.compile(
+    r"^(?:(?:just|finally|recently|also|now|still|already|officially|totally|basically|"
+    r"currently|really)\s+)*(?:(?!(?:morning|evening|nothing|something|everything|anything|"
+    r"thing|king|spring|wedding|building|meeting|ceiling|ring|sibling|darling|bed|red|"
+    r"need|speed|seed|feed|weed|shed|sled|ted|fred|ned|ed)\b)[a-z]{3,}(?:ed|ing)|made|sold|"
+    r"took|got|started|starting|start|moved|moving|switched|"
+    r"switching|joined|joining|left|leaving|quit|quitting|bought|sold|traded|dropped|gave|"
+    r"found|finished|began|became|been|went|made|had|have|live|living|work|working|use|"
+    r"using|love|loving|hate|like|speak|drive|driving|play|playing|back|cut|deleted|"
+    r"adopted|rehomed|lost|retired|turned|stretched|rewrote|migrated|shifted|sleeping|"
+    r"waking|ditched|replaced|swapped|picked|upgraded|landed|accepted|signed|transferred|"
+    r"relocated|settled|stopped|gave up|no longer|studying|learning|teaching|taking|"
+    r"coding|writing|wrote|running|ran|doing|did|tried|trying|hired|promoted|"
+    r"rented|renting|renewed|married|engaged|divorced|dating|eating|drinking|"
+    r"heading|headed|commuting|cycling|biking|walking|training|lifting|said|picked|"
+    r"installed|wiped|signed|poached|hired|transferred|writing|upgraded|"
+    r"am|was|is)\b", _I)
+# What may follow a bare subject ("CI is on ...", "Mom turned 59", "Deploys moved ...").
+_BARE_VERB = (r"(?:is|are|was|were|has|have|had|'s|will|just|also|now|still|finally|"
+              r"moved|move|moves|runs|run|goes|go|went|happen|happens|turned|got|uses|use|"
+              r"lives|live|works|work|switched|started|retired|became|changed|stores|"
+              r"ships|releases|deploys|lives|sits|comes|come|stays|stay|needs|broke|"
+              r"says|said|left|joined|died|passed|signs|sign|codes|writes|talks|chats)\b")
+_NOT_SUBJECTS = frozenset("""
+it this that these those there here everything nothing everyone someone something anyone
+anything all both each which what who where when why how life work today tomorrow
+yesterday weather time day week month year weekend morning evening night lunch dinner
+breakfast i we you he she they me us him her them my our your his their its one
+thing things stuff people guys folks kids nobody none some any most no not
+""".split())
+# Relation words said without "my" ("Mom turned 59", "Dad finally retired").
+_RELATION_WORDS = frozenset({"mom", "mum", "dad", "mommy", "daddy", "grandma", "grandpa",
+                             "hubby", "wifey"})
+# Attributes of a team when said of nobody in particular ("Sprints are 3 weeks long").
+_TEAM_ATTRIBUTES = frozenset({"ci", "deploy_day", "standup_time", "sprint_length",
+                              "release_schedule", "code_host", "issue_tracker", "chat_tool",
+                              "testing_framework", "monitoring", "auth_provider",
+                              "package_manager", "branch_strategy", "database", "cloud",
+                              "orm", "framework", "frontend_framework", "language"})
+# Parts of a system, a subject on their own ("frontend moved to Bun").
+THINGS = _THINGS = frozenset("""
+backend frontend api app infra infrastructure dashboard website site server service
+database monolith cluster pipeline repo mobile platform portal worker scheduler
+""".split())
+_CONTRACTIONS = (("'m", " am"), ("'ve", " have"), ("'re", " are"), ("'ll", " will"),
+                 ("'d", " would"), ("n't", " not"))
+# What may follow a subject noun phrase: its verb (or an adverb before it). Listed, never
+# guessed from an ending: "services" or "hours" end like verbs and are the subject's nouns.
+_VERB_WORDS = """
+is are was were has have had does did do will would can could should may might must just
+also now still recently finally really always never usually actually currently only
+already officially got gets became becomes works worked lives lived moved moves uses used
+runs ran goes went comes came plays played drives drove speaks spoke loves loved likes
+liked hates hated prefers preferred started starts joined joins left leaves switched
+switches quit quits sold sells bought buys turned turns retired retires studies studied
+teaches taught stores stored ships shipped deploys deployed releases released relies
+relied codes coded writes wrote reports reported talks talked chats chatted takes took
+gave gives keeps kept sits sat stays stayed needs needed broke breaks passed died dies
+says said signs signed migrated migrates replaced replaces lost loses happens happened
+changed changes adopted adopts owns owned rents rented made makes built builds hosted
+hosts goes tends seems looks feels thinks knows knew wants wanted gets getting went
+use run live work go come play drive speak love like hate prefer start join leave switch
+sell buy turn retire study teach store ship deploy release rely code write report talk
+chat take give keep sit stay need break pass die say sign migrate replace lose happen
+change adopt own rent make build host tend seem look feel think know want get move
+rehomed cancelled canceled deleted dropped quit stopped killed ditched traded swapped
+finished began grew had told asked wrote read spent named called
+""".split()
+_VERB = r"(?:" + "|".join(sorted(set(_VERB_WORDS), key=len, reverse=True)) + r"|'s)\b"
+# Up to four words, none of them a copula or an auxiliary: the subject ends where its verb
+# begins. (Other verbs can be nouns: "team chat", "work laptop", "our code".)
+_AUX_WORDS = (r"(?:is|are|was|were|has|have|had|will|would|can|could|should|does|did|do|"
+              r"am|be|been|just|also|now|still|finally|really|recently|always|never|uses|"
+              r"works|lives|moved|runs|goes|went|got|switched|started|joined|left|turned)\b")
+_NOUN_WORD = r"(?!" + _AUX_WORDS + r")[\w.+#-]+"
+_NOUN_PHRASE = r"(?:[\w.+#-]+(?:\s+" + _NOUN_WORD + r"){0,3})"
+
+
+@dataclass(frozen=True)
+class Subject:
+    #: the canonical entity, or None when the statement is about nobody we can name
+    entity: str | None
+    #: "person" (user, a relation, a named person), "team", "thing" or "none"
+    kind: str
+    #: the words of the predicate (after the subject), contractions spelt out
+    rest: str
+    #: for "my/our/<name>'s <noun> ...": the possessed noun ("employer", "favourite colour")
+    noun: str | None = None
+    #: the subject as written, to repeat before a clause that left it out
+    surface: str = ""
+
+
+def expand(text: str) -> str:
+    """Contractions spelt out ("I'm" -> "I am"; "can't" -> "can not"), quotes folded."""
+    out = text.replace("\u2019", "'")
+    out = re.sub(r"\b(c)an't\b", r"\1an not", out, flags=_I)
+    out = re.sub(r"\b(w)on't\b", r"\1ill not", out, flags=_I)
+    # "my name's Fatima": 's is "is" after anything but a person, pet or group, whose 's
+    # owns what follows ("my wife's employer").
+    out = re.sub(r"\b(my|our)\s+([\w-]+)'s\b(?=\s+(\S))", lambda m: m[0] if m[2].lower()
+                 in _OWNERS and not m[3][0].isupper() else f"{m[1]} {m[2]} is", out, flags=_I)
+    out = re.sub(r"\b(master|bachelor|associate)'s\b", r"\1s", out, flags=_I)  # degrees
+    out = re.sub(r"\b(\w+)'s\s+(been|got|gotten)\b", r"\1 has \2", out, flags=_I)
+    out = re.sub(r"\b(\w+)'s\s+(always|never|just|now|still|not|a|an|the|out|gone|"
+                 r"currently|finally|officially|really|in|at|from|on|moved|working|living|"
+                 r"based|learning|allergic|married|engaged|dating|what|where|how|\d)", r"\1 is \2",
+                 out, flags=_I)
+    out = re.sub(r"(?i)\bim\b", "I am", out)  # "im a data scientist now"
+    for short, full in _CONTRACTIONS:
+        out = re.sub(r"(?<=\w)" + short + r"\b", full, out, flags=_I)
+    return out
+
+
+_TAIL = re.compile(r"[,;]?\s+(?:just so you know|fyi|btw|lol|haha|lmao|tbh|honestly|"
+                   r"though|i guess|i think|as usual|like always|for the record)\s*[.!]*$", _I)
+
+
+# "After the breach I moved ...": a circumstance before the subject.
+_CIRCUMSTANCE = re.compile(r"^(?:after|before|since|because|when|once|now that|ever since|"
+                           r"following|during|with|thanks to|for|in|on|at)\s+[\w' .-]{1,40}?,?\s+"
+                           r"(?=(?:i|we|my|our)\s)", _I)
+
+
+def strip_lead(text: str) -> str:
+    """The statement without openers and tails that say nothing about its subject
+    ("Actually, ...", "Update: ...", "These days ...", "..., just so you know")."""
+    text = _LEAD.sub("", text.strip()).strip()
+    return _TAIL.sub("", _CIRCUMSTANCE.sub("", text)).strip()
+
+
+def _owner(word: str, speaker: str | None) -> str:
+    """Whose: "my" -> the user (or speaker), "our" -> the team."""
+    if word.lower() == "our":
+        return TEAM
+    return speaker.lower() if speaker else USER
+
+
+def _relation(noun: str, speaker: str | None) -> str:
+    noun = noun.lower()
+    return f"{speaker.lower()}'s {noun}" if speaker else noun
+
+
+def find_subject(clause: str, speaker: str | None = None,
+                 last_person: str | None = None) -> Subject:
+    """Read `clause` as subject + predicate (see the module docstring)."""
+    text = expand(strip_lead(clause))
+    me = speaker.lower() if speaker and speaker.lower() not in ("user", "me") else USER
+    if m := re.match(r"^i\s+(?P<rest>.*)$", text, _I):
+        return Subject(me, "person", m["rest"], surface="I")
+    if m := re.match(r"^we\s+(?P<rest>.*)$", text, _I):
+        return Subject(TEAM, "team", m["rest"], surface="we")
+    if m := re.match(r"^(?P<who>my|our)\s+(?:(?:new|current|old|own|usual|little|older|"
+                     r"younger|big|baby|main|primary|go-to|default)\s+)*(?P<all>.+)$", text, _I):
+        if split := _head(m["all"]):
+            np, rest = split
+            owner_np, sep, noun2 = np.partition("'s ")
+            if not sep:
+                owner_np, sep, noun2 = np.partition("' ")
+            surface = text[: len(text) - len(rest)].strip()
+            return _possessed(m["who"], owner_np if sep else np, noun2 if sep else None, rest,
+                              surface, speaker)
+    if m := re.match(r"^(?P<who>his|her|their)\s+(?P<np>[\w-]+)\s+(?P<rest>" + _VERB + r".*)$",
+                     text, _I):
+        # "Sarah moved to Porto and her husband works at Globex": the last person's relation
+        if last_person and m["np"].lower() in RELATIONS:
+            return Subject(f"{last_person}'s {m['np'].lower()}", "person", m["rest"],
+                           surface=f"{m['who']} {m['np']}")
+        return Subject(None, "none", m["rest"])
+    if m := re.match(r"^(?P<pro>he|she)\s+(?P<rest>.*)$", text, _I):
+        return Subject(last_person, "person" if last_person else "none", m["rest"],
+                       surface=m["pro"])
+    if m := re.match(r"^(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?P<poss>'s?\s+(?P<noun>"
+                     + _NOUN_PHRASE + r"))?\s+(?P<rest>(?:" + _VERB + r"|\w+ed\b).*)$", text):
+        low = m["name"].lower()
+        following = (m["rest"].split() or [""])[0].lower()
+        if not _IMPLIED.match(text) and low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
+                | _THINGS and attribute_of_noun(low) is None and not low.startswith("favo") \
+                and attribute_of_noun(f"{low} {following}") is None and category_of(low) is None:
+            name = m["name"].lower()
+            return Subject(name, "person", m["rest"], noun=m["noun"], surface=m["name"])
+    if re.match(r"^(?:at|with)\s+[A-Z]", text):
+        return Subject(me, "person", "am " + text, surface="I")  # "Currently at Oracle."
+    if _IMPLIED.match(text) and not _names_a_thing(text):
+        # "Took a full-time offer at Cyberdyne", "been at Initech for years", "Getting up
+        # at 7 now": the speaker.
+        return Subject(me, "person", text, surface="I")
+    if m := re.match(r"^(?P<the>the\s+)?(?:(?P<team>team)'s\s+)?(?P<all>.+)$", text, _I):
+        split = _head(m["all"], bare=True)
+        if split is not None:
+            np, rest = split
+            found = _bare(np.removesuffix("'s"), rest, text[: len(text) - len(rest)].strip(),
+                          bool(m["the"]), bool(m["team"]), speaker)
+            if found is not None:
+                return found
+    if _IMPLIED.match(text) or re.search(r"\bfor me\b", text, _I):
+        # "Took a full-time offer at Cyberdyne", "been at Initech for years", "fish shell
+        # for me these days": the speaker.
+        return Subject(me, "person", text, surface="I")
+    return Subject(None, "none", text)
+
+
+_THING_HEADS = frozenset({"service", "services", "app", "apps", "team", "system", "platform",
+                          "pipeline", "portal", "api", "database", "site", "tool"})
+
+
+def _names_a_thing(text: str) -> bool:
+    """ "billing service moved to Postgres", "alerting moved to Sentry": the -ing word heads a
+    noun that is the subject, not the speaker's verb."""
+    split = _head(text, bare=True)
+    if split is None:
+        return False
+    np = split[0].lower()
+    return attribute_of_noun(np) is not None or np.split()[-1] in THINGS | _THING_HEADS
+
+
+def _bare(np: str, rest: str, surface: str, the: bool, team: bool, speaker: str | None
+          ) -> Subject | None:
+    """A subject without "my"/"our": "Mom turned 59", "CI is on Buildkite now", "the
+    billing service uses Postgres", "billing service moved to Postgres"."""
+    np = np.lower()
+    words = np.split()
+    if np in ("work", "job") and re.match(r"(?:is|'s)\s+(?:at|with|for)\s", rest, _I):
+        return Subject(speaker.lower() if speaker else USER, "person", rest, noun=np,
+                       surface=surface)  # "Work is at a small agency called Pixelhaus"
+    if words[0] in _NOT_SUBJECTS and attribute_of_noun(np) is None:
+        return None
+    if np in ("team", "company", "whole team") or team and np == "team":
+        return Subject(TEAM, "team", rest, surface=surface)
+    if np in RELATIONS or np in _RELATION_WORDS:
+        return Subject(_relation(np, speaker), "person", rest, surface=surface)
+    noun = np if attribute_of_noun(np) else re.sub(
+        r"^(?:(?:new|current|main|primary|daily|usual|default|work|personal|home|old)\s+)+",
+        "", np)
+    attr = attribute_of_noun(noun)
+    if attr is not None:
+        owner = TEAM if team or INVENTORY[attr].about == "thing" or \
+            (speaker is None and attr in _TEAM_ATTRIBUTES) else \
+            (speaker.lower() if speaker else USER)
+        return Subject(owner, "team" if owner == TEAM else "person", rest, noun=noun,
+                       surface=surface)
+    if np.startswith("favo") and len(words) > 1:
+        return Subject(speaker.lower() if speaker else USER, "person", rest, noun=np,
+                       surface=surface)
+    if the or len(words) >= 2 or np in _THINGS:
+        return Subject(np, "thing", rest, surface=surface)
+    return None
+
+
+def attribute_of_noun(noun: str) -> str | None:
+    """The inventory attribute a noun names ("CI", "sprints", "home"), or None."""
+    attr = canonical_attribute(noun)
+    return attr if attr in INVENTORY else None
+
+
+# Copulas and auxiliaries: where a subject ends, when one is there.
+_AUX_ONLY = re.compile(r"(?:is|are|was|were|has|have|had|will|would|can|could|should|does|"
+                       r"did|do|am|'s|isn't|aren't|wasn't|hasn't|haven't)$", _I)
+_VERB_ONLY = re.compile(_VERB + r"$|\w+ed$", _I)
+
+
+def _head(words_text: str, bare: bool = False) -> tuple[str, str] | None:
+    """(subject words, predicate) of a clause whose subject is a noun phrase of up to four
+    words: it ends before the first copula or auxiliary ("mobile releases are ...", "team
+    chat is ..."), else before the first verb ("my wife drives to work", "our Node services
+    use Sequelize")."""
+    words = words_text.split()
+    for test in (_AUX_ONLY, _VERB_ONLY if not bare else re.compile(_BARE_VERB + r"$", _I)):
+        for i, w in enumerate(words[:5]):
+            if i > 0 and test.match(w.strip(",.")):
+                return " ".join(words[:i]), " ".join(words[i:])
+    return None
+
+
+def _possessed(who: str, np: str, noun2: str | None, rest: str, surface: str,
+               speaker: str | None) -> Subject:
+    owner = _owner(who, speaker)
+    np = np.lower()
+    if np in _GROUPS:
+        # "our team's CI is X" / "my team uses Jira": the team.
+        if noun2:
+            return Subject(TEAM, "team", rest, noun=noun2, surface=surface)
+        return Subject(TEAM, "team", rest, surface=surface)
+    if np in RELATIONS or np in PETS:
+        entity = _relation(np, speaker) if np in RELATIONS else np
+        kind = "person" if np in RELATIONS else "pet"
+        if noun2:  # "my wife's employer is ..."
+            return Subject(entity, kind, rest, noun=noun2, surface=surface)
+        return Subject(entity, kind, rest, noun=None, surface=surface)
+    if noun2:
+        # "our backend's database is ...": the thing's attribute.
+        return Subject(np, "thing", rest, noun=noun2, surface=surface)
+    return Subject(owner, "team" if owner == TEAM else "person", rest, noun=np,
+                   surface=surface)
+
+
+def attribute_named(noun: str, value: str | None) -> str | None:
+    """The attribute "my <noun> is <value>" states, or None (then <noun> is a thing)."""
+    attr = canonical_attribute(noun)
+    if noun.lower() in _THINGS:
+        return None  # "our frontend is Angular": the frontend is the subject
+    if attr.startswith("favorite_") and canonical_attribute(attr[9:]) in FAVORITE_TOOLS:
+        return canonical_attribute(attr[9:])
+    if attr in INVENTORY or attr.startswith("favorite_"):
+        return attr
+    words = noun.split()
+    if value is None or re.match(r"^(?:\w+(?:ed|en|ing)|built|made|run|kept|set|led|done|"
+                                 r"in|on|at|from|so|very|really|pretty|kind|such|too|not|no|"
+                                 r"always|never)\b", value, _I):
+        return None  # "our backend is written in Go": the backend is the subject
+    if 1 <= len(words) <= 2 and not set(map(str.lower, words)) & {"life", "day", "week",
+                                                                  "point", "plan", "idea"}:
+        return attr  # "my shoe size is 42": a fact of its own, single-valued
+    return None

@@ -1,0 +1,321 @@
+"""The facts one statement states: subject -> entity (`subjects`), frame -> attribute and
+value (`person_frames`, `many_frames`, `tool_frames`, or the classifier's guess with
+`typed_values`), words around it -> whether a value is added, replaced or ended (`cues`).
+
+* "I don't like X" is a dislike; "I hate X now" also ends the like, and the other way round.
+* "also" / "too" add to a many-valued fact; on a single-valued one ("I also work at Globex")
+  they mean a second value the fact cannot hold, so no fact.
+* A single-valued fact is only ever replaced by a new value: "I don't live in Rome anymore"
+  names no successor and, said after the successor, would wrongly end it: no fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribute, is_many
+
+from . import idioms, many_frames, person_frames, tool_frames, typed_values
+from . import values as V
+from .cues import Cues, read_cues
+from .fact import Fact
+from .lexicon import PERSONAL, attribute_for, category_of
+from .sentences import fold
+from .subjects import Subject, attribute_named, expand, find_subject, strip_lead
+
+_I = re.IGNORECASE
+
+__all__ = ["Fact", "Reading", "read_statement", "statement_facts", "worth_classifying"]
+
+
+_REVERSE = re.compile(
+    r"^(?P<v>.+?)\s+(?:is|are|has become|became)\s+(?:now\s+|currently\s+|still\s+|"
+    r"officially\s+|finally\s+)?(?P<who>my|our|[A-Z][a-z]+'s)\s+(?:new\s+|current\s+|main\s+|"
+    r"primary\s+|go-to\s+|default\s+|daily\s+|usual\s+|only\s+)?(?P<noun>[\w -]+?)"
+    r"(?:\s+now|\s+these days|\s+nowadays|\s+at the moment|\s+for now)?[.!]?$", _I)
+_RELATION_ATTRIBUTE = {"wife": "partner", "husband": "partner", "partner": "partner",
+                       "spouse": "partner", "boyfriend": "partner", "girlfriend": "partner",
+                       "fiance": "partner", "fiancee": "partner", "boss": "manager",
+                       "manager": "manager"}
+_COPULA = re.compile(r"^(?:has been|have been|is|are|became|changed to|is now|are now|"
+                     r"just changed to|has changed to|switched to|moved to)\s+(?:now\s+|still\s+|"
+                     r"currently\s+|officially\s+|actually\s+|finally\s+)?(?P<v>.+)$", _I)
+
+
+def _reverse(text: str, speaker: str | None) -> Fact | None:
+    """ "VS Code is my editor now", "Tomás is my manager", "Anna is my wife"."""
+    m = _REVERSE.match(text)
+    if not m:
+        return None
+    value = V.value(m["v"], V.COMMON, 5)
+    if not value or value.lower() in ("it", "that", "this", "he", "she", "they", "which"):
+        return None
+    who = m["who"].lower()
+    owner = (TEAM if who == "our" else (speaker.lower() if speaker else USER)) \
+        if who in ("my", "our") else who[:-2]
+    noun = m["noun"].lower()
+    if noun in _RELATION_ATTRIBUTE:
+        return Fact(owner, _RELATION_ATTRIBUTE[noun], value) if person_frames.proper(value) \
+            else None
+    attr = attribute_named(noun, None) or ""
+    if attr in INVENTORY and not INVENTORY[attr].many or attr.startswith("favorite_"):
+        return Fact(owner, attr, value)
+    if person_frames.role(noun) and person_frames.proper(value) and len(value.split()) <= 2:
+        return Fact(value.lower(), "occupation", noun)  # "Dana is our designer"
+    return None
+
+
+def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
+    """ "my employer is X", "our CI runs on X", "my dog's name is X". None: read on."""
+    noun = subject.noun or ""
+    m = _COPULA.match(rest)
+    if subject.kind == "pet" and noun.lower() == "name":
+        v = V.value(m["v"], V.NAME, 3) if m else None
+        return [Fact(USER, "pets", v)] if v and person_frames.proper(v) else []
+    if noun.lower() in ("work", "job", "day job", "workplace") and m and \
+            re.match(r"(?:at|with|for)\s", m["v"], _I):
+        found = typed_values.value_for("employer", m["v"], True)
+        return [Fact(subject.entity or USER, "employer", found[0])] if found else []
+    attr = attribute_named(noun, m["v"] if m else None)
+    if attr is None and m and (tool := V.value(m["v"], V.TOOL, 4)) and \
+            category_of(tool) in PERSONAL and subject.kind == "person":
+        return [Fact(subject.entity or USER, category_of(tool) or "uses", tool)]  # "daily driver"
+    if attr is None:
+        return None
+    if m:
+        if cues.negated or cues.past:
+            return []
+        if is_many(attr):
+            return [Fact(subject.entity or USER, attr, v) for v in V.items(m["v"], V.LIST, 4)]
+        if typed_values.typed(attr):
+            found = typed_values.value_for(attr, m["v"], subject.kind != "team")
+            return [Fact(subject.entity or USER, attr, found[0])] if found else []
+        v = V.value(re.sub(r"^(?:on|in|at|with|through)\s+", "", m["v"], flags=_I), V.COMMON, 8)
+        if v is None or v.split()[0].lower() in ("so", "very", "really", "pretty", "kind"):
+            return []
+        return [Fact(subject.entity or USER, attr, v)]
+    reading = tool_frames.read(rest, person=False, additive=cues.additive)
+    if reading and reading.attribute == attr:
+        return [Fact(subject.entity or USER, attr, reading.values[0])]
+    return None
+
+
+def _relation_copula(subject: Subject, rest: str, speaker: str | None) -> Fact | None:
+    """ "My wife is Anna" -> the owner's partner; "My boss is Dana" -> the owner's manager."""
+    relation = (subject.entity or "").split("'s ")[-1]
+    m = _COPULA.match(rest)
+    if relation not in _RELATION_ATTRIBUTE or not m:
+        return None
+    v = V.value(m["v"], V.NAME, 3)
+    if not v or not person_frames.proper(v):
+        return None
+    owner = speaker.lower() if speaker else USER
+    return Fact(owner, _RELATION_ATTRIBUTE[relation], v)
+
+
+@dataclass
+class Reading:
+    """What one statement says: its facts, and for a statement no rule read, what the
+    attribute classifier needs (`predicate`) and how to shape its answer."""
+
+    facts: list[Fact]
+    subject: Subject
+    rest: str = ""
+    cues: Cues | None = None
+    #: the text the classifier reads, when the statement may state a fact no rule found
+    predicate: str | None = None
+
+    def classified(self, attribute: str) -> list[Fact]:
+        """Facts for the attribute the classifier found (none without a value of its kind)."""
+        assert self.cues is not None and self.subject.entity is not None
+        person = self.subject.kind in ("person", "pet")
+        if attribute in INVENTORY and (INVENTORY[attribute].about == "thing") == person \
+                and attribute not in ("uses",):
+            if not person:
+                return []  # "the app" has no employer
+            attribute = "uses"  # a person's database is a tool they use
+        found = typed_values.value_for(attribute, self.rest, person)
+        return _shape(self.subject.entity, attribute, found, [], self.cues) if found else []
+
+
+def statement_facts(clause: str, speaker: str | None = None,
+                    last_person: str | None = None) -> tuple[list[Fact], Subject]:
+    """The facts `clause` states by rule, and its subject (for a later "he"/"she")."""
+    reading = read_statement(clause, speaker, last_person)
+    return reading.facts, reading.subject
+
+
+def read_statement(clause: str, speaker: str | None = None,
+                   last_person: str | None = None) -> Reading:
+    """The statement's facts by rule; when none, whether the classifier may find one."""
+    text = expand(strip_lead(idioms.colon_nominal(idioms.TAG_QUESTION.sub("", fold(clause)))))
+    none = Subject(None, "none", text)
+    if language := idioms.answer_language(text):  # requests are often questions ("Can you ...?")
+        return Reading([Fact(speaker.lower() if speaker else USER, "answer_language",
+                             language)], none)
+    if not text or text.rstrip().endswith("?"):
+        return Reading([], none)
+    if fact := idioms.imperative(text):
+        return Reading([_as_speaker(fact, speaker)], none)
+    if found := idioms.patterned(text, speaker, last_person):
+        return Reading(found, none)
+    if fact := idioms.replaced_by(text.rstrip(".! "), speaker):
+        return Reading([fact], none)
+    if fact := _reverse(text.rstrip(".! "), speaker):
+        return Reading([fact], none)
+    subject = find_subject(text, speaker, last_person)
+    if subject.entity is None:
+        return Reading([], subject)
+    rest, cues = read_cues(subject.rest)
+    predicate = None if cues.future or cues.hedged or len(rest.split()) < 2 else \
+        (f"{subject.noun} {rest}" if subject.noun else rest)
+    if subject.noun:
+        found = _possessive(subject, rest, cues)
+        if found is not None:
+            return Reading([] if cues.future or cues.hedged else found, subject)
+        attr = canonical_attribute(subject.noun)
+        if attr in INVENTORY and _LINKING.match(rest):
+            # "Our alerts come from New Relic", "Login goes through Okta": the noun names
+            # the attribute, the predicate its value.
+            found = typed_values.value_for(attr, rest, subject.kind != "team")
+            facts = [] if cues.future or cues.hedged or not found else \
+                _shape(subject.entity, attr, found, [], cues)
+            if facts and attr == "release_schedule" and _DAY_ONLY.match(found[0]):
+                facts = _shape(subject.entity, "deploy_day", found, [], cues)
+            return Reading(facts, subject)
+        if attr in INVENTORY:
+            return Reading([], subject, rest, cues, predicate)  # the classifier may read it
+        subject = Subject(attr.replace("_", " "), "thing", rest, surface=subject.surface)
+    if subject.kind == "person" and not subject.noun and (
+            fact := _relation_copula(subject, rest, speaker)):
+        return Reading([fact], subject)
+    facts = _household(_read(subject, rest, cues), subject, speaker)
+    worth = predicate is not None and worth_classifying(predicate)
+    return Reading(facts, subject, rest, cues, None if facts or not worth else predicate)
+
+
+# Words that name a kind of value though nothing in the statement is capitalised.
+_VALUE_WORDS = re.compile(
+    r"\b(?:vegan|vegetarian|pescatarian|keto|paleo|gluten|dairy|meat|fasting|married|engaged|"
+    r"divorced|single|allergic|allergy|intolerant|bus|train|tram|subway|tube|metro|bike|"
+    r"cycle|commute|drive|walk|gym|shift|shifts|hours|major|degree|studying|barista|"
+    r"nurse|teacher|engineer|developer|designer|manager|retired|promotion|promoted|"
+    r"dark mode|light mode|theme|branch|branches|sprint|sprints|standup|deploy|deploys|"
+    r"release|releases|weekly|monthly|daily|remote|remotely|office|every|mornings?|"
+    r"evenings?|weekends?|weekdays|weights|lift|workouts?|lunch|from home|wfh)\b", _I)
+
+
+_ANOTHER_CLAUSE = re.compile(r"(?:[,;]|\band\b|\bbut\b)\s+(?:and\s+)?(?:it|he|she|they|this|that|"
+                             r"which|there)\b", _I)
+
+
+def worth_classifying(predicate: str) -> bool:
+    """Whether a statement no rule read may still name a value: a name, a number, a tool
+    the lexicon knows, or a word of a kind of value. Most talk ("that's so sweet of you")
+    names none, and is not worth the model's time (a statement costs about as much as a
+    memory's embedding)."""
+    words = predicate.split()
+    if _ANOTHER_CLAUSE.search(predicate):
+        return False  # "lives in tools/, and it runs on Fridays": whose value is which?
+    if any(c.isdigit() for c in predicate) or _VALUE_WORDS.search(predicate):
+        return True
+    if any(w[:1].isupper() and w not in ("I", "I'm") for w in words[1:]):
+        return True
+    return any(category_of(w.strip(".,!?")) for w in words)
+
+
+# Verbs that tie a noun to its value ("CI is on X", "Login goes through X", "Deploys moved
+# to X"), unlike events ("The deploy broke on Friday").
+_LINKING = re.compile(r"^(?:(?:now|still|also|all|mostly)\s+)?(?:is|are|has been|have been|"
+                      r"(?:was|were|got|has been|have been|is being)\s+\w+ed\b|moved|move|goes|"
+                      r"go|runs|run|happens?|comes?|lives?|sits?|stays?|switched|changed|"
+                      r"shifted|now|start|starts|is now|are now|live|lives)\b", _I)
+
+
+_DAY_ONLY = re.compile(r"^(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?$", _I)
+
+
+def _without(subject: Subject, rest: str, org: str) -> str:
+    """The statement without its organisation ("I work at X as a Y" -> "I work as a Y")."""
+    cut = re.sub(r"\s+(?:at|for|with|by)\s+(?:the\s+)?" + re.escape(org) + r"\b", "", rest,
+                 count=1)
+    return f"{subject.surface} {cut}".strip() if subject.surface else cut
+
+
+# What "we" share at home, not as a team: "We got married", "We adopted a second dog".
+_HOUSEHOLD = frozenset({"relationship_status", "partner", "pets", "children", "location",
+                        "car"})
+
+
+def _household(facts: list[Fact], subject: Subject, speaker: str | None) -> list[Fact]:
+    if subject.entity != TEAM or subject.surface.lower() != "we":
+        return facts
+    me = speaker.lower() if speaker and speaker.lower() not in ("user", "me") else USER
+    return [Fact(me, f.attribute, f.value, f.ended) if f.attribute in _HOUSEHOLD else f
+            for f in facts]
+
+
+def _as_speaker(fact: Fact, speaker: str | None) -> Fact:
+    if speaker and fact.entity == USER and speaker.lower() not in ("user", "me"):
+        return Fact(speaker.lower(), fact.attribute, fact.value, fact.ended)
+    return fact
+
+
+def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
+    entity = subject.entity or USER
+    person = subject.kind in ("person", "pet")
+    if cues.hedged:
+        return []
+    if cues.future and not cues.ended:
+        # Plans are facts only for a team's choices ("we're going to use Postgres").
+        if subject.kind == "person" or re.match(r"^(?:might|may|could|would|should|wish|if|"
+                                                r"almost|nearly|never)\b", rest, _I):
+            return []
+    if subject.kind in ("person", "team") and (found := person_frames.read(rest)):
+        attr, vals = found
+        if attr == "learning" and category_of(vals[0]) in PERSONAL:
+            attr = category_of(vals[0]) or attr  # "Learning Colemak": the keyboard layout
+        facts = _shape(entity, attr, vals, [], cues)
+        if attr == "location" and person_frames.MOVED.match(rest):
+            facts = [Fact(f.entity, f.attribute, f.value, f.ended, f.text, "place")
+                     for f in facts]
+        if attr == "employer" and facts and (job := person_frames.role_too(rest)):
+            facts.append(Fact(entity, "occupation", job, text=_without(subject, rest,
+                                                                        vals[0])))
+        return facts
+    household = person or subject.surface.lower() == "we"  # "we adopted a dog"
+    if subject.kind in ("person", "team") and (found := many_frames.read(rest, household)):
+        attr, vals = found
+        return _shape(entity, attr, vals, [], cues)
+    reading = tool_frames.read(rest, person=person, additive=cues.additive)
+    if reading is None:
+        return []
+    if reading.about:
+        entity = reading.about  # "we migrated the API to FastAPI": the API's framework
+    if reading.attribute == "*":
+        return [f for v in reading.values for f in _shape(
+            entity, attribute_for(v, person=person, additive=cues.additive), [v], [], cues)]
+    return _shape(entity, reading.attribute, reading.values, reading.replaced, cues)
+
+
+def _shape(entity: str, attr: str, vals: list[str], replaced: list[str], cues: Cues
+           ) -> list[Fact]:
+    """Facts from a frame's reading, by the attribute's cardinality and the cues."""
+    many = is_many(attr)
+    if cues.negated or cues.ended or cues.past:
+        if attr == "likes" and cues.negated and not cues.ended:
+            return [Fact(entity, "dislikes", v) for v in vals]  # "I don't like X"
+        if many and (cues.ended or cues.past or attr not in ("likes", "dislikes")):
+            return [Fact(entity, attr, v, ended=True) for v in vals]
+        return []
+    if not many:
+        if cues.additive and attr not in ("uses",) and not attr.startswith("preference:"):
+            return []
+        return [Fact(entity, attr, vals[0])]
+    out = [Fact(entity, attr, v) for v in vals]
+    out += [Fact(entity, attr, r, ended=True) for r in replaced]
+    if cues.change and attr in ("likes", "dislikes"):
+        other = "dislikes" if attr == "likes" else "likes"
+        out += [Fact(entity, other, v, ended=True) for v in vals]
+    return out
