@@ -30,8 +30,10 @@ def _scrape(port: int) -> dict[str, float]:
 def observed(tmp_path_factory):
     work = tmp_path_factory.mktemp("ops")
     metrics_port = free_port()
+    # The nap tool (a test plugin) holds a request open for as long as a test needs.
     srv = ServerProcess(str(work / "recall.db"), work,
-                        args=("--metrics-port", str(metrics_port), "--log-format", "json"))
+                        args=("--metrics-port", str(metrics_port), "--log-format", "json"),
+                        env={"RECALL_PLUGIN_MODULES": "recall_testkit.plugins.napping_tool"})
     srv.metrics_port = metrics_port
     srv.start()
     yield srv
@@ -161,10 +163,17 @@ async def test_a_reused_request_id_is_answered_not_left_hanging(observed):
         session = {"mcp-session-id": init.headers["mcp-session-id"]}
         await http.post(observed.url, headers=session,
                         json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        # The first call naps, so the second (same id) surely arrives while it runs: with a
+        # fast tool the two could finish one after the other, and both rightly succeed.
         body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                "params": {"name": "search_memories", "arguments": {"query": "anything"}}}
-        answers = await asyncio.gather(*(http.post(observed.url, headers=session, json=body)
-                                         for _ in range(2)))
+                "params": {"name": "nap", "arguments": {"seconds": 1.5}}}
+
+        async def second() -> httpx.Response:
+            await asyncio.sleep(0.5)
+            return await http.post(observed.url, headers=session, json=body)
+
+        answers = await asyncio.gather(http.post(observed.url, headers=session, json=body),
+                                       second())
     replies = sorted((r.json() for r in answers), key=lambda m: "error" in m)
     assert replies[0]["id"] == 7 and replies[0]["result"]["structuredContent"]["status"] == "ok"
     assert replies[1]["id"] == 7 and replies[1]["error"]["code"] == -32600
