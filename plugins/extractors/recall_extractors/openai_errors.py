@@ -8,16 +8,23 @@ OpenAI-compatible servers "which one" is the first question.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import openai
 
 from recall_core.contracts import ExtractionError
 
 from .llm import OutputCutOff
+from .settings import OpenAISettings
 
-if TYPE_CHECKING:
-    from .openai_extractor import OpenAIExtractor
+
+class Endpoint(Protocol):
+    """What an error message names of the extractor that met it (an OpenAIExtractor)."""
+
+    model: str
+    base_url: str
+    settings: OpenAISettings
+
 
 # How servers say "the prompt does not fit the context": OpenAI and vLLM
 # (context_length_exceeded / "maximum context length"), llama-cpp-python ("exceed context
@@ -31,7 +38,7 @@ _MODES = {"json_schema": 'structured_output = "json_object" (llama.cpp) or "tool
           "prompt": "another model"}
 
 
-def api_error(exc: openai.APIError, ex: "OpenAIExtractor") -> ExtractionError:
+def api_error(exc: openai.APIError, ex: Endpoint) -> ExtractionError:
     s = ex.settings
     after = (f" after {s.max_retries} retr{'y' if s.max_retries == 1 else 'ies'}"
              if s.max_retries else "")
