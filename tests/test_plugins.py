@@ -40,6 +40,40 @@ async def runtime_for(tmp_path, *plugins, **config):
     return await build_runtime(cfg, fresh_pm(*plugins), start_worker=False)
 
 
+def test_a_wrapper_implementation_of_a_registry_hook_runs():
+    """Hooks are called through pm.hook: a wrapper=True implementation wraps every other
+    one (it used to be skipped without a word), sees their registrations after `yield`, and
+    its own registration is attributed to its plugin."""
+    seen: list[list[str]] = []
+
+    class Wrapper:
+        @hookimpl(wrapper=True)
+        def register_rankers(self, register):
+            register("wrapped", lambda settings: None, default_weight=0.0)
+            result = yield
+            seen.append(register.registry.names())
+            return result
+
+    reg = Registries.from_pm(fresh_pm(Wrapper()))
+    assert seen == [["bm25", "wrapped"]]
+    assert reg.rankers.get("wrapped").plugin == "test-plugin-0"
+    assert reg.rankers.get("bm25").plugin == "recall-core (recall_core.builtin.bm25)"
+
+
+def test_hook_calls_are_seen_by_pluggy_monitoring():
+    """Every registry hook goes through pm.hook, so add_hookcall_monitoring sees it."""
+    pm = fresh_pm()
+    called: list[str] = []
+    undo = pm.add_hookcall_monitoring(lambda name, impls, kwargs: called.append(name),
+                                      lambda outcome, name, impls, kwargs: None)
+    try:
+        Registries.from_pm(pm)
+    finally:
+        undo()
+    assert {"register_storage", "register_rankers", "register_extractors",
+            "register_middleware"} <= set(called)
+
+
 def test_duplicate_registration_names_both_plugins():
     class Other:
         @hookimpl
