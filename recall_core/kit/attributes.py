@@ -38,8 +38,9 @@ It is idempotent: a normalised triple normalises to itself.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
+
+from .keys import fold_text, key_form
 
 USER = "user"
 TEAM = "team"
@@ -239,14 +240,18 @@ _DETERMINER = re.compile(r"^(?:the|a|an|my|our)\s+", re.IGNORECASE)
 
 
 def _fold(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
-    return re.sub(r"\s+", " ", text).strip()
+    return fold_text(text).replace("\u2019", "'").replace("\u2018", "'")
+
+
+def _key(text: str) -> str:
+    """`keys.key_form` (NFKC, case fold, no invisible characters, one space), quotes unified."""
+    return key_form(text).replace("\u2019", "'").replace("\u2018", "'")
 
 
 def canonical_key(text: str) -> str:
     """snake_case key: lowercase, British spellings folded, possessive 's dropped, separators
     collapsed. Keeps `:` (namespaced keys), `+`, `#` and `.` (c++, c#, node.js)."""
-    text = _fold(text).lower().replace("'s ", " ").replace("'s_", "_")
+    text = _key(text).replace("'s ", " ").replace("'s_", "_")
     if text.endswith("'s"):
         text = text[:-2]
     words = [_BRITISH.get(w, w) for w in re.split(r"[\s_\-]+", text)]
@@ -257,7 +262,7 @@ def canonical_key(text: str) -> str:
 def canonical_entity(entity: str) -> str:
     """`user` for the speaker, `team` for "we", else the lowercase name or noun phrase
     without article or possessive ("The Billing Service" -> "billing service")."""
-    key = _fold(entity).lower().strip(" .,:;!?\"'`")
+    key = _key(entity).strip(" .,:;!?\"'`")
     if key in _ENTITY_ALIASES:
         return _ENTITY_ALIASES[key]
     bare = _DETERMINER.sub("", key).strip() or key
@@ -328,7 +333,7 @@ def value_key(value: str) -> str:
     Retriever" -> "golden_retriever"). The last word is made singular (crudely: a key only
     has to be the same for "peanut" and "peanuts", and a model may capitalise either), so
     "a peanut allergy" and "allergic to peanuts" meet; the stored value keeps its spelling."""
-    text = _ARTICLE.sub("", _fold(value).lower()).strip(" .,!?\"'`")
+    text = _ARTICLE.sub("", _key(value)).strip(" .,!?\"'`")
     words = text.split()
     if words and words[-1].isalpha():
         words[-1] = _singular(words[-1])

@@ -31,14 +31,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..kit.attributes import normalise_triple
+from ..kit.keys import key_form
 from ..models import Memory, new_id
 
 Key = tuple[str, str]
 
 
 def norm_key(value: str | None) -> str:
-    """Entity and attribute names compare case- and space-insensitively ("User " == "user")."""
-    return " ".join((value or "").lower().split())
+    """Names and values compare as a person reads them: case, Unicode normal form and width,
+    invisible characters and spacing aside ("User " == "user", `kit.keys.key_form`)."""
+    return key_form(value)
 
 
 def same_value(a: str | None, b: str | None) -> bool:
@@ -55,6 +57,17 @@ def normalise(memory: Memory) -> Memory:
         memory.entity = memory.attribute = memory.value = None
     else:
         memory.entity, memory.attribute, memory.value = triple
+    return memory
+
+
+def respell_key(memory: Memory) -> Memory:
+    """The memory with its entity and attribute in `key_form` and nothing else changed: for a
+    row restored exactly (an exported row), whose key a file may spell another way. What
+    the storage migrations apply to stored keys."""
+    if memory.entity is not None:
+        memory.entity = key_form(memory.entity) or None
+    if memory.attribute is not None:
+        memory.attribute = key_form(memory.attribute) or None
     return memory
 
 

@@ -146,8 +146,8 @@ def to_memory(namespace: str, line: ImportLine, keep_id: bool) -> Memory:
         data.pop("id", None)
     now = datetime.now(timezone.utc)
     created = line.created_at or now
-    if line.exact:  # a full exported row: as it was
-        return Memory(namespace=namespace, **{**data, "created_at": created})
+    if line.exact:  # a full exported row: as it was, its key spelt as every key is
+        return facts.respell_key(Memory(namespace=namespace, **{**data, "created_at": created}))
     # A plain line: the decay clock restarts at import (an importance from elsewhere may be
     # decayed already, and decaying it again from the old created_at would count twice).
     return facts.normalise(Memory(namespace=namespace, **{

@@ -23,6 +23,8 @@ import asyncpg
 
 from recall_core import ConfigError
 
+from .respell import respell_keys
+
 log = logging.getLogger("recall_postgres")
 
 # pg_advisory_xact_lock key for migrations: "RECALLMG" as a 64-bit integer.
@@ -354,6 +356,9 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     (9, "memories.embedding_model: which embedding model made each vector",
      "ALTER TABLE memories ADD COLUMN embedding_model text"),
     (10, "a2a_tasks: context_id, state, status_ns (ListTasks pages in the database)", _V10),
+    # recall_core.kit.keys.key_form: NFKC, case fold, no invisible characters, one space;
+    # keys that meet are merged by the fact rules (respell.py).
+    (11, "fact keys spelt one way; keys that meet merged (newest current)", respell_keys),
 ]
 
 LATEST = MIGRATIONS[-1][0]

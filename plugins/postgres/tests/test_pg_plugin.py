@@ -155,6 +155,24 @@ async def test_refuses_a_database_newer_than_itself(db_url, make_storage):
     assert "-U" not in str(refused.value) and "Downgrades are not supported" in str(refused.value)
 
 
+async def test_keys_spelt_apart_before_migration_11_are_merged(db_url, make_storage,
+                                                              monkeypatch):
+    # Migration 11 spells every stored fact key one way (recall_core.kit.keys.key_form) and
+    # merges the keys that meet by the fact rules (the shared check in
+    # recall_core.testing.key_migration).
+    from recall_core.testing.key_migration import check_merged, write_spelt_apart
+    from recall_postgres import migrations
+
+    with monkeypatch.context() as m:
+        m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:10])
+        m.setattr(migrations, "LATEST", 10)
+        old = await make_storage(db_url)
+        await write_spelt_apart(old)
+        await old.close()
+        make_storage.opened.remove(old)
+    await check_merged(await make_storage(db_url))
+
+
 async def test_a2a_tasks_stored_before_migration_10_are_listed_by_their_keys(db_url, make_storage):
     # Migration 10 reads context, state and status time out of the documents of tasks stored
     # before ListTasks paged in the database, so those tasks filter and order like new ones.

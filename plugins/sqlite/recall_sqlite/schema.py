@@ -6,11 +6,15 @@ transaction, recorded in `schema_version`. Never edit a released migration; add 
 
 from __future__ import annotations
 
+from typing import Any
+
 import aiosqlite
 
 from .codec import now_text
+from .respell import respell_keys
 
-Migration = tuple[int, tuple[str, ...]]
+#: A step is SQL, or an async function of the connection (for a rule core writes in Python).
+Migration = tuple[int, tuple[Any, ...]]
 
 #: Tokens of the full-text `pad` column (migration 4): a floor under FTS5's average row length.
 PAD_TOKENS = 24
@@ -351,6 +355,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX memories_session_order ON memories (namespace, session_id, created_at, seq) "
         "WHERE valid_until IS NULL AND session_id IS NOT NULL",
     )),
+    (10, (
+        # Fact keys spelt one way (recall_core.kit.keys.key_form: NFKC, case fold, no
+        # invisible characters, one space); keys that meet are merged by the fact rules.
+        respell_keys,
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -374,7 +383,10 @@ async def migrate(db: aiosqlite.Connection) -> list[int]:
                 await db.execute("ROLLBACK")
                 continue
             for sql in statements:
-                await db.execute(sql)
+                if callable(sql):
+                    await sql(db)
+                else:
+                    await db.execute(sql)
             await db.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
                              (version, now_text()))
             await db.execute("COMMIT")

@@ -587,3 +587,25 @@ async def test_a2a_tasks_stored_before_migration_8_are_listed_by_their_keys(
         await check_tasks_listed_by_keys(new)
     finally:
         await new.close()
+
+async def test_keys_spelt_apart_before_migration_10_are_merged(
+        db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Migration 10 spells every stored fact key one way (recall_core.kit.keys.key_form) and
+    # merges the keys that meet by the fact rules (the shared check in
+    # recall_core.testing.key_migration).
+    from recall_core.testing.key_migration import check_merged, write_spelt_apart
+
+    with monkeypatch.context() as m:
+        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:9])
+        old = make_storage(f"sqlite:///{db_path}")
+        await old.open()
+        try:
+            await write_spelt_apart(old)
+        finally:
+            await old.close()
+    new = make_storage(f"sqlite:///{db_path}")
+    await new.open()
+    try:
+        await check_merged(new)
+    finally:
+        await new.close()
