@@ -137,23 +137,35 @@ async def test_erase_needs_the_name_typed(srv, admin):
     assert done.json()["memories_deleted"] >= 1
     assert "dave" not in {n["namespace"] for n in admin.get("/namespaces").json()["namespaces"]}
     assert mcp_status(srv, token) == 401
-    # The audit keeps what happened, but no longer names the erased namespace.
+    # The audit keeps what happened and the receipt's digest, but no longer names the erased
+    # namespace, not even by a hash of its name (a guess could be checked against that).
+    receipt = done.json()["receipt"]
+    assert receipt["namespace"] == "dave" and receipt["deleted"]["memories"] >= 1
     actions = admin.get("/audit", params={"limit": 200}).json()["actions"]
-    hashed = "erased:" + hashlib.sha256(b"dave").hexdigest()[:16]
-    assert [a["action"] for a in actions if a["namespace"] == hashed][:3] == [
-        "erase_namespace", "erase_namespace", "create_token"]
+    label = "erased:" + receipt["digest"][:16]
+    mine = [a for a in actions if a["namespace"] == label]
+    assert [a["action"] for a in mine][:3] == ["erase_namespace", "erase_namespace", "create_token"]
+    assert mine[0]["detail"]["receipt_digest"] == receipt["digest"]
+    assert mine[0]["actor"] == "admin:ops"
     assert '"dave"' not in json.dumps(actions)
+    assert hashlib.sha256(b"dave").hexdigest()[:16] not in json.dumps(actions)
 
 
 async def test_an_erase_by_the_tool_also_anonymises_the_audit(srv, admin):
     token = admin.post("/namespaces/ivy/tokens").json()["token"]
     async with Agent(srv.url, token) as a:
         await a.ok("store_memory", text="Ivy waters the plants on Mondays.")  # (lists the tools)
-        await a.ok("delete_namespace_data", confirm="DELETE MY DATA")
+        erased = await a.ok("delete_namespace_data", confirm="DELETE MY DATA")
+    receipt = erased["receipt"]
+    assert receipt["namespace"] == "ivy" and receipt["tokens_revoked"] == 1
+    assert mcp_status(srv, token) == 401  # kept by hash only: still refused
     deadline = time.monotonic() + 5
     while '"ivy"' in json.dumps(admin.get("/audit", params={"limit": 200}).json()):
         assert time.monotonic() < deadline, "audit rows still name the erased namespace"
         time.sleep(0.1)
+    actions = admin.get("/audit", params={"limit": 200}).json()["actions"]
+    (row,) = [a for a in actions if a["detail"].get("receipt_digest") == receipt["digest"]]
+    assert row["action"] == "erase_namespace" and row["namespace"] == "erased:" + receipt["digest"][:16]
 
 
 def test_import_then_export(srv, admin):
@@ -240,14 +252,15 @@ def test_cli_has_the_same_operations(srv):
     refused = recall_cli("admin", "erase", "gina", "--confirm", "nope", *db, env=srv.env,
                          check=False)
     assert refused.returncode == 1 and "CONFIRM_REQUIRED" in refused.stderr
-    recall_cli("admin", "erase", "gina", "--confirm", "gina", *db, env=srv.env)
+    erased = json.loads(recall_cli("admin", "erase", "gina", "--confirm", "gina", *db, "--json",
+                                   env=srv.env).stdout)
     jobs = json.loads(recall_cli("admin", "jobs", "--status", "done", *db, "--json",
                                  env=srv.env).stdout)
     assert set(jobs["counts"]) == {"queued", "running", "done", "failed"}
     audit = json.loads(recall_cli("admin", "audit", *db, "--json", env=srv.env).stdout)
     latest = audit["actions"][0]
     assert latest["action"] == "erase_namespace"
-    assert latest["namespace"] == "erased:" + hashlib.sha256(b"gina").hexdigest()[:16]
+    assert latest["namespace"] == "erased:" + erased["receipt"]["digest"][:16]
     assert latest["actor"].startswith("cli") and latest["result"] == "ok"
     # create-token goes through the same service: audited like the API's, never the token
     gina = [(a["action"], a["actor"].split(":")[0]) for a in audit["actions"]

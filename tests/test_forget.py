@@ -95,6 +95,45 @@ async def test_erase_leaves_no_row_of_the_namespace_not_even_its_own_audit_row(r
     assert keep in await table_dump(runtime.storage)
 
 
+async def test_erase_leaves_no_row_naming_the_namespace_tokens_and_audit_included(runtime):
+    # Issue 28: a namespace is often a person's name or e-mail address. After the erase no
+    # row of any table names it: not the revoked tokens (kept by hash only, so they still
+    # answer 401), not the admin audit (which keeps the receipt's digest).
+    from recall_core.admin.service import AdminService
+    from recall_core.admin.tokens import hash_token
+    from recall_core.memory.erase import digest, erased_label
+    from recall_core.server.auth import StorageTokenVerifier
+
+    ns = f"ann.{uid()}@example.com"
+    admin = AdminService(runtime.service)
+    live = (await admin.create_token("ops", ns))["token"]
+    revoked = (await admin.create_token("ops", ns))["token"]
+    await admin.revoke_token("ops", ns, hash_token(revoked)[:16])
+    await stored(runtime, ns, "I live in Tromsø.")
+    await runtime.storage.save_task(ns, "task-1", {"note": "a task"})
+    assert ns in await table_dump(runtime.storage)
+    done = await admin.erase_namespace("ops", ns, ns)
+    receipt = done["receipt"]
+    assert receipt["namespace"] == ns and receipt["digest"] == digest(receipt)
+    assert receipt["deleted"]["memories"] == 1 and receipt["deleted"]["api_tokens"] == 2
+    assert receipt["deleted"]["a2a_tasks"] == 1 and receipt["deleted"]["operations"] == 1
+    assert done["tokens_revoked"] == 1
+    await runtime.audit.close()
+    dump = await table_dump(runtime.storage)
+    assert ns not in dump and ns.split("@")[0] not in dump
+    # both tokens answer 401 (no namespace) and stay known by hash only
+    verifier = StorageTokenVerifier(runtime.storage)
+    for token in (live, revoked):
+        assert await verifier.verify_token(token) is None
+        assert hash_token(token) in dump
+    # the audit keeps the digest, and names the namespace by it
+    actions, _ = await runtime.storage.list_admin_actions(50, 0)
+    mine = [a for a in actions if a.namespace == erased_label(receipt["digest"])]
+    assert [a.action for a in mine][:1] == ["erase_namespace"]
+    assert mine[0].detail["receipt_digest"] == receipt["digest"]
+    assert {a.action for a in mine} >= {"create_token", "revoke_token", "erase_namespace"}
+
+
 async def test_finished_stores_lose_their_text_after_the_retention_period(runtime):
     from datetime import timedelta
 

@@ -10,7 +10,6 @@ any storage (there, with no audit log to write to, they write no audit row)."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -19,6 +18,7 @@ from typing import Any, TypeVar
 from ..errors import ConfirmRequired, InvalidParam, RecallError
 from ..memory.service import CONFIRM_PHRASE, MemoryService
 from .tokens import create_admin_token, create_token, hash_token
+from ..memory.erase import erased_label
 from ..memory.reindex import reindex
 from ..memory.transfer import ImportLine, MalformedLine, export_lines, import_extract, import_verbatim, parse_lines
 from ..contracts import AdminAction, token_id
@@ -73,8 +73,10 @@ class AdminService:
         self.storage: Any = storage
         self.page_cap = page_cap
         self._pending: set[asyncio.Task[Any]] = set()
-        # An erase by any path (the MCP tool too) leaves no audit row naming the namespace.
-        service.on_erase.append(self._after_erase)
+        # An erase by any path (the MCP tool too) leaves no audit row naming the namespace,
+        # and one row keeping its receipt's digest.
+        self._erasing: set[str] = set()
+        service.on_receipt.append(self._after_erase)
 
     @property
     def audited(self) -> bool:
@@ -90,21 +92,32 @@ class AdminService:
         if self.audited:
             await self.storage.record_admin_action(action)
 
-    def _after_erase(self, namespace: str) -> None:
+    def _after_erase(self, namespace: str, receipt: dict[str, Any]) -> None:
+        if namespace in self._erasing:  # erase_namespace settles its own erase
+            return
         try:
-            task = asyncio.get_running_loop().create_task(self.anonymise(namespace))
-        except RuntimeError:  # no loop: the caller (erase_namespace) anonymises itself
+            task = asyncio.get_running_loop().create_task(self.settle(namespace, receipt))
+        except RuntimeError:  # no loop: nothing to settle from here
             return
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
-    async def anonymise(self, namespace: str) -> None:
+    async def settle(self, namespace: str, receipt: dict[str, Any],
+                     actor: str | None = None) -> None:
+        """After an erase: one audit row with the receipt's digest (by `actor`, else by the
+        namespace's own token), and every row that named the namespace relabelled
+        (`memory.erase` says why by the digest, not by a hash of the name)."""
         if not self.audited:
             return
+        label = erased_label(receipt["digest"])
         try:
-            await self.storage.anonymise_admin_actions(namespace, erased_name(namespace))
+            await self._record(AdminAction(
+                actor=actor or f"namespace:{label}", action="erase_namespace", namespace=label,
+                detail={"receipt_digest": receipt["digest"], "deleted": receipt["deleted"],
+                        "tokens_revoked": receipt["tokens_revoked"]}))
+            await self.storage.anonymise_admin_actions(namespace, label)
         except Exception:  # noqa: BLE001 - the erase is done; say what stayed
-            log.exception("could not anonymise the admin audit rows of an erased namespace")
+            log.exception("could not record or anonymise the audit of an erased namespace")
 
     async def _audited(self, actor: str, action: str, namespace: str | None,
                        detail: dict[str, Any], run: Callable[[], Awaitable[T]]) -> T:
@@ -253,9 +266,19 @@ class AdminService:
                     f"Erasing namespace {namespace!r} deletes all its memories, jobs and tasks "
                     f"and revokes its tokens; it cannot be undone. To confirm, send confirm "
                     f"equal to the namespace name exactly.")
-            return await self.service.delete_namespace(namespace, CONFIRM_PHRASE)
-        out = await self._audited(actor, "erase_namespace", namespace, {}, run)
-        await self.anonymise(namespace)  # this erase's own row too
+            self._erasing.add(namespace)
+            try:
+                return await self.service.delete_namespace(namespace, CONFIRM_PHRASE)
+            finally:
+                self._erasing.discard(namespace)
+        try:
+            out = await run()
+        except Exception as exc:  # refused or failed: nothing erased, the row may name it
+            await self._record(AdminAction(
+                actor=actor, action="erase_namespace", namespace=namespace, result="error",
+                error=str(exc) if isinstance(exc, RecallError) else type(exc).__name__))
+            raise
+        await self.settle(namespace, out["receipt"], actor)
         return out
 
     async def import_memories(self, actor: str, namespace: Any,
@@ -314,12 +337,6 @@ class AdminService:
             self.service.job_signal.set()
             return {"retried": job_id}
         return await self._audited(actor, "retry_job", namespace, {"job_id": str(job_id)}, run)
-
-
-def erased_name(namespace: str) -> str:
-    """How the audit log names a namespace after its erasure: by hash, as the logs do
-    (middleware.namespace_hash's 16 hex digits; not imported, to keep fastmcp out of the CLI)."""
-    return "erased:" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:16]
 
 
 def job_view(job: Any) -> dict[str, Any]:

@@ -66,3 +66,21 @@ class TaskPage(NamedTuple):
     rows: list[TaskRow]
     #: How many tasks match the query's filters, on every page (position and limit ignored).
     total: int
+
+
+#: The namespace of a token row kept after its namespace was erased: "" is never a namespace
+#: (tokens are created for non-empty names only), so the row names nothing.
+ERASED_TOKEN_NAMESPACE = ""
+
+
+class Erased(NamedTuple):
+    """What `Storage.delete_namespace` removed: the receipt of an erase is built from it."""
+
+    #: memory rows deleted, current and history
+    memories: int
+    #: tokens that still opened the namespace and no longer do
+    tokens_revoked: int
+    #: rows that named the namespace, per table: deleted, or (api_tokens) stripped of the
+    #: name and kept by hash only, revoked, so the token keeps answering 401 and its hash can
+    #: never be registered again. Table names are the backend's own.
+    tables: dict[str, int]

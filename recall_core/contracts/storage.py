@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..models import Memory, Operation, ScoredId, ToolCallRecord
 from .capabilities import Capabilities
-from .records import DecayRow, TaskKeys, TaskPage, TaskQuery
+from .records import DecayRow, Erased, TaskKeys, TaskPage, TaskQuery
 from .transaction import WriteTx
 
 
@@ -128,10 +128,11 @@ class MemoryStore(Protocol):
         update_importance and set_embeddings (cache invalidation for in-process indexes).
         record_access does NOT change it (every search would empty the caches)."""
 
-    async def delete_namespace(self, namespace: str) -> tuple[int, int]:
+    async def delete_namespace(self, namespace: str) -> Erased:
         """Erase every row of the namespace (memories including superseded ones, operations,
-        A2A tasks, audit rows) and revoke its tokens. Returns (memory rows erased, tokens
-        revoked)."""
+        A2A tasks, audit rows, counters, change logs) and revoke its tokens, in one
+        transaction: afterwards no row names it. A token row keeps only its hash, revoked
+        (so the token still answers 401 and its hash cannot be registered again)."""
 
     async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
         """(namespace, id, importance) triples: set the importance as a new undecayed value

@@ -29,6 +29,7 @@ from ..search.explain import SearchTrace
 from ..search.pipeline import Searcher
 from ..search.request import SearchOutcome, SearchRequest
 from . import validation as v
+from .erase import receipt
 from .consolidate import consolidate
 from .corrections import correct_memory
 from .facts import norm_key, told
@@ -64,6 +65,8 @@ class MemoryService:
         self.storage = storage
         #: Called with the namespace after an erase (audit log, rankers' caches).
         self.on_erase: list[Callable[[str], None]] = []
+        #: Called with the namespace and the erase's receipt (`memory.erase.receipt`).
+        self.on_receipt: list[Callable[[str, dict[str, Any]], None]] = []
         self.extractor = extractor
         self.config = config
         self.embedder = embedder
@@ -209,13 +212,19 @@ class MemoryService:
             raise ConfirmRequired(
                 f"Erasing a namespace cannot be undone. To confirm, call again with "
                 f"confirm={CONFIRM_PHRASE!r} exactly.")
-        memories, tokens = await self.storage.delete_namespace(namespace)
+        done = receipt(namespace, await self.storage.delete_namespace(namespace))
         for hook in self.on_erase:  # in-process caches and pending audit rows of the namespace
             try:
                 hook(namespace)
             except Exception:  # noqa: BLE001 - the erase itself is done; say what stayed
                 log.exception("erase hook %r failed for a namespace", hook)
-        return {"memories_deleted": memories, "tokens_revoked": tokens}
+        for after in self.on_receipt:  # the admin audit keeps the digest
+            try:
+                after(namespace, done)
+            except Exception:  # noqa: BLE001
+                log.exception("erase receipt hook %r failed", after)
+        return {"memories_deleted": done["memories_deleted"],
+                "tokens_revoked": done["tokens_revoked"], "receipt": done}
 
     @foreground
     async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:

@@ -20,6 +20,7 @@ from starlette.routing import Match
 
 from ..errors import RecallError
 from ..admin.tokens import hash_token
+from ..memory.erase import EraseReceipt
 from ..memory.transfer import ImportLine
 from ..admin.service import MAX_NAMESPACE_LEN, MAX_OFFSET, NAMESPACE_PATTERN, AdminService
 from ..contracts import AdminAction, NamespaceSummary, TokenInfo
@@ -65,6 +66,7 @@ class EraseRequest(BaseModel):
 class Erased(BaseModel):
     memories_deleted: int
     tokens_revoked: int
+    receipt: EraseReceipt
 
 
 # At least one character that str.strip() keeps (ImportLine refuses blank text); spelled out

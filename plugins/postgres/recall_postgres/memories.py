@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import asyncpg
 
 from recall_core import Memory
-from recall_core.contracts import DecayRow
+from recall_core.contracts import ERASED_TOKEN_NAMESPACE as ERASED_TOKEN, DecayRow, Erased
 
 from .fulltext import TYPES, Counts, sync
 from .retry import conflict, in_transaction
@@ -239,30 +239,37 @@ class MemoryMethods:
                                      namespace)
         return int(v or 0)
 
-    async def delete_namespace(self, namespace: str) -> tuple[int, int]:
-        async def body(con: asyncpg.Connection) -> tuple[int, int]:
+    async def delete_namespace(self, namespace: str) -> Erased:
+        async def body(con: asyncpg.Connection) -> Erased:
             # Unindex exactly the rows this statement deleted: a memory another transaction
             # committed meanwhile survives (this statement never saw it), and so must its
             # index row and counts.
             deleted = [r["id"] for r in await con.fetch(
                 "DELETE FROM memories WHERE namespace = $1 RETURNING id", namespace)]
+            tables = {"memories": len(deleted)}
             counts = await sync(con, removed=deleted)
-            await con.execute("DELETE FROM operations WHERE namespace = $1", namespace)
-            await con.execute("DELETE FROM a2a_tasks WHERE namespace = $1", namespace)
-            await con.execute("DELETE FROM tool_call_records WHERE namespace = $1", namespace)
-            tokens = await con.execute(
+            for table in ("operations", "a2a_tasks", "tool_call_records"):
+                tables[table] = _rows(await con.execute(
+                    f"DELETE FROM {table} WHERE namespace = $1", namespace))
+            tokens = _rows(await con.execute(
                 "UPDATE api_tokens SET revoked_at = clock_timestamp() "
-                "WHERE namespace = $1 AND revoked_at IS NULL", namespace)
+                "WHERE namespace = $1 AND revoked_at IS NULL", namespace))
+            # A revoked token keeps its row by hash only (ERASED_TOKEN names no namespace):
+            # it still answers 401, and create_token cannot register that hash again.
+            tables["api_tokens"] = _rows(await con.execute(
+                "UPDATE api_tokens SET namespace = $2 WHERE namespace = $1",
+                namespace, ERASED_TOKEN))
             await self._bump(con, [namespace], counts)
             # No row may name the erased namespace: its vector change log goes, and its
             # counters row too once it counts nothing (a write committed meanwhile keeps its
             # rows and therefore the counters that describe them; a later write's additive
             # bump recreates the row from zero). Other processes find no version and reload.
-            await con.execute("DELETE FROM vector_changes WHERE namespace = $1", namespace)
-            await con.execute(
+            tables["vector_changes"] = _rows(await con.execute(
+                "DELETE FROM vector_changes WHERE namespace = $1", namespace))
+            tables["namespaces"] = _rows(await con.execute(
                 f"""DELETE FROM namespaces WHERE namespace = $1 AND ft_docs = 0
-                      AND {" AND ".join(f"active_{t} = 0" for t in TYPES)}""", namespace)
-            return len(deleted), int(tokens.split()[-1])
+                      AND {" AND ".join(f"active_{t} = 0" for t in TYPES)}""", namespace))
+            return Erased(len(deleted), tokens, tables)
 
         out = await in_transaction(self.pool, body)
         forget = getattr(self.vectors, "forget", None)
@@ -318,3 +325,8 @@ class MemoryMethods:
             await self._bump(con, [r["namespace"] for r in changed])
 
         await in_transaction(self.pool, body)
+
+
+def _rows(status: str) -> int:
+    """Rows a statement changed, from its status ("DELETE 3", "UPDATE 0")."""
+    return int(status.split()[-1])

@@ -147,7 +147,8 @@ async def test_delete_namespace_erases_only_that_namespace(storage):
     await storage.enqueue(op("keep", "k"))
     await storage.save_task("ns", "t", {"a": 1})
     before = await storage.namespace_version("ns")
-    assert await storage.delete_namespace("ns") == (3, 1)
+    erased = await storage.delete_namespace("ns")
+    assert (erased.memories, erased.tokens_revoked, erased.tables["api_tokens"]) == (3, 1, 2)
     assert await storage.list_memories("ns", 10, 0) == ([], 0)
     assert await storage.namespace_for_token("t-ns-1") is None
     assert await storage.count_jobs("ns", "queued") == 0

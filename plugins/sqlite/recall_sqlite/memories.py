@@ -13,7 +13,7 @@ from typing import Any
 import aiosqlite
 
 from recall_core import MEMORY_TYPES, Memory
-from recall_core.contracts import DecayRow
+from recall_core.contracts import ERASED_TOKEN_NAMESPACE as ERASED_TOKEN, DecayRow, Erased
 
 from .codec import (
     INSERT_MEMORY,
@@ -197,28 +197,35 @@ class MemoryMethods:
             "SELECT version FROM namespace_versions WHERE namespace = ?", (namespace,))
         return int(row[0]) if row else 0
 
-    async def delete_namespace(self, namespace: str) -> tuple[int, int]:
+    async def delete_namespace(self, namespace: str) -> Erased:
         now = now_text()
+        tables: dict[str, int] = {}
         async with self.db.transaction() as db:
-            cur = await db.execute("DELETE FROM memories WHERE namespace = ?", (namespace,))
-            memories = cur.rowcount
-            for table in ("operations", "a2a_tasks", "tool_call_records", "active_counts"):
-                await db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
+            for table in ("memories", "operations", "a2a_tasks", "tool_call_records",
+                          "active_counts"):
+                cur = await db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
+                tables[table] = cur.rowcount
             cur = await db.execute(
                 "UPDATE api_tokens SET revoked_at = ? WHERE namespace = ? AND revoked_at IS NULL",
                 (now, namespace))
             tokens = cur.rowcount
+            # A revoked token keeps its row by hash only (ERASED_TOKEN names no namespace):
+            # it still answers 401, and create_token cannot register that hash again.
+            cur = await db.execute("UPDATE api_tokens SET namespace = ? WHERE namespace = ?",
+                                   (ERASED_TOKEN, namespace))
+            tables["api_tokens"] = cur.rowcount
             # No row may name the erased namespace, not even the vector event log: every
             # process reloads all its vector indexes instead (a namespace-less event moves
             # the pruning mark past every cursor; erases are rare).
-            await db.execute("DELETE FROM vector_events WHERE namespace = ?", (namespace,))
-            await db.execute("DELETE FROM namespace_versions WHERE namespace = ?", (namespace,))
+            for table in ("vector_events", "namespace_versions"):
+                cur = await db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
+                tables[table] = cur.rowcount
             await db.execute("INSERT INTO vector_events (namespace, memory_seq) VALUES ('', ?)",
                              (RESET,))
             await db.execute("UPDATE vector_events_pruned SET upto = "
                              "(SELECT max(seq) FROM vector_events) WHERE id = 1")
         self._vectors.forget(namespace)
-        return memories, tokens
+        return Erased(tables["memories"], tokens, tables)
 
     async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
         # A new base: whatever decay did before is forgotten.

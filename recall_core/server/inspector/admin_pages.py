@@ -43,7 +43,8 @@ async def erase(request: Request, ctx: Context) -> Response:
     done = await ctx.admin.erase_namespace(ctx.principal.actor, ctx.namespace,
                                            ctx.form.get("confirm"))
     return redirect("/ui/admin", flash=f"Namespace {ctx.namespace} erased: "
-                    f"{done['memories_deleted']} memories, {done['tokens_revoked']} tokens revoked.")
+                    f"{done['memories_deleted']} memories, {done['tokens_revoked']} tokens revoked. "
+                    f"Receipt digest {done['receipt']['digest']} (the audit keeps it).")
 
 
 async def export(request: Request, ctx: Context) -> Response:

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ...errors import RecallError
+from ...memory.erase import EraseReceipt
 from ...memory.validation import MAX_ID_CHARS, MAX_OFFSET, MAX_TOPIC_CHARS
 
 T = TypeVar("T")
@@ -214,6 +215,7 @@ class ConsolidateData(_Data):
 class EraseData(_Data):
     memories_deleted: int
     tokens_revoked: int
+    receipt: EraseReceipt
 
 
 def envelope_schema(data: type[BaseModel]) -> dict[str, Any]:

@@ -194,6 +194,7 @@ def register_upkeep_tools(mcp: Any, service: MemoryService) -> None:
         """Erase ALL of this user's memories and revoke their tokens, on explicit request only; milliseconds.
 
         Irreversible. confirm must be exactly "DELETE MY DATA". After it, the current token
-        stops working.
+        stops working. Returns a receipt (rows removed per table, the time, a digest): give it
+        to the user to keep; the server keeps only its digest.
         """
         return await answer_with_envelope(service.delete_namespace, confirm=confirm)

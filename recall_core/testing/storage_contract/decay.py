@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from datetime import timedelta
 
 
@@ -147,7 +149,18 @@ class DecayTests(ContractBase):
             await storage.record_tool_call(ToolCallRecord(
                 tool="store_memory", namespace=ns, inputs_hash="h", status="ok", duration_ms=1.0))
         # every memory row goes, superseded included; only live tokens count as revoked
-        assert await storage.delete_namespace(A) == (4, 2)
+        erased = await storage.delete_namespace(A)
+        assert (erased.memories, erased.tokens_revoked) == (4, 2)
+        # the receipt's table counts: every token row named A (revoked ones too)
+        common = {"memories": 4, "operations": 1, "a2a_tasks": 1, "tool_call_records": 1,
+                  "api_tokens": 3}
+        assert {t: erased.tables.get(t) for t in common} == common, erased.tables
+        # An erased namespace's token keeps answering 401 (no namespace), by hash only: its
+        # hash cannot be registered again, for A or anyone (issue 28).
+        for again in (A, B):
+            with pytest.raises(Exception):
+                await storage.create_token(again, f"{A}-t1")
+            assert await storage.namespace_for_token(f"{A}-t1") is None
         assert await self.all_memories(storage, A, active_only=False) == []
         assert await storage.history(A, "e", "a") == []
         assert await storage.list_memories(A, 10, 0) == ([], 0)
