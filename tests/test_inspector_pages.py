@@ -25,7 +25,7 @@ def context(service: Any = None, admin: Any = None, *, is_admin: bool = False,
             namespace: str = "alice", form: dict[str, Any] | None = None) -> Context:
     inspector = SimpleNamespace(runtime=SimpleNamespace(service=service), admin=admin,
                                 storage=None, public_url=None)
-    principal = Principal(token="rcl_x", kind="admin" if is_admin else "namespace",
+    principal = Principal(session="s-x", kind="admin" if is_admin else "namespace",
                           name="root" if is_admin else namespace)
     return Context(inspector, principal, namespace, form or {})
 

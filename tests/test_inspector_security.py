@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
-from recall_testkit.inspector import admin_token, backends, database, run, start_server, store_all
+from recall_testkit.inspector import (admin_token, backends, database, run, signed_in,
+                                      start_server, store_all)
 from recall_core.server.inspector import Inspector
-from recall_core.server.inspector.session import csrf_token
 from recall_testkit.serverproc import recall_cli
 
 SCRIPT = "<script>alert('pwned')</script> is what I typed"
@@ -42,11 +42,12 @@ def srv(request, tmp_path_factory):
 
 
 def client(srv, token: str | None = None, **headers: str) -> httpx.Client:
-    c = httpx.Client(base_url=srv.base, headers={"Origin": srv.base, **headers},
-                     follow_redirects=False)
+    """Signed in with `token` through /ui/signin (`.csrf` holds its forms' CSRF value), or
+    anonymous."""
     if token:
-        c.cookies.set("recall_ui", token, domain="127.0.0.1", path="/ui")
-    return c
+        return signed_in(srv, token, **headers)
+    return httpx.Client(base_url=srv.base, headers={"Origin": srv.base, **headers},
+                        follow_redirects=False)
 
 
 def memory_ids(srv, token: str) -> list[str]:
@@ -87,7 +88,7 @@ def test_a_namespace_never_sees_another(srv):
     alice_ids = memory_ids(srv, srv.alice)
     assert len(alice_ids) >= 4
     bob = client(srv, srv.bob)
-    csrf = csrf_token(srv.bob)
+    csrf = bob.csrf
     for method, path in all_routes():
         if path in ("/ui/signin", "/ui/signout", "/ui/"):
             continue
@@ -116,7 +117,7 @@ def test_admin_pages_refuse_namespace_tokens(srv):
         if not path.startswith("/ui/admin"):
             continue
         r = bob.request(method, path, params={"ns": "bob"},
-                        data={"csrf": csrf_token(srv.bob), "ns": "bob", "confirm": "bob"}
+                        data={"csrf": bob.csrf, "ns": "bob", "confirm": "bob"}
                         if method == "POST" else None)
         assert r.status_code == 404, (method, path, r.status_code)
     assert client(srv, srv.bob).get("/ui/memories").status_code == 200  # bob still has data
@@ -125,19 +126,23 @@ def test_admin_pages_refuse_namespace_tokens(srv):
 def test_csrf_and_cross_site_posts_are_refused(srv):
     bob_id, = memory_ids(srv, srv.bob)
     url = f"/ui/memories/{bob_id}/forget"
-    assert client(srv, srv.bob).post(url).status_code == 403
-    assert client(srv, srv.bob).post(url, data={"csrf": "0" * 40}).status_code == 403
-    assert client(srv, srv.bob).post(url, data={"csrf": csrf_token(srv.alice)}).status_code == 403
+    bob = client(srv, srv.bob)
+    assert bob.post(url).status_code == 403
+    assert bob.post(url, data={"csrf": "0" * 40}).status_code == 403
+    assert bob.post(url, data={"csrf": client(srv, srv.alice).csrf}).status_code == 403
+    # another session of bob's has its own CSRF value
+    assert bob.post(url, data={"csrf": client(srv, srv.bob).csrf}).status_code == 403
     evil = client(srv, srv.bob, Origin="https://evil.example")
-    assert evil.post(url, data={"csrf": csrf_token(srv.bob)}).status_code == 403
+    assert evil.post(url, data={"csrf": evil.csrf}).status_code == 403
     assert memory_ids(srv, srv.bob) == [bob_id], "a refused post changed nothing"
     signin = client(srv, Origin="https://evil.example").post("/ui/signin",
                                                               data={"token": srv.bob})
     assert signin.status_code == 403 and "set-cookie" not in signin.headers
-    assert client(srv, srv.bob).post("/ui/signout").status_code == 403  # no forced sign-out
-    out = client(srv, srv.bob).post("/ui/signout", data={"csrf": csrf_token(srv.bob)})
+    assert bob.post("/ui/signout").status_code == 403  # no forced sign-out
+    out = bob.post("/ui/signout", data={"csrf": bob.csrf})
     assert out.status_code == 303 and 'recall_ui=""' in out.headers["set-cookie"]
-    ok = client(srv, srv.bob).post(url, data={"csrf": csrf_token(srv.bob)})
+    again = client(srv, srv.bob)
+    ok = again.post(url, data={"csrf": again.csrf})
     assert ok.status_code == 303 and memory_ids(srv, srv.bob) == []
 
 
@@ -173,10 +178,58 @@ def test_session_cookie_and_sign_in_transport(srv):
 
 def test_revoking_a_token_ends_its_session(srv):
     carol = srv.token("carol")
-    assert client(srv, carol).get("/ui/memories").status_code == 200
+    browser = client(srv, carol)
+    assert browser.get("/ui/memories").status_code == 200
     recall_cli("revoke-token", carol, "--db", srv.db, env=srv.env)
-    r = client(srv, carol).get("/ui/memories")
+    r = browser.get("/ui/memories")
     assert r.status_code == 303 and r.headers["location"] == "/ui/signin"
+
+
+# -- sessions (issue 28) ------------------------------------------------------------------
+def test_the_cookie_is_a_session_not_the_token(srv):
+    r = client(srv).post("/ui/signin", data={"token": srv.alice})
+    assert r.status_code == 303
+    cookie = r.headers["set-cookie"]
+    assert srv.alice not in cookie and "rcl_" not in cookie
+    # The token itself as a cookie opens nothing (it did before sessions).
+    raw = client(srv)
+    raw.cookies.set("recall_ui", srv.alice, domain="127.0.0.1", path="/ui")
+    assert raw.get("/ui/memories").headers["location"] == "/ui/signin"
+    # Two sign-ins, two sessions.
+    assert client(srv, srv.alice).session_id != client(srv, srv.alice).session_id
+
+
+def test_sign_out_ends_the_session_on_the_server(srv):
+    browser = client(srv, srv.alice)
+    stolen = client(srv)  # a copy of the cookie, taken before sign-out
+    stolen.cookies.set("recall_ui", browser.session_id, domain="127.0.0.1", path="/ui")
+    assert stolen.get("/ui/memories").status_code == 200
+    assert browser.post("/ui/signout", data={"csrf": browser.csrf}).status_code == 303
+    for c in (stolen, browser):
+        r = c.get("/ui/memories")
+        assert r.status_code == 303 and r.headers["location"] == "/ui/signin"
+        assert c.post("/ui/signout", data={"csrf": browser.csrf}).status_code == 303  # harmless
+    # other sessions of the same token live on
+    assert client(srv, srv.alice).get("/ui/memories").status_code == 200
+
+
+def test_failed_sign_ins_are_throttled_per_address(srv):
+    # uvicorn takes the client address from X-Forwarded-For sent by a loopback proxy
+    def attempt(address: str, token: str) -> httpx.Response:
+        return client(srv, **{"X-Forwarded-For": address}).post("/ui/signin",
+                                                               data={"token": token})
+
+    for i in range(10):
+        assert attempt("203.0.113.7", f"rcl_guess{i}").status_code == 401
+    refused = attempt("203.0.113.7", "rcl_guess-again")
+    assert refused.status_code == 429 and "set-cookie" not in refused.headers
+    wait = int(refused.headers["retry-after"])
+    assert 200 <= wait <= 300
+    assert "Too many failed sign-ins" in refused.text and f"({wait} s)" in refused.text
+    # even the right token waits: a guess that happens to be right must not be confirmed
+    assert attempt("203.0.113.7", srv.alice).status_code == 429
+    # another address is not held back by this one
+    assert attempt("198.51.100.9", srv.alice).status_code == 303
 
 
 def test_admin_sees_every_namespace(srv):

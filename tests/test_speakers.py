@@ -135,9 +135,8 @@ def test_the_embedding_ranker_is_asked_what_was_asked_not_who(dense_runtime):
 def test_the_inspector_shows_the_query_the_embedding_ranker_was_asked(tmp_path):
     """Over a real `recall serve` with the dense ranker, through the stub extractor (which
     keeps each line's speaker) and the inspector's "Search, explained" page."""
-    import httpx
 
-    from recall_testkit.inspector import run, store_all
+    from recall_testkit.inspector import run, signed_in, store_all
     from recall_testkit.serverproc import ServerProcess
 
     pytest.importorskip("recall_embeddings")
@@ -146,8 +145,7 @@ def test_the_inspector_shows_the_query_the_embedding_ranker_was_asked(tmp_path):
         token = srv.token("alice")
         run(store_all(srv, token, ["Caroline: Hey Melanie, what are you up to this week, Melanie?",
                                    "Melanie: Pottery class helps me relax after work."]))
-        ui = httpx.Client(base_url=srv.base, headers={"Origin": srv.base})
-        ui.cookies.set("recall_ui", token, domain="127.0.0.1", path="/ui")
+        ui = signed_in(srv, token)
         html = ui.get("/ui/search", params={"query": "What does Melanie do to unwind?"}).text
         assert "were asked <q>What does do to unwind?</q>" in html, html[:3000]
         assert "were asked" not in ui.get("/ui/search", params={"query": "Who relaxes?"}).text

@@ -21,8 +21,10 @@ from .access import NAMESPACE_PAGE, require_session
 from .admin_pages import ADMIN_PAGES
 from .pages import PAGES
 from .render import page, redirect
-from .session import (COOKIE, clear_session, csrf_ok, identify, same_origin, set_session,
-                      transport_is_safe)
+from .session import (COOKIE, clear_session, csrf_ok, holder, identify, same_origin,
+                      set_session, transport_is_safe)
+from .sessions import Sessions, SignInThrottle
+from ...admin.tokens import hash_token
 
 if TYPE_CHECKING:
     from ...admin.service import AdminService
@@ -42,9 +44,14 @@ class Inspector:
         self.storage = runtime.storage
         self.admin = admin
         self.public_url = public_url
+        self.sessions = Sessions()
+        self.throttle = SignInThrottle()
+
+    async def _principal(self, request: Request) -> Any:
+        return await identify(self.storage, self.sessions, request.cookies.get(COOKIE))
 
     async def home(self, request: Request) -> Response:
-        principal = await identify(self.storage, request.cookies.get(COOKIE))
+        principal = await self._principal(request)
         if principal is None:
             return redirect("/ui/signin")
         return redirect("/ui/admin" if principal.is_admin else "/ui/memories")
@@ -60,24 +67,37 @@ class Inspector:
         if not same_origin(request, self.public_url):
             return page("signin.html", 403, me=None, insecure=False,
                         error="Sign-in from another site is refused.")
+        address = request.client.host if request.client else "unknown"
+        wait = self.throttle.retry_after(address)
+        if wait is not None:
+            minutes = max(1, round(wait / 60))
+            response = page("signin.html", 429, me=None, insecure=False,
+                            error=f"Too many failed sign-ins from your address. Try again in "
+                                  f"about {minutes} minute{'s' if minutes != 1 else ''} "
+                                  f"({wait} s), with a token from `recall create-token`.")
+            response.headers["Retry-After"] = str(wait)
+            return response
         form = await request.form()
         token = str(form.get("token") or "").strip()
-        principal = await identify(self.storage, token)
-        if principal is None:
+        digest = hash_token(token) if token else None
+        who = await holder(self.storage, digest) if digest else None
+        if who is None:
+            self.throttle.failed(address)
             return page("signin.html", 401, me=None, insecure=False,
                         error="Unknown or revoked token. Create one with `recall create-token "
                               "NAMESPACE` (or `--admin`).")
-        response = redirect("/ui/admin" if principal.is_admin else "/ui/memories")
-        set_session(response, token, secure=True)
+        response = redirect("/ui/admin" if who[0] == "admin" else "/ui/memories")
+        set_session(response, self.sessions.open(digest), secure=True)  # type: ignore[arg-type]
         return response
 
     async def signout(self, request: Request) -> Response:
         form = await request.form()
-        principal = await identify(self.storage, request.cookies.get(COOKIE))
+        principal = await self._principal(request)
         if principal is not None and (not csrf_ok(principal, form.get("csrf"))
                                       or not same_origin(request, self.public_url)):
             return page("error.html", 403, me=principal, csrf=principal.csrf,
                         message="CSRF check failed. Reload the page and try again.")
+        self.sessions.close(request.cookies.get(COOKIE))  # a copy of the cookie is now void
         response = redirect("/ui/signin")
         clear_session(response, secure=True)
         return response

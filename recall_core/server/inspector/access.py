@@ -84,7 +84,8 @@ def require_session(inspector: Inspector, handler: Handler,
     token sees only its own; another namespace's pages do not exist for it)."""
 
     async def endpoint(request: Request) -> Response:
-        principal = await identify(inspector.storage, request.cookies.get(COOKIE))
+        principal = await identify(inspector.storage, inspector.sessions,
+                                   request.cookies.get(COOKIE))
         if principal is None:
             if request.method == "GET":
                 return redirect("/ui/signin")

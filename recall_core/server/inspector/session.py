@@ -1,14 +1,17 @@
-"""Sign-in for the inspector: who is calling, from a cookie that holds their token.
+"""Sign-in for the inspector: who is calling, from a cookie that holds a session id.
 
-The token a person pastes at /ui/signin is kept in one cookie (`recall_ui`): HttpOnly (page
-scripts cannot read it), SameSite=Strict (no other site's page can make the browser send it),
-Path=/ui, and Secure wherever the browser accepts that (HTTPS, behind a TLS proxy, or
-loopback). It is checked against storage on every request, exactly like a bearer token, so
-revoking it or erasing its namespace signs the person out at once. It never appears in a URL,
-a page or a log.
+A person pastes a token at /ui/signin; the server opens a session (`sessions.Sessions`:
+server-side, expiring) and the cookie (`recall_ui`) holds only the session's random id, never
+the token. The cookie is HttpOnly (page scripts cannot read it), SameSite=Strict (no other
+site's page can make the browser send it), Path=/ui, and Secure wherever the browser accepts
+that (HTTPS, behind a TLS proxy, or loopback). Sign-out ends the session on the server, so a
+copy of the cookie is worth nothing after it; and the token behind a session is checked
+against storage on every request, exactly like a bearer token, so revoking it or erasing its
+namespace ends its sessions at once. The token never appears in a cookie, a URL, a page or
+a log. Failed sign-ins are throttled per client address (`sessions.SignInThrottle`).
 
-Every state-changing request (POST) must carry a CSRF token: an HMAC of the session token,
-sent as a hidden form field. And a request whose Origin names another site is refused.
+Every state-changing request (POST) must carry a CSRF token: an HMAC of the session id, sent
+as a hidden form field. And a request whose Origin names another site is refused.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from ...admin.tokens import hash_token
+from .sessions import Sessions
 
 COOKIE = "recall_ui"
 COOKIE_PATH = "/ui"
@@ -30,7 +33,8 @@ COOKIE_PATH = "/ui"
 
 @dataclass(frozen=True)
 class Principal:
-    token: str
+    #: the session id (the cookie's value; secret, like the token it stands for)
+    session: str
     #: "namespace" or "admin"
     kind: str
     #: the namespace (namespace tokens) or the admin token's name
@@ -46,30 +50,38 @@ class Principal:
 
     @property
     def csrf(self) -> str:
-        return csrf_token(self.token)
+        return csrf_token(self.session)
 
 
-def csrf_token(token: str) -> str:
-    return hmac.new(token.encode(), b"recall-ui-csrf", hashlib.sha256).hexdigest()[:40]
+def csrf_token(session_id: str) -> str:
+    return hmac.new(session_id.encode(), b"recall-ui-csrf", hashlib.sha256).hexdigest()[:40]
 
 
 def csrf_ok(principal: Principal, sent: Any) -> bool:
     return isinstance(sent, str) and hmac.compare_digest(sent.encode(), principal.csrf.encode())
 
 
-async def identify(storage: Any, token: str | None) -> Principal | None:
-    """The holder of `token`: an admin, a namespace, or nobody (unknown or revoked)."""
-    if not token:
-        return None
-    digest = hash_token(token)
+async def holder(storage: Any, token_hash: str) -> tuple[str, str] | None:
+    """("admin", name) or ("namespace", namespace) of an unrevoked token, else None."""
     if storage.capabilities.admin:
-        name = await storage.admin_for_token(digest)
+        name = await storage.admin_for_token(token_hash)
         if name is not None:
-            return Principal(token, "admin", name)
-    namespace = await storage.namespace_for_token(digest)
-    if namespace is not None:
-        return Principal(token, "namespace", namespace)
-    return None
+            return "admin", name
+    namespace = await storage.namespace_for_token(token_hash)
+    return ("namespace", namespace) if namespace is not None else None
+
+
+async def identify(storage: Any, sessions: Sessions, session_id: str | None) -> Principal | None:
+    """The holder of the session `session_id`: an admin, a namespace, or nobody (no such
+    session, expired, or its token revoked: then the token's sessions end here too)."""
+    found = sessions.get(session_id)
+    if found is None or session_id is None:
+        return None
+    who = await holder(storage, found.token_hash)
+    if who is None:
+        sessions.close_token(found.token_hash)
+        return None
+    return Principal(session_id, *who)
 
 
 def is_loopback(host: str | None) -> bool:
@@ -105,8 +117,8 @@ def same_origin(request: Request, public_url: str | None) -> bool:
     return origin in allowed
 
 
-def set_session(response: Any, token: str, secure: bool) -> None:
-    response.set_cookie(COOKIE, token, path=COOKIE_PATH, httponly=True, samesite="strict",
+def set_session(response: Any, session_id: str, secure: bool) -> None:
+    response.set_cookie(COOKIE, session_id, path=COOKIE_PATH, httponly=True, samesite="strict",
                         secure=secure)
 
 

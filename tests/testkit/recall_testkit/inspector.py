@@ -106,3 +106,28 @@ async def store_all(srv: ServerProcess, token: str, texts: list[str], **extra: A
 async def search(srv: ServerProcess, token: str, query: str) -> list[str]:
     async with Agent(srv.url, token) as a:
         return [r["text"] for r in (await a.ok("search_memories", query=query))["results"]]
+
+
+def signed_in(srv: ServerProcess, token: str, **headers: str) -> Any:
+    """An httpx client signed in to the inspector with `token` through /ui/signin, as a
+    browser is: it holds the session cookie (a session id, not the token) and, as `.csrf`,
+    the CSRF value the pages' forms carry. `headers` are sent from then on (e.g. a foreign
+    Origin, to play a cross-site post from a signed-in browser)."""
+    import re
+
+    import httpx
+
+    c = httpx.Client(base_url=srv.base, headers={"Origin": srv.base}, follow_redirects=False)
+    r = c.post("/ui/signin", data={"token": token})
+    assert r.status_code == 303, (r.status_code, r.text[:500])
+    session = r.cookies.get("recall_ui") or re.search(r"recall_ui=([^;]+)",
+                                                      r.headers["set-cookie"]).group(1)
+    # The cookie is Secure; httpx sends such cookies over https only, browsers to loopback too.
+    c.cookies.clear()
+    c.cookies.set("recall_ui", session, domain="127.0.0.1", path="/ui")
+    c.session_id = session  # type: ignore[attr-defined]
+    page = c.get("/ui/memories" if r.headers["location"] == "/ui/memories" else "/ui/admin").text
+    found = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+    c.csrf = found.group(1) if found else None  # type: ignore[attr-defined]
+    c.headers.update(headers)
+    return c
