@@ -8,6 +8,7 @@ backend (plugins/*/tests, `recall_core.testing.key_migration`)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 
@@ -15,6 +16,7 @@ import pytest
 import pytest_asyncio
 from hypothesis import given, settings, strategies as st
 
+from recall_core import Extractor, hookimpl
 from recall_core.admin.service import AdminService
 from recall_core.config import RecallConfig
 from recall_core.errors import RecallError
@@ -80,6 +82,58 @@ async def test_exact_rows_are_spelt_the_same_way(runtime):
     with pytest.raises(RecallError):
         await admin.import_memories("test", f"{ns}-2", lines(row, other))
     assert (await runtime.service.inspect(f"{ns}-2"))["memories"] == []
+
+
+class SpeltExtractor(Extractor):
+    """An extractor as an LLM's output may be: the key spelt as the text's JSON says."""
+
+    name = "spelt"
+
+    async def extract(self, text, topic=""):
+        from recall_core.models import ExtractedMemory
+
+        fact = json.loads(text)
+        return [ExtractedMemory(text=fact["say"], entity=fact["entity"],
+                                attribute=fact["attribute"], value=fact["value"])]
+
+    async def merge(self, memories, topic=""):
+        raise NotImplementedError
+
+
+class SpeltPlugin:
+    @hookimpl
+    def register_extractors(self, register):
+        register("spelt", lambda settings: SpeltExtractor())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_an_extractors_keys_spelt_apart_are_one_fact(backend, tmp_path):
+    db = str(tmp_path / "r.db") if backend == "sqlite" else PG_URL
+    pm = bundled(postgres=backend != "sqlite")
+    pm.register(SpeltPlugin(), name="spelt")
+    cfg = RecallConfig(db=db, worker={"concurrency": 1, "poll_interval": 0.02, "yield_pause": 0},
+                       decay={"interval": 0}, extractor="spelt")
+    rt = await build_runtime(cfg, pm)
+    try:
+        ns = f"keys-{uuid.uuid4().hex[:8]}"
+        for entity, attribute, value, at in [
+                ("Sarah", "employer", "Acme", "2026-01-01T10:00:00+00:00"),
+                ("\u200bSARAH\ufeff", "Em\u00adployer", "Initech", "2026-02-01T10:00:00+00:00")]:
+            text = json.dumps({"say": f"Sarah works at {value}.", "entity": entity,
+                               "attribute": attribute, "value": value})
+            ack = await rt.service.store(ns, text, created_at=at)
+            for _ in range(400):
+                op = await rt.storage.get_operation(ns, ack["job_id"])
+                if op.status in ("done", "failed"):
+                    break
+                await asyncio.sleep(0.025)
+            assert op.status == "done", op.error
+        timeline = await rt.service.history(ns, "sarah", "employer")
+        assert [(m.value, m.valid_until is None) for m in timeline] == [("Acme", False),
+                                                                        ("Initech", True)]
+        assert [m["value"] for m in (await rt.service.inspect(ns))["memories"]] == ["Initech"]
+    finally:
+        await rt.close()
 
 
 # -- the normalisation itself ---------------------------------------------------------------
