@@ -1,4 +1,4 @@
-"""Check the held-out dev3 set (bench/understanding/dev3.jsonl) against the README's format.
+"""Check the held-out dev3 set (bench/understanding/items/dev3.jsonl) against the README's format.
 
     python bench/understanding/check_dev3.py [path]
 
@@ -126,7 +126,7 @@ def check(path: Path) -> list[str]:
 
 
 def main() -> int:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_name("dev3.jsonl")
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "items" / "dev3.jsonl"
     problems = check(path)
     items = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
     print(f"{len(items)} items:", dict(Counter(i.get("kind") for i in items)),
