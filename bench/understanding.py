@@ -59,6 +59,10 @@ from extraction_match import fold, matches, value_matches  # noqa: E402
 
 KINDS = ("change", "end", "separate", "compound", "statement")
 HALVES = ("tune", "confirm")
+#: Held-out sets in the same format (`<name>.jsonl` here), run only when asked by name, never
+#: part of "all": `dev3` (written independently of the tuned phrasings, after the first
+#: round of tuning), split by the same rule (split.py): tune on `dev3_tune` only.
+HELD_OUT = ("dev3_tune", "dev3_confirm")
 #: How far apart the texts of one item are said (created_at), oldest first.
 GAP = timedelta(days=1)
 
@@ -368,7 +372,7 @@ def cost(outcomes: list[dict], items: dict[str, dict]) -> dict:
 
 
 def report(label: str, outcomes: list[dict], items: dict[str, dict], seconds: float) -> dict:
-    halves = sorted({o["half"] for o in outcomes}, key=HALVES.index)
+    halves = sorted({o["half"] for o in outcomes}, key=(*HALVES, *HELD_OUT).index)
     groups = {h: [o for o in outcomes if o["half"] == h] for h in halves}
     if len(halves) > 1:
         groups["all"] = outcomes
@@ -447,7 +451,7 @@ async def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--llama", action="store_true",
                     help="also start llama-cpp-python's server with SmolLM2-135M on loopback "
                          "(one thread) and bench the openai extractor against it")
-    ap.add_argument("--half", choices=("tune", "confirm", "all"), default="all")
+    ap.add_argument("--half", choices=(*HALVES, *HELD_OUT, "all"), default="all")
     ap.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     ap.add_argument("--ids", nargs="+", help="only these items (e.g. to compare one by one)")
     ap.add_argument("--json", help="write figures and every item's outcome and rows here")

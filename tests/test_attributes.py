@@ -111,3 +111,11 @@ def test_normalising_is_idempotent_for_every_attribute(name):
     ("my Mum", "mother"), ("Caroline's Dad", "caroline's father"), ("Sarah", "sarah")])
 def test_entities(raw, entity):
     assert canonical_entity(raw) == entity
+
+
+def test_words_that_say_when_a_value_holds_are_not_part_of_the_fact_name():
+    from recall_core.kit.attributes import canonical_attribute
+    assert canonical_attribute("new car") == "car"
+    assert canonical_attribute("favourite band at the moment") == "favorite_band"
+    assert canonical_attribute("current editor") == "editor"
+    assert canonical_attribute("new_york") == "new_york"  # only names of the inventory

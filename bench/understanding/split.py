@@ -1,5 +1,8 @@
 """Split the hand-written items into the tune and confirm halves (README.md: the split rule).
 
+The held-out set `items/dev3.jsonl` (written later, independently of the tuned phrasings) is
+split by the same rule into `dev3_tune.jsonl` and `dev3_confirm.jsonl`.
+
     python bench/understanding/split.py          # rewrite tune.jsonl and confirm.jsonl
     python bench/understanding/split.py --check  # exit 1 when the committed halves differ
 
@@ -19,12 +22,22 @@ KINDS = ("change", "end", "separate", "compound", "statement")
 HALVES = ("tune", "confirm")
 
 
-def load_items() -> list[dict]:
+#: Later sets, each split on its own into `<name>_tune.jsonl` and `<name>_confirm.jsonl`.
+HELD_OUT = ("dev3",)
+
+
+def _read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def load_items(name: str | None = None) -> list[dict]:
+    """The hand-written items of the first set (None) or of a held-out set by name."""
+    if name is not None:
+        return _read(HERE / "items" / f"{name}.jsonl")
     rows = []
     for kind in KINDS:
-        path = HERE / "items" / f"{kind}.jsonl"
-        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-                 if line.strip()]
+        rows += _read(HERE / "items" / f"{kind}.jsonl")
     return rows
 
 
@@ -63,23 +76,31 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="compare, do not write")
     args = ap.parse_args()
-    items = load_items()
+    stale = []
+    for name in (None, *HELD_OUT):
+        stale += _split_set(name, args.check)
+    if stale:
+        print(f"out of date: {', '.join(stale)} (run without --check)", file=sys.stderr)
+    return 1 if stale else 0
+
+
+def _split_set(name: str | None, check: bool) -> list[str]:
+    items = load_items(name)
     ids = [r["id"] for r in items]
     if len(ids) != len(set(ids)):
         raise SystemExit("duplicate item ids")
     stale = []
     for half, rows in split(items).items():
+        half = half if name is None else f"{name}_{half}"
         path = HERE / f"{half}.jsonl"
-        if args.check:
+        if check:
             if not path.exists() or path.read_text(encoding="utf-8") != render(rows):
                 stale.append(path.name)
         else:
             path.write_text(render(rows), encoding="utf-8")
         counts = {k: sum(r["kind"] == k for r in rows) for k in KINDS}
         print(half, len(rows), counts)
-    if stale:
-        print(f"out of date: {', '.join(stale)} (run without --check)", file=sys.stderr)
-    return 1 if stale else 0
+    return stale
 
 
 if __name__ == "__main__":

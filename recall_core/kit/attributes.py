@@ -285,10 +285,17 @@ def canonical_attribute(attribute: str) -> str:
     key = canonical_key(attribute)
     base, sep, suffix = key.partition(":")
     base = _ALIASES.get(base, base)
+    if base not in INVENTORY:  # "my new car", "favourite band now": the car, the favourite band
+        bare = _ALIASES.get(_TIMELY.sub("", base), _TIMELY.sub("", base))
+        base = bare if bare in INVENTORY or bare.startswith(FAVORITE_PREFIX) else base
     if base.startswith(FAVORITE_PREFIX):
         # "favorite coffee place" and "favorite coffee shop" are one favourite
         base = re.sub(r"(?<=.)_(?:place|spot|joint)$", "_shop", base)
     return f"{base}{sep}{suffix}" if sep else base
+
+
+# Words that say when a value holds, not which fact it is.
+_TIMELY = re.compile(r"^(?:new|current|latest|present)_|_(?:now|at_the_moment|these_days|nowadays)$")
 
 
 def base_attribute(attribute: str) -> str:

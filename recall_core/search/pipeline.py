@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..contracts import model_id
 from ..models import Memory, ScoredId, utcnow
-from . import relevance as evidence_of
+from . import newer, relevance as evidence_of
 from . import scoring, steps, window
 from .explain import SearchTrace
 from .rankers import ask, ask_pool, wants_vectors
@@ -181,6 +181,11 @@ class Searcher(SearchSetup):
             scored = scored[: request.limit * 3]
             vectors = await self.vectors_of(request.namespace, gathered, scored)
         selected = scoring.mmr(scored, request.mmr_lambda, request.limit, vectors)
+        if len(selected) > 1:
+            # Only the order of what was selected changes, never which memories are returned.
+            if vectors is None:
+                vectors = await self.vectors_of(request.namespace, gathered, selected)
+            selected = newer.newer_first(selected, vectors)
         final, truncated, used = scoring.budget(selected, request.max_tokens)
         if trace is not None:
             trace.record_selection(all_scored, request.score_threshold, scored, selected, final,

@@ -129,6 +129,9 @@ def read_cues(rest: str) -> tuple[str, Cues]:
         cues.hedged = True
     body = re.sub(r"^(?:really|just|also|now|still|actually|honestly|definitely|totally|"
                   r"currently|recently|finally|officially)\s+", "", rest, flags=_I)
+    # ... and after a copula: "I'm officially a UX researcher" says "I'm a UX researcher".
+    body = re.sub(r"^(?P<be>am|is|are)\s+(?:now\s+|officially\s+|finally\s+|currently\s+|"
+                  r"actually\s+|technically\s+)+(?!(?:a|an|the)\s*$)", r"\g<be> ", body, flags=_I)
     if _HYPOTHETICAL.match(body) or re.match(r"^(?:am|are|is)\s+(?:thinking|considering|"
                                              r"planning|hoping)\b", body, _I):
         cues.future = True

@@ -101,6 +101,13 @@ _NEW_HOME = re.compile(r"\b(?:new|our|my)\s+(?:own\s+|new\s+)?(?:flat|apartment|
                        r"condo|room|studio)\s+in\s+(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)")
 _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|leading|running|"
                          r"heading)\s+(?:our|my|the)\s+team\b")
+# A relation named with its person, in passing: "my new manager Tom", "my wife Ana".
+_RELATION = {"manager": "manager", "boss": "manager", "wife": "partner", "husband": "partner",
+             "partner": "partner", "girlfriend": "partner", "boyfriend": "partner",
+             "fiance": "partner", "fiancee": "partner", "fiancé": "partner",
+             "fiancée": "partner"}
+_MY_NEW = re.compile(r"\bmy\s+(?:new\s+)?(?P<noun>" + "|".join(_RELATION) +
+                     r")\s*,?\s+(?P<v>[A-Z][a-z]+)\b(?!\s*(?:'s|and|&|or)\b)")
 _GOT_MARRIED = re.compile(r"^(?:[A-Z][a-z]+ and I|I and [A-Z][a-z]+|we)\s+(?:just\s+|finally\s+)?"
                           r"got\s+(?P<v>married|engaged|divorced)\b", _I)
 # "Dark mode everywhere now", "fish shell for me": a tool said on its own
@@ -208,6 +215,9 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
     if m := _NEW_HOME.search(text):
         if person_frames.place(m["v"]):
             return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
+    if (m := _MY_NEW.search(text)) and person_frames.proper(m["v"]):
+        return [Fact(speaker.lower() if speaker else USER, _RELATION[m["noun"].lower()],
+                     m["v"])]
     if m := _MANAGES_US.match(text):
         return [Fact(speaker.lower() if speaker else USER, "manager", m["v"])]
     if m := _GOT_MARRIED.match(text):

@@ -171,11 +171,9 @@ def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[s
     for sentence in sentences:
         found = []
         for clause in split_statements(sentence, speaker):
-            try:
-                reading = read_statement(clause, speaker, last_person)
-            except Exception:  # noqa: BLE001 - a rule's bug must not lose the user's text
-                log.exception("stub: reading %r failed; stored without a fact", clause)
-                reading = Reading([], Subject(None, "none", clause))
+            reading = _read_safely(clause, speaker, last_person)
+            if not reading.facts:
+                reading = by_pieces(clause, reading, speaker, last_person)
             subject = reading.subject
             if subject.kind == "person" and subject.entity and subject.surface.lower() \
                     not in ("i", "he", "she"):
@@ -183,6 +181,41 @@ def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[s
             found.append((clause, reading))
         out.append(found)
     return out
+
+
+def _read_safely(clause: str, speaker: str | None, last_person: str | None) -> Reading:
+    try:
+        return read_statement(clause, speaker, last_person)
+    except Exception:  # noqa: BLE001 - a rule's bug must not lose the user's text
+        log.exception("stub: reading %r failed; stored without a fact", clause)
+        return Reading([], Subject(None, "none", clause))
+
+
+# Where a statement's asides begin: "kitty is my terminal now, ligatures finally work".
+_PIECE = re.compile(r",\s+|\s*;\s*|\s+[-\u2013\u2014]\s+|\s+\((?=\w)|\)\s*|"
+                    r"\s+(?:so|because|since|but|cause|cos|as)\s+", re.IGNORECASE)
+# Said anywhere, these make every piece a thought, a question or a condition, not a fact.
+_UNSURE = re.compile(r"\?|\b(?:if|unless|whether|might|maybe|perhaps|thinking|considering|"
+                     r"wondering|not sure|tempted|debating|planning|plan to|want to|wants to|"
+                     r"hoping|hope|would|could|should|someday|eventually|suppose|guess)\b",
+                     re.IGNORECASE)
+
+
+def by_pieces(clause: str, whole: Reading, speaker: str | None,
+              last_person: str | None) -> Reading:
+    """A statement no rule read as a whole, read piece by piece: the fact sits in one part
+    and the rest is an aside ("Had my first 1:1 with my new manager Tom today, seems chill";
+    "Sorry for the slow reply, we closed on the house in Denver"). The pieces' facts are the
+    statement's (it stays one memory); a statement that hedges, asks or supposes anywhere
+    states no fact in any piece."""
+    cut = [p.strip() for p in _PIECE.split(clause) if p and p.strip()]
+    if len(cut) < 2 or _UNSURE.search(clause):
+        return whole
+    pieces = [p for p in cut if len(p.split()) >= 2]
+    facts = [f for piece in pieces for f in _read_safely(piece, speaker, last_person).facts]
+    if not facts:
+        return whole
+    return Reading(facts, whole.subject, whole.rest, whole.cues)
 
 
 def classify_unread(read: list[list[tuple[str, Reading]]], classifier: Any) -> None:

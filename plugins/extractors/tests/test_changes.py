@@ -56,6 +56,14 @@ async def current_texts(rt, ns: str) -> list[str]:
      "My wife works at the library."),
     ("I'm allergic to peanuts and shellfish.", "I'm no longer allergic to peanuts.",
      "I'm allergic to peanuts."),
+    # The fact in one part of a statement, an aside in the other (stub.by_pieces).
+    ("I use Alacritty as my terminal.", "Kitty is my terminal now, ligatures finally work",
+     "I use Alacritty as my terminal."),
+    # An adverb after the copula; a relation named with its person in passing.
+    ("I'm a product manager.", "Transfer went through, I'm officially a UX researcher!",
+     "I'm a product manager."),
+    ("My boss is Priya.", "Had my first 1:1 with my new manager Tom today",
+     "My boss is Priya."),
 ])
 async def test_a_change_supersedes_the_old_value(runtime, old, new, stale):
     ns = await told(runtime, old, new)
@@ -77,6 +85,9 @@ async def test_an_ending_leaves_the_other_values(runtime):
     ("I live in Berlin.", "I grew up in Munich."),
     ("I'm vegetarian.", "I've been thinking about going vegan."),
     ("We use Postgres.", "We were on Oracle until 2019."),
+    # A piece of a statement that hedges or asks states nothing ("..., maybe Porto").
+    ("I live in Lisbon.", "Work is crazy, might move to Porto, not sure yet."),
+    ("My boss is Priya.", "Met my wife Ana's new manager Tom today."),
 ])
 async def test_different_facts_stay_current(runtime, first, second):
     ns = await told(runtime, first, second)

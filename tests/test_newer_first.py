@@ -1,0 +1,107 @@
+"""Newer on the same topic first (recall_core.search.newer): when the extractor did not key two
+statements to one fact, both stay current, and a question about the present is answered by
+the newer one first; unrelated memories, other speakers and other entities keep their order."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from recall_core.config import RecallConfig
+from recall_core.memory.transfer import ImportLine, import_verbatim
+from recall_core.models import Memory
+from recall_core.search.newer import SAME_TOPIC, newer_first
+from recall_core.server.runtime import build_runtime
+
+from recall_testkit.backends import bundled
+
+DAY1 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+
+
+def mem(i: str, text: str, day: int, entity: str | None = "user",
+        attribute: str | None = "employer") -> Memory:
+    """A memory stating a single-valued fact (entity None: no fact)."""
+    return Memory(id=i, namespace="ns", text=text, created_at=DAY1 + timedelta(days=day),
+                  entity=entity, attribute=attribute if entity else None,
+                  value="v" if entity else None)
+
+
+def vec(*xs: float) -> list[float]:
+    return list(xs)
+
+
+def test_the_newer_memory_on_a_topic_takes_the_older_ones_place():
+    old, other, new = (mem("old", "I work at Acme.", 0), mem("x", "I like tea.", 1),
+                       mem("new", "First week at Globex!", 2, entity=None))
+    vectors = {"old": vec(1, 0, 0), "x": vec(0, 1, 0), "new": vec(0.9, 0.1, 0)}
+    out = newer_first([(old, 0.9), (other, 0.8), (new, 0.5)], vectors)
+    assert [m.id for m, _ in out] == ["new", "old", "x"]
+    # It takes the older one's score, so the list stays sorted and score_threshold keeps its
+    # meaning; nothing is dropped.
+    assert [s for _, s in out] == [0.9, 0.9, 0.8]
+
+
+def test_order_is_kept_for_unrelated_older_or_other_speakers_and_entities():
+    vectors = {"a": vec(1, 0), "b": vec(1, 0)}
+    newer_other_topic = newer_first([(mem("a", "x", 0), 0.9), (mem("b", "y", 1), 0.5)],
+                                    {"a": vec(1, 0), "b": vec(0, 1)})
+    older_below = newer_first([(mem("a", "x", 1), 0.9), (mem("b", "y", 0), 0.5)], vectors)
+    speakers = newer_first([(mem("a", "Caroline: I live in Rome.", 0), 0.9),
+                            (mem("b", "Melanie: I live in Oslo.", 1), 0.5)], vectors)
+    entities = newer_first([(mem("a", "I work at Acme.", 0, "user"), 0.9),
+                            (mem("b", "My wife works at Globex.", 1, "wife"), 0.5)], vectors)
+    # Only a value of a single-valued fact is replaced: chat, and many-valued facts, stay.
+    chat = newer_first([(mem("a", "We went hiking.", 0, None), 0.9),
+                        (mem("b", "We went hiking again!", 1, None), 0.5)], vectors)
+    many = newer_first([(mem("a", "I like tea.", 0, "user", "likes:tea"), 0.9),
+                        (mem("b", "I like coffee.", 1, "user", "likes:coffee"), 0.5)], vectors)
+    for out in (newer_other_topic, older_below, speakers, entities, chat, many):
+        assert [m.id for m, _ in out] == ["a", "b"]
+    assert newer_first([(mem("a", "x", 0), 0.9), (mem("b", "y", 1), 0.5)], None)[0][0].id == "a"
+
+
+def test_a_chain_of_changes_puts_the_newest_first():
+    ms = [mem(f"v{d}", f"value {d}", d) for d in range(4)]
+    vectors = {m.id: vec(1, 0.01 * d) for d, m in enumerate(ms)}
+    out = newer_first([(m, 1.0 - 0.1 * d) for d, m in enumerate(ms)], vectors)
+    assert [m.id for m, _ in out] == ["v3", "v2", "v1", "v0"]
+
+
+@pytest.fixture(scope="module")
+def dense_runtime(tmp_path_factory):
+    pytest.importorskip("recall_embeddings")
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    rt = loop.run_until_complete(build_runtime(RecallConfig(
+        db=str(tmp_path_factory.mktemp("newer") / "r.db"), extractor="stub",
+        worker={"concurrency": 0}, decay={"interval": 0}), bundled(embeddings=True)))
+    assert rt.embedder is not None and rt.embedder.wait_ready(120), rt.embedder.status()
+    yield loop, rt
+    loop.run_until_complete(rt.close())
+    loop.close()
+
+
+@pytest.mark.parametrize("mmr", [1.0, 0.5])
+def test_search_answers_a_question_about_the_present_with_the_newer_statement(dense_runtime,
+                                                                              mmr):
+    """The old statement has its fact; the newer one was stored without one (as when the
+    extractor does not read it), so nothing superseded the old one. BM25 and MiniLM both
+    prefer the old line (it repeats the question's words)."""
+    loop, rt = dense_runtime
+    ns = f"newer-{int(mmr * 10)}"
+    lines = [("I live in Berlin, in a flat near the river.", 0),
+             ("My sister visited last week and we went hiking.", 1),
+             ("These days I live in Lisbon, in a flat near the sea.", 2)]
+    fact = {0: {"entity": "user", "attribute": "location", "value": "Berlin"}}
+    loop.run_until_complete(import_verbatim(rt.storage, ns, [
+        (i, ImportLine(text=t, created_at=DAY1 + timedelta(days=d), **fact.get(i - 1, {})))
+        for i, (t, d) in enumerate(lines, 1)], rt.embedder))
+    out = loop.run_until_complete(rt.service.search(ns, "Where do I live?", limit=5,
+                                                    recency_weight=0.0, mmr_lambda=mmr))
+    texts = [r["text"] for r in out["results"]]
+    assert texts.index(lines[2][0]) < texts.index(lines[0][0]), texts
+    # Both stay in the results: the older statement is history the agent may still want.
+    assert lines[0][0] in texts
+    assert 0.0 < SAME_TOPIC <= 1.0
