@@ -5,6 +5,8 @@ nothing of core but its models: core's packages build on it, never the other way
   storage's native index must fold and tokenise as core's queries do.
 - `keys`: how a fact key is spelt (`key_form`: invisible characters removed, NFKC, case fold,
   one space), and `respell`, the merge a storage's key migration applies.
+- `attributes`: the fact inventory and the spelling of fact keys every extractor shares;
+  `inventory_text` renders it for a model's prompt.
 - `vector_index`: an in-memory exact cosine index a storage can keep fresh incrementally.
 - `check_namespace`: every `WriteTx.insert` calls it, so a write never crosses namespaces.
 - `split_speaker`: who says a transcript line ("Caroline: ..."), the rule search uses too.

@@ -12,8 +12,9 @@ consolidation. It is written here once:
   ``billing service``, "our backend" -> ``backend``).
 * **Attributes** (`INVENTORY`, `canonical_attribute`): snake_case names with British
   spellings folded; a known alias becomes its inventory name ("company" -> ``employer``,
-  "city" -> ``location``); ``favorite_<thing>`` is one attribute per thing. A name not in the
-  inventory is kept (snake_case): it is single-valued, like most facts.
+  "city" -> ``location``), and so does a name with words that only say when it holds ("new
+  car", "favourite band at the moment"); ``favorite_<thing>`` is one attribute per thing. A
+  name not in the inventory is kept (snake_case): it is single-valued, like most facts.
 * **Cardinality** (`Attribute.many`): a single-valued attribute (location, employer,
   manager, ...) has one current value, and any newer statement replaces it. A many-valued one
   (likes, allergies, pets, languages spoken, ...) holds several: it is stored as one key per
@@ -243,8 +244,7 @@ def _fold(text: str) -> str:
     return fold_text(text).replace("\u2019", "'").replace("\u2018", "'")
 
 
-def _key(text: str) -> str:
-    """`keys.key_form` (NFKC, case fold, no invisible characters, one space), quotes unified."""
+def _key(text: str) -> str:  # keys.key_form (NFKC, case fold, no invisible characters), quotes
     return key_form(text).replace("\u2019", "'").replace("\u2018", "'")
 
 
@@ -285,7 +285,7 @@ def canonical_attribute(attribute: str) -> str:
     key = canonical_key(attribute)
     base, sep, suffix = key.partition(":")
     base = _ALIASES.get(base, base)
-    if base not in INVENTORY:  # "my new car", "favourite band now": the car, the favourite band
+    if base not in INVENTORY:
         bare = _ALIASES.get(_TIMELY.sub("", base), _TIMELY.sub("", base))
         base = bare if bare in INVENTORY or bare.startswith(FAVORITE_PREFIX) else base
     if base.startswith(FAVORITE_PREFIX):
@@ -294,7 +294,6 @@ def canonical_attribute(attribute: str) -> str:
     return f"{base}{sep}{suffix}" if sep else base
 
 
-# Words that say when a value holds, not which fact it is.
 _TIMELY = re.compile(r"^(?:new|current|latest|present)_|_(?:now|at_the_moment|these_days|nowadays)$")
 
 
@@ -380,26 +379,3 @@ def normalise_triple(entity: str | None, attribute: str | None, value: str | Non
             val = ENDED
     return ent, attr, val
 
-
-#: Attributes whose name alone is ambiguous: prompts carry their description too.
-HINTED = frozenset({"location", "hometown", "occupation", "partner", "learning", "phone",
-                    "pets", "uses", "language", "framework", "cloud", "answer_language",
-                    "code_host"})
-
-
-def inventory_lines(about: str | None = None) -> list[str]:
-    """One line per attribute: `name` (one value | several values): description."""
-    lines = []
-    for a in INVENTORY.values():
-        if about is None or a.about == about:
-            many = "several values" if a.many else "one value"
-            lines.append(f"- `{a.name}` ({many}): {a.description}")
-    return lines
-
-
-def inventory_summary(about: str, many: bool) -> str:
-    """The attributes of one kind as one compact line for a model prompt: the names, with
-    the description of those whose name alone is ambiguous (prompts stay short enough for
-    a small local model's context)."""
-    return ", ".join(f"`{a.name}` ({a.description})" if a.name in HINTED else f"`{a.name}`"
-                     for a in INVENTORY.values() if a.about == about and a.many == many)

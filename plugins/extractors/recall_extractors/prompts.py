@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from recall_core import ConfigError
-from recall_core.kit.attributes import ENDED, inventory_summary
+from recall_core.kit.attributes import ENDED
+from recall_core.kit.inventory_text import inventory_summary
 
 INVENTORY_MARK = "<!-- inventory -->"
 
