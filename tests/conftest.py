@@ -49,3 +49,24 @@ async def bm25_runtime(request, tmp_path):
                              bundled(postgres=request.param == "postgres"))
     yield rt
     await rt.close()
+
+
+@pytest.fixture(scope="module")
+def dense_runtime(tmp_path_factory):
+    """(loop, runtime) on SQLite with the real dense ranker (the embeddings plugin) beside
+    BM25, the stub extractor and no worker, shared by a module's tests; skipped without the
+    embeddings plugin."""
+    pytest.importorskip("recall_embeddings")
+    import asyncio
+
+    from recall_core.config import RecallConfig
+    from recall_core.server.runtime import build_runtime
+
+    loop = asyncio.new_event_loop()
+    rt = loop.run_until_complete(build_runtime(RecallConfig(
+        db=str(tmp_path_factory.mktemp("dense") / "r.db"), extractor="stub",
+        worker={"concurrency": 0}, decay={"interval": 0}), bundled(embeddings=True)))
+    assert rt.embedder is not None and rt.embedder.wait_ready(120), rt.embedder.status()
+    yield loop, rt
+    loop.run_until_complete(rt.close())
+    loop.close()

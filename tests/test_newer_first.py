@@ -8,13 +8,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from recall_core.config import RecallConfig
 from recall_core.memory.transfer import ImportLine, import_verbatim
 from recall_core.models import Memory
 from recall_core.search.newer import SAME_TOPIC, newer_first
-from recall_core.server.runtime import build_runtime
 
-from recall_testkit.backends import bundled
 
 DAY1 = datetime(2026, 3, 1, tzinfo=timezone.utc)
 
@@ -66,21 +63,6 @@ def test_a_chain_of_changes_puts_the_newest_first():
     vectors = {m.id: vec(1, 0.01 * d) for d, m in enumerate(ms)}
     out = newer_first([(m, 1.0 - 0.1 * d) for d, m in enumerate(ms)], vectors)
     assert [m.id for m, _ in out] == ["v3", "v2", "v1", "v0"]
-
-
-@pytest.fixture(scope="module")
-def dense_runtime(tmp_path_factory):
-    pytest.importorskip("recall_embeddings")
-    import asyncio
-
-    loop = asyncio.new_event_loop()
-    rt = loop.run_until_complete(build_runtime(RecallConfig(
-        db=str(tmp_path_factory.mktemp("newer") / "r.db"), extractor="stub",
-        worker={"concurrency": 0}, decay={"interval": 0}), bundled(embeddings=True)))
-    assert rt.embedder is not None and rt.embedder.wait_ready(120), rt.embedder.status()
-    yield loop, rt
-    loop.run_until_complete(rt.close())
-    loop.close()
 
 
 @pytest.mark.parametrize("mmr", [1.0, 0.5])

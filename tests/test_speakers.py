@@ -7,14 +7,11 @@ import uuid
 
 import pytest
 
-from recall_core.server.runtime import build_runtime
-from recall_core.config import RecallConfig
 from recall_core.models import Memory
 from recall_core.search.steps import SPEAKER_FACTOR, apply_speakers
 from recall_core.search.speakers import focused_query, named_in, named_speakers, split_speaker
 from recall_core.memory.transfer import ImportLine, import_verbatim
 
-from recall_testkit.backends import bundled
 
 
 def mem(i: str, text: str) -> Memory:
@@ -77,21 +74,6 @@ def test_the_focused_query_leaves_out_the_named_speakers():
     assert focused_query("Where did Dr. Jane Doe work?", {"Dr. Jane Doe"}) == "Where did . work?"
     assert focused_query("Who is Melanie?", {"Melanie"}) is None  # nothing left to ask
     assert focused_query("What has Melanie painted?", set()) is None
-
-
-@pytest.fixture(scope="module")
-def dense_runtime(tmp_path_factory):
-    pytest.importorskip("recall_embeddings")
-    import asyncio
-
-    loop = asyncio.new_event_loop()
-    rt = loop.run_until_complete(build_runtime(RecallConfig(
-        db=str(tmp_path_factory.mktemp("focus") / "r.db"), extractor="stub",
-        worker={"concurrency": 0}, decay={"interval": 0}), bundled(embeddings=True)))
-    assert rt.embedder is not None and rt.embedder.wait_ready(120), rt.embedder.status()
-    yield loop, rt
-    loop.run_until_complete(rt.close())
-    loop.close()
 
 
 def test_the_embedding_ranker_is_asked_what_was_asked_not_who(dense_runtime):
