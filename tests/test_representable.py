@@ -112,7 +112,7 @@ def _kinds() -> list[Kind]:
             extra = {"valid_from": "2020-01-01T00:00:00Z"} if name == "last_accessed_at" else {}
             kinds.append(Kind(f"import {name} {label}", "import", {**extra, name: value}))
         kinds.append(Kind(f"import valid_until {label}", "import",
-                          {"valid_from": "0001-01-01T00:00:00.000001Z", "valid_until": value}))
+                          {"valid_from": "0001-01-02T00:00:00Z", "valid_until": value}))
         kinds.append(Kind(f"import-extract created_at {label}", "import-extract",
                           {"created_at": value}))
     for label, value in STRINGS.items():
@@ -359,6 +359,29 @@ def clients(request, tmp_path_factory):
 async def test_an_edge_value_is_refused_or_readable_everywhere(clients, kind):
     outcome, problems = await check(clients, kind)
     assert not problems, (kind.name, outcome, problems, clients.srv.log()[-2000:])
+
+
+async def test_a_refusal_names_the_range_and_what_to_send(clients):
+    token = clients.token("edge-words")
+    said = await _mcp(clients.srv.url, token, "store_memory",
+                      {"text": TEXT, "created_at": "0001-01-01T05:00:00+05:00"})
+    assert said["code"] == "INVALID_PARAM", said
+    assert "from 0001-01-02T00:00:00Z to 9999-12-30T23:59:59Z" in said["error"], said
+    assert "omit created_at" in said["error"], said
+    r = clients.admin.post("/namespaces/edge-words/import", content=dumps(
+        {"memories": [{"text": TEXT, "importance": raw("1e400")}]}),
+        headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json() == {
+        "code": "INVALID_PARAM", "error": "body.memories[0].importance is Infinity, which is "
+        "not a JSON number. Send a finite number, or omit the field."}, r.text
+    r = clients.admin.post("/namespaces/edge-words/import", json={"memories": [
+        {"text": TEXT, "valid_from": "9999-12-31T23:59:59Z"}]})
+    assert r.status_code == 422 and "0001-01-02T00:00:00Z to 9999-12-30" in r.text, r.text
+    r = clients.admin.post("/namespaces/edge-words/import", json={"memories": [
+        {"text": TEXT, "entity": "e" * 201, "attribute": "a", "value": "v"}]})
+    assert r.status_code == 422 and "entity is 201 characters; at most 200" in r.text, r.text
+    async with Agent(clients.srv.url, token) as agent:
+        assert (await agent.ok("inspect_memories"))["total"] == 0  # nothing was stored
 
 
 async def test_rows_an_older_version_stored_at_the_edges_stay_readable(clients):
