@@ -114,8 +114,7 @@ def json_problem(value: Any, where: str, depth: int = 0) -> str | None:
     """Why a decoded JSON value cannot be stored as sent, naming where (a path such as
     `params.message.parts[0].text`); None when it can."""
     if depth > MAX_DEPTH:
-        return (f"{_name(where)} nests deeper than {MAX_DEPTH} levels, more than can be "
-                f"stored. Send flatter data.")
+        return depth_problem(where)
     if isinstance(value, str):
         return text_problem(value, where)
     if isinstance(value, (int, float)):
@@ -133,3 +132,8 @@ def json_problem(value: Any, where: str, depth: int = 0) -> str | None:
             if found:
                 return found
     return None
+
+
+def depth_problem(where: str) -> str:
+    return (f"{_name(where)} nests deeper than {MAX_DEPTH} levels, more than can be stored. "
+            f"Send flatter data.")

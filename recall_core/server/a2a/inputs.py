@@ -23,6 +23,7 @@ from a2a.utils.errors import InvalidParamsError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from ...kit import representable
 from ...memory import validation as v
 
 
@@ -39,9 +40,11 @@ async def refusal(request: Request, rpc: bool) -> JSONResponse | None:
         body = await request.body()  # Starlette keeps it: the SDK reads the same bytes
         try:  # every body: a number such as 1e400 or 2**64 has no marker to look for
             doc = json.loads(body)
-        except (ValueError, RecursionError):
+            why = v.unstorable(doc, "")
+        except RecursionError:  # nested beyond Python's parser (the SDK's fails the same way)
+            why = representable.depth_problem("the request")
+        except ValueError:
             return None  # not JSON: the SDK answers with its own parse error
-        why = v.unstorable(doc, "")
     if why is None:
         return None
     error = InvalidParamsError(message=why, data={"code": "INVALID_PARAM"})
