@@ -416,6 +416,56 @@ async def test_rows_an_older_version_stored_at_the_edges_stay_readable(clients):
     assert TEXT in texts and any("Ada" in t for t in texts), texts
 
 
+@pytest.fixture(scope="module", params=backends())
+def literal_clients(request, tmp_path_factory):
+    """A server whose extractor answers what the text spells out (as a model could)."""
+    work = tmp_path_factory.mktemp(f"edges-literal-{request.param}")
+    db, cleanup = database(request.param, work)
+    srv = ServerProcess(db, work, env={
+        "RECALL_PLUGIN_MODULES": "recall_testkit.plugins.literal_extractor",
+        "RECALL_EXTRACTOR": "literal"}).start()
+    c = Clients(srv)
+    yield c
+    c.close()
+    srv.stop()
+    cleanup()
+
+
+async def test_what_an_extractor_answers_at_the_edges_is_stored_and_readable(literal_clients):
+    """A model's answer is not an entry a caller can be refused at: a key beyond what a
+    Postgres index holds (2704 bytes; random letters do not compress), a NUL or a lone
+    surrogate from a JSON escape. The memory is kept (its text repaired: NUL removed, a lone
+    surrogate made U+FFFD) and a key or value that cannot be stored is dropped, never a
+    failed job, on both backends."""
+    import random
+    import string
+
+    rng = random.Random(28)
+    word = "".join(rng.choice(string.ascii_letters) for _ in range(3000))
+    answers = [
+        [{"text": "A long subject.", "entity": word, "attribute": "drink", "value": "tea"}],
+        [{"text": "A long attribute.", "entity": "user", "attribute": word, "value": "tea"}],
+        [{"text": "A long value.", "entity": "user", "attribute": "drink", "value": word}],
+        [{"text": "A NUL in the value.", "entity": "user", "attribute": "editor",
+          "value": "vi\u0000m"}],
+        [{"text": "A NUL \u0000 and a lone surrogate \ud800 in the text."}],
+    ]
+    c = literal_clients
+    namespace = "edge-" + uuid.uuid4().hex[:10]
+    token = c.token(namespace)
+    for answer in answers:  # the text is JSON whose escapes the extractor decodes
+        text = json.dumps(answer)
+        assert _refused_mcp(await _mcp(c.srv.url, token, "store_memory", {"text": text})) is False
+    assert await unreadable(c, namespace, token) == []
+    async with Agent(c.srv.url, token) as agent:
+        memories = (await agent.ok("inspect_memories"))["memories"]
+    texts = {m["text"]: m for m in memories}
+    assert len(memories) == len(answers), texts
+    assert "A NUL  and a lone surrogate \ufffd in the text." in texts, texts
+    assert all(m.get("entity") is None for m in memories if m["text"].startswith("A long")), texts
+    assert texts["A NUL in the value."].get("value") is None, texts
+
+
 # Around the named edges: dates near the bounds at any offset, any float, any string.
 OFFSETS = st.integers(min_value=-23 * 60 - 59, max_value=23 * 60 + 59)
 EDGE_DATES = st.builds(

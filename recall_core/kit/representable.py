@@ -97,6 +97,31 @@ def text(value: str, where: str, max_chars: int | None = None) -> str:
     return value
 
 
+#: Longest fact key part (entity, attribute) and value a write keeps: a PostgreSQL btree entry
+#: holds at most 2704 bytes, and the key is indexed; the tools and import accept these lengths.
+MAX_KEY_CHARS = 200
+MAX_VALUE_CHARS = 1000
+
+
+def repaired_text(value: str) -> str:
+    """Text an extractor (a model's output) wrote, made storable: NUL removed, a lone
+    surrogate replaced by U+FFFD. What a caller sends is refused instead (`text`)."""
+    if "\x00" in value:
+        value = value.replace("\x00", "")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        value = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+    return value
+
+
+def storable_triple(entity: str, attribute: str, value: str) -> bool:
+    """Whether a fact's key and value can be stored and indexed as they are."""
+    return (len(entity) <= MAX_KEY_CHARS and len(attribute) <= MAX_KEY_CHARS
+            and len(value) <= MAX_VALUE_CHARS
+            and not any(text_problem(part, "") for part in (entity, attribute, value)))
+
+
 def number_problem(value: int | float, where: str) -> str | None:
     """Why a number cannot be stored, or None: not finite, or an integer beyond int64."""
     if isinstance(value, float) and not math.isfinite(value):

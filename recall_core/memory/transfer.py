@@ -38,8 +38,9 @@ OPTIMIZE_BULK = 5000
 
 #: Longest value a line's field may have (the tools' limits for the same fields; a fact's key
 #: and value are indexed, and a PostgreSQL index entry holds at most ~2.7 kB).
-LINE_LIMITS = {**dict.fromkeys(("id", "superseded_by", "session_id", "agent_id", "entity",
-                                 "attribute"), v.MAX_ID_CHARS),
+LINE_LIMITS = {**dict.fromkeys(("id", "superseded_by", "session_id", "agent_id"),
+                              v.MAX_ID_CHARS),
+               **dict.fromkeys(("entity", "attribute"), representable.MAX_KEY_CHARS),
                "topic": v.MAX_TOPIC_CHARS, "value": v.MAX_VALUE_CHARS}
 
 EXPORT_KEYS = ("id", "text", "topic", "type", "importance", "created_at", "entity", "attribute",

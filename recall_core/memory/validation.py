@@ -13,7 +13,7 @@ from ..kit import representable
 MAX_TOPIC_CHARS = 200
 MAX_ID_CHARS = 200
 #: A fact's value (an inspector correction, an import line): it is stored beside its key.
-MAX_VALUE_CHARS = 1000
+MAX_VALUE_CHARS = representable.MAX_VALUE_CHARS
 # Largest offset accepted: JSON's exact integer range (2^63 overflowed SQLite and Postgres).
 MAX_OFFSET = 2**53 - 1
 
