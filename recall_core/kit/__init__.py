@@ -11,6 +11,8 @@ nothing of core but its models: core's packages build on it, never the other way
 - `check_namespace`: every `WriteTx.insert` calls it, so a write never crosses namespaces.
 - `split_speaker`: who says a transcript line ("Caroline: ..."), the rule search uses too.
 - `ramp`: maps a ranker's score onto 0..1 evidence (`Ranker.evidence`).
+- `representable`: the one rule for values at a backend's edges (times, text, numbers, JSON)
+  every entry applies, and `stored_instant`, how a storage reads a time back.
 """
 
 from .evidence import ramp

@@ -87,6 +87,8 @@ async def correct_memory(storage: Storage, embedder: Embedder | None,
         raise InvalidParam(f"type must be one of {', '.join(MEMORY_TYPES)}, got {type!r}.")
     new_type = old.type if type is None else type
     new_importance = old.importance if importance is None else v.unit(importance, "importance")
+    if value is not None:  # the one rule for what can be stored (kit.representable)
+        value = v.storable(str(value), "value", v.MAX_VALUE_CHARS)
     if abs(new_importance - old.importance) < 5e-5:  # as shown, to 4 decimals: unchanged
         new_importance = old.importance
     new_attribute, new_value = old.attribute, old.value

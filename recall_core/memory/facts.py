@@ -26,15 +26,19 @@ a bug in a caller fails loudly instead of leaving two current values.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..kit import representable
 from ..kit.attributes import normalise_triple
 from ..kit.keys import key_form
 from ..models import Memory, new_id
 
 Key = tuple[str, str]
+
+log = logging.getLogger("recall.facts")
 
 
 def norm_key(value: str | None) -> str:
@@ -52,7 +56,15 @@ def normalise(memory: Memory) -> Memory:
     inventory's rules (`attributes.normalise_triple`): canonical entity and attribute names,
     and a many-valued attribute keyed per value, so that only a newer statement of the *same*
     value (an ending) supersedes it. Every write path calls this."""
+    memory.text = representable.repaired_text(memory.text)
     triple = normalise_triple(memory.entity, memory.attribute, memory.value)
+    if triple is not None and not representable.storable_triple(*triple):
+        # An extractor's (a model's) key beyond what storage indexes, or with NUL: the memory
+        # is kept as text, without a fact (every entry refuses such a key instead).
+        log.warning("a fact key or value too long or unstorable was dropped (entity %d, "
+                    "attribute %d, value %d characters); the memory is kept as text",
+                    *(len(part) for part in triple))
+        triple = None
     if triple is None:
         memory.entity = memory.attribute = memory.value = None
     else:

@@ -27,13 +27,21 @@ from typing import Any
 from pydantic import (BaseModel, ConfigDict, Field, StrictBool, ValidationError, ValidationInfo,
                       field_validator)
 
-from . import facts, writes
+from . import facts, validation as v, writes
 from .session_context import attach_context, embed_in_context
 from ..models import Memory, MemoryType, Operation, new_id
 from ..contracts import Embedder, Storage
+from ..kit import representable
 
 #: A verbatim import of at least this many rows without fact statements takes the bulk path.
 OPTIMIZE_BULK = 5000
+
+#: Longest value a line's field may have (the tools' limits for the same fields; a fact's key
+#: and value are indexed, and a PostgreSQL index entry holds at most ~2.7 kB).
+LINE_LIMITS = {**dict.fromkeys(("id", "superseded_by", "session_id", "agent_id"),
+                              v.MAX_ID_CHARS),
+               **dict.fromkeys(("entity", "attribute"), representable.MAX_KEY_CHARS),
+               "topic": v.MAX_TOPIC_CHARS, "value": v.MAX_VALUE_CHARS}
 
 EXPORT_KEYS = ("id", "text", "topic", "type", "importance", "created_at", "entity", "attribute",
                "value", "session_id", "agent_id", "valid_from", "valid_until", "superseded_by",
@@ -80,13 +88,13 @@ class ImportLine(BaseModel):
     @field_validator("id", "text", "topic", "entity", "attribute", "value", "session_id",
                      "agent_id", "superseded_by")
     @classmethod
-    def _utf8(cls, v: str | None) -> str | None:
-        # JSON may escape a lone surrogate (\ud800), which no database can store.
+    def _storable(cls, v: str | None, info: ValidationInfo) -> str | None:
+        # The one rule (kit.representable): no NUL (PostgreSQL refuses it), no lone surrogate
+        # (JSON may escape one, \ud800, which no database can store), and the lengths the
+        # tools accept for the same fields (a key or id beyond them cannot be indexed).
         if v is not None:
-            try:
-                v.encode("utf-8")
-            except UnicodeEncodeError:
-                raise ValueError("contains a lone surrogate (invalid Unicode)") from None
+            name = info.field_name or "value"
+            representable.text(v, name, LINE_LIMITS.get(name))
         return v
 
     @field_validator("importance", "base_importance", "access_count", "created_at",
@@ -106,15 +114,11 @@ class ImportLine(BaseModel):
 
     @field_validator("created_at", "valid_from", "valid_until", "last_accessed_at")
     @classmethod
-    def _aware(cls, v: datetime | None) -> datetime | None:
+    def _aware(cls, v: datetime | None, info: ValidationInfo) -> datetime | None:
         if v is None:
             return v
-        if v.tzinfo is None:
-            v = v.replace(tzinfo=timezone.utc)
-        try:  # stored as UTC: a time at the calendar's edge may not have a UTC instant
-            return v.astimezone(timezone.utc)
-        except OverflowError:
-            raise ValueError(f"{v.isoformat()} has no UTC time within years 1-9999") from None
+        # stored as UTC, within what every backend stores and reads back (kit.representable)
+        return representable.instant(v, info.field_name or "time")
 
 
 class MalformedLine(ValueError):
@@ -132,6 +136,9 @@ def parse_lines(lines: Iterable[str]) -> list[tuple[int, ImportLine]]:
             raise MalformedLine(f"line {number}: not valid JSON ({exc.msg}). Nothing was imported.") from None
         if not isinstance(obj, dict):
             raise MalformedLine(f"line {number}: expected a JSON object, got {type(obj).__name__}. Nothing was imported.")
+        problem = representable.json_problem(obj, "")  # the one rule, as the admin API's
+        if problem:
+            raise MalformedLine(f"line {number}: {problem} Nothing was imported.")
         try:
             out.append((number, ImportLine.model_validate(obj)))
         except ValidationError as exc:

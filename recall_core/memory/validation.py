@@ -8,9 +8,12 @@ from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 
 from ..errors import InvalidParam, TextTooLarge
+from ..kit import representable
 
 MAX_TOPIC_CHARS = 200
 MAX_ID_CHARS = 200
+#: A fact's value (an inspector correction, an import line): it is stored beside its key.
+MAX_VALUE_CHARS = representable.MAX_VALUE_CHARS
 # Largest offset accepted: JSON's exact integer range (2^63 overflowed SQLite and Postgres).
 MAX_OFFSET = 2**53 - 1
 
@@ -20,8 +23,7 @@ def text(value: Any, name: str, max_bytes: int) -> str:
         raise InvalidParam(f"{name} must be a string, got {type(value).__name__}. Send the text to remember as a string.")
     if not value.strip():
         raise InvalidParam(f"{name} is empty. Expected non-blank text; send what should be remembered.")
-    if "\x00" in value:
-        raise InvalidParam(nul_message(name))
+    storable(value, name)
     size = len(value.encode("utf-8"))
     if size > max_bytes:
         raise TextTooLarge(
@@ -31,41 +33,29 @@ def text(value: Any, name: str, max_bytes: int) -> str:
     return value
 
 
+def storable(value: str, name: str, max_chars: int | None = None) -> str:
+    """The text rule of every entry (kit.representable): no NUL, no lone surrogate, at most
+    `max_chars`."""
+    problem = representable.text_problem(value, name, max_chars)
+    if problem:
+        raise InvalidParam(problem)
+    return value
+
+
 def unstorable(value: Any, path: str) -> str | None:
     """Why a decoded JSON value cannot be stored as sent, naming where (a path such as
-    `params.message.parts[0].text`); None when it can. Two rules, for every backend alike:
-
-    * no NUL character (\\x00) in a string or a key: PostgreSQL cannot hold NUL in text or
-      jsonb while SQLite can, so it is refused before anything is written (the MCP tools
-      refuse it per parameter above; A2A refuses a request that carries one anywhere, since
-      the SDK stores the whole message in the task's history);
-    * numbers are finite: NaN and Infinity are not JSON (Python's parser lets them through),
-      and neither backend's JSON nor the A2A SDK's protobuf serialiser can write them back."""
-    if isinstance(value, str):
-        return nul_message(path) if "\x00" in value else None
-    if isinstance(value, float) and not math.isfinite(value):
-        spelled = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-        return (f"{path[:200]} is {spelled}, which is not a JSON number. Send a finite number, "
-                f"or omit the field.")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            inner = f"{path}.{key}" if path else str(key)
-            if isinstance(key, str) and "\x00" in key:
-                return nul_message(inner)
-            found = unstorable(item, inner)
-            if found:
-                return found
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found = unstorable(item, f"{path}[{i}]")
-            if found:
-                return found
-    return None
+    `params.message.parts[0].text`); None when it can. The rule is kit.representable's, for
+    every backend alike: no NUL (PostgreSQL cannot hold it in text or jsonb while SQLite
+    can) and no lone surrogate in a string or a key, finite numbers (NaN and Infinity are not
+    JSON, and neither backend's JSON nor the A2A SDK's protobuf serialiser can write them
+    back), integers within int64, and at most `representable.MAX_DEPTH` levels of nesting.
+    The MCP tools refuse per parameter; A2A refuses a request that carries one anywhere,
+    since the SDK stores the whole message in the task's history."""
+    return representable.json_problem(value, path)
 
 
 def nul_message(where: str) -> str:
-    where = where[:200].replace("\x00", "\\x00")
-    return f"{where} contains a NUL character (\\x00), which cannot be stored. Remove it and retry."
+    return representable.text_problem("\x00", where) or ""
 
 
 def query(value: Any) -> str:
@@ -74,9 +64,7 @@ def query(value: Any) -> str:
             "query is empty. Expected a non-blank search string; to list memories without a "
             "query, call inspect_memories instead."
         )
-    if "\x00" in value:
-        raise InvalidParam("query contains a NUL character (\\x00). Remove it and retry.")
-    return value
+    return storable(value, "query")
 
 
 def optional_str(value: Any, name: str, max_chars: int = MAX_ID_CHARS) -> str | None:
@@ -87,11 +75,7 @@ def optional_str(value: Any, name: str, max_chars: int = MAX_ID_CHARS) -> str | 
     value = value.strip()
     if not value:
         raise InvalidParam(f"{name} is blank. Omit it or pass a non-blank string.")
-    if "\x00" in value:
-        raise InvalidParam(f"{name} contains a NUL character (\\x00). Remove it and retry.")
-    if len(value) > max_chars:
-        raise InvalidParam(f"{name} is {len(value)} characters; at most {max_chars} are allowed. Use a shorter value.")
-    return value
+    return storable(value, name, max_chars)
 
 
 def topic(value: Any) -> str:
@@ -100,8 +84,7 @@ def topic(value: Any) -> str:
     if not isinstance(value, str):
         raise InvalidParam(f"topic must be a string, got {type(value).__name__}.")
     value = value.strip()
-    if "\x00" in value:
-        raise InvalidParam("topic contains a NUL character (\\x00). Remove it and retry.")
+    storable(value, "topic")
     if len(value) > MAX_TOPIC_CHARS:
         raise InvalidParam(f"topic is {len(value)} characters; at most {MAX_TOPIC_CHARS} are allowed. Use a short label such as 'editor' or 'project-x'.")
     return value
@@ -126,7 +109,7 @@ def memory_id(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidParam("memory_id is empty. Pass the id of a memory as returned by "
                            "search_memories or inspect_memories.")
-    if "\x00" in value or len(value) > MAX_ID_CHARS:
+    if representable.text_problem(value, "memory_id", MAX_ID_CHARS):
         raise InvalidParam(f"memory_id {value[:40]!r} is not a memory id (ids are short and "
                            f"printable). Pass an id from search_memories or inspect_memories.")
     return value.strip()
@@ -167,10 +150,11 @@ def iso_time(value: Any, name: str, hint: str, bare_date: time) -> datetime:
             at = at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at
     except (ValueError, OverflowError):
         raise InvalidParam(f"{name} {text[:40]!r} is not an ISO 8601 date or time. {hint}") from None
-    try:
-        return at.astimezone(timezone.utc)
-    except (ValueError, OverflowError):  # e.g. 0001-01-01T00:00+05:00 falls before year 1
-        raise InvalidParam(f"{name} {text[:40]!r} is out of range. {hint}") from None
+    try:  # within what every backend stores (kit.representable), once in UTC
+        return representable.instant(at, name)
+    except representable.Unrepresentable as exc:
+        raise InvalidParam(f"{name} {text[:40]!r} is outside the times that can be stored "
+                           f"({representable.INSTANTS}, once in UTC). {hint}") from exc
 
 
 def as_of(value: Any) -> datetime | None:

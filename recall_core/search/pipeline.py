@@ -60,6 +60,10 @@ class Searcher(SearchSetup):
             trace.window = dict(in_window)
             trace.record_rankers([(s.ranker.name, s.weight) for s in self.rankers],
                                  gathered.outcomes)
+            # Set before any early return: the inspector shows them for a search that found
+            # nothing too (without them its page answered 500).
+            trace.weights = dict(zip(("relevance", "recency", "importance", "strength"),
+                                     scoring.score_weights(request.recency_weight)))
         fused = self.fuse(gathered, in_window)
         if not fused.relevance:
             return SearchOutcome([], fused.degraded)
@@ -68,8 +72,6 @@ class Searcher(SearchSetup):
         adjusted = await self.adjust(request, gathered, fused, found)
         if trace is not None:
             trace.adjusted = dict(adjusted)
-            trace.weights = dict(zip(("relevance", "recency", "importance", "strength"),
-                                     scoring.score_weights(request.recency_weight)))
         support = evidence_of.evidence(request.query, fused.memories, fused.sources)
         all_scored = scoring.combine(fused.memories, adjusted, request.recency_weight, now,
                                      support, trace.parts if trace is not None else None)

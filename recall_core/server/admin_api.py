@@ -6,6 +6,7 @@ credential of another kind, and never reaches these routes). OpenAPI document at
 every other error is `{"error": message, "code": CODE}` with a 4xx status.
 """
 
+import json
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -18,7 +19,8 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
-from ..errors import RecallError
+from ..errors import InvalidParam, RecallError
+from ..kit import representable
 from ..admin.tokens import hash_token
 from ..memory.erase import EraseReceipt
 from ..memory.transfer import ImportLine
@@ -196,9 +198,26 @@ def actor_dependency(api: FastAPI, admin: AdminService) -> Callable[..., Awaitab
                     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> str:
         name = await authenticate(admin, creds)
         await known_query(request)
+        await storable_body(request)
         return name
 
     return actor
+
+
+async def storable_body(request: Request) -> None:
+    """The one rule for what can be stored (kit.representable), before the body's schema is
+    checked: a JSON body with a NUL or a lone surrogate in a string, a number Python reads as
+    NaN or Infinity (`1e400`), an integer beyond int64 or deep nesting is INVALID_PARAM naming
+    where. (FastAPI's own 422 would echo such a value back and fail to encode it: a 500.)"""
+    if request.method not in ("POST", "PUT", "PATCH"):
+        return
+    try:
+        doc = json.loads(await request.body())  # FastAPI read and kept it already
+    except (ValueError, RecursionError):
+        return  # not JSON: FastAPI's own error answers
+    problem = representable.json_problem(doc, "body")
+    if problem:
+        raise InvalidParam(problem)
 
 
 async def authenticate(admin: AdminService, creds: HTTPAuthorizationCredentials | None) -> str:

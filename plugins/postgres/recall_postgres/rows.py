@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from recall_core import Memory, Operation
+from recall_core.kit.representable import stored_instant
 from recall_core.kit.text import fold
 
 MEMORY_COLUMNS = (
@@ -41,7 +42,10 @@ def aware(dt: datetime | None) -> datetime | None:
 
 
 def utc(dt: datetime | None) -> datetime | None:
-    return dt.astimezone(timezone.utc) if dt is not None else None
+    # Not `dt.astimezone`: asyncpg reads -infinity/infinity (what it writes for Python's first
+    # and last instants, which an older version accepted) as naive datetime.min/max, and a
+    # naive time's astimezone is local time, out of range at either end.
+    return stored_instant(dt)
 
 
 def memory_from_row(row: Any, embedding: list[float] | None = None) -> Memory:

@@ -2,9 +2,11 @@
 
 The SDK stores a new task's message (its history) before the executor runs, so a value that
 storage cannot hold must be refused here or not at all: a NUL character (`\\x00`) anywhere in
-the request (text or data parts, metadata, ids, a REST path or query parameter), or a NaN or
-Infinity (which the SDK parses, then cannot serialise back: an internal error), is answered
-with the same rule and wording as the MCP tools (`validation.unstorable`), as the binding's
+the request (text or data parts, metadata, ids, a REST path or query parameter), a lone
+surrogate, a NaN or Infinity (also `1e400`, which Python reads as Infinity: the SDK parses it,
+then cannot serialise it back), an integer beyond int64, or nesting deeper than storage takes,
+is answered with the one rule every entry applies (`kit.representable`, through
+`validation.unstorable`), as the binding's
 invalid-params error (JSON-RPC -32602, REST 400 INVALID_ARGUMENT, with `code: INVALID_PARAM`
 in the error details), and nothing is stored, on SQLite and Postgres alike.
 """
@@ -21,11 +23,8 @@ from a2a.utils.errors import InvalidParamsError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from ...kit import representable
 from ...memory import validation as v
-
-# JSON can only carry a NUL inside a string as this escape (a raw control character is not
-# JSON), and NaN/Infinity only as these words: bodies without any are passed on unparsed.
-_MARKERS = (b"\\u0000", b"NaN", b"Infinity")
 
 
 async def refusal(request: Request, rpc: bool) -> JSONResponse | None:
@@ -39,12 +38,13 @@ async def refusal(request: Request, rpc: bool) -> JSONResponse | None:
             why = v.nul_message(f"query parameter {name}")
     if why is None and request.method in ("POST", "PUT", "PATCH"):
         body = await request.body()  # Starlette keeps it: the SDK reads the same bytes
-        if any(marker in body for marker in _MARKERS):
-            try:
-                doc = json.loads(body)
-            except (ValueError, RecursionError):
-                return None  # not JSON: the SDK answers with its own parse error
+        try:  # every body: a number such as 1e400 or 2**64 has no marker to look for
+            doc = json.loads(body)
             why = v.unstorable(doc, "")
+        except RecursionError:  # nested beyond Python's parser (the SDK's fails the same way)
+            why = representable.depth_problem("the request")
+        except ValueError:
+            return None  # not JSON: the SDK answers with its own parse error
     if why is None:
         return None
     error = InvalidParamsError(message=why, data={"code": "INVALID_PARAM"})

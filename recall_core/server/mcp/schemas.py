@@ -45,7 +45,8 @@ AgentId = Annotated[str | None, Field(
 SaidAt = Annotated[str | None, Field(
     max_length=64,
     description="When the text was said, if not now: ISO 8601, e.g. \"2023-05-08T13:56:00Z\" "
-                "or \"2023-05-08\" (the start of that day, UTC); not in the future. Pass it "
+                "or \"2023-05-08\" (the start of that day, UTC); not in the future, not before "
+                "0001-01-02 UTC. Pass it "
                 "when replaying an earlier conversation, so its memories are dated when they "
                 "were said (a statement older than the current value becomes history, and "
                 "searches naming a time find it). Omit it for what is said now.")]
@@ -72,8 +73,8 @@ AsOf = Annotated[str | None, Field(
     max_length=64,
     description="ISO 8601 date or time to search the past: answers from the memories valid "
                 "then, including values superseded since, e.g. \"2026-03-31\" (a bare date "
-                "is the end of that day, UTC) or \"2026-03-15T09:30:00Z\". Omit to search "
-                "what is true now.")]
+                "is the end of that day, UTC) or \"2026-03-15T09:30:00Z\", from 0001-01-02 "
+                "to 9999-12-30 UTC. Omit to search what is true now.")]
 Offset = Annotated[int, Field(
     ge=0, le=MAX_OFFSET,
     description="How many memories to skip: 0 for the first page, then next_offset.")]
