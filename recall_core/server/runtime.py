@@ -85,7 +85,8 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
     runtime.tracing = setup_tracing(runtime)  # None unless [tracing] enabled
     if start_worker and config.worker.concurrency > 0:
         runtime.worker = Worker(storage, extractor, embedder, config, service.job_signal,
-                                service.activity)
+                                service.activity, faults=service.faults,
+                                breaker=service.extraction)
         await runtime.worker.start()
     log.info("recall ready: storage=%s extractor=%s rankers=%s", storage.description,
              extractor.name, ",".join(f"{s.ranker.name}:{s.weight:g}" for s in rankers))
