@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from ..errors import RecallError
+from .storage_errors import HTTP_STATUS
 from ..admin.tokens import hash_token
 from ..memory.transfer import ImportLine
 from ..admin.service import MAX_NAMESPACE_LEN, MAX_OFFSET, NAMESPACE_PATTERN, AdminService
@@ -28,7 +29,7 @@ from ..admin.tokens import admin_name
 OPENAPI_PATH = "/openapi.json"
 
 STATUS = {"INVALID_PARAM": 400, "CONFIRM_REQUIRED": 400, "NOT_FOUND": 404,
-          "UNAUTHORIZED": 401, "FORBIDDEN": 403, "UNSUPPORTED": 501}
+          "UNAUTHORIZED": 401, "FORBIDDEN": 403, "UNSUPPORTED": 501, **HTTP_STATUS}
 
 
 class ErrorBody(BaseModel):

@@ -8,7 +8,7 @@ lifespan.
     /admin/...                       admin JSON API (admin_api.py)     } storage with the
     /ui/..., /ui/static/...          the inspector (inspector/)        } admin capability
 
-Middleware, outermost first: the Host check (Starlette's TrustedHostMiddleware, hosts from
+Middleware, outermost first: storage faults answered as such (storage_errors.py), the Host check (Starlette's TrustedHostMiddleware, hosts from
 `allowed_hosts`), then, for /mcp only, explained 401s and one request per JSON-RPC id
 (mcp/transport.py), and for /a2a only, whole numbers as JSON integers (a2a/numbers.py).
 Modules that contribute routes return them; nothing mutates another framework's app.
@@ -39,6 +39,7 @@ from .health import health_routes
 from .inspector import Inspector, static_files
 from .mcp.server import build_mcp
 from .mcp.transport import ExplainUnauthorized, OneRequestPerId
+from .storage_errors import StorageFaultAnswers
 
 log = logging.getLogger("recall")
 
@@ -62,6 +63,7 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
         *operator_routes(runtime, public_url),
     ]
     middleware = [
+        Middleware(StorageFaultAnswers, faults=runtime.service.faults),
         *host_check(hosts),
         Middleware(ExplainUnauthorized, prefix="/mcp"),
         Middleware(OneRequestPerId, prefix="/mcp"),

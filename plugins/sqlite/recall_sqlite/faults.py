@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 
 # Primary result codes (https://sqlite.org/rescode.html); extended codes keep them in the
@@ -20,9 +22,27 @@ PROBE = ("UPDATE schema_version SET applied_at = applied_at "
          "WHERE version = (SELECT max(version) FROM schema_version)")
 
 
+# Below this much free space the disk counts as still full: a one-page probe write can fit in
+# the WAL's reused space while a store's few pages do not (seen on a full tmpfs).
+MIN_FREE_BYTES = 1 << 20
+
+
+def check_free_space(path: str) -> None:
+    """Raise ENOSPC when the database's filesystem has less than MIN_FREE_BYTES free."""
+    if path == ":memory:":
+        return
+    st = os.statvfs(os.path.dirname(os.path.abspath(path)))
+    free = st.f_bavail * st.f_frsize
+    if free < MIN_FREE_BYTES:
+        raise OSError(errno.ENOSPC, f"only {free} bytes free on the database's filesystem "
+                                    f"(at least {MIN_FREE_BYTES} needed)")
+
+
 def classify(exc: BaseException) -> str | None:
     """"full", "read_only", "unavailable" or None (see Storage.classify_failure)."""
     for err in (exc, exc.__cause__, exc.__context__):
+        if isinstance(err, OSError) and err.errno == errno.ENOSPC:
+            return "full"
         if isinstance(err, sqlite3.Error):
             code = getattr(err, "sqlite_errorcode", None)
             if code is not None:

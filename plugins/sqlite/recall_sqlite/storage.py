@@ -16,7 +16,7 @@ from recall_core.contracts import Capabilities
 
 from .admin import AdminMethods
 from .connection import Database
-from .faults import PROBE, classify
+from .faults import PROBE, check_free_space, classify
 from .fulltext import FullText
 from .memories import MemoryMethods
 from .queue import QueueMethods
@@ -68,3 +68,4 @@ class SQLiteStorage(QueueMethods, MemoryMethods, RetrievalMethods, RecordMethods
     async def check_writable(self) -> None:
         async with self.db.transaction() as db:
             await db.execute(PROBE)
+        check_free_space(self.db.path)
