@@ -145,7 +145,8 @@ class MemoryService:
         that were valid then, superseded ones included (search.pipeline); each result
         then carries valid_from and valid_until (null: still current)."""
         request = SearchRequest(
-            namespace, v.query(query), limit=v.limit(limit, self.config.limits.page_cap),
+            namespace, v.query(query, self.config.limits.max_query_chars),
+            limit=v.limit(limit, self.config.limits.page_cap),
             recency_weight=v.unit(recency_weight, "recency_weight"),
             mmr_lambda=v.unit(mmr_lambda, "mmr_lambda"),
             score_threshold=v.score_threshold(score_threshold),
