@@ -24,9 +24,7 @@ _reason = unavailable()
 pytestmark = [pytest.mark.skipif(_reason is not None, reason=f"no local model server: {_reason}"),
               pytest.mark.slow, pytest.mark.asyncio(loop_scope="function")]
 
-TEXTS = ["I prefer tabs over spaces.", "My name is Priya and I work at Northwind Traders.",
-         "We decided to use Postgres for storage.", "I live in Lisbon.",
-         "My favourite editor is Helix.", "The deploy command is make release."]
+TEXTS = ["I prefer tabs over spaces.", "I live in Lisbon.", "My favourite editor is Helix."]
 
 
 def health(srv: ServerProcess, token: str | None = None) -> dict:
@@ -97,7 +95,7 @@ async def test_a_model_outage_pauses_extraction_and_loses_nothing(tmp_path):
             assert "Could not reach" in detailed["extraction"]["reason"]
             assert "paused since" in inspector_queue(srv, admin)
 
-            await asyncio.sleep(40)  # down for a while: several probes, each failing
+            await asyncio.sleep(25)  # down for a while: several probes (4, 8, 12 s), failing
             stats = await a.ok("get_memory_stats")
             assert stats["failed_extractions"] == 0, stats
             assert stats["pending_extractions"] == len(TEXTS), stats

@@ -72,11 +72,13 @@ class ExtractionBreaker:
         self.reason = reason
         now = self.clock()
         if self.open:
-            self._delay = min(self.probe_max, self._delay * 2) if self._probing else self._delay
+            probe = self._probing
+            if probe:
+                self._delay = min(self.probe_max, self._delay * 2)
             self._probing = False
             self._next_probe = now + self._delay
-            log.warning("extraction still paused: the probe failed (%s); next probe in %.0f s",
-                        reason, self._delay)
+            log.warning("extraction still paused: %s failed (%s); next probe in %.0f s",
+                        "the probe" if probe else "a job already running", reason, self._delay)
         elif self.failures >= self.threshold:
             self.opened_at = datetime.now(timezone.utc)
             self._next_probe = now + self._delay
