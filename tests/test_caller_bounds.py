@@ -108,6 +108,26 @@ async def raw_call(http: httpx.AsyncClient, srv: ServerProcess, headers: dict) -
     return r.status_code
 
 
+async def test_raw_sessions_count_however_the_initialize_is_spelled(capped):
+    token = capped.token("gil")
+    spellings = [b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", %s}',
+                 b'{"jsonrpc": "2.0", "id": 1, "method": "\\u0069nitialize", %s}',
+                 b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", %s' + b" " * 100_000 + b"}"]
+    params = (b'"params": {"protocolVersion": "2025-06-18", "capabilities": {}, '
+              b'"clientInfo": {"name": "raw", "version": "0"}}')
+    async with httpx.AsyncClient(headers={
+            "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+            "Authorization": f"Bearer {token}"}) as http:
+        sessions = []
+        for i in range(6):
+            r = await http.post(capped.url, content=spellings[i % 3] % params)
+            assert r.status_code == 200, r.text
+            sessions.append({"Authorization": f"Bearer {token}",
+                             "mcp-session-id": r.headers["mcp-session-id"]})
+        codes = [await raw_call(http, capped, h) for h in sessions]
+        assert codes == [404, 404, 404, 200, 200, 200], codes  # cap 3: the oldest went
+
+
 async def test_an_idle_session_is_closed_after_the_idle_timeout(tmp_path):
     srv = ServerProcess(str(tmp_path / "r.db"), tmp_path,
                         env={"RECALL_LIMITS__SESSION_IDLE_TIMEOUT": "3"}).start()

@@ -154,8 +154,9 @@ async def _discard(message: Any) -> None:
     return None
 
 
-#: An initialize request is small; a larger body is passed on unread (the SDK limits bodies).
-HEAD_LIMIT = 64 * 1024
+#: The MCP SDK's own body limit (it answers 413 above it, and reads as much itself): a padded
+#: initialize up to it is still seen, so padding cannot slip a session past the cap.
+HEAD_LIMIT = 4 * 1024 * 1024
 
 
 async def _read_head(receive: Any) -> tuple[list[Any], bool]:
@@ -174,6 +175,10 @@ async def _read_head(receive: Any) -> tuple[list[Any], bool]:
 
 
 def _is_initialize(body: bytes) -> bool:
+    # Every stateless call passes here: skip the parse when the word cannot be in it (an
+    # escaped spelling, "\u0069nitialize", is still parsed).
+    if b"initialize" not in body and b"\\u" not in body:
+        return False
     try:
         message = json.loads(body)
     except ValueError:
