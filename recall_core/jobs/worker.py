@@ -170,8 +170,10 @@ class Worker:
             try:
                 if not await self.storage.renew_lease(op.id, op.attempts, cfg.lease_seconds):
                     return  # the claim went stale; the commit will notice
-            except Exception:  # noqa: BLE001 - try again at the next tick
-                log.warning("could not renew the lease of job %s", op.id, exc_info=True)
+            except Exception as exc:  # noqa: BLE001 - try again at the next tick
+                fault = self.faults.translate(exc)
+                log.warning("could not renew the lease of job %s%s", op.id,
+                            f": {fault.code}" if fault else "", exc_info=fault is None)
 
     async def run_one(self, op) -> None:
         cfg = self.config.worker

@@ -79,6 +79,7 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
                             embedder=embedder)
     runtime = Runtime(config, pm, registries, storage, extractor, rankers, embedder, service,
                       AuditLog(storage))
+    runtime.audit.faults = service.access.faults = service.faults
     service.on_erase.append(runtime.audit.forget_namespace)
     for slot in rankers:  # rankers with per-namespace caches drop the erased namespace's
         service.on_erase.append(slot.ranker.forget_namespace)
