@@ -31,6 +31,15 @@ class Limits(_Section):
     max_text_bytes: int = Field(256 * 1024, ge=1)
     tool_timeout: float = Field(30.0, gt=0)
     page_cap: int = Field(50, ge=1)
+    # search_memories' query, in characters: a question, not a document (a 1 MB query held
+    # the shared event loop ~4 s). Longer ones are INVALID_PARAM naming this limit.
+    max_query_chars: int = Field(4096, ge=1)
+    # Open MCP sessions (the older, stateful handshake) per token; at the cap the one idle
+    # longest is closed to make room. 4,000 open sessions grew the server ~33 KB each.
+    sessions_per_token: int = Field(64, ge=1)
+    # Seconds a session may sit unused before it is closed (a client that comes back later
+    # starts a new one, as MCP clients do on 404).
+    session_idle_timeout: float = Field(900.0, gt=0)
 
 
 class WorkerSettings(_Section):
@@ -48,6 +57,13 @@ class WorkerSettings(_Section):
     # ... or after waiting this long for such a pause, so a steady stream of calls slows
     # extraction down but never stops it.
     yield_max_wait: float = Field(1.0, ge=0)
+    # The circuit breaker around extraction (jobs/breaker.py): after this many model-provider
+    # failures in a row the worker stops claiming jobs (their attempts unspent) ...
+    breaker_threshold: int = Field(3, ge=1)
+    # ... and lets one job through as a probe after this many seconds, doubling up to
+    # breaker_probe_max while the provider stays down.
+    breaker_probe: float = Field(5.0, gt=0)
+    breaker_probe_max: float = Field(300.0, gt=0)
 
 
 class RetentionSettings(_Section):

@@ -43,6 +43,31 @@ class ToolTimeout(RecallError):
     code = "TOOL_TIMEOUT"
 
 
+class StorageFault(RecallError):
+    """The database cannot take this call: full, read-only or unreachable. Raised by core
+    (memory/storage_faults.py) from what the backend recognised (`Storage.classify_failure`);
+    nothing of the call was written, and what was acknowledged before stays stored. `kind`
+    is "full", "read_only" or "unavailable"."""
+
+    code = "STORAGE_UNAVAILABLE"
+    kind = "unavailable"
+
+
+class StorageFull(StorageFault):
+    code = "STORAGE_FULL"
+    kind = "full"
+
+
+class StorageReadOnly(StorageFault):
+    code = "STORAGE_READ_ONLY"
+    kind = "read_only"
+
+
+class StorageUnavailable(StorageFault):
+    code = "STORAGE_UNAVAILABLE"
+    kind = "unavailable"
+
+
 class ConfigError(Exception):
     """Start-up configuration problem; the CLI prints it and exits non-zero."""
 

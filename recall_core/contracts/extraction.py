@@ -31,8 +31,14 @@ class Extractor(abc.ABC):
 
 
 class ExtractionError(Exception):
-    """An extractor failure. `retryable=False` fails the job at once (e.g. bad API key)."""
+    """An extractor failure. `retryable=False` fails the job at once (e.g. bad API key).
 
-    def __init__(self, message: str, retryable: bool = True):
+    `provider=True`: the model provider failed (unreachable, timed out, overloaded, 5xx, rate
+    limited), not the job: the worker gives the job back with its attempt unspent, and after
+    several in a row pauses extraction until the provider answers (jobs/breaker.py). Leave it
+    False for what the job's own text or output caused (malformed output, too long)."""
+
+    def __init__(self, message: str, retryable: bool = True, *, provider: bool = False):
         super().__init__(message)
         self.retryable = retryable
+        self.provider = provider

@@ -73,6 +73,13 @@ class JobQueue(Protocol):
         complete_job, only applies while the job is running with the same `attempts`;
         returns False (and changes nothing) for a stale claim."""
 
+    async def release_job(self, op_id: str, attempts: int, retry_at: datetime | None = None
+                          ) -> bool:
+        """Give a claimed job back uncounted: queued again with the attempt its claim took
+        undone (attempts - 1), not claimable before `retry_at`. For failures that are not the
+        job's own (the model provider or the database was down). Only applies while the job
+        is running with the same `attempts`; returns False (and changes nothing) otherwise."""
+
     async def requeue_running(self) -> int:
         """At start-up: jobs whose worker is gone go back to queued (this instance's own
         from before a restart, and any whose lease expired or whose process is dead; with
@@ -224,3 +231,17 @@ class Storage(TokenStore, JobQueue, MemoryStore, Retrieval, Records, Protocol):
     def status(self) -> dict[str, Any]:
         """Backend details for `recall status`, `/metrics` and the inspector (e.g. pool size,
         file size): plain JSON values, no secrets."""
+
+    def classify_failure(self, exc: BaseException) -> str | None:
+        """What an exception raised by one of this storage's methods says about the database:
+        "full" (no space left: SQLITE_FULL, SQLSTATE 53100), "read_only" (it refuses writes:
+        SQLITE_READONLY, SQLSTATE 25006), "unavailable" (it cannot be reached or opened: lost
+        connection, cannot open, I/O error), or None for anything else (a bug, a conflict).
+        Core turns the kind into its error code and message and reports it on /health
+        (`memory.storage_faults`); the backend only recognises its driver's errors."""
+
+    async def check_writable(self) -> None:
+        """Commit one small real write (a row the backend keeps anyway, e.g. its schema
+        version, rewritten as it is), so a full disk, a read-only database or a lost
+        connection raises here as it would for a store. /health calls it while it reports a
+        storage fault, to see the fault clear."""

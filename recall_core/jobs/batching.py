@@ -23,6 +23,10 @@ class Batcher:
 
     def __init__(self, delay_s: float):
         self.delay_s = delay_s
+        #: The runtime's StorageFaults (memory/storage_faults.py), when set: a full,
+        #: read-only or unreachable database is one named line (and on /health), not a
+        #: traceback per batch.
+        self.faults: Any = None
         self._timer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -46,8 +50,13 @@ class Batcher:
             await asyncio.sleep(self.delay_s)
             try:
                 await self.flush()
-            except Exception:  # noqa: BLE001 - logged; bookkeeping must not kill the server
-                log.exception("writing %s failed", self.what)
+            except Exception as exc:  # noqa: BLE001 - logged; bookkeeping must not kill the server
+                fault = self.faults.translate(exc) if self.faults is not None else None
+                if fault is not None:
+                    log.warning("writing %s failed: %s (this batch is lost)", self.what,
+                                fault.code)
+                else:
+                    log.exception("writing %s failed", self.what)
 
     async def flush(self) -> None:
         async with self._lock:

@@ -30,6 +30,8 @@ from .retention import expire_tasks, scrub_old_payloads
 from ..memory.writes import process
 from ..models import utcnow
 from ..contracts import Embedder, ExtractionError, Extractor, NotReady, Storage
+from ..memory.storage_faults import StorageFaults
+from .breaker import ExtractionBreaker
 
 log = logging.getLogger("recall.worker")
 
@@ -37,8 +39,15 @@ log = logging.getLogger("recall.worker")
 class Worker:
     def __init__(self, storage: Storage, extractor: Extractor, embedder: Embedder | None,
                  config: RecallConfig, signal: asyncio.Event | None = None,
-                 activity: Activity | None = None):
+                 activity: Activity | None = None, faults: StorageFaults | None = None,
+                 breaker: ExtractionBreaker | None = None):
         self.storage = storage
+        #: Storage faults named and reported on /health (shared with the service).
+        self.faults = faults or StorageFaults(storage)
+        cfg = config.worker
+        #: Pauses claiming while the model provider is down (breaker.py).
+        self.breaker = breaker or ExtractionBreaker(cfg.breaker_threshold, cfg.breaker_probe,
+                                                    cfg.breaker_probe_max)
         self.extractor = extractor
         self.embedder = embedder
         self.config = config
@@ -122,18 +131,29 @@ class Worker:
         cfg = self.config.worker
         failures = 0
         while not self._stopping.is_set():
+            if not self.breaker.allow():  # the model provider is down: claim nothing
+                # A sleep, not _wait: stores keep setting the signal while the breaker is open.
+                await asyncio.sleep(min(1.0, max(self.breaker.wait(), 0.05)))
+                continue
             await self._give_way()
             self._busy_since[name] = time.monotonic()
             try:
                 op = await self.storage.claim_job(cfg.lease_seconds, cfg.max_attempts)
-                if op is not None:
+                if op is None:
+                    self.breaker.claimed_nothing()
+                else:
                     await self.run_one(op)
                 failures = 0
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - a storage hiccup must not kill the worker
+            except Exception as exc:  # noqa: BLE001 - a storage hiccup must not kill the worker
+                self.breaker.claimed_nothing()
                 failures += 1
-                log.exception("worker iteration failed (%d in a row); backing off", failures)
+                fault = self.faults.translate(exc)
+                if fault is not None:  # named, on /health; one line, not a traceback each time
+                    log.warning("worker: %s (%d in a row); backing off", fault.code, failures)
+                else:
+                    log.exception("worker iteration failed (%d in a row); backing off", failures)
                 self._busy_since[name] = None
                 await asyncio.sleep(min(30.0, cfg.poll_interval * 2 ** min(failures, 8)))
                 continue
@@ -150,8 +170,10 @@ class Worker:
             try:
                 if not await self.storage.renew_lease(op.id, op.attempts, cfg.lease_seconds):
                     return  # the claim went stale; the commit will notice
-            except Exception:  # noqa: BLE001 - try again at the next tick
-                log.warning("could not renew the lease of job %s", op.id, exc_info=True)
+            except Exception as exc:  # noqa: BLE001 - try again at the next tick
+                fault = self.faults.translate(exc)
+                log.warning("could not renew the lease of job %s%s", op.id,
+                            f": {fault.code}" if fault else "", exc_info=fault is None)
 
     async def run_one(self, op) -> None:
         cfg = self.config.worker
@@ -161,17 +183,43 @@ class Worker:
             if not done:
                 log.warning("job %s: claim went stale (attempt %d); another worker owns it",
                             op.id, op.attempts)
+            else:
+                self.breaker.answered()
         except ExtractionError as exc:
+            if exc.provider and exc.retryable:
+                # Not the job's fault: back to the queue with its attempt unspent.
+                wait = self.breaker.provider_failed(str(exc))
+                log.warning("job %s: the model provider failed; job given back (attempt not "
+                            "counted): %s", op.id, exc)
+                await self._release(op, wait)
+                return
+            self.breaker.answered()  # the provider answered; the job's own output failed
             retry = exc.retryable and op.attempts < cfg.max_attempts
             log.warning("job %s attempt %d failed (%s): %s", op.id, op.attempts,
                         "will retry" if retry else "giving up", exc)
             await self._fail(op, str(exc), retry)
         except Exception as exc:  # noqa: BLE001 - recorded on the job, never swallowed silently
+            fault = self.faults.translate(exc)
+            if fault is not None:  # the database, not the job: given back uncounted
+                log.warning("job %s: %s; job given back (attempt not counted)", op.id,
+                            fault.code)
+                await self._release(op, self._retry_at(op, fault=True))
+                return
             retry = op.attempts < cfg.max_attempts
             log.error("job %s attempt %d crashed: %s", op.id, op.attempts, traceback.format_exc())
             await self._fail(op, f"{type(exc).__name__}: {exc}", retry)
         finally:
             renewer.cancel()
+
+    async def _release(self, op, wait: float | datetime | None) -> None:
+        """Give the job back uncounted (Storage.release_job), not before `wait` (seconds or
+        a time). If even that write fails, the lease expiry hands the job back (counted)."""
+        at = utcnow() + timedelta(seconds=wait) if isinstance(wait, (int, float)) else wait
+        try:
+            await self.storage.release_job(op.id, op.attempts, at)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("could not give job %s back (%s); its lease expiry will", op.id,
+                        getattr(self.faults.translate(exc), "code", repr(exc)))
 
     async def _fail(self, op, error: str, retry: bool) -> None:
         """Record the failure, retrying the write a few times: storage may be briefly
@@ -186,11 +234,13 @@ class Worker:
                             exc_info=True)
                 await asyncio.sleep(0.2 * 2 ** attempt)
 
-    def _retry_at(self, op):
+    def _retry_at(self, op, fault: bool = False):
         """Exponential backoff kept in the queue itself (the job's not-before time), so no
         worker of any process picks a rate-limited job up again too early, and this worker
-        slot is free for other jobs meanwhile."""
+        slot is free for other jobs meanwhile. (`fault`: a storage fault, a fixed short wait.)"""
         backoff = self.config.worker.retry_backoff
+        if fault:
+            return utcnow() + timedelta(seconds=max(1.0, backoff))
         if not backoff:
             return None
         return utcnow() + timedelta(seconds=min(60.0, backoff * 2 ** (op.attempts - 1)))

@@ -24,6 +24,7 @@ from ..contracts import Embedder, Extractor, MemoryFilter, RankerSlot, Storage, 
 from ..errors import ConfirmRequired, EmbeddingsRequired, InvalidParam, RecallError
 from ..jobs.access import AccessLog
 from ..jobs.activity import Activity
+from ..jobs.breaker import ExtractionBreaker
 from ..models import MEMORY_TYPES, ExtractedMemory, Memory, Operation, utcnow
 from ..search.explain import SearchTrace
 from ..search.pipeline import Searcher
@@ -37,6 +38,7 @@ from .forget import forget, same_store
 from .immediate import Conflict, StoreInput, find_conflicts, record, store_extracted
 from .pinning import set_pinned
 from .story import memory_story
+from .storage_faults import StorageFaults
 
 log = logging.getLogger("recall.service")
 
@@ -50,7 +52,17 @@ def foreground(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T
     @functools.wraps(method)
     async def wrapper(self: MemoryService, *args: Any, **kwargs: Any) -> T:
         with self.activity.call():
-            return await method(self, *args, **kwargs)
+            try:
+                return await method(self, *args, **kwargs)
+            except RecallError:
+                raise
+            except Exception as exc:
+                # A full, read-only or unreachable database gets its own code and message
+                # (storage_faults.py); anything else stays what it was.
+                fault = self.faults.translate(exc)
+                if fault is None:
+                    raise
+                raise fault from exc
     return wrapper
 
 
@@ -79,6 +91,13 @@ class MemoryService:
         self.job_signal = asyncio.Event()
         self.access = AccessLog(storage)
         self.activity = Activity()
+        #: The storage fault /health reports, if any (storage_faults.py).
+        self.faults = StorageFaults(storage)
+        w = config.worker
+        #: Whether extraction is paused because the model provider is down (the worker
+        #: trips it; stats, /health and the inspector show it).
+        self.extraction = ExtractionBreaker(w.breaker_threshold, w.breaker_probe,
+                                            w.breaker_probe_max)
 
     @property
     def rankers(self) -> Sequence[RankerSlot]:
@@ -129,7 +148,8 @@ class MemoryService:
         that were valid then, superseded ones included (search.pipeline); each result
         then carries valid_from and valid_until (null: still current)."""
         request = SearchRequest(
-            namespace, v.query(query), limit=v.limit(limit, self.config.limits.page_cap),
+            namespace, v.query(query, self.config.limits.max_query_chars),
+            limit=v.limit(limit, self.config.limits.page_cap),
             recency_weight=v.unit(recency_weight, "recency_weight"),
             mmr_lambda=v.unit(mmr_lambda, "mmr_lambda"),
             score_threshold=v.score_threshold(score_threshold),
@@ -200,6 +220,8 @@ class MemoryService:
         data: dict[str, Any] = {"by_type": counts, "total": sum(counts.values()),
                                 "pending_extractions": pending,
                                 "failed_extractions": failed}
+        if self.extraction.open:  # the model provider is down: pending jobs wait
+            data["extraction"] = self.extraction.status()
         if failed:
             data["recent_failures"] = [
                 {"job_id": f["id"], "error": f["error"], "attempts": f["attempts"]}

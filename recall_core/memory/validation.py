@@ -58,12 +58,18 @@ def nul_message(where: str) -> str:
     return representable.text_problem("\x00", where) or ""
 
 
-def query(value: Any) -> str:
+def query(value: Any, max_chars: int | None = None) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidParam(
             "query is empty. Expected a non-blank search string; to list memories without a "
             "query, call inspect_memories instead."
         )
+    if max_chars is not None and len(value) > max_chars:
+        # Checked before any work: a 1 MB query cost ~4 s of the loop every caller shares.
+        raise InvalidParam(
+            f"query is {len(value)} characters; the limit is {max_chars} "
+            f"(limits.max_query_chars). Search with the question or its key words, not a "
+            f"document; to find a stored text, search for a distinctive phrase of it.")
     return storable(value, "query")
 
 

@@ -53,12 +53,40 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str, ensure_ascii=False)
 
 
+class ClientGone(logging.Filter):
+    """A client that hung up mid-request (an abandoned slow call, a load tool timing out) is
+    the client's business: one INFO line saying so, not an ERROR with a traceback (uvicorn's
+    "Exception in ASGI application" and the MCP SDK's "Error handling POST request" each
+    printed ~60 lines for it)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None and _hung_up(exc):
+            record.msg = (f"a client hung up before its request was read; nothing was done "
+                          f"for it ({record.getMessage().strip()})")
+            record.args = None
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+def _hung_up(exc: BaseException) -> bool:
+    seen = 0
+    while exc is not None and seen < 5:
+        if type(exc).__name__ == "ClientDisconnect":  # starlette.requests, not imported here
+            return True
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+        seen += 1
+    return False
+
+
 def setup_logging(level: str = "INFO", fmt: str = "text", stream: Any = None) -> None:
     # FastMCP attaches its rich console handler when it is imported (its log_enabled
     # setting): off, whenever it is imported later; detached below if it already was.
     os.environ.setdefault("FASTMCP_LOG_ENABLED", "false")
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    handler.addFilter(ClientGone())
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

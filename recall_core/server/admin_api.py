@@ -21,6 +21,7 @@ from starlette.routing import Match
 
 from ..errors import InvalidParam, RecallError
 from ..kit import representable
+from .storage_errors import HTTP_STATUS
 from ..admin.tokens import hash_token
 from ..memory.erase import EraseReceipt
 from ..memory.transfer import ImportLine
@@ -31,7 +32,7 @@ from ..admin.tokens import admin_name
 OPENAPI_PATH = "/openapi.json"
 
 STATUS = {"INVALID_PARAM": 400, "CONFIRM_REQUIRED": 400, "NOT_FOUND": 404,
-          "UNAUTHORIZED": 401, "FORBIDDEN": 403, "UNSUPPORTED": 501}
+          "UNAUTHORIZED": 401, "FORBIDDEN": 403, "UNSUPPORTED": 501, **HTTP_STATUS}
 
 
 class ErrorBody(BaseModel):

@@ -8,8 +8,9 @@ lifespan.
     /admin/...                       admin JSON API (admin_api.py)     } storage with the
     /ui/..., /ui/static/...          the inspector (inspector/)        } admin capability
 
-Middleware, outermost first: the Host check (Starlette's TrustedHostMiddleware, hosts from
-`allowed_hosts`), then, for /mcp only, explained 401s and one request per JSON-RPC id
+Middleware, outermost first: storage faults answered as such (storage_errors.py), the Host
+check (Starlette's TrustedHostMiddleware, hosts from `allowed_hosts`), then, for /mcp only,
+explained 401s, a cap on sessions per token (mcp/sessions.py) and one request per JSON-RPC id
 (mcp/transport.py), and for /a2a only, whole numbers as JSON integers (a2a/numbers.py).
 Modules that contribute routes return them; nothing mutates another framework's app.
 """
@@ -38,7 +39,9 @@ from .admin_api import build_admin_api
 from .health import health_routes
 from .inspector import Inspector, static_files
 from .mcp.server import build_mcp
+from .mcp.sessions import SessionCap
 from .mcp.transport import ExplainUnauthorized, OneRequestPerId
+from .storage_errors import StorageFaultAnswers
 
 log = logging.getLogger("recall")
 
@@ -53,7 +56,9 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
     # FastMCP's own app for /mcp: its auth middleware (the token verifier) and the session
     # manager, whose lifespan ours runs. A Route, not a Mount: a Mount matches /mcp/... only,
     # and clients POST to /mcp exactly.
-    mcp_app = mcp.http_app(path="/mcp", json_response=True)
+    limits = runtime.config.limits
+    mcp_app = mcp.http_app(path="/mcp", json_response=True,
+                           session_idle_timeout=limits.session_idle_timeout)
     a2a_handler = build_handler(runtime, public_url)
     routes: list[BaseRoute] = [
         *health_routes(runtime),
@@ -62,8 +67,11 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
         *operator_routes(runtime, public_url),
     ]
     middleware = [
+        Middleware(StorageFaultAnswers, faults=runtime.service.faults),
         *host_check(hosts),
         Middleware(ExplainUnauthorized, prefix="/mcp"),
+        Middleware(SessionCap, prefix="/mcp", per_token=limits.sessions_per_token,
+                   idle_timeout=limits.session_idle_timeout),
         Middleware(OneRequestPerId, prefix="/mcp"),
         Middleware(WholeNumbers, prefix="/a2a"),
     ]

@@ -27,8 +27,16 @@ def readiness(runtime: Runtime, *, detail: bool = True) -> list[str]:
     return ["dense: warming up"]
 
 
+def degraded(runtime: Runtime, *, detail: bool = True) -> list[str]:
+    """Everything /health and the inspector call degraded: a model warming up, a storage
+    fault (storage_faults.py), extraction paused while the model provider is down."""
+    service = runtime.service
+    return (readiness(runtime, detail=detail) + service.faults.reasons(detail=detail)
+            + service.extraction.describe(detail=detail))
+
+
 class Health:
-    """Public: liveness only. With a valid token (any namespace's, or an admin's): what runs
+    """Public: liveness, and what is degraded (a storage fault, a model warming up). With a valid token (any namespace's, or an admin's): what runs
     where. 503 when a worker loop is dead or stuck."""
 
     def __init__(self, runtime: Runtime):
@@ -36,11 +44,14 @@ class Health:
 
     async def endpoint(self, request: Request) -> JSONResponse:
         runtime = self.runtime
-        degraded = readiness(runtime, detail=False)
-        body: dict[str, Any] = {"status": "degraded" if degraded else "ok", "degraded": degraded}
-        if await self.has_valid_token(request):
+        faults = runtime.service.faults
+        await faults.recheck()  # a reported storage fault clears once a probe write succeeds
+        reasons = degraded(runtime, detail=False)
+        body: dict[str, Any] = {"status": "degraded" if reasons else "ok", "degraded": reasons}
+        if await self.caller_has_token(request):
             body.update(version=__version__, storage=runtime.storage.description,
-                        degraded=readiness(runtime),
+                        degraded=degraded(runtime),
+                        extraction=runtime.service.extraction.status(),
                         rankers=[s.ranker.name for s in runtime.rankers],
                         extractor=runtime.extractor.name)
         if runtime.worker is not None:
@@ -52,6 +63,16 @@ class Health:
                 body["status"] = "unhealthy"
                 return JSONResponse(body, status_code=503)
         return JSONResponse(body)
+
+    async def caller_has_token(self, request: Request) -> bool:
+        """has_valid_token, False when the database cannot answer (noted as a fault: /health
+        must answer, and say so, exactly when storage is down)."""
+        try:
+            return await self.has_valid_token(request)
+        except Exception as exc:
+            if self.runtime.service.faults.translate(exc) is None:
+                raise
+            return False
 
     async def has_valid_token(self, request: Request) -> bool:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")

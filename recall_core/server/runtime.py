@@ -79,13 +79,15 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
                             embedder=embedder)
     runtime = Runtime(config, pm, registries, storage, extractor, rankers, embedder, service,
                       AuditLog(storage))
+    runtime.audit.faults = service.access.faults = service.faults
     service.on_erase.append(runtime.audit.forget_namespace)
     for slot in rankers:  # rankers with per-namespace caches drop the erased namespace's
         service.on_erase.append(slot.ranker.forget_namespace)
     runtime.tracing = setup_tracing(runtime)  # None unless [tracing] enabled
     if start_worker and config.worker.concurrency > 0:
         runtime.worker = Worker(storage, extractor, embedder, config, service.job_signal,
-                                service.activity)
+                                service.activity, faults=service.faults,
+                                breaker=service.extraction)
         await runtime.worker.start()
     log.info("recall ready: storage=%s extractor=%s rankers=%s", storage.description,
              extractor.name, ",".join(f"{s.ranker.name}:{s.weight:g}" for s in rankers))

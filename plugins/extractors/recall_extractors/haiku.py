@@ -71,7 +71,7 @@ class HaikuExtractor(LLMExtractor):
                 f"The Anthropic API call did not finish within {self.deadline:.0f}s "
                 f"({self.settings.max_retries + 1} attempt(s) of {self.settings.timeout:g}s). "
                 f"The job will be retried; if this keeps happening raise [plugins.haiku] timeout "
-                f"(and the worker's lease_seconds).", retryable=True) from None
+                f"(and the worker's lease_seconds).", retryable=True, provider=True) from None
         except anthropic.APIError as exc:
             raise self._api_error(exc) from exc
         usage = getattr(message, "usage", None)
@@ -107,15 +107,15 @@ class HaikuExtractor(LLMExtractor):
             return ExtractionError(
                 f"The Anthropic API did not answer within {self.settings.timeout:g}s{after}. "
                 f"The job will be retried; if this keeps happening raise [plugins.haiku] timeout.",
-                retryable=True)
+                retryable=True, provider=True)
         if isinstance(exc, anthropic.APIConnectionError):
             return ExtractionError(
                 f"Could not reach the Anthropic API at {self._client.base_url}{after}: {exc}. "
                 f"Check the network or [plugins.haiku] base_url; the job will be retried.",
-                retryable=True)
+                retryable=True, provider=True)
         if not isinstance(exc, anthropic.APIStatusError):
             return ExtractionError(f"Unexpected answer from the Anthropic API: {exc}. The job "
-                                   f"will be retried.", retryable=True)
+                                   f"will be retried.", retryable=True, provider=True)
         status = exc.status_code
         reason = exc.api_message or (exc.body if isinstance(exc.body, str) else None) or str(exc)
         detail = f"HTTP {status}" + (f" {exc.type}" if exc.type else "") + f": {reason}"
@@ -138,13 +138,13 @@ class HaikuExtractor(LLMExtractor):
                 f"model your key can use{example}.", retryable=False)
         if isinstance(exc, anthropic.RateLimitError):
             return ExtractionError(f"Rate limited by the Anthropic API{after} ({detail}). The job "
-                                   f"will be retried.", retryable=True)
+                                   f"will be retried.", retryable=True, provider=True)
         if status == 529 or exc.type == "overloaded_error":
             return ExtractionError(f"The Anthropic API is overloaded{after} ({detail}). The job "
-                                   f"will be retried.", retryable=True)
+                                   f"will be retried.", retryable=True, provider=True)
         if status >= 500 or status in (408, 409):
             return ExtractionError(f"The Anthropic API failed{after} ({detail}). The job will be "
-                                   f"retried.", retryable=True)
+                                   f"retried.", retryable=True, provider=True)
         # 400, 402, 413, 422...: the same request will be refused again.
         return ExtractionError(
             f"The Anthropic API refused the request ({detail}). Fix the cause (model "

@@ -153,7 +153,8 @@ class LLMExtractor(Extractor):
                 done = len(pieces) - len(errors)
                 raise type(worst)(f"{worst} ({len(errors)} of {len(pieces)} pieces of a long "
                                   f"text failed; the {done} finished ones are kept for the "
-                                  f"retry.)", retryable=worst.retryable) from worst
+                                  f"retry.)", retryable=worst.retryable,
+                                  provider=worst.provider) from worst
             raise worst
         return [m for r in results for m in r]  # type: ignore[union-attr]
 

@@ -47,15 +47,15 @@ def api_error(exc: openai.APIError, ex: Endpoint) -> ExtractionError:
         return ExtractionError(
             f"{where} did not answer within {s.timeout:g}s{after}. The job will be retried; if "
             f"this keeps happening raise [plugins.openai] timeout (a local model on a CPU can "
-            f"need minutes for a long reply).", retryable=True)
+            f"need minutes for a long reply).", retryable=True, provider=True)
     if isinstance(exc, openai.APIConnectionError):
         return ExtractionError(
             f"Could not reach {where}{after}: {exc}. Check that the server is running and "
             f"[plugins.openai] base_url (it ends in /v1 for most servers); the job will be "
-            f"retried.", retryable=True)
+            f"retried.", retryable=True, provider=True)
     if not isinstance(exc, openai.APIStatusError):
         return ExtractionError(f"Unexpected answer from {where}: {exc}. The job will be "
-                               f"retried.", retryable=True)
+                               f"retried.", retryable=True, provider=True)
     status = exc.status_code
     body = exc.body if isinstance(exc.body, dict) else {}
     reason = (exc.message or str(body) or str(exc)).strip()
@@ -84,7 +84,8 @@ def api_error(exc: openai.APIError, ex: Endpoint) -> ExtractionError:
                 f"another key; retrying will not help.", retryable=False)
         return ExtractionError(f"Rate limited by {where}{after} ({detail}). The job will be "
                                f"retried; set [plugins.openai] calls_per_minute / "
-                               f"tokens_per_minute to stay under the limit.", retryable=True)
+                               f"tokens_per_minute to stay under the limit.", retryable=True,
+                               provider=True)
     if status in (400, 413, 422) and _CONTEXT.search(reason):
         # The base class splits the piece and tries again; only a piece too small to split
         # ends the job with this message.
@@ -98,7 +99,7 @@ def api_error(exc: openai.APIError, ex: Endpoint) -> ExtractionError:
                 f"{s.structured_output!r}, try {_MODES[s.structured_output]}.")
     if status >= 500 or status in (408, 409):
         return ExtractionError(f"{where} failed{after} ({detail}). The job will be retried."
-                               f"{hint}", retryable=True)
+                               f"{hint}", retryable=True, provider=True)
     return ExtractionError(
         f"{where} refused the request ({detail}).{hint} Fix the cause and store the text "
         f"again.", retryable=False)

@@ -210,7 +210,7 @@ class OpenAIExtractor(LLMExtractor):
                 f"{self.deadline:.0f}s ({self.settings.max_retries + 1} attempt(s) of "
                 f"{self.settings.timeout:g}s). The job will be retried; if this keeps happening "
                 f"raise [plugins.openai] timeout (and the worker's lease_seconds).",
-                retryable=True) from None
+                retryable=True, provider=True) from None
         except openai.APIError as exc:
             raise api_error(exc, self) from exc
         except (ValueError, TypeError) as exc:
@@ -219,7 +219,7 @@ class OpenAIExtractor(LLMExtractor):
             raise ExtractionError(
                 f"{self.base_url} answered with something that is not a chat completion "
                 f"({type(exc).__name__}: {excerpt(str(exc), 200)}). Check [plugins.openai] "
-                f"base_url; the job will be retried.", retryable=True) from None
+                f"base_url; the job will be retried.", retryable=True, provider=True) from None
 
     def _raw(self, completion: Any, tool: str) -> tuple[str, str | None]:
         """(the reply's JSON text, finish_reason): a forced tool call's arguments, else the

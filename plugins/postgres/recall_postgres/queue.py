@@ -131,6 +131,16 @@ async def fail_job(pool: asyncpg.Pool, op_id: str, attempts: int, error: str, re
     return result.split()[-1] != "0"
 
 
+async def release_job(pool: asyncpg.Pool, op_id: str, attempts: int, retry_at=None) -> bool:
+    result = await pool.execute(
+        """UPDATE operations
+              SET status = 'queued', attempts = attempts - 1, lease_until = $3::timestamptz,
+                  claimed_by = NULL
+            WHERE id = $1 AND attempts = $2 AND status = 'running'""",
+        op_id, attempts, retry_at)
+    return result.split()[-1] != "0"
+
+
 async def requeue_running(pool: asyncpg.Pool, owner: int) -> int:
     result = await pool.execute(
         f"""UPDATE operations

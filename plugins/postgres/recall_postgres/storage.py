@@ -31,6 +31,7 @@ from . import queue
 from .admin import AdminMethods
 from .memories import MemoryMethods
 from .fulltext import FullText
+from .faults import PROBE, classify
 from .migrations import MIGRATION_LOCK, current_version, migrate
 from .retrieval import RetrievalMethods
 from .rows import OPERATION_COLUMNS, aware, operation_from_row
@@ -150,6 +151,12 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
             raise RuntimeError("PostgresStorage.open() has not been called (or close() was)")
         return self._pool
 
+    def classify_failure(self, exc: BaseException) -> str | None:
+        return classify(exc)
+
+    async def check_writable(self) -> None:
+        await self.pool.execute(PROBE)
+
     def status(self) -> dict[str, Any]:
         """What `recall status` shows about this backend."""
         vec = self.vectors
@@ -240,6 +247,10 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
     async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
                        retry_at: datetime | None = None) -> bool:
         return await queue.fail_job(self.pool, op_id, attempts, error, retry, retry_at)
+
+    async def release_job(self, op_id: str, attempts: int, retry_at: datetime | None = None
+                          ) -> bool:
+        return await queue.release_job(self.pool, op_id, attempts, retry_at)
 
     async def requeue_running(self) -> int:
         return await queue.requeue_running(self.pool, self._owner)

@@ -118,6 +118,14 @@ class QueueMethods:
              None if retry else now_text(), op_id, attempts))
         return changed > 0
 
+    async def release_job(self, op_id: str, attempts: int, retry_at: datetime | None = None
+                          ) -> bool:
+        changed = await self.db.write(
+            "UPDATE operations SET status = 'queued', attempts = attempts - 1, lease_until = ? "
+            "WHERE id = ? AND status = 'running' AND attempts = ?",
+            (to_db(retry_at) if retry_at is not None else None, op_id, attempts))
+        return changed > 0
+
     async def recent_failures(self, namespace: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
         rows = await self.db.fetch(
             "SELECT id, namespace, kind, attempts, error, finished_at FROM operations "

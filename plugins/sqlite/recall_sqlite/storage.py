@@ -16,6 +16,7 @@ from recall_core.contracts import Capabilities
 
 from .admin import AdminMethods
 from .connection import Database
+from .faults import PROBE, check_free_space, classify
 from .fulltext import FullText
 from .memories import MemoryMethods
 from .queue import QueueMethods
@@ -60,3 +61,11 @@ class SQLiteStorage(QueueMethods, MemoryMethods, RetrievalMethods, RecordMethods
                 "sqlite_version": sqlite3.sqlite_version,
                 "fulltext": "FTS5 (BM25, context column weighted)",
                 "vectors": "in-process exact cosine index per namespace"}
+
+    def classify_failure(self, exc: BaseException) -> str | None:
+        return classify(exc)
+
+    async def check_writable(self) -> None:
+        async with self.db.transaction() as db:
+            await db.execute(PROBE)
+        check_free_space(self.db.path)

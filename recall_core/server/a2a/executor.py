@@ -25,7 +25,7 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Message, Task, TaskState, TaskStatus
 from google.protobuf.json_format import MessageToDict
 
-from ...errors import InvalidParam, NamespaceErased, RecallError
+from ...errors import InvalidParam, NamespaceErased, RecallError, StorageFault
 from ..mcp.default_middleware import audit_call
 from ...models import ExtractedMemory, utcnow
 from ...contracts import ExtractionError
@@ -161,7 +161,7 @@ class RecallAgentExecutor(AgentExecutor):
                 f"is one transaction). Retry, or store long texts with the MCP store_memory "
                 f"tool, which queues them."))
             return "error", "TOOL_TIMEOUT"
-        except NamespaceErased as exc:
+        except (NamespaceErased, StorageFault) as exc:  # not the request's fault: failed
             await updater.failed(self._error(updater, exc.code, exc.message))
             return "error", exc.code
         except RecallError as exc:
@@ -174,6 +174,10 @@ class RecallAgentExecutor(AgentExecutor):
                                               f"retry as a new task."))
             return "error", "EXTRACTION_FAILED"
         except Exception as exc:  # noqa: BLE001 - reported as failed, with the log line to look at
+            fault = self.runtime.service.faults.translate(exc)
+            if fault is not None:  # the database is full, read-only or down: named
+                await updater.failed(self._error(updater, fault.code, fault.message))
+                return "error", fault.code
             log.exception("a2a task %s failed", context.task_id)
             await updater.failed(self._error(
                 updater, "INTERNAL", f"Internal error ({type(exc).__name__}). Nothing was reported "

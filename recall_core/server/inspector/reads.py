@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..health import readiness
+from ..health import degraded
 
 
 async def server_status(runtime: Any) -> dict[str, Any]:
@@ -31,7 +31,8 @@ async def server_status(runtime: Any) -> dict[str, Any]:
         "storage_status": storage.status(),
         "extractor": runtime.extractor.name,
         "rankers": [{"name": s.ranker.name, "weight": s.weight} for s in runtime.rankers],
-        "degraded": readiness(runtime),
+        "degraded": degraded(runtime),
+        "extraction": runtime.service.extraction.status(),
         "worker": worker_text,
         "worker_ok": loops["ok"] if loops is not None else worker is not None,
         "jobs": jobs,

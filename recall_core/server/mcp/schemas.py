@@ -188,12 +188,23 @@ class JobFailure(_Data):
     attempts: int | None = None
 
 
+class ExtractionPause(_Data):
+    paused: bool
+    reason: str | None = None
+    since: str | None = None
+    consecutive_failures: int
+    next_probe_in: float | None = None
+
+
 class StatsData(_Data):
     by_type: dict[str, int] = Field(description="Active memories per type.")
     total: int
     pending_extractions: int = Field(description="Stored texts not yet extracted.")
     failed_extractions: int
     recent_failures: list[JobFailure] | None = None
+    extraction: ExtractionPause | None = Field(
+        None, description="Present while extraction is paused because the model provider is "
+                          "down: pending texts wait (nothing is lost) until it answers again.")
 
 
 class ConsolidationGroup(_Data):

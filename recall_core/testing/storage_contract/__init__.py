@@ -26,6 +26,7 @@ id raises; A2A task ids are per namespace.
 
 from .capabilities import CapabilityTests
 from .decay import DecayTests
+from .faults import FaultTests
 from .lifecycle import LifecycleTests
 from .memories import MemoryTests
 from .queue import QueueTests
@@ -35,7 +36,7 @@ from .writes import WriteTests
 
 
 class StorageContract(LifecycleTests, QueueTests, MemoryTests, CapabilityTests, WriteTests,
-                      DecayTests, RecordTests, RetrievalTests):
+                      DecayTests, RecordTests, RetrievalTests, FaultTests):
     """Base class of a backend's conformance tests. Override `make_storage`; optionally the
     `storage_location` fixture and `embedding_dim` (see `base.ContractBase`)."""
 
