@@ -70,6 +70,15 @@ class SearchSettings(_Section):
     candidates: int = Field(50, ge=1)
 
 
+class ConsolidationSettings(_Section):
+    # Seconds one consolidate_memories call may spend clustering and merging (kept under
+    # limits.tool_timeout); past it the call answers what it did with partial=true.
+    time_budget: float = Field(20.0, gt=0)
+    # Most memories one merge may take (clustering.py): bounds what one canonical memory
+    # can replace even when many texts really are alike.
+    max_group: int = Field(20, ge=2)
+
+
 class DecaySettings(_Section):
     # seconds between runs of the decay job; 0 disables it. Env: RECALL_DECAY_JOB_INTERVAL.
     interval: float = Field(3600.0, ge=0)
@@ -117,6 +126,7 @@ class RecallConfig(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)  # recall_core/tracing.py
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)

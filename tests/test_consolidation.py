@@ -12,7 +12,7 @@ import pytest
 
 from recall_core.server.auth import create_token
 from recall_core.config import load_config
-from recall_core.memory.consolidate import clusters
+from recall_core.memory.clustering import BLOCK, group
 from recall_core.errors import RecallError
 from recall_core.models import ExtractedMemory, Memory
 from recall_core.contracts import ExtractionError, NotReady
@@ -27,36 +27,49 @@ T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
 
 
 # -- clustering -------------------------------------------------------------------------
-def naive_clusters(vectors: np.ndarray, threshold: float) -> list[list[int]]:
+def check_grouping(vectors: np.ndarray, threshold: float, max_size: int, got) -> None:
+    """The rule: disjoint groups of 2..max_size, each member alike to the seed (the first)
+    and on average to the group."""
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    sim = unit @ unit.T
-    n = len(vectors)
-    seen, out = set(), []
-    for i in range(n):
-        if i in seen:
-            continue
-        comp, todo = {i}, [i]
-        while todo:
-            k = todo.pop()
-            for j in np.nonzero(sim[k] >= threshold)[0].tolist():
-                if j not in comp:
-                    comp.add(j)
-                    todo.append(j)
-        seen |= comp
-        if len(comp) > 1:
-            out.append(sorted(comp))
-    return out
+    seen: set[int] = set()
+    for g in got.groups:
+        assert 2 <= len(g) <= max_size and g == sorted(g) and not seen & set(g)
+        seen |= set(g)
+        sim = unit[g] @ unit[g].T
+        assert sim[0].min() >= threshold - 1e-6, (g, sim[0].min())
+        assert sim.mean() >= threshold - 1e-6, (g, sim.mean())
 
 
-def test_clusters_match_the_definition_across_blocks():
+def test_groups_are_complete_linkage_capped_and_find_the_duplicates():
     rng = np.random.default_rng(7)
     centers = rng.normal(size=(40, 16))
-    near = centers[rng.integers(0, 40, 2500)] + rng.normal(scale=0.15, size=(2500, 16))
+    which = rng.integers(0, 40, 2500)
+    near = centers[which] + rng.normal(scale=0.05, size=(2500, 16))
     vectors = np.concatenate([near, rng.normal(size=(300, 16))]).astype(np.float32)
-    got = clusters(vectors, 0.9)
-    assert sorted(got) == sorted(naive_clusters(vectors, 0.9))
-    assert len(got) >= 30
-    assert clusters(vectors[:1], 0.5) == [] and clusters(vectors[:0], 0.5) == []
+    got = group(vectors, 0.9, 20)
+    assert got.complete and got.examined == len(vectors)
+    check_grouping(vectors, 0.9, 20, got)
+    # Tight clusters of ~62 are all found, cut into groups of at most 20.
+    assert sum(len(g) for g in got.groups) >= 2400
+    assert all(len({int(which[i]) for i in g if i < 2500}) == 1 for g in got.groups)
+    assert group(vectors[:1], 0.5, 20).groups == [] and group(vectors[:0], 0.5, 20).groups == []
+
+
+def test_a_chain_of_near_neighbours_never_becomes_one_group():
+    # Each vector is a small turn from the previous one: neighbours are alike, the two
+    # ends are orthogonal (single linkage made this one group of 2,000).
+    angles = np.linspace(0, np.pi / 2, 2000)
+    chain = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+    got = group(chain, 0.999, 1000)
+    check_grouping(chain, 0.999, 1000, got)
+    assert max(len(g) for g in got.groups) < 100
+
+
+def test_a_spent_budget_stops_after_the_first_block_and_says_so():
+    vectors = np.random.default_rng(3).normal(size=(3 * BLOCK, 8)).astype(np.float32)
+    got = group(vectors, 0.5, 20, deadline=time.monotonic() - 1)
+    assert not got.complete and got.examined == BLOCK
+    assert all(min(g) < BLOCK for g in got.groups)
 
 
 # -- in-process: a fake embedder whose vectors the test chooses ------------------------

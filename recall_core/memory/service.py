@@ -304,7 +304,9 @@ class MemoryService:
                 "(pip install -e plugins/embeddings) and enable the 'dense' ranker, then retry.")
         return await consolidate(self.storage, self.embedder,
                                  self._engine(self.extractor, "an extractor"), namespace, topic,
-                                 threshold, dry_run)
+                                 threshold, dry_run, self.config.consolidation.max_group,
+                                 min(self.config.consolidation.time_budget,
+                                     0.8 * self.config.limits.tool_timeout))
 
     @staticmethod
     def _engine(engine: T | None, what: str) -> T:

@@ -209,6 +209,11 @@ class ConsolidateData(_Data):
     groups: list[ConsolidationGroup]
     dry_run: bool
     groups_skipped: int | None = None
+    # Bounded work (issue 28): partial = the time budget ran out after `memories_examined`
+    # of `memories_in_topic`; call again to go on.
+    partial: bool = False
+    memories_examined: int | None = None
+    memories_in_topic: int | None = None
 
 
 class EraseData(_Data):
