@@ -3,6 +3,7 @@ with chosen vectors), then end to end on a real server with the real embedding m
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -19,6 +20,7 @@ from recall_core.contracts import ExtractionError, NotReady
 from recall_core.memory.service import MemoryService
 from recall_extractors import make_stub
 from recall_sqlite import SQLiteSettings, make_storage
+from recall_testkit.load import seed_memories, templated_notes, watch_latency
 from recall_testkit.serverproc import Agent, ServerProcess
 from recall_core.testing.helpers import current_of, delete
 from recall_core import Embedder
@@ -272,5 +274,52 @@ async def test_consolidation_over_mcp_with_the_embedding_model(tmp_path):
                 assert (await a.call("delete_memory", memory_id=gone))["code"] == "MEMORY_NOT_FOUND"
             again = await a.ok("consolidate_memories", topic="infra")
             assert again["groups_found"] == 0
+    finally:
+        srv.stop()
+
+
+# -- a shared server: the largest consolidation holds nobody up (issue 28) -----------------
+LARGE = 6000  # templated notes: today's single linkage looped over ~18M pairs on the loop
+
+
+async def ready_server(tmp_path) -> ServerProcess:
+    srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, env={"RECALL_DISABLE_PLUGINS": ""}).start()
+    deadline = time.monotonic() + 120
+    while httpx.get(srv.base + "/health").json()["degraded"]:
+        assert time.monotonic() < deadline, f"model never loaded\n{srv.log()}"
+        time.sleep(0.2)
+    return srv
+
+
+@pytest.mark.slow
+async def test_health_and_another_tenant_answer_while_a_large_consolidation_runs(tmp_path):
+    srv = await ready_server(tmp_path)
+    try:
+        storage = make_storage(f"sqlite:///{srv.db}", SQLiteSettings())
+        await storage.open()
+        big, other = await create_token(storage, "big"), await create_token(storage, "other")
+        async with Agent(srv.url, big) as a, Agent(srv.url, other) as b:
+            await b.ok("store_memory", text="The staging server runs Debian 12.", topic="infra")
+            await b.wait_idle(60)
+            (stored,) = [m async for m in storage.iter_memories("other")]
+            (vector,) = (await storage.get_embeddings("other", [stored.id])).values()
+            with sqlite3.connect(srv.db) as con:  # the vector space the server writes
+                (model,), = con.execute("SELECT embedding_model FROM memories").fetchall()
+            texts, vecs = templated_notes(LARGE, len(vector))
+            await seed_memories(storage, "big", "notes", texts, vecs, model)
+            await storage.close()
+
+            async def search():
+                found = await b.ok("search_memories", query="Which OS does staging run?")
+                assert found["results"][0]["text"] == "The staging server runs Debian 12."
+
+            plan, seen = await watch_latency(
+                srv.base, a.ok("consolidate_memories", topic="notes", dry_run=True), search)
+        assert seen.health and seen.search, "the consolidation ended before anything was timed"
+        assert max(seen.health) < 1.0 and max(seen.search) < 1.0, seen.summary()
+        assert plan["memories_in_topic"] == LARGE and plan["groups_found"] > 0
+        sizes = [len(g["merged_ids"]) for g in plan["groups"]]
+        assert max(sizes) <= 20  # consolidation.max_group: never one group of thousands
+        assert plan["partial"] == (plan["memories_examined"] < LARGE)
     finally:
         srv.stop()

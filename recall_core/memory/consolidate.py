@@ -117,6 +117,7 @@ async def _plan(extractor: Extractor, namespace: str, topic: str, memories: Sequ
     for indices in groups:
         if planned and time.monotonic() > deadline:
             break
+        await asyncio.sleep(0)  # a rule-based merge never suspends: let other calls in
         members = [memories[i] for i in indices]
         try:
             merged = await extractor.merge(members, topic)

@@ -23,6 +23,8 @@ import asyncpg
 
 from recall_core import ConfigError
 
+from .queue import FAIR_QUEUE
+
 log = logging.getLogger("recall_postgres")
 
 # pg_advisory_xact_lock key for migrations: "RECALLMG" as a 64-bit integer.
@@ -354,6 +356,7 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     (9, "memories.embedding_model: which embedding model made each vector",
      "ALTER TABLE memories ADD COLUMN embedding_model text"),
     (10, "a2a_tasks: context_id, state, status_ns (ListTasks pages in the database)", _V10),
+    (11, "operations: queue_seq and claimed_at (fair turns across namespaces)", FAIR_QUEUE),
 ]
 
 LATEST = MIGRATIONS[-1][0]
