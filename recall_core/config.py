@@ -79,6 +79,19 @@ class ConsolidationSettings(_Section):
     max_group: int = Field(20, ge=2)
 
 
+class TenantLimits(_Section):
+    """Per namespace, so one tenant cannot starve the others (issue 28)."""
+
+    # Tool calls per second per namespace (token bucket, FastMCP's rate limiter); 0 = off.
+    # A bulk loader doing sequential stores runs near 50/s here, so the default only stops
+    # floods; `burst` calls may come at once.
+    requests_per_second: float = Field(50.0, ge=0)
+    burst: int = Field(100, ge=1)
+    # Store jobs one namespace may have waiting (store_memory / A2A answer QUEUE_FULL past
+    # it); 0 = no limit. Admin imports are not counted against it.
+    max_queued_jobs: int = Field(10_000, ge=0)
+
+
 class DecaySettings(_Section):
     # seconds between runs of the decay job; 0 disables it. Env: RECALL_DECAY_JOB_INTERVAL.
     interval: float = Field(3600.0, ge=0)
@@ -127,6 +140,7 @@ class RecallConfig(BaseSettings):
     search: SearchSettings = Field(default_factory=SearchSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
+    tenants: TenantLimits = Field(default_factory=TenantLimits)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)  # recall_core/tracing.py
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
