@@ -228,6 +228,21 @@ async def test_canonical_never_duplicates_a_triple_held_outside_the_group(setup)
     assert [m.value for m in held] == ["Helix"]
 
 
+async def test_a_spent_time_budget_answers_partial_and_a_repeat_goes_on(setup):
+    service, storage, _ = setup
+    other = ["Deploys happen on Tuesdays.", "We deploy every Tuesday."]  # alike: [0, 0, 1]
+    await storage.insert_memories([mem(t, i) for i, t in enumerate([*STAGING, *other])])
+    service.config.consolidation.time_budget = 1e-9  # spent before anything starts
+    first = await service.consolidate("ns", "ops", 0.85, False)
+    assert first["partial"] is True and first["groups_found"] == 1
+    assert first["memories_in_topic"] == 5 and first["memories_examined"] < 5
+    second = await service.consolidate("ns", "ops", 0.85, False)
+    assert second["groups_found"] == 1 and second["partial"] is False
+    assert sorted(first["groups"][0]["texts"]) == sorted(STAGING)
+    # (the fake embedder puts the first canonical memory next to these too)
+    assert set(other) <= set(second["groups"][0]["texts"])
+
+
 # -- end to end: real server, real model ---------------------------------------------------
 async def test_consolidation_over_mcp_with_the_embedding_model(tmp_path):
     db = str(tmp_path / "r.db")

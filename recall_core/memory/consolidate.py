@@ -56,8 +56,9 @@ async def text_vectors(storage: Storage, embedder: Embedder, namespace: str,
 async def consolidate(storage: Storage, embedder: Embedder, extractor: Extractor,
                       namespace: str, topic: str, threshold: float, dry_run: bool,
                       max_group: int = 20, budget: float = 20.0) -> dict[str, Any]:
-    """`budget` (seconds) bounds clustering and merging together: past it, the groups
-    merged so far are written and the answer says `partial` (call again for the rest)."""
+    """`budget` (seconds) bounds clustering, merging and writing together (at least one
+    group is always done, so repeated calls progress): past it, the answer says `partial`,
+    with the groups done so far and `memories_examined` (call again for the rest)."""
     deadline = time.monotonic() + budget
     memories = [m async for m in storage.iter_memories(namespace) if m.topic == topic]
     empty = {"groups_found": 0, "memories_consolidated": 0, "memories_created": 0,
@@ -88,7 +89,10 @@ async def consolidate(storage: Storage, embedder: Embedder, extractor: Extractor
         except NotReady:
             pass  # the backfill loop embeds them later
     plan, created, deleted, skipped = [], [], [], 0
-    for members, canonical in planned:
+    for done, (members, canonical) in enumerate(planned):
+        if done and time.monotonic() > deadline:  # out of time while writing: the rest waits
+            examined, groups, partial = min(groups[done]), groups[:done], True
+            break
         ids = [m.id for m in members]
         if not dry_run:
             if await replace(storage, namespace, members, [canonical], now) is None:
@@ -101,8 +105,8 @@ async def consolidate(storage: Storage, embedder: Embedder, extractor: Extractor
         deleted.extend(ids)
     out = {"groups_found": len(groups), "memories_examined": examined,
            "memories_in_topic": len(memories), "partial": partial,
-           "memories_consolidated": len(deleted), "memories_created": len(created), "deleted_ids": deleted, "created": created,
-           "groups": plan, "dry_run": dry_run}
+           "memories_consolidated": len(deleted), "memories_created": len(created),
+           "deleted_ids": deleted, "created": created, "groups": plan, "dry_run": dry_run}
     if skipped:
         out["groups_skipped"] = skipped
     return out
