@@ -17,12 +17,14 @@ on from there (merged groups are gone from the topic by then).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 BLOCK = 512  # seeds whose similarity rows are computed at once (memory: BLOCK x n floats)
+_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 SHORTLIST = 8  # candidates kept per seed, times max_size: the rest could never join anyway
 
 
@@ -33,9 +35,19 @@ class Grouping:
     complete: bool
 
 
+def number_keys(texts: list[str]) -> np.ndarray:
+    """One int per text naming the set of numbers it contains: texts whose numbers differ
+    ("Shipment 10001 ... day 5" / "Shipment 10002 ... day 6") are different facts however
+    alike the model finds them (it scores such templated notes >= 0.9), so they never group."""
+    ids: dict[frozenset[str], int] = {}
+    return np.asarray([ids.setdefault(frozenset(_NUMBER.findall(t)), len(ids)) for t in texts],
+                      dtype=np.int64)
+
+
 def group(vectors: np.ndarray, threshold: float, max_size: int,
-          deadline: float | None = None) -> Grouping:
-    """Groups of >= 2 indices of `vectors` (rows); `deadline` is a time.monotonic() value."""
+          deadline: float | None = None, keys: np.ndarray | None = None) -> Grouping:
+    """Groups of >= 2 indices of `vectors` (rows); `deadline` is a time.monotonic() value;
+    with `keys` (e.g. number_keys), only rows of one key group together."""
     n = len(vectors)
     if n < 2:
         return Grouping([], n, True)
@@ -53,7 +65,8 @@ def group(vectors: np.ndarray, threshold: float, max_size: int,
                 continue
             # A seed left alone has no free neighbour: nothing later can take it either.
             free[seed] = False
-            members = _grow(unit, sims[row], seed, free, threshold, max_size)
+            allowed = free if keys is None else free & (keys == keys[seed])
+            members = _grow(unit, sims[row], seed, allowed, threshold, max_size)
             if len(members) > 1:
                 free[members] = False
                 groups.append(sorted(members))

@@ -68,7 +68,9 @@ async def consolidate(storage: Storage, embedder: Embedder, extractor: Extractor
     if len(memories) < 2:
         return empty
     vectors = await text_vectors(storage, embedder, namespace, memories)
-    found = await asyncio.to_thread(clustering.group, vectors, threshold, max_group, deadline)
+    keys = clustering.number_keys([m.text for m in memories])
+    found = await asyncio.to_thread(clustering.group, vectors, threshold, max_group, deadline,
+                                    keys)
     groups, examined = found.groups, found.examined
     planned = await _plan(extractor, namespace, topic, memories, groups, deadline)
     if len(planned) < len(groups):  # out of time while merging: the rest waits
