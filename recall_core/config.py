@@ -86,6 +86,29 @@ class SearchSettings(_Section):
     candidates: int = Field(50, ge=1)
 
 
+class ConsolidationSettings(_Section):
+    # Seconds one consolidate_memories call may spend clustering and merging (kept under
+    # limits.tool_timeout); past it the call answers what it did with partial=true.
+    time_budget: float = Field(20.0, gt=0)
+    # Most memories one merge may take (clustering.py): bounds what one canonical memory
+    # can replace even when many texts really are alike.
+    max_group: int = Field(20, ge=2)
+
+
+class TenantLimits(_Section):
+    """Per namespace, so one tenant cannot starve the others (issue 28)."""
+
+    # Tool calls per second per namespace (token bucket, FastMCP's rate limiter); 0 = off.
+    # Generous on purpose: a bulk loader (500 stores, 20 at a time, in tests/test_durability)
+    # must pass; it stops floods, and one tenant holds at most this share of the server.
+    # `burst` calls may come at once.
+    requests_per_second: float = Field(100.0, ge=0)
+    burst: int = Field(1000, ge=1)
+    # Store jobs one namespace may have waiting (store_memory / A2A answer QUEUE_FULL past
+    # it); 0 = no limit. Admin imports are not counted against it.
+    max_queued_jobs: int = Field(10_000, ge=0)
+
+
 class DecaySettings(_Section):
     # seconds between runs of the decay job; 0 disables it. Env: RECALL_DECAY_JOB_INTERVAL.
     interval: float = Field(3600.0, ge=0)
@@ -133,6 +156,8 @@ class RecallConfig(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
+    tenants: TenantLimits = Field(default_factory=TenantLimits)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)  # recall_core/tracing.py
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)

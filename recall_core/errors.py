@@ -68,6 +68,23 @@ class StorageUnavailable(StorageFault):
     kind = "unavailable"
 
 
+class Busy(RecallError):
+    """Refused for now, not for good: `retry_after` (seconds) goes to the caller in the
+    envelope's data, so an agent can wait that long instead of guessing."""
+
+    def __init__(self, message: str, retry_after: float):
+        super().__init__(message)
+        self.retry_after = round(max(0.0, retry_after), 3)
+
+
+class RateLimited(Busy):
+    code = "RATE_LIMITED"
+
+
+class QueueFull(Busy):
+    code = "QUEUE_FULL"
+
+
 class ConfigError(Exception):
     """Start-up configuration problem; the CLI prints it and exits non-zero."""
 

@@ -3,6 +3,7 @@ with chosen vectors), then end to end on a real server with the real embedding m
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -12,13 +13,14 @@ import pytest
 
 from recall_core.server.auth import create_token
 from recall_core.config import load_config
-from recall_core.memory.consolidate import clusters
+from recall_core.memory.clustering import BLOCK, group, number_keys
 from recall_core.errors import RecallError
 from recall_core.models import ExtractedMemory, Memory
 from recall_core.contracts import ExtractionError, NotReady
 from recall_core.memory.service import MemoryService
 from recall_extractors import make_stub
 from recall_sqlite import SQLiteSettings, make_storage
+from recall_testkit.load import seed_memories, templated_notes, watch_latency
 from recall_testkit.serverproc import Agent, ServerProcess
 from recall_core.testing.helpers import current_of, delete
 from recall_core import Embedder
@@ -27,36 +29,58 @@ T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
 
 
 # -- clustering -------------------------------------------------------------------------
-def naive_clusters(vectors: np.ndarray, threshold: float) -> list[list[int]]:
+def check_grouping(vectors: np.ndarray, threshold: float, max_size: int, got) -> None:
+    """The rule: disjoint groups of 2..max_size, each member alike to the seed (the first)
+    and on average to the group."""
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    sim = unit @ unit.T
-    n = len(vectors)
-    seen, out = set(), []
-    for i in range(n):
-        if i in seen:
-            continue
-        comp, todo = {i}, [i]
-        while todo:
-            k = todo.pop()
-            for j in np.nonzero(sim[k] >= threshold)[0].tolist():
-                if j not in comp:
-                    comp.add(j)
-                    todo.append(j)
-        seen |= comp
-        if len(comp) > 1:
-            out.append(sorted(comp))
-    return out
+    seen: set[int] = set()
+    for g in got.groups:
+        assert 2 <= len(g) <= max_size and g == sorted(g) and not seen & set(g)
+        seen |= set(g)
+        sim = unit[g] @ unit[g].T
+        assert sim[0].min() >= threshold - 1e-6, (g, sim[0].min())
+        assert sim.mean() >= threshold - 1e-6, (g, sim.mean())
 
 
-def test_clusters_match_the_definition_across_blocks():
+def test_groups_are_complete_linkage_capped_and_find_the_duplicates():
     rng = np.random.default_rng(7)
     centers = rng.normal(size=(40, 16))
-    near = centers[rng.integers(0, 40, 2500)] + rng.normal(scale=0.15, size=(2500, 16))
+    which = rng.integers(0, 40, 2500)
+    near = centers[which] + rng.normal(scale=0.05, size=(2500, 16))
     vectors = np.concatenate([near, rng.normal(size=(300, 16))]).astype(np.float32)
-    got = clusters(vectors, 0.9)
-    assert sorted(got) == sorted(naive_clusters(vectors, 0.9))
-    assert len(got) >= 30
-    assert clusters(vectors[:1], 0.5) == [] and clusters(vectors[:0], 0.5) == []
+    got = group(vectors, 0.9, 20)
+    assert got.complete and got.examined == len(vectors)
+    check_grouping(vectors, 0.9, 20, got)
+    # Tight clusters of ~62 are all found, cut into groups of at most 20.
+    assert sum(len(g) for g in got.groups) >= 2400
+    assert all(len({int(which[i]) for i in g if i < 2500}) == 1 for g in got.groups)
+    assert group(vectors[:1], 0.5, 20).groups == [] and group(vectors[:0], 0.5, 20).groups == []
+
+
+def test_a_chain_of_near_neighbours_never_becomes_one_group():
+    # Each vector is a small turn from the previous one: neighbours are alike, the two
+    # ends are orthogonal (single linkage made this one group of 2,000).
+    angles = np.linspace(0, np.pi / 2, 2000)
+    chain = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+    got = group(chain, 0.999, 1000)
+    check_grouping(chain, 0.999, 1000, got)
+    assert max(len(g) for g in got.groups) < 100
+
+
+def test_texts_with_different_numbers_never_group():
+    texts = ["Shipment 10001 left on day 5.", "Shipment 10002 left on day 6.",
+             "Shipment 10001 left on day 5!", "Debian 12 runs on staging.",
+             "Staging runs Debian 12."]
+    same = np.ones((len(texts), 4), dtype=np.float32)  # the model finds them all alike
+    got = group(same, 0.85, 20, keys=number_keys(texts))
+    assert sorted(got.groups) == [[0, 2], [3, 4]]
+
+
+def test_a_spent_budget_stops_after_the_first_block_and_says_so():
+    vectors = np.random.default_rng(3).normal(size=(3 * BLOCK, 8)).astype(np.float32)
+    got = group(vectors, 0.5, 20, deadline=time.monotonic() - 1)
+    assert not got.complete and got.examined == BLOCK
+    assert all(min(g) < BLOCK for g in got.groups)
 
 
 # -- in-process: a fake embedder whose vectors the test chooses ------------------------
@@ -213,6 +237,21 @@ async def test_canonical_never_duplicates_a_triple_held_outside_the_group(setup)
     assert [m.value for m in held] == ["Helix"]
 
 
+async def test_a_spent_time_budget_answers_partial_and_a_repeat_goes_on(setup):
+    service, storage, _ = setup
+    other = ["Deploys happen on Tuesdays.", "We deploy every Tuesday."]  # alike: [0, 0, 1]
+    await storage.insert_memories([mem(t, i) for i, t in enumerate([*STAGING, *other])])
+    service.config.consolidation.time_budget = 1e-9  # spent before anything starts
+    first = await service.consolidate("ns", "ops", 0.85, False)
+    assert first["partial"] is True and first["groups_found"] == 1
+    assert first["memories_in_topic"] == 5 and first["memories_examined"] < 5
+    second = await service.consolidate("ns", "ops", 0.85, False)
+    assert second["groups_found"] == 1 and second["partial"] is False
+    assert sorted(first["groups"][0]["texts"]) == sorted(STAGING)
+    # (the fake embedder puts the first canonical memory next to these too)
+    assert set(other) <= set(second["groups"][0]["texts"])
+
+
 # -- end to end: real server, real model ---------------------------------------------------
 async def test_consolidation_over_mcp_with_the_embedding_model(tmp_path):
     db = str(tmp_path / "r.db")
@@ -259,5 +298,53 @@ async def test_consolidation_over_mcp_with_the_embedding_model(tmp_path):
                 assert (await a.call("delete_memory", memory_id=gone))["code"] == "MEMORY_NOT_FOUND"
             again = await a.ok("consolidate_memories", topic="infra")
             assert again["groups_found"] == 0
+    finally:
+        srv.stop()
+
+
+# -- a shared server: the largest consolidation holds nobody up (issue 28) -----------------
+LARGE = 6000  # templated notes: today's single linkage looped over ~18M pairs on the loop
+
+
+async def ready_server(tmp_path) -> ServerProcess:
+    srv = ServerProcess(str(tmp_path / "r.db"), tmp_path, env={"RECALL_DISABLE_PLUGINS": ""}).start()
+    deadline = time.monotonic() + 120
+    while httpx.get(srv.base + "/health").json()["degraded"]:
+        assert time.monotonic() < deadline, f"model never loaded\n{srv.log()}"
+        time.sleep(0.2)
+    return srv
+
+
+@pytest.mark.slow
+async def test_health_and_another_tenant_answer_while_a_large_consolidation_runs(tmp_path):
+    srv = await ready_server(tmp_path)
+    try:
+        storage = make_storage(f"sqlite:///{srv.db}", SQLiteSettings())
+        await storage.open()
+        big, other = await create_token(storage, "big"), await create_token(storage, "other")
+        async with Agent(srv.url, big) as a, Agent(srv.url, other) as b:
+            await b.ok("store_memory", text="The staging server runs Debian 12.", topic="infra")
+            await b.wait_idle(60)
+            (stored,) = [m async for m in storage.iter_memories("other")]
+            (vector,) = (await storage.get_embeddings("other", [stored.id])).values()
+            with sqlite3.connect(srv.db) as con:  # the vector space the server writes
+                (model,), = con.execute("SELECT embedding_model FROM memories").fetchall()
+            texts, vecs = templated_notes(LARGE, len(vector))
+            await seed_memories(storage, "big", "notes", texts, vecs, model)
+            await storage.close()
+
+            async def search():
+                found = await b.ok("search_memories", query="Which OS does staging run?")
+                assert found["results"][0]["text"] == "The staging server runs Debian 12."
+
+            plan, seen = await watch_latency(
+                srv.base, a.ok("consolidate_memories", topic="notes", dry_run=True), search)
+        assert seen.health and seen.search, "the consolidation ended before anything was timed"
+        assert max(seen.health) < 1.0 and max(seen.search) < 1.0, seen.summary()
+        assert plan["memories_in_topic"] == LARGE
+        # Alike to the model (cosine ~0.92) but each with its own numbers: distinct notes,
+        # never merged (single linkage made them one group of 6,000).
+        assert plan["groups_found"] == 0 and plan["memories_consolidated"] == 0, plan["groups"][:2]
+        assert plan["partial"] == (plan["memories_examined"] < LARGE)
     finally:
         srv.stop()

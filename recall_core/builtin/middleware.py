@@ -1,4 +1,4 @@
-"""The default middleware plugin: registers `audit` and `timeout` through the same hook a
+"""The default middleware plugin: registers `audit`, `rate_limit` and `timeout` through the same hook a
 third-party plugin would use. This module only registers them; their classes are in
 recall_core.server.mcp.default_middleware and load only when a server is built."""
 
@@ -21,7 +21,16 @@ def make_timeout(settings: Any, runtime: Any):
     return TimeoutMiddleware(runtime.config.limits.tool_timeout)
 
 
+def make_rate_limit(settings: Any, runtime: Any):
+    from ..server.mcp.rate_limit import NamespaceRateLimit
+
+    limits = runtime.config.tenants
+    return NamespaceRateLimit(limits.requests_per_second, limits.burst)
+
+
 @hookimpl
 def register_middleware(register):
     register("audit", make_audit, order=10)
+    # Inside audit (a refused call is audited), before timeout and the tool.
+    register("rate_limit", make_rate_limit, order=15)
     register("timeout", make_timeout, order=20)

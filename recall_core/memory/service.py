@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 
 from ..config import RecallConfig
 from ..contracts import Embedder, Extractor, MemoryFilter, RankerSlot, Storage, model_id
-from ..errors import ConfirmRequired, EmbeddingsRequired, InvalidParam, RecallError
+from ..errors import (ConfirmRequired, EmbeddingsRequired, InvalidParam, QueueFull,
+                      RecallError)
 from ..jobs.access import AccessLog
 from ..jobs.activity import Activity
 from ..jobs.breaker import ExtractionBreaker
@@ -123,6 +124,7 @@ class MemoryService:
         op = Operation(namespace=namespace, idempotency_key=key, kind="extract", payload=payload)
         if said is not None:
             op.created_at = said
+        await self._room_in_queue(namespace)
         op, created = await self.storage.enqueue(op)
         if created:
             self.job_signal.set()
@@ -134,6 +136,17 @@ class MemoryService:
                 f"original call to retry safely.")
         return {"queued": False, "cached": True, "job_id": op.id, "status": op.status,
                 "idempotency_key": key}
+
+    async def _room_in_queue(self, namespace: str) -> None:
+        """tenants.max_queued_jobs: one namespace's backlog is bounded (the queue takes turns
+        across namespaces anyway; this bounds what one tenant can pile up)."""
+        limit = self.config.tenants.max_queued_jobs
+        if limit and await self.storage.count_jobs(namespace, "queued") >= limit:
+            raise QueueFull(
+                f"This namespace already has {limit} stores waiting for extraction (the "
+                f"server's tenants.max_queued_jobs). Nothing was queued; retry after a few "
+                f"seconds, or check progress with get_memory_stats (pending_extractions).",
+                retry_after=10.0)
 
     # -- search / inspect -----------------------------------------------------------------
     @foreground
@@ -335,7 +348,9 @@ class MemoryService:
                 "(pip install -e plugins/embeddings) and enable the 'dense' ranker, then retry.")
         return await consolidate(self.storage, self.embedder,
                                  self._engine(self.extractor, "an extractor"), namespace, topic,
-                                 threshold, dry_run)
+                                 threshold, dry_run, self.config.consolidation.max_group,
+                                 min(self.config.consolidation.time_budget,
+                                     0.8 * self.config.limits.tool_timeout))
 
     @staticmethod
     def _engine(engine: T | None, what: str) -> T:

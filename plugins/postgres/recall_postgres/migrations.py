@@ -24,6 +24,7 @@ import asyncpg
 from recall_core import ConfigError
 
 from .respell import respell_keys
+from .queue import FAIR_QUEUE
 
 log = logging.getLogger("recall_postgres")
 
@@ -359,6 +360,7 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     # recall_core.kit.keys.key_form: NFKC, case fold, no invisible characters, one space;
     # keys that meet are merged by the fact rules (respell.py).
     (11, "fact keys spelt one way; keys that meet merged (newest current)", respell_keys),
+    (12, "operations: queue_seq and claimed_at (fair turns across namespaces)", FAIR_QUEUE),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -62,9 +62,10 @@ async def test_two_claimers_never_get_the_same_job(db_url, make_storage):
     assert await a.claim_job(60) is None
 
 
-async def test_claim_takes_oldest_and_sets_lease(storage):
-    await storage.enqueue(op("ns", "late", minutes=5))
-    first, _ = await storage.enqueue(op("ns", "early", minutes=1))
+async def test_claim_takes_first_enqueued_and_sets_lease(storage):
+    # Enqueue order, not created_at (the caller's said-at time): see the storage contract.
+    first, _ = await storage.enqueue(op("ns", "late", minutes=5))
+    await storage.enqueue(op("ns", "early", minutes=1))
     job = await storage.claim_job(30)
     assert job.id == first.id
     assert job.status == "running" and job.attempts == 1

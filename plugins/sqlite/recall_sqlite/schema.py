@@ -360,6 +360,19 @@ MIGRATIONS: tuple[Migration, ...] = (
         # invisible characters, one space); keys that meet are merged by the fact rules.
         respell_keys,
     )),
+    (11, (
+        # A fair queue (issue 28): claims take turns across namespaces (the one served least
+        # recently first) and, within one, go in enqueue order: never by created_at, which is
+        # the caller's "when it was said". enqueued_seq numbers inserts (rowid is not stable
+        # across VACUUM); claimed_at stamps a namespace's turns.
+        "ALTER TABLE operations ADD COLUMN enqueued_seq INTEGER",
+        "ALTER TABLE operations ADD COLUMN claimed_at TEXT",
+        "UPDATE operations SET enqueued_seq = rowid",
+        "CREATE UNIQUE INDEX operations_enqueued ON operations (enqueued_seq)",
+        "CREATE INDEX operations_fair ON operations (status, namespace, enqueued_seq)",
+        "CREATE INDEX operations_turns ON operations (namespace, claimed_at) "
+        "WHERE claimed_at IS NOT NULL",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

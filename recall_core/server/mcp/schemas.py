@@ -113,11 +113,17 @@ class _Data(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class RetryAfter(BaseModel):
+    retry_after: float = Field(description="Seconds to wait before calling again.")
+
+
 class Envelope(BaseModel, Generic[T]):
     """Every tool's answer. On an error the MCP result is also flagged isError."""
 
     status: Literal["ok", "error"] = Field(description="\"ok\", or \"error\" with error and code set.")
-    data: T | None = Field(description="The result when status is \"ok\", else null.")
+    data: T | RetryAfter | None = Field(
+        description="The result when status is \"ok\"; on RATE_LIMITED and QUEUE_FULL "
+                    "{retry_after: seconds}; else null.")
     error: str | None = Field(description="What went wrong and what to do, when status is \"error\".")
     code: str | None = Field(description="Stable error code when status is \"error\": "
                                          + ", ".join(error_codes()) + ".")
@@ -222,6 +228,11 @@ class ConsolidateData(_Data):
     groups: list[ConsolidationGroup]
     dry_run: bool
     groups_skipped: int | None = None
+    # Bounded work (issue 28): partial = the time budget ran out after `memories_examined`
+    # of `memories_in_topic`; call again to go on.
+    partial: bool = False
+    memories_examined: int | None = None
+    memories_in_topic: int | None = None
 
 
 class EraseData(_Data):

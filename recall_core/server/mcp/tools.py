@@ -37,7 +37,7 @@ async def answer_with_envelope(fn: Callable[..., Awaitable[Any]], **kwargs: Any)
     try:
         return ok(await fn(await verified_namespace(), **kwargs))
     except RecallError as exc:
-        return error(exc.code, exc.message)
+        return error(exc.code, exc.message, getattr(exc, "retry_after", None))
     except Exception as exc:  # noqa: BLE001 - reported as INTERNAL, with the log line to look at
         log.exception("tool %s failed", getattr(fn, "__name__", fn))
         return error("INTERNAL", f"Internal error ({type(exc).__name__}). Nothing was reported as "

@@ -14,21 +14,38 @@ from .base import A, B, T0, ContractBase, assert_utc, memory, operation, same_me
 
 
 class QueueTests(ContractBase):
-    async def test_claim_job_takes_oldest_first_and_leases_it(self, storage: Storage) -> None:
+    async def test_claim_job_takes_enqueue_order_and_leases_it(self, storage: Storage) -> None:
+        # created_at is when the text was said (a caller's value): it never sets the order.
         assert await storage.claim_job(60) is None
-        ops = [operation(A, "late", minutes=2), operation(B, "early", minutes=0),
-               operation(A, "middle", minutes=1)]
+        ops = [operation(A, "first", minutes=2), operation(A, "second", minutes=-10**6),
+               operation(A, "third", minutes=1)]
         for op in ops:
             await storage.enqueue(op)
         before = utcnow()
         claimed = [await storage.claim_job(60) for _ in range(3)]
-        assert [c.idempotency_key for c in claimed] == ["early", "middle", "late"]  # type: ignore[union-attr]
+        assert [c.idempotency_key for c in claimed] == ["first", "second", "third"]  # type: ignore[union-attr]
         for c in claimed:
             assert c is not None and c.status == "running" and c.attempts == 1
             assert c.lease_until is not None and c.lease_until > before + timedelta(seconds=30)
             assert_utc(c.lease_until, c.created_at)
         assert await storage.claim_job(60) is None  # unexpired leases are not re-claimable
         assert await storage.count_jobs(None, "running") == 3
+
+    async def test_claims_take_turns_across_namespaces(self, storage: Storage) -> None:
+        """A backlog from one namespace, backdated or not, never makes another wait behind
+        it: the namespace served least recently goes next (issue 28)."""
+        backlog = 300
+        for i in range(backlog):  # said years ago, as a backdating tenant would claim
+            await storage.enqueue(operation(A, f"a{i}", minutes=-10**6 + i))
+        first = await storage.claim_job(60)
+        assert first is not None and first.idempotency_key == "a0"
+        for i in range(3):
+            await storage.enqueue(operation(B, f"b{i}", minutes=10 + i))
+        got = [(await storage.claim_job(60)) for _ in range(6)]
+        keys = [op.idempotency_key for op in got if op is not None]
+        assert keys == ["b0", "a1", "b1", "a2", "b2", "a3"]
+        # With B's queue empty, A's backlog goes on in its own order.
+        assert (await storage.claim_job(60)).idempotency_key == "a4"  # type: ignore[union-attr]
 
     async def test_expired_lease_is_claimed_again(self, storage: Storage) -> None:
         op, _ = await storage.enqueue(operation(A))
