@@ -131,8 +131,7 @@ def load() -> AttributeClassifier | None:
             return _shared
         _tried = True
         try:
-            from recall_embeddings.engines import MINILM_INT8, EngineUnavailable, available
-            from recall_embeddings.engines import load as load_engine
+            from recall_embeddings.engines import MINILM_INT8, available
         except ImportError:
             log.info("stub: no embeddings plugin, statements are read by rules alone")
             return None
@@ -140,10 +139,24 @@ def load() -> AttributeClassifier | None:
             log.info("stub: %s not installed, statements are read by rules alone",
                      MINILM_INT8.distribution)
             return None
-        try:
-            engine = load_engine(MINILM_INT8, 1)
-        except (EngineUnavailable, ImportError, OSError, RuntimeError) as exc:
-            log.warning("stub: the attribute classifier could not load (%s); rules alone", exc)
-            return None
-        _shared = AttributeClassifier(lambda texts: engine.encode(list(texts), query=False))
+        _shared = AttributeClassifier(_SharedEngine(MINILM_INT8).encode)
         return _shared
+
+
+class _SharedEngine:
+    """The packaged MiniLM, resolved at first use (in the worker's thread, never in a tool
+    call): by then the dense ranker has usually loaded it, and the classifier runs on that
+    session instead of a copy of its own (`engines.shared`)."""
+
+    def __init__(self, spec: Any):
+        self._spec = spec
+        self._engine: Any = None
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Any) -> Any:
+        with self._lock:
+            if self._engine is None:
+                from recall_embeddings.engines import shared
+
+                self._engine = shared(self._spec, 1)
+        return self._engine.encode(list(texts), query=False)

@@ -314,7 +314,13 @@ class StubExtractor(Extractor):
             kept.append(sentence)
         read = read_all(kept, speaker)
         if self.classifier is not None and needs_classifier(read):
-            await asyncio.to_thread(classify_unread, read, self.classifier)
+            try:
+                await asyncio.to_thread(classify_unread, read, self.classifier)
+            except Exception as exc:  # noqa: BLE001 - the model is loaded at first use
+                # As when it cannot load at start: the rules read alone from now on, said once.
+                log.warning("stub: the attribute classifier could not run (%s: %s); "
+                            "statements are read by rules alone", type(exc).__name__, exc)
+                self.classifier = None
         units = units_of(kept, read)
         out: list[ExtractedMemory] = []
         for group in group_fragments([(u.text, u.facts or (u.alone or None)) for u in units]):

@@ -371,3 +371,21 @@ async def test_without_the_embeddings_plugin_the_rules_work_alone(monkeypatch):
 def test_stub_settings_are_closed():
     with pytest.raises(Exception, match="extra"):
         StubSettings.model_validate({"model": "x"})
+
+
+def test_the_attribute_classifier_shares_the_model_the_dense_ranker_loaded():
+    """One MiniLM session per process: the classifier resolves its engine at first use and
+    takes the one already loaded (the dense ranker's) instead of a copy (~150 MB)."""
+    engines = pytest.importorskip("recall_embeddings.engines")
+    from recall_extractors import classifier as cls
+
+    if not engines.available(engines.MINILM_INT8):
+        pytest.skip("the packaged MiniLM is not installed")
+    ranker_engine = engines.load(engines.MINILM_INT8, 2)
+    first = engines.shared(engines.MINILM_INT8, 1)
+    assert engines.shared(engines.MINILM_INT8, 1) is first
+    lazy = cls._SharedEngine(engines.MINILM_INT8)
+    assert lazy._engine is None  # nothing loaded until it is used
+    vectors = lazy.encode(["I live in Berlin."])
+    assert lazy._engine is first and len(vectors[0]) == 384
+    assert first is ranker_engine or engines._LOADED[engines.MINILM_INT8.name] is first
