@@ -27,6 +27,7 @@ from recall_core import ExtractedMemory, Extractor, Memory
 from recall_core.contracts import ExtractionError
 
 from .fragments import group_fragments, split_speaker
+from .kinds import by_kind
 from .lexicon import TOOL_CATEGORIES
 from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
@@ -321,6 +322,10 @@ class StubExtractor(Extractor):
                 log.warning("stub: the attribute classifier could not run (%s: %s); "
                             "statements are read by rules alone", type(exc).__name__, exc)
                 self.classifier = None
+        for statements in read:
+            for clause, reading in statements:
+                if not reading.facts:
+                    reading.facts = by_kind(clause, reading.subject, speaker)
         units = units_of(kept, read)
         out: list[ExtractedMemory] = []
         for group in group_fragments([(u.text, u.facts or (u.alone or None)) for u in units]):

@@ -64,6 +64,11 @@ async def current_texts(rt, ns: str) -> list[str]:
      "I'm a product manager."),
     ("My boss is Priya.", "Had my first 1:1 with my new manager Tom today",
      "My boss is Priya."),
+    # A value of a known one-at-a-time kind said as current (kinds.by_kind).
+    ("Our company uses Google Chat.", "It's all Discord now, even for customer stuff",
+     "Our company uses Google Chat."),
+    ("Our CI runs on Jenkins.", "No more Jenkins, it's GitHub Actions now.",
+     "Our CI runs on Jenkins."),
 ])
 async def test_a_change_supersedes_the_old_value(runtime, old, new, stale):
     ns = await told(runtime, old, new)
@@ -88,6 +93,9 @@ async def test_an_ending_leaves_the_other_values(runtime):
     # A piece of a statement that hedges or asks states nothing ("..., maybe Porto").
     ("I live in Lisbon.", "Work is crazy, might move to Porto, not sure yet."),
     ("My boss is Priya.", "Met my wife Ana's new manager Tom today."),
+    # One value and a cue that ends it: the value named is the old one, not a new one.
+    ("We use PostgreSQL.", "MongoDB is gone now."),
+    ("Our CI runs on CircleCI.", "We might move to GitHub Actions now."),
 ])
 async def test_different_facts_stay_current(runtime, first, second):
     ns = await told(runtime, first, second)

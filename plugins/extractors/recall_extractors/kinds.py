@@ -1,0 +1,76 @@
+"""A value of a known kind said as current: "It's all Discord now", "No more Jenkins, it's
+GitHub Actions now", "Ben's on a Mac now".
+
+No frame names the fact and the classifier finds no attribute, but the statement names a
+value the lexicon knows the kind of (Discord is a chat tool, a Mac an OS) and says it holds
+now. A kind of value that holds one at a time (`chat_tool`, `ci`, `os`, ...) is then the
+fact: the value is its current one. Only when the statement says *now* (a change or present
+cue), never when it hedges, asks, supposes, negates or tells the past; when it names several
+values of the kind ("no more Jenkins, it's GitHub Actions"), the last one is the current one
+(what people say after "no more X", "X is gone", "from X to Y"); when it names one value and
+a cue that ends it ("Mongo is gone", "we switched from Jenkins"), nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from recall_core.kit.attributes import INVENTORY, TEAM, USER, is_many
+
+from .fact import Fact
+from .lexicon import PERSONAL, category_of
+from .subjects import Subject
+
+_I = re.IGNORECASE
+
+_NOW = re.compile(r"\b(?:now|these days|nowadays|currently|at the moment|anymore|no more|"
+                  r"switched|moved (?:to|over)|migrated|ditched|dropped|replaced|instead|"
+                  r"went with|going with|gone|all in on|converted|swapped)\b", _I)
+_NOT_NOW = re.compile(r"\?|\b(?:if|unless|whether|might|maybe|perhaps|thinking|considering|"
+                      r"wondering|not sure|tempted|debating|planning|plan to|want to|wants to|"
+                      r"hoping|hope|would|could|should|someday|eventually|used to|was|were|"
+                      r"back then|last year|years ago|don't|doesn't|didn't|never|not)\b", _I)
+# Cues that end the value they name: with one value named, it is the old one.
+_ENDING = re.compile(r"\b(?:anymore|no more|ditched|dropped|replaced|gone|from|off|left|"
+                     r"quit|sold|retired|dead)\b", _I)
+_WORD = re.compile(r"[\w.+#-]+")
+# Words that are never part of a value's name ("a Mac now", "Discord even").
+_GLUE = frozenset("""now it it's is are was the a an on in at to for all just even lol so
+and but or with from of my our your his her their this that these those new still""".split())
+
+
+def named_values(text: str) -> list[tuple[int, str, str]]:
+    """(position, value, kind) for each span of 1-3 words the lexicon knows the kind of,
+    longest first at each position, in order."""
+    words = [(m.start(), m.group().strip(".,")) for m in _WORD.finditer(text)]
+    out, i = [], 0
+    while i < len(words):
+        for n in (3, 2, 1):
+            names = [w for _, w in words[i:i + n]]
+            span = " ".join(names)
+            if i + n <= len(words) and not any(w.lower() in _GLUE for w in names[1:]) and \
+                    (kind := category_of(span)):
+                out.append((words[i][0], span, kind))
+                i += n
+                break
+        else:
+            i += 1
+    return out
+
+
+def by_kind(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
+    """The current value of a one-at-a-time kind the statement names, or nothing."""
+    if not _NOW.search(text) or _NOT_NOW.search(text):
+        return []
+    found = [(at, v, k) for at, v, k in named_values(text)
+             if k in INVENTORY and not is_many(k)]
+    if not found or len({k for _, _, k in found}) > 1:
+        return []
+    if _ENDING.search(text) and len({v.lower() for _, v, _ in found}) < 2:
+        return []  # "Mongo is gone", "we switched from Jenkins": the value named is the old one
+    _, value, kind = found[-1]
+    if subject.entity and subject.kind in ("person", "team", "thing"):
+        entity = subject.entity
+    else:
+        entity = (speaker.lower() if speaker else USER) if kind in PERSONAL else TEAM
+    return [Fact(entity, kind, value)]
