@@ -306,3 +306,73 @@ async def test_a_storage_error_at_commit_is_retried_and_the_job_ends_done_once(s
     (m,) = await current_of(storage, n, "user", "editor")
     op = await storage.get_operation(n, m.source_job_id)
     assert op.status == "done" and op.attempts == 3
+
+
+class Provider(Extractor):
+    """The stub extractor behind a model provider that fails some texts for good (a 5xx on
+    their content) and everything during an outage of `down` calls."""
+
+    name = "provider"
+
+    def __init__(self, poison: str = "poison", down: int = 0):
+        # Rules alone: the test is about the queue, not about loading a model.
+        self.inner, self.poison, self.down = StubExtractor(classifier=None), poison, down
+
+    async def extract(self, text, topic=""):
+        from recall_core.contracts import ExtractionError
+
+        if self.down > 0 or self.poison in text:
+            self.down = max(0, self.down - 1)
+            raise ExtractionError("provider answered HTTP 503", retryable=True, provider=True)
+        return await self.inner.extract(text, topic)
+
+    async def merge(self, memories, topic=""):
+        return await self.inner.merge(memories, topic)
+
+
+def fast_breaker(**worker) -> RecallConfig:
+    return config(concurrency=1, max_attempts=3, breaker_threshold=3, breaker_probe=0.02,
+                  breaker_probe_max=0.05, **worker)
+
+
+async def test_a_job_the_provider_always_fails_while_answering_others_ends_failed(storage):
+    # One tenant's poison text must not be given back forever (pausing everyone's
+    # extraction at every outage-like streak): once the provider has failed it three times
+    # while answering other jobs in between, its failures count, and it ends failed.
+    a, b = ns(), ns()
+    cfg = fast_breaker()
+    extractor = Provider()
+    service = MemoryService(storage, cfg, extractor=extractor)
+    worker = Worker(storage, extractor, None, cfg, service.job_signal)
+    await worker.start()
+    try:
+        poisoned = (await service.store(a, "the poison text"))["job_id"]
+        for i in range(15):
+            await service.store(b, f"I use editor number {i}.")
+        await drain(storage, a, timeout=60)
+        await drain(storage, b, timeout=60)
+    finally:
+        await worker.stop()
+    op = await storage.get_operation(a, poisoned)
+    assert op.status == "failed" and op.attempts == 3, op
+    assert "keeps failing on this job" in (op.error or "")
+    assert await storage.count_jobs(b, ("done",)) == 15
+    assert not worker.breaker.open
+
+
+async def test_during_an_outage_no_job_is_at_fault_and_every_job_ends_done(storage):
+    # Every call fails for a while (nothing answered in between): jobs are given back
+    # uncounted however often they are tried, and all end done once the provider is back.
+    n = ns()
+    cfg, extractor = fast_breaker(), Provider(down=12)
+    service = MemoryService(storage, cfg, extractor=extractor)
+    worker = Worker(storage, extractor, None, cfg, service.job_signal)
+    await worker.start()
+    try:
+        ids = [(await service.store(n, f"I live in city {i}."))["job_id"] for i in range(3)]
+        await drain(storage, n, timeout=60)
+    finally:
+        await worker.stop()
+    ops = [await storage.get_operation(n, i) for i in ids]
+    assert extractor.down == 0
+    assert [(o.status, o.attempts) for o in ops] == [("done", 1)] * 3, ops

@@ -21,9 +21,22 @@ from typing import Any
 log = logging.getLogger("recall.worker")
 
 
+#: A job the provider failed this many times, having answered other jobs since the job's first
+#: failure, is failing by itself (its text makes the provider fail: too long, refused, a 5xx
+#: on its content): from then on its provider failures count as attempts, so it ends failed
+#: instead of being given back forever and pausing everyone's extraction. (Answered since the
+#: *first* failure, not between each two: the other jobs may all be answered in one burst
+#: while this one waits for its retry time.)
+SUSPECT_LIMIT = 3
+#: Jobs remembered for that (the oldest are forgotten first).
+REMEMBERED = 10_000
+
+
 class ExtractionBreaker:
     def __init__(self, threshold: int = 3, probe_first: float = 5.0, probe_max: float = 300.0,
                  clock: Callable[[], float] = time.monotonic):
+        self.answers = 0  # times the provider answered
+        self._suspects: dict[str, tuple[int, int]] = {}  # job -> (answers at 1st failure, failures)
         self.threshold = threshold
         self.probe_first = probe_first
         self.probe_max = probe_max
@@ -57,8 +70,19 @@ class ExtractionBreaker:
         """Seconds until the next probe (0 when closed)."""
         return max(0.0, self._next_probe - self.clock()) if self.open else 0.0
 
+    def job_at_fault(self, job_id: str) -> bool:
+        """Note a provider failure of `job_id`; True when the provider has failed it
+        SUSPECT_LIMIT times and answered other jobs since its first failure (during an outage
+        nothing is answered, so no job is ever at fault for it)."""
+        first, failures = self._suspects.pop(job_id, (self.answers, 0))
+        self._suspects[job_id] = (first, failures + 1)
+        while len(self._suspects) > REMEMBERED:
+            del self._suspects[next(iter(self._suspects))]
+        return failures + 1 >= SUSPECT_LIMIT and self.answers > first
+
     def answered(self) -> None:
         """The provider answered (the job succeeded, or failed by its own output)."""
+        self.answers += 1
         if self.open:
             log.warning("extraction resumed: the model provider answered again after %d "
                         "failure(s) in a row", self.failures)

@@ -186,14 +186,19 @@ class Worker:
             else:
                 self.breaker.answered()
         except ExtractionError as exc:
-            if exc.provider and exc.retryable:
+            provider = exc.provider and exc.retryable
+            if provider and not self.breaker.job_at_fault(op.id):
                 # Not the job's fault: back to the queue with its attempt unspent.
                 wait = self.breaker.provider_failed(str(exc))
                 log.warning("job %s: the model provider failed; job given back (attempt not "
                             "counted): %s", op.id, exc)
                 await self._release(op, wait)
                 return
-            self.breaker.answered()  # the provider answered; the job's own output failed
+            if provider:  # the provider answers other jobs and keeps failing on this one
+                exc = ExtractionError(f"the model provider keeps failing on this job while "
+                                      f"answering others (its text?): {exc}")
+            else:
+                self.breaker.answered()  # the provider answered; the job's own output failed
             retry = exc.retryable and op.attempts < cfg.max_attempts
             log.warning("job %s attempt %d failed (%s): %s", op.id, op.attempts,
                         "will retry" if retry else "giving up", exc)
