@@ -82,6 +82,13 @@ _HEDGE = re.compile(r"\b(?:thinking (?:about|of)|considering|wondering (?:if|whe
                     r"want(?:s)? to|if i|in case|someday|one day|eventually)\b", _I)
 
 
+# Said anywhere in a statement read piece by piece (or for a value said without a frame),
+# these make every piece a thought, a question or a condition, not a fact.
+UNSURE = re.compile(r"\?|\b(?:if|unless|whether|might|maybe|perhaps|thinking|considering|"
+                    r"wondering|not sure|tempted|debating|planning|plan to|want to|wants to|"
+                    r"hoping|hope|would|could|should|someday|eventually|suppose|guess)\b", _I)
+
+
 _PETLIKE = re.compile(r"^(?:re-?homed|gave away|gave|sold)$")
 
 

@@ -17,6 +17,7 @@ import re
 
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, is_many
 
+from .cues import UNSURE
 from .fact import Fact
 from .lexicon import PERSONAL, category_of
 from .subjects import Subject
@@ -26,10 +27,9 @@ _I = re.IGNORECASE
 _NOW = re.compile(r"\b(?:now|these days|nowadays|currently|at the moment|anymore|no more|"
                   r"switched|moved (?:to|over)|migrated|ditched|dropped|replaced|instead|"
                   r"went with|going with|gone|all in on|converted|swapped)\b", _I)
-_NOT_NOW = re.compile(r"\?|\b(?:if|unless|whether|might|maybe|perhaps|thinking|considering|"
-                      r"wondering|not sure|tempted|debating|planning|plan to|want to|wants to|"
-                      r"hoping|hope|would|could|should|someday|eventually|used to|was|were|"
-                      r"back then|last year|years ago|don't|doesn't|didn't|never|not)\b", _I)
+# ... nor the past or a negation (besides what cues.UNSURE refuses everywhere).
+_NOT_NOW = re.compile(r"\b(?:used to|was|were|back then|last year|years ago|don't|doesn't|"
+                      r"didn't|never|not)\b", _I)
 # Cues that end the value they name: with one value named, it is the old one.
 _ENDING = re.compile(r"\b(?:anymore|no more|ditched|dropped|replaced|gone|from|off|left|"
                      r"quit|sold|retired|dead)\b", _I)
@@ -60,7 +60,7 @@ def named_values(text: str) -> list[tuple[int, str, str]]:
 
 def by_kind(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
     """The current value of a one-at-a-time kind the statement names, or nothing."""
-    if not _NOW.search(text) or _NOT_NOW.search(text):
+    if not _NOW.search(text) or UNSURE.search(text) or _NOT_NOW.search(text):
         return []
     found = [(at, v, k) for at, v, k in named_values(text)
              if k in INVENTORY and not is_many(k)]

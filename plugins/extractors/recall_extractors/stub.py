@@ -26,6 +26,7 @@ from typing import Any
 from recall_core import ExtractedMemory, Extractor, Memory
 from recall_core.contracts import ExtractionError
 
+from .cues import UNSURE
 from .fragments import group_fragments, split_speaker
 from .kinds import by_kind
 from .lexicon import TOOL_CATEGORIES
@@ -195,11 +196,6 @@ def _read_safely(clause: str, speaker: str | None, last_person: str | None) -> R
 # Where a statement's asides begin: "kitty is my terminal now, ligatures finally work".
 _PIECE = re.compile(r",\s+|\s*;\s*|\s+[-\u2013\u2014]\s+|\s+\((?=\w)|\)\s*|"
                     r"\s+(?:so|because|since|but|cause|cos|as)\s+", re.IGNORECASE)
-# Said anywhere, these make every piece a thought, a question or a condition, not a fact.
-_UNSURE = re.compile(r"\?|\b(?:if|unless|whether|might|maybe|perhaps|thinking|considering|"
-                     r"wondering|not sure|tempted|debating|planning|plan to|want to|wants to|"
-                     r"hoping|hope|would|could|should|someday|eventually|suppose|guess)\b",
-                     re.IGNORECASE)
 
 
 def by_pieces(clause: str, whole: Reading, speaker: str | None,
@@ -210,7 +206,7 @@ def by_pieces(clause: str, whole: Reading, speaker: str | None,
     statement's (it stays one memory); a statement that hedges, asks or supposes anywhere
     states no fact in any piece."""
     cut = [p.strip() for p in _PIECE.split(clause) if p and p.strip()]
-    if len(cut) < 2 or _UNSURE.search(clause):
+    if len(cut) < 2 or UNSURE.search(clause):
         return whole
     pieces = [p for p in cut if len(p.split()) >= 2]
     facts = [f for piece in pieces for f in _read_safely(piece, speaker, last_person).facts]
