@@ -9,6 +9,7 @@ import hashlib
 import secrets
 from typing import Any
 
+from ..access.principal import ALL_SCOPES, parse_scopes, scope_text, valid_agent_name
 from ..contracts import Storage
 
 TOKEN_PREFIX = "rcl_"
@@ -23,12 +24,19 @@ def new_token() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
-async def create_token(storage: Storage, namespace: str) -> str:
+async def create_token(storage: Storage, namespace: str, agent: str | None = None,
+                       scopes: Any = None) -> str:
+    """A new token for `namespace` (the owner's, or `agent`'s inside it) with `scopes`
+    (None: all; see `access.principal`). Stored with NULL scopes when it has all of them,
+    like every token made before scopes existed."""
     namespace = namespace.strip()
     if not namespace:
         raise ValueError("namespace must not be empty")
+    agent = valid_agent_name(agent)
+    granted = parse_scopes(scopes)
     token = new_token()
-    await storage.create_token(namespace, hash_token(token))
+    await storage.create_token(namespace, hash_token(token), agent=agent,
+                               scopes=None if granted == ALL_SCOPES else scope_text(granted))
     return token
 
 

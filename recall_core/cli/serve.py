@@ -126,16 +126,16 @@ async def serve_http(runtime: Any, sock: Any) -> None:
 
 
 async def serve_stdio(runtime: Any) -> None:
-    from ..server.auth import hash_token, set_stdio_namespace
+    from ..server.auth import hash_token, principal_of, set_stdio_namespace
     from ..server.mcp.server import build_mcp
 
     token = os.environ.get("RECALL_TOKEN", "")
-    namespace = await runtime.storage.namespace_for_token(hash_token(token)) if token else None
-    if namespace is None:
+    grant = await runtime.storage.grant_for_token(hash_token(token)) if token else None
+    if grant is None:
         raise ConfigError("stdio transport needs a valid token in RECALL_TOKEN (unset, unknown "
                           "or revoked). Create one with `recall create-token NAMESPACE --db "
                           f"{shlex.quote(database_label(runtime.config))}`.")
-    set_stdio_namespace(namespace, runtime.storage, token)
+    set_stdio_namespace(grant.namespace, runtime.storage, token, principal_of(grant))
     mcp = await build_mcp(runtime, auth=False)
     await mcp.run_stdio_async(show_banner=False)
 

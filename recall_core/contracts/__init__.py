@@ -17,7 +17,7 @@ from .capabilities import (Capabilities, EmbeddingModels, HistoricalReads, Memor
                            NearDuplicateSearch, SessionNeighbours, TimeRanges)
 from .extraction import ExtractionError, Extractor
 from .ranking import Embedder, NotReady, Ranker, RankerSlot, model_id
-from .records import ERASED_TOKEN_NAMESPACE, DecayRow, Erased, TaskKeys, TaskPage, TaskQuery, TaskRow, VectorToRedo
+from .records import ERASED_TOKEN_NAMESPACE, DecayRow, Erased, TaskKeys, TaskPage, TaskQuery, TaskRow, TokenGrant, VectorToRedo
 from .storage import JobQueue, MemoryStore, Records, Retrieval, Storage, TokenStore
 from .transaction import WriteTx
 
@@ -28,6 +28,6 @@ __all__ = [
     "NearDuplicateSearch", "SessionNeighbours", "TimeRanges",
     "ExtractionError", "Extractor",
     "Embedder", "NotReady", "Ranker", "RankerSlot", "model_id",
-    "ERASED_TOKEN_NAMESPACE", "DecayRow", "Erased", "TaskKeys", "TaskPage", "TaskQuery", "TaskRow", "VectorToRedo",
+    "ERASED_TOKEN_NAMESPACE", "DecayRow", "Erased", "TaskKeys", "TaskPage", "TaskQuery", "TaskRow", "TokenGrant", "VectorToRedo",
     "JobQueue", "MemoryStore", "Records", "Retrieval", "Storage", "TokenStore", "WriteTx",
 ]

@@ -22,6 +22,16 @@ class DecayRow(NamedTuple):
     access_count: int
 
 
+class TokenGrant(NamedTuple):
+    """What a live namespace token opens (`TokenStore.grant_for_token`): its namespace, the
+    agent it is bound to (None: the owner) and its scopes as stored (space-separated; None
+    for a token made before scopes existed, which has all of them)."""
+
+    namespace: str
+    agent: str | None = None
+    scopes: str | None = None
+
+
 class VectorToRedo(NamedTuple):
     """A stored vector made by another embedding model (`EmbeddingModels.embeddings_to_redo`)."""
 

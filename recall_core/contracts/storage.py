@@ -17,16 +17,23 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..models import Memory, Operation, ScoredId, ToolCallRecord
 from .capabilities import Capabilities
-from .records import DecayRow, Erased, TaskKeys, TaskPage, TaskQuery
+from .records import DecayRow, Erased, TaskKeys, TaskPage, TaskQuery, TokenGrant
 from .transaction import WriteTx
 
 
 class TokenStore(Protocol):
     """API tokens (hashes only) and the namespace each one opens."""
 
-    async def create_token(self, namespace: str, token_hash: str) -> None: ...
+    async def create_token(self, namespace: str, token_hash: str, agent: str | None = None,
+                           scopes: str | None = None) -> None:
+        """Store a token's hash, bound to `namespace` and, when given, to `agent` inside it,
+        with `scopes` (space-separated; None: all scopes). Core validates all three."""
+
     async def namespace_for_token(self, token_hash: str) -> str | None:
         """Namespace of an unrevoked token hash, else None."""
+
+    async def grant_for_token(self, token_hash: str) -> TokenGrant | None:
+        """What an unrevoked token hash opens (namespace, agent, scopes as stored), else None."""
 
     async def revoke_token(self, token_hash: str) -> bool: ...
 

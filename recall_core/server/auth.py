@@ -17,7 +17,8 @@ from starlette.responses import JSONResponse
 from fastmcp.server.dependencies import get_access_token
 
 from ..errors import RecallError
-from ..contracts import Storage
+from ..access.principal import ALL_SCOPES, Principal, parse_scopes
+from ..contracts import Storage, TokenGrant
 from ..admin.tokens import TOKEN_PREFIX, create_token, hash_token, new_token  # noqa: F401 (re-export)
 
 # Set for the stdio transport (one caller per process).
@@ -35,20 +36,38 @@ class StorageTokenVerifier(TokenVerifier):
     async def verify_token(self, token: str) -> AccessToken | None:
         if not token:
             return None
-        namespace = await self.storage.namespace_for_token(hash_token(token))
-        if namespace is None:
+        grant = await self.storage.grant_for_token(hash_token(token))
+        if grant is None:
             return None
-        return AccessToken(token=token, client_id=namespace, scopes=[],
-                           claims={"namespace": namespace})
+        return grant_access_token(token, principal_of(grant))
+
+
+def principal_of(grant: TokenGrant) -> Principal:
+    """The principal a stored token grant proves (NULL scopes: a token made before scopes
+    existed, which keeps every power)."""
+    return Principal(grant.namespace, grant.agent, parse_scopes(grant.scopes))
+
+
+def grant_access_token(token: str, principal: Principal, **extra: Any) -> AccessToken:
+    """FastMCP's AccessToken for a principal: scopes as OAuth scope strings (FastMCP's
+    scope checks read them), namespace and agent as claims (`current_principal`)."""
+    return AccessToken(token=token, client_id=principal.namespace,
+                       scopes=sorted(principal.scopes),
+                       claims={"namespace": principal.namespace, "agent": principal.agent},
+                       **extra)
 
 
 _stdio_recheck: contextvars.ContextVar[Any] = contextvars.ContextVar(
     "recall_stdio_recheck", default=None)
+_stdio_principal: contextvars.ContextVar[Principal | None] = contextvars.ContextVar(
+    "recall_stdio_principal", default=None)
 
 
 def set_stdio_namespace(namespace: str, storage: Storage | None = None,
-                        token: str | None = None) -> None:
+                        token: str | None = None, principal: Principal | None = None) -> None:
+    """The stdio caller: `principal` (from RECALL_TOKEN's grant) or the namespace's owner."""
     _stdio_namespace.set(namespace)
+    _stdio_principal.set(principal or Principal(namespace))
     if storage is not None and token is not None:
         digest = hash_token(token)
         _stdio_recheck.set(lambda: storage.namespace_for_token(digest))
@@ -79,6 +98,21 @@ def current_namespace() -> str:
     raise RecallError("No verified caller: send 'Authorization: Bearer <token>' (HTTP) or set "
                       "RECALL_TOKEN (stdio). Create a token with `recall create-token NAMESPACE`.",
                       code="UNAUTHORIZED")
+
+
+def current_principal() -> Principal:
+    """The verified caller: namespace, agent (None: the owner) and scopes."""
+    tok = get_access_token()
+    if tok is not None:
+        claims = tok.claims if isinstance(tok, AccessToken) else {}
+        namespace = claims.get("namespace") or tok.client_id
+        agent = claims.get("agent") or None
+        return Principal(namespace, agent, frozenset(tok.scopes or ()) & ALL_SCOPES)
+    principal = _stdio_principal.get()
+    if principal is not None:
+        return principal
+    current_namespace()  # raises the UNAUTHORIZED error
+    raise AssertionError("unreachable")
 
 
 def current_namespace_or_none() -> str | None:

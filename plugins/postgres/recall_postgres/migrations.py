@@ -361,6 +361,9 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     # keys that meet are merged by the fact rules (respell.py).
     (11, "fact keys spelt one way; keys that meet merged (newest current)", respell_keys),
     (12, "operations: queue_seq and claimed_at (fair turns across namespaces)", FAIR_QUEUE),
+    # Scoped tokens (issue 29): NULL scopes (every token made before) means all of them.
+    (13, "api_tokens: agent and scopes (scoped and agent-bound tokens)",
+     "ALTER TABLE api_tokens ADD COLUMN agent text, ADD COLUMN scopes text"),
 ]
 
 LATEST = MIGRATIONS[-1][0]

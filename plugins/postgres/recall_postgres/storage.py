@@ -25,7 +25,7 @@ import asyncpg
 
 from recall_core import ConfigError, TransientConflict
 from recall_core import Operation, ToolCallRecord
-from recall_core.contracts import Capabilities, TaskKeys, TaskPage, TaskQuery, TaskRow
+from recall_core.contracts import Capabilities, TaskKeys, TaskPage, TaskQuery, TaskRow, TokenGrant
 
 from . import queue
 from .admin import AdminMethods
@@ -182,11 +182,13 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
         return out
 
     # -- tokens ---------------------------------------------------------------------------
-    async def create_token(self, namespace: str, token_hash: str) -> None:
+    async def create_token(self, namespace: str, token_hash: str, agent: str | None = None,
+                           scopes: str | None = None) -> None:
         owner = await self.pool.fetchval(
-            """INSERT INTO api_tokens (token_hash, namespace) VALUES ($1, $2)
+            """INSERT INTO api_tokens (token_hash, namespace, agent, scopes)
+               VALUES ($1, $2, $3, $4)
                ON CONFLICT (token_hash) DO UPDATE SET token_hash = excluded.token_hash
-               RETURNING namespace""", token_hash, namespace)
+               RETURNING namespace""", token_hash, namespace, agent, scopes)
         if owner != namespace:
             raise ValueError("this token hash already belongs to another namespace; "
                              "generate a new token")
@@ -195,6 +197,12 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
         return await self.pool.fetchval(
             "SELECT namespace FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL",
             token_hash)
+
+    async def grant_for_token(self, token_hash: str) -> TokenGrant | None:
+        row = await self.pool.fetchrow(
+            "SELECT namespace, agent, scopes FROM api_tokens "
+            "WHERE token_hash = $1 AND revoked_at IS NULL", token_hash)
+        return TokenGrant(row[0], row[1], row[2]) if row else None
 
     async def revoke_token(self, token_hash: str) -> bool:
         res = await self.pool.execute(

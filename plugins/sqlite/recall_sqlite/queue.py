@@ -8,15 +8,23 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from recall_core import Operation, exhausted_message, utcnow
+from recall_core.contracts import TokenGrant
 
 from .codec import OPERATION_COLUMNS, now_text, operation_from_row, operation_params, to_db
 
 
 class QueueMethods:
-    async def create_token(self, namespace: str, token_hash: str) -> None:
+    async def create_token(self, namespace: str, token_hash: str, agent: str | None = None,
+                           scopes: str | None = None) -> None:
         await self.db.write(
-            "INSERT INTO api_tokens (token_hash, namespace, created_at) VALUES (?, ?, ?)",
-            (token_hash, namespace, now_text()))
+            "INSERT INTO api_tokens (token_hash, namespace, created_at, agent, scopes) "
+            "VALUES (?, ?, ?, ?, ?)", (token_hash, namespace, now_text(), agent, scopes))
+
+    async def grant_for_token(self, token_hash: str) -> TokenGrant | None:
+        row = await self.db.fetch_one(
+            "SELECT namespace, agent, scopes FROM api_tokens "
+            "WHERE token_hash = ? AND revoked_at IS NULL", (token_hash,))
+        return TokenGrant(row[0], row[1], row[2]) if row else None
 
     async def namespace_for_token(self, token_hash: str) -> str | None:
         row = await self.db.fetch_one(

@@ -373,6 +373,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX operations_turns ON operations (namespace, claimed_at) "
         "WHERE claimed_at IS NOT NULL",
     )),
+    (12, (
+        # Scoped tokens (issue 29): a token may be bound to an agent inside its namespace and
+        # carry scopes; NULL scopes (every token made before) means all of them.
+        "ALTER TABLE api_tokens ADD COLUMN agent TEXT",
+        "ALTER TABLE api_tokens ADD COLUMN scopes TEXT",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

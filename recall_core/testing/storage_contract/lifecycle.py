@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ...contracts import (AdminStorage, Capabilities, Storage)
+from ...contracts import (AdminStorage, Capabilities, Storage, TokenGrant)
 from ...contracts.capabilities import PROTOCOLS
 from .base import A, B, ContractBase, memory, operation, same_memory
 
@@ -58,6 +58,16 @@ class LifecycleTests(ContractBase):
         assert await storage.revoke_token("h-a") is False
         assert await storage.revoke_token("unknown") is False
         assert await storage.namespace_for_token("h-b") == B
+
+    async def test_token_grant_keeps_agent_and_scopes(self, storage: Storage) -> None:
+        await storage.create_token(A, "h-owner")
+        await storage.create_token(A, "h-agent", agent="planner", scopes="memory:read")
+        assert await storage.grant_for_token("h-owner") == TokenGrant(A, None, None)
+        assert await storage.grant_for_token("h-agent") == TokenGrant(A, "planner", "memory:read")
+        assert await storage.namespace_for_token("h-agent") == A
+        assert await storage.grant_for_token("unknown") is None
+        assert await storage.revoke_token("h-agent") is True
+        assert await storage.grant_for_token("h-agent") is None
 
     async def test_enqueue_creates_once_then_returns_the_stored_operation(self, storage: Storage) -> None:
         first = operation(A, "key-1", payload={"text": "café ☕", "nested": {"n": [1, 2]}})
