@@ -109,7 +109,8 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
                 self.vectors = PgVectorIndex(choice, s.hnsw_ef_search, s.hnsw_m,
                                              s.hnsw_ef_construction)
             else:
-                self.vectors = ArrayIndex(choice, s.array_cache_namespaces)
+                self.vectors = ArrayIndex(choice, s.array_cache_namespaces,
+                                          s.array_cache_mb << 20, s.array_inline_rows)
             await self.vectors.load(con)
             self._owner = await queue.hold_owner_lock(con)
             self._pool = await asyncpg.create_pool(
@@ -134,7 +135,12 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
         assert self.vectors is not None
         await self.vectors.init_connection(con)
 
+    def vectors_loading(self) -> list[str]:
+        return self.vectors.loading() if isinstance(self.vectors, ArrayIndex) else []
+
     async def close(self) -> None:
+        if isinstance(self.vectors, ArrayIndex):
+            await self.vectors.close()  # background loads first: they use the pool
         if self._pool is not None:
             try:
                 await asyncio.wait_for(self._pool.close(), timeout=10)
