@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from recall_core import hookimpl
 from recall_core.access.principal import FORGET, READ, SCOPE_ORDER, WRITE
 from recall_core.access.tool_scopes import OPERATION_SCOPES
 from recall_testkit.inspector import backends, database, start_server
@@ -204,3 +205,68 @@ def test_a_call_passes_iff_the_token_has_the_tools_scope(srv, subset_tokens, gra
             assert env["code"] != "FORBIDDEN", (tool, granted, env)
         else:
             assert_forbidden(env, tool, OPERATION_SCOPES[tool])
+
+
+class PluginTools:
+    """A plugin's tools: their scope follows from their annotations."""
+
+    @hookimpl
+    def register_tools(self, register):
+        async def _total(namespace):
+            return (await register.service.stats(namespace))["total"]
+
+        @register.tool(annotations={"readOnlyHint": True})
+        async def count_memories() -> dict:
+            """Count this user's memories; milliseconds."""
+            return await register.answer(_total)
+
+        @register.tool(annotations={"readOnlyHint": False, "destructiveHint": False})
+        async def tag_memories() -> dict:
+            """Tag memories; milliseconds."""
+            return await register.answer(_total)
+
+        @register.tool
+        async def prune_memories() -> dict:
+            """Prune memories; milliseconds."""
+            return await register.answer(_total)
+
+
+@in_module_loop
+async def test_plugin_tools_and_stdio_sessions_follow_the_same_rules(tmp_path):
+    """Over stdio (RECALL_TOKEN's principal) the scopes bind as over HTTP, and a plugin's
+    tool needs the scope its annotations imply: read-only -> memory:read, not destructive ->
+    memory:write, unsaid (the MCP default for a tool that is not read-only) -> memory:forget."""
+    from fastmcp import Client
+
+    import recall_extractors
+    import recall_sqlite
+    from recall_core.access.principal import Principal
+    from recall_core.config import load_config
+    from recall_core.plugins import get_plugin_manager
+    from recall_core.server.auth import set_stdio_namespace
+    from recall_core.server.mcp.server import build_mcp
+    from recall_core.server.runtime import build_runtime
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    for plugin, name in ((recall_sqlite, "sqlite"), (recall_extractors, "extractors"),
+                         (PluginTools(), "tools")):
+        pm.register(plugin, name=name)
+    rt = await build_runtime(load_config(None, db=str(tmp_path / "r.db")), pm,
+                             start_worker=False)
+    plugin_scopes = {"count_memories": READ, "tag_memories": WRITE, "prune_memories": FORGET}
+    try:
+        mcp = await build_mcp(rt, auth=False)
+        for granted in SUBSETS:
+            set_stdio_namespace("stdio-ns", principal=Principal("stdio-ns", None, granted))
+            async with Client(mcp) as client:
+                shown = {t.name for t in await client.list_tools()}
+                assert shown == {t for t, s in {**OPERATION_SCOPES, **plugin_scopes}.items()
+                                 if s in granted and (t in CALLS or t in plugin_scopes)}
+                for tool, scope in plugin_scopes.items():
+                    env = (await client.call_tool(tool, {}, raise_on_error=False)).structured_content
+                    if scope in granted:
+                        assert env["status"] == "ok", (tool, granted, env)
+                    else:
+                        assert_forbidden(env, tool, scope)
+    finally:
+        await rt.close()

@@ -41,14 +41,14 @@ def scope_for_annotations(annotations: Any) -> str:
     """The scope of a tool that is not in the map, from its MCP annotations: readOnlyHint
     true -> memory:read; destructiveHint false -> memory:write; else (destructive, or not
     said: the spec's default for a tool that is not read-only) -> memory:forget."""
-    def hint(name: str) -> Any:
-        if isinstance(annotations, Mapping):
-            return annotations.get(name)
-        return getattr(annotations, name, None)
+    def hint(camel: str, snake: str) -> Any:
+        if isinstance(annotations, Mapping):  # as a plugin registers them
+            return annotations.get(camel, annotations.get(snake))
+        return getattr(annotations, snake, None)  # the MCP SDK's ToolAnnotations
 
-    if hint("readOnlyHint") is True:
+    if hint("readOnlyHint", "read_only_hint") is True:
         return READ
-    if hint("destructiveHint") is False:
+    if hint("destructiveHint", "destructive_hint") is False:
         return WRITE
     return FORGET
 
