@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from ...access.principal import ALL_SCOPES, Principal as Grant, parse_scopes
+from ...access.principal import ALL_SCOPES, Principal as Grant, parse_scopes, scope_text
 from .sessions import Sessions
 
 COOKIE = "recall_ui"
@@ -52,6 +52,11 @@ class Principal:
     def grant(self) -> Grant:
         """What a namespace token grants, as the MCP tools and A2A skills see it."""
         return Grant(self.name, self.agent, self.scopes)
+
+    @property
+    def scope_names(self) -> str:
+        """The scopes in the order the README lists them, for the page header."""
+        return scope_text(self.scopes).replace(" ", ", ")
 
     def may(self, scope: str) -> bool:
         """Whether this session holds `scope` (pages hide the forms it may not send)."""
