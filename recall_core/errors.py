@@ -35,6 +35,13 @@ class ConfirmRequired(RecallError):
     code = "CONFIRM_REQUIRED"
 
 
+class Forbidden(RecallError):
+    """The credential is valid but lacks the scope the operation needs
+    (`access.tool_scopes.require_scope` names the scope and how to get a token with it)."""
+
+    code = "FORBIDDEN"
+
+
 class EmbeddingsRequired(RecallError):
     code = "EMBEDDINGS_REQUIRED"
 

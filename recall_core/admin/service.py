@@ -15,6 +15,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
+from ..access.principal import SCOPE_ORDER, parse_scopes, valid_agent_name
 from ..errors import ConfirmRequired, InvalidParam, RecallError
 from ..memory.service import CONFIRM_PHRASE, MemoryService
 from .tokens import create_admin_token, create_token, hash_token
@@ -56,6 +57,18 @@ def valid_namespace_name(namespace: Any) -> str:
         raise InvalidParam(f"namespace is {len(namespace)} characters long; at most "
                            f"{MAX_NAMESPACE_LEN} are allowed.")
     return namespace
+
+
+def token_grant(agent: Any, scopes: Any) -> tuple[str | None, list[str]]:
+    """(agent, scopes in SCOPE_ORDER) of a token to create, checked: INVALID_PARAM naming the
+    rule. Scopes given but empty are refused (a token that may do nothing is a mistake, not
+    a request for all of them); None means all."""
+    agent = valid_agent_name(agent)
+    if scopes is not None and not (scopes.strip() if isinstance(scopes, str) else scopes):
+        raise InvalidParam(f"scopes is empty. Give at least one of {', '.join(SCOPE_ORDER)}, "
+                           f"or leave scopes out for a token with all of them.")
+    granted = parse_scopes(scopes)
+    return agent, [s for s in SCOPE_ORDER if s in granted]
 
 
 def page(limit: Any, offset: Any, cap: int) -> tuple[int, int]:
@@ -210,13 +223,20 @@ class AdminService:
         return export_lines(self.storage, namespace, active_only=active_only)
 
     # -- writes ---------------------------------------------------------------------------
-    async def create_token(self, actor: str, namespace: Any) -> dict[str, Any]:
+    async def create_token(self, actor: str, namespace: Any, agent: Any = None,
+                           scopes: Any = None) -> dict[str, Any]:
+        """A new token for `namespace`, bound to `agent` inside it when given, with `scopes`
+        (None: all three, as every token made before scopes existed). The audit row records
+        the agent and scopes, never the token."""
         namespace = valid_namespace_name(namespace)
+        agent, granted = token_grant(agent, scopes)
+        detail = {"agent": agent, "scopes": granted}
 
         async def run() -> dict[str, Any]:
-            token = await create_token(self.storage, namespace)
-            return {"namespace": namespace, "token": token, "token_id": token_id(hash_token(token))}
-        return await self._audited(actor, "create_token", namespace, {}, run)
+            token = await create_token(self.storage, namespace, agent=agent, scopes=granted)
+            return {"namespace": namespace, "token": token, "token_id": token_id(hash_token(token)),
+                    **detail}
+        return await self._audited(actor, "create_token", namespace, detail, run)
 
     async def create_admin_token(self, actor: str, name: Any = "admin") -> dict[str, Any]:
         """A new admin token (the admin API and the inspector, never /mcp or /a2a); `name`

@@ -41,7 +41,9 @@ def _print(out: dict[str, Any]) -> None:
     elif "tokens" in out:
         for t in out["tokens"]:
             state = f"revoked {t['revoked_at']}" if t["revoked_at"] else "active"
-            print(f"{t['token_id']}\tcreated {t['created_at']}\t{state}")
+            agent = f"agent {t['agent']}" if t.get("agent") else "owner"
+            print(f"{t['token_id']}\tcreated {t['created_at']}\t{state}\t{agent}\t"
+                  f"{','.join(t.get('scopes') or [])}")
     elif "jobs" in out:
         for j in out["jobs"]:
             print(f"{j['id']}\t{j['namespace']}\t{j['status']}\tattempts {j['attempts']}\t"

@@ -29,6 +29,13 @@ def add_commands(sub: Any) -> None:
                         "every namespace; never valid on /mcp or /a2a")
     p.add_argument("--name", default="admin",
                    help="an admin token's name, shown in the audit log (default: admin)")
+    p.add_argument("--agent", metavar="NAME",
+                   help="bind the token to this agent inside NAMESPACE (default: the "
+                        "namespace's owner)")
+    p.add_argument("--scopes", metavar="SCOPES",
+                   help="what the token may do, comma-separated: memory:read (search, "
+                        "inspect, stats), memory:write (store, consolidate), memory:forget "
+                        "(delete, erase); default: all three")
     p.set_defaults(afunc=create_token)
 
     p = sub.add_parser("revoke-token", help="revoke a bearer token",
@@ -42,6 +49,10 @@ async def create_token(args: argparse.Namespace) -> int:
     if args.admin and args.namespace:
         raise ConfigError("An admin token belongs to no namespace: use `recall create-token "
                           "--admin [--name NAME]` without NAMESPACE.")
+    if args.admin and (args.agent is not None or args.scopes is not None):
+        raise ConfigError("--agent and --scopes are for namespace tokens; an admin token "
+                          "reaches the admin API and the inspector only. Leave them out, or "
+                          "drop --admin and name a NAMESPACE.")
     namespace = (args.namespace or "").strip()
     if not args.admin and not namespace:
         raise ConfigError("NAMESPACE must not be empty.")
@@ -51,20 +62,24 @@ async def create_token(args: argparse.Namespace) -> int:
             if args.admin:
                 made = await admin.create_admin_token(operator_name(), args.name)
             else:
-                made = await admin.create_token(operator_name(), namespace)
+                made = await admin.create_token(operator_name(), namespace, args.agent,
+                                                args.scopes)
         except InvalidParam as exc:
             raise ConfigError(exc.message) from None
     db = database_label(config)
     if args.json:
         key = "admin" if args.admin else "namespace"
-        print(json.dumps({key: made[key], "token": made["token"], "db": db}))
+        grant = {} if args.admin else {"agent": made["agent"], "scopes": made["scopes"]}
+        print(json.dumps({key: made[key], **grant, "token": made["token"], "db": db}))
     elif args.admin:
         print(f"Admin token {made['admin']!r} (shown once, store it safely; it works on /admin "
               f"and /ui, never on /mcp):")
         print(made["token"])
         print(f"Stored in {db}: valid on a server that uses this database.")
     else:
-        print(f"Token for namespace {namespace!r} (shown once, store it safely):")
+        who = f"agent {made['agent']!r} in namespace" if made["agent"] else "namespace"
+        print(f"Token for {who} {namespace!r}, scopes {', '.join(made['scopes'])} (shown "
+              f"once, store it safely):")
         print(made["token"])
         print(f"Stored in {db}: valid on a server that uses this database.")
     return 0

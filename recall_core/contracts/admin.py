@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+from ..access.principal import SCOPE_ORDER, parse_scopes
 
 from ..models import Memory, Operation, utcnow
 
@@ -50,6 +52,20 @@ class TokenInfo(BaseModel):
     namespace: str
     created_at: datetime
     revoked_at: datetime | None = None
+    #: The agent the token is bound to inside its namespace; None: the namespace's owner.
+    agent: str | None = None
+    #: What it may do (memory:read, memory:write, memory:forget). A backend may pass the
+    #: stored column as it is: NULL (a token made before scopes existed: all of them) or
+    #: the space-separated text.
+    scopes: list[str] = Field(default_factory=lambda: list(SCOPE_ORDER))
+
+    @field_validator("scopes", mode="before")
+    @classmethod
+    def _stored_scopes(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            granted = parse_scopes(value)
+            return [s for s in SCOPE_ORDER if s in granted]
+        return value
 
 
 class AdminAction(BaseModel):

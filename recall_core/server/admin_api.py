@@ -29,6 +29,10 @@ from ..admin.service import (MAX_NAMESPACE_LEN, MAX_OFFSET, NAMESPACE_PATTERN, A
                              NotFound)
 from ..contracts import AdminAction, CallResults, NamespaceSummary, RetrievalHit, TokenInfo
 from ..admin.tokens import admin_name
+from ..access.principal import MAX_AGENT_LEN
+
+#: `access.principal.valid_agent_name`'s rule, for the OpenAPI document (ECMA and Python agree).
+AGENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 OPENAPI_PATH = "/openapi.json"
 
@@ -53,10 +57,31 @@ class TokenList(BaseModel):
     tokens: list[TokenInfo]
 
 
+Scope = Literal["memory:read", "memory:write", "memory:forget"]
+
+
+class NewTokenRequest(BaseModel):
+    """What the new token may do. An empty body (or no body) makes a token with every scope
+    for the namespace's owner, as tokens were before scopes existed."""
+
+    model_config = {"extra": "forbid"}
+
+    agent: str | None = Field(
+        None, min_length=1, max_length=MAX_AGENT_LEN, pattern=AGENT_PATTERN,
+        description="Bind the token to this agent inside the namespace (letters, digits, '.', "
+                    "'_', '-'); omit it for the namespace's owner.")
+    scopes: list[Scope] | None = Field(
+        None, min_length=1,
+        description="memory:read (search, inspect, stats), memory:write (store, consolidate), "
+                    "memory:forget (delete a memory, erase). Omit for all three.")
+
+
 class NewToken(BaseModel):
     namespace: str
     token: str = Field(description="The raw bearer token. Shown once; only its hash is kept.")
     token_id: str
+    agent: str | None = Field(description="The agent it is bound to; null: the owner.")
+    scopes: list[Scope]
 
 
 class Revoked(BaseModel):
@@ -253,8 +278,10 @@ def add_namespace_routes(api: FastAPI, admin: AdminService, Actor: Any) -> None:
 
     @api.post("/namespaces/{namespace}/tokens", response_model=NewToken, status_code=201,
               responses=ERRORS, summary="Create a token for a namespace (shown once)")
-    async def create_token(who: Actor, namespace: NamespacePath) -> Any:
-        return await admin.create_token(who, namespace)
+    async def create_token(who: Actor, namespace: NamespacePath,
+                           body: NewTokenRequest | None = None) -> Any:
+        body = body or NewTokenRequest()
+        return await admin.create_token(who, namespace, body.agent, body.scopes)
 
     @api.delete("/namespaces/{namespace}/tokens/{token_id}", response_model=Revoked,
                 responses={**ERRORS, **NOT_FOUND}, summary="Revoke a namespace's token")

@@ -111,8 +111,9 @@ def current_principal() -> Principal:
     principal = _stdio_principal.get()
     if principal is not None:
         return principal
-    current_namespace()  # raises the UNAUTHORIZED error
-    raise AssertionError("unreachable")
+    # A namespace set without a principal (the start-up warm-up's throwaway one) is its
+    # owner's; with neither, current_namespace raises the UNAUTHORIZED error.
+    return Principal(current_namespace())
 
 
 def current_namespace_or_none() -> str | None:

@@ -94,6 +94,21 @@ class AdminStorageContract:
         (info,) = await storage.list_tokens("alice")
         assert info.revoked_at is not None
 
+    async def test_tokens_listed_with_agent_and_scopes(self, storage: Any) -> None:
+        """A token's agent and scopes come back as stored; one made without scopes (every
+        token made before scopes existed) lists all three."""
+        owner, reader = hash_token(new_token()), hash_token(new_token())
+        await storage.create_token("alice", owner)
+        await storage.create_token("alice", reader, agent="dashboard",
+                                   scopes="memory:read memory:forget")
+        listed = {t.token_id: t for t in await storage.list_tokens("alice")}
+        assert listed[token_id(owner)].agent is None
+        assert listed[token_id(owner)].scopes == ["memory:read", "memory:write", "memory:forget"]
+        assert listed[token_id(reader)].agent == "dashboard"
+        assert listed[token_id(reader)].scopes == ["memory:read", "memory:forget"]
+        assert listed[token_id(reader)].model_dump(mode="json")["scopes"] == [
+            "memory:read", "memory:forget"]
+
     async def test_query_memories_filters(self, storage: Any) -> None:
         a = memory("alice", "Prefers Dark mode", minutes=1, type="preference", topic="ui",
                    session_id="s1", agent_id="cli", source_job_id="j1")

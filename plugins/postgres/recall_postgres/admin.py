@@ -90,10 +90,12 @@ class AdminMethods:
 
     async def list_tokens(self, namespace: str) -> list[TokenInfo]:
         rows = await self.pool.fetch(
-            "SELECT token_hash, created_at, revoked_at FROM api_tokens WHERE namespace = $1 "
+            "SELECT token_hash, created_at, revoked_at, agent, scopes FROM api_tokens "
+            "WHERE namespace = $1 "
             "ORDER BY created_at DESC, token_hash", namespace)
         return [TokenInfo(token_id=r["token_hash"][:TOKEN_ID_LEN], namespace=namespace,
-                          created_at=utc(r["created_at"]), revoked_at=utc(r["revoked_at"]))
+                          created_at=utc(r["created_at"]), revoked_at=utc(r["revoked_at"]),
+                          agent=r["agent"], scopes=r["scopes"])
                 for r in rows]
 
     async def revoke_token_id(self, namespace: str, token_id: str) -> bool:

@@ -89,10 +89,12 @@ class AdminMethods:
 
     async def list_tokens(self, namespace: str) -> list[TokenInfo]:
         rows = await self.db.fetch(
-            "SELECT token_hash, created_at, revoked_at FROM api_tokens WHERE namespace = ? "
+            "SELECT token_hash, created_at, revoked_at, agent, scopes FROM api_tokens "
+            "WHERE namespace = ? "
             "ORDER BY created_at DESC, token_hash", (namespace,))
         return [TokenInfo(token_id=r[0][:TOKEN_ID_LEN], namespace=namespace,
-                          created_at=from_db(r[1]), revoked_at=from_db(r[2])) for r in rows]
+                          created_at=from_db(r[1]), revoked_at=from_db(r[2]), agent=r[3],
+                          scopes=r[4]) for r in rows]
 
     async def revoke_token_id(self, namespace: str, token_id: str) -> bool:
         if len(token_id) != TOKEN_ID_LEN:

@@ -5,7 +5,8 @@ request's `Authorization: Bearer` token is looked up in storage, exactly as the 
 does, so a revoked token or an erased namespace gets 401 on its next request. The namespace is
 put in the ASGI scope; `NamespaceContextBuilder` turns it into the `ServerCallContext` user
 that the task store and the executor read. Nothing downstream ever takes a namespace from the
-request body.
+request body. The whole principal (namespace, agent, scopes) rides along, so the skills check
+the same scopes as the MCP tools (`access.tool_scopes`).
 """
 
 from __future__ import annotations
@@ -18,21 +19,26 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from ..auth import hash_token, unauthorized_response
+from ..auth import hash_token, principal_of, unauthorized_response
+from ...access.principal import Principal
 from ...contracts import Storage
 from .inputs import refusal
 
-SCOPE_KEY = "recall.namespace"
+SCOPE_KEY = "recall.principal"
 TOKEN_KEY = "recall.token_hash"
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 class NamespaceUser(User):
-    """The caller as the SDK sees it: its user name is the namespace its token maps to."""
+    """The caller as the SDK sees it: its user name is the namespace its token maps to;
+    `principal` is what the token grants (agent, scopes)."""
 
-    def __init__(self, namespace: str, token_hash: str | None = None):
-        self.namespace = namespace
+    def __init__(self, principal: Principal | str, token_hash: str | None = None):
+        if isinstance(principal, str):  # a namespace alone: its owner, every scope
+            principal = Principal(principal)
+        self.principal = principal
+        self.namespace = principal.namespace
         #: The SHA-256 of the caller's token: the task store re-checks it before it writes,
         #: so a task finishing after its namespace was erased leaves no row behind.
         self.token_hash = token_hash
@@ -78,15 +84,24 @@ def namespace_of(context: ServerCallContext) -> str:
                           "recall_core.server.a2a.auth.require_token.")
 
 
-async def verify_request(storage: Storage, request: Request) -> str | JSONResponse:
-    """The caller's namespace, or the 401 (the same answer as the MCP route's)."""
+def caller_of(context: ServerCallContext) -> Principal:
+    """The verified principal of an A2A call (see `namespace_of`)."""
+    user = context.user
+    if isinstance(user, NamespaceUser) and user.namespace:
+        return user.principal
+    raise PermissionError("A2A call without a verified principal; the route is not behind "
+                          "recall_core.server.a2a.auth.require_token.")
+
+
+async def verify_request(storage: Storage, request: Request) -> Principal | JSONResponse:
+    """The caller's principal, or the 401 (the same answer as the MCP route's)."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if scheme.lower() == "bearer" and token:
-        namespace = await storage.namespace_for_token(hash_token(token))
-        if namespace is not None:
-            return namespace
+        grant = await storage.grant_for_token(hash_token(token))
+        if grant is not None:
+            return principal_of(grant)
     return unauthorized_response(header)
 
 

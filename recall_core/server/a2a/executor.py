@@ -6,8 +6,9 @@ in input-required keeps what it needs to resume in `task.metadata.recall.pending
 task store persists, so a decision sent after a restart resumes it just the same.
 
 Outcomes: completed with a data artifact; input-required with both versions of each
-contradiction; rejected when the input is invalid (the same codes and messages as the MCP
-tools, e.g. INVALID_PARAM); failed when extraction or storage failed.
+contradiction; rejected when the input is invalid or the credential lacks the skill's scope
+(the same codes and messages as the MCP tools, e.g. INVALID_PARAM, FORBIDDEN); failed when
+extraction or storage failed.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from ..mcp.default_middleware import audit_call, returned_of
 from ...models import ExtractedMemory, Returned, utcnow
 from ...contracts import ExtractionError
 from ...memory.immediate import DECISIONS, StoreInput
-from .auth import namespace_of
+from ...access.tool_scopes import A2A_SKILLS, require_scope
+from .auth import caller_of, namespace_of
 
 log = logging.getLogger("recall.a2a")
 
@@ -200,6 +202,8 @@ class RecallAgentExecutor(AgentExecutor):
     async def _start(self, namespace: str, context: RequestContext, updater: TaskUpdater) -> None:
         args, text = message_args(context)
         skill = skill_of(args)
+        if skill is not None:  # the same scope as the MCP tool it mirrors; FORBIDDEN else
+            require_scope(caller_of(context.call_context), A2A_SKILLS[skill], f"the {skill} skill")
         if skill == "search_memories":
             args.setdefault("query", text)
             result = await self.runtime.service.search(namespace, args.get("query"),
@@ -230,6 +234,10 @@ class RecallAgentExecutor(AgentExecutor):
                       updater: TaskUpdater) -> None:
         pending = pending_of(task)
         assert pending is not None
+        # A reply settles a store, so it needs what the store needed, whoever started it.
+        skill = pending.get("skill") or "store_memories"
+        require_scope(caller_of(context.call_context), A2A_SKILLS.get(skill, "store_memory"),
+                      f"a reply to a {skill} task")
         decision = parse_decision(context)
         if decision is None:
             await self._ask(updater, pending, note="That reply is not a decision. ")

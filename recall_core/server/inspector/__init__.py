@@ -17,7 +17,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
-from .access import NAMESPACE_PAGE, require_session
+from .access import require_session
 from .admin_pages import ADMIN_PAGES
 from .pages import PAGES
 from .render import page, redirect
@@ -108,9 +108,6 @@ class Inspector:
                  Route("/signin", self.signin_form, methods=["GET"]),
                  Route("/signin", self.signin, methods=["POST"]),
                  Route("/signout", self.signout, methods=["POST"])]
-        for path, handler, methods in PAGES:
-            table.append(Route(path, require_session(self, handler, NAMESPACE_PAGE),
-                               methods=methods))
-        for path, handler, methods, access in ADMIN_PAGES:
+        for path, handler, methods, access in [*PAGES, *ADMIN_PAGES]:
             table.append(Route(path, require_session(self, handler, access), methods=methods))
         return table

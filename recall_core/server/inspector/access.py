@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...errors import RecallError
+from ...access.tool_scopes import require_scope
+from ...errors import Forbidden, RecallError
 from .render import page, redirect
 from .session import COOKIE, Principal, csrf_ok, identify, same_origin
 
@@ -66,10 +67,13 @@ Handler = Callable[[Request, Context], Awaitable[Response]]
 
 @dataclass(frozen=True)
 class Access:
-    """What a page needs: a namespace to be about (an admin picks one with ?ns=), an admin."""
+    """What a page needs: a namespace to be about (an admin picks one with ?ns=), an admin,
+    and for a namespace token the scope of `operation` (`access.tool_scopes`: the same
+    scope the MCP tool or A2A skill doing the same thing needs)."""
 
     needs_namespace: bool = True
     admin_only: bool = False
+    operation: str | None = None
 
 
 NAMESPACE_PAGE = Access()
@@ -110,6 +114,9 @@ def require_session(inspector: Inspector, handler: Handler,
             return _not_found(principal)
         else:
             namespace = principal.name
+        refused = _scope_refusal(principal, access.operation)
+        if refused is not None:
+            return refused
         ctx = Context(inspector, principal, namespace, form)
         try:
             return await handler(request, ctx)
@@ -118,6 +125,17 @@ def require_session(inspector: Inspector, handler: Handler,
 
     endpoint.__name__ = handler.__name__
     return endpoint
+
+
+def _scope_refusal(principal: Principal, operation: str | None) -> Response | None:
+    """The 403 page for a namespace token without the scope `operation` needs, else None."""
+    if operation is None or principal.is_admin:
+        return None
+    try:
+        require_scope(principal.grant, operation, f"This page ({operation})")
+    except Forbidden as exc:
+        return page("error.html", 403, me=principal, csrf=principal.csrf, message=exc.message)
+    return None
 
 
 def _not_found(principal: Principal) -> Response:

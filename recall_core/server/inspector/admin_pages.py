@@ -9,6 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from ...access.principal import SCOPE_ORDER
 from .access import ADMIN_OVERVIEW, ADMIN_PAGE, Context, int_param
 from .render import SECURITY_HEADERS, redirect
 
@@ -22,15 +23,20 @@ async def namespaces(request: Request, ctx: Context) -> Response:
 
 async def namespace(request: Request, ctx: Context) -> Response:
     tokens = await ctx.admin.tokens(ctx.namespace)
-    return ctx.render("admin_namespace.html", tokens=tokens["tokens"],
+    return ctx.render("admin_namespace.html", tokens=tokens["tokens"], scopes=SCOPE_ORDER,
                       flash=request.query_params.get("flash"))
 
 
 async def create_token(request: Request, ctx: Context) -> Response:
-    made = await ctx.admin.create_token(ctx.principal.actor, ctx.namespace)
+    # One checkbox per scope, named after it; none ticked is refused by the service (a
+    # token that may do nothing), a blank agent is the namespace's owner.
+    scopes = [s for s in SCOPE_ORDER if ctx.form.get(s)]
+    made = await ctx.admin.create_token(ctx.principal.actor, ctx.namespace,
+                                        ctx.form.get("agent") or None, scopes)
     # Rendered, not redirected: the token is shown once and never put in a URL.
     tokens = await ctx.admin.tokens(ctx.namespace)
-    return ctx.render("admin_namespace.html", tokens=tokens["tokens"], new_token=made)
+    return ctx.render("admin_namespace.html", tokens=tokens["tokens"], scopes=SCOPE_ORDER,
+                      new_token=made)
 
 
 async def revoke_token(request: Request, ctx: Context) -> Response:

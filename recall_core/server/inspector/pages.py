@@ -11,7 +11,7 @@ from starlette.responses import Response
 from ...contracts import MemoryFilter
 from ...errors import RecallError
 from ...models import MEMORY_TYPES
-from .access import Context, float_param, int_param
+from .access import Access, Context, float_param, int_param
 from .calls import call
 from .reads import server_status
 from .render import redirect
@@ -117,10 +117,19 @@ async def retry(request: Request, ctx: Context) -> Response:
     return redirect("/ui/queue", ns=ctx.ns_param(), flash="Job queued again.")
 
 
-#: (path under /ui, handler, methods); every one behind access.NAMESPACE_PAGE.
-PAGES = [("/memories", memories, ["GET"]), ("/memories/{id}", memory, ["GET"]),
-         ("/memories/{id}/forget", forget, ["POST"]), ("/memories/{id}/edit", edit, ["POST"]),
-         ("/memories/{id}/pin", pin, ["POST"]),
-         ("/search", search, ["GET"]),
-         ("/queue", queue, ["GET"]), ("/jobs/{id}/retry", retry, ["POST"]),
-         ("/calls/{id}", call, ["GET"])]
+def _needs(operation: str) -> Access:
+    """A namespace page doing what `operation` does (the scope it needs follows from it)."""
+    return Access(operation=operation)
+
+
+#: (path under /ui, handler, methods, access): a namespace token needs the scope of the
+#: operation a page performs (browsing memory:read, edits memory:write, forget memory:forget).
+PAGES = [("/memories", memories, ["GET"], _needs("inspect_memories")),
+         ("/memories/{id}", memory, ["GET"], _needs("inspect_memories")),
+         ("/memories/{id}/forget", forget, ["POST"], _needs("delete_memory")),
+         ("/memories/{id}/edit", edit, ["POST"], _needs("correct_memory")),
+         ("/memories/{id}/pin", pin, ["POST"], _needs("pin_memory")),
+         ("/search", search, ["GET"], _needs("search_memories")),
+         ("/queue", queue, ["GET"], _needs("get_memory_stats")),
+         ("/jobs/{id}/retry", retry, ["POST"], _needs("retry_job")),
+         ("/calls/{id}", call, ["GET"], _needs("search_memories"))]

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
+from ...access.principal import ALL_SCOPES, Principal as Grant, parse_scopes, scope_text
 from .sessions import Sessions
 
 COOKIE = "recall_ui"
@@ -39,10 +40,27 @@ class Principal:
     kind: str
     #: the namespace (namespace tokens) or the admin token's name
     name: str
+    #: a namespace token's agent (None: the owner) and scopes; an admin holds every scope
+    agent: str | None = None
+    scopes: frozenset[str] = ALL_SCOPES
 
     @property
     def is_admin(self) -> bool:
         return self.kind == "admin"
+
+    @property
+    def grant(self) -> Grant:
+        """What a namespace token grants, as the MCP tools and A2A skills see it."""
+        return Grant(self.name, self.agent, self.scopes)
+
+    @property
+    def scope_names(self) -> str:
+        """The scopes in the order the README lists them, for the page header."""
+        return scope_text(self.scopes).replace(" ", ", ")
+
+    def may(self, scope: str) -> bool:
+        """Whether this session holds `scope` (pages hide the forms it may not send)."""
+        return self.is_admin or scope in self.scopes
 
     @property
     def actor(self) -> str:
@@ -61,14 +79,17 @@ def csrf_ok(principal: Principal, sent: Any) -> bool:
     return isinstance(sent, str) and hmac.compare_digest(sent.encode(), principal.csrf.encode())
 
 
-async def holder(storage: Any, token_hash: str) -> tuple[str, str] | None:
-    """("admin", name) or ("namespace", namespace) of an unrevoked token, else None."""
+async def holder(storage: Any, token_hash: str) -> tuple[Any, ...] | None:
+    """("admin", name) or ("namespace", namespace, agent, scopes) of an unrevoked token,
+    else None."""
     if storage.capabilities.admin:
         name = await storage.admin_for_token(token_hash)
         if name is not None:
             return "admin", name
-    namespace = await storage.namespace_for_token(token_hash)
-    return ("namespace", namespace) if namespace is not None else None
+    grant = await storage.grant_for_token(token_hash)
+    if grant is None:
+        return None
+    return "namespace", grant.namespace, grant.agent, parse_scopes(grant.scopes)
 
 
 async def identify(storage: Any, sessions: Sessions, session_id: str | None) -> Principal | None:

@@ -16,6 +16,7 @@ from ...errors import PluginError
 from ...registration import PluginTool, ToolRegistry
 from ..auth import StorageTokenVerifier
 from .safety import describe_texts, injection_findings
+from .scopes import ScopeMiddleware
 from .tools import ArgumentErrors, register_core_tools
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ async def build_mcp(runtime: Runtime, *, auth: bool = True) -> FastMCP:
                                            runtime.config.tracing.capture_content))  # outermost
     for mw in plugin_middleware(runtime):
         mcp.add_middleware(mw)
+    mcp.add_middleware(ScopeMiddleware())  # core: inside audit, before argument checks
     mcp.add_middleware(ArgumentErrors())
     register_core_tools(mcp, runtime.service)
     taken = {t.name for t in await mcp.list_tools(run_middleware=False)}
