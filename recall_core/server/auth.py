@@ -104,15 +104,21 @@ def current_principal() -> Principal:
     """The verified caller: namespace, agent (None: the owner) and scopes."""
     tok = get_access_token()
     if tok is not None:
-        claims = tok.claims if isinstance(tok, AccessToken) else {}
-        namespace = claims.get("namespace") or tok.client_id
-        agent = claims.get("agent") or None
-        return Principal(namespace, agent, frozenset(tok.scopes or ()) & ALL_SCOPES)
+        return principal_of_token(tok)
     principal = _stdio_principal.get()
     if principal is not None:
         return principal
     current_namespace()  # raises the UNAUTHORIZED error
     raise AssertionError("unreachable")
+
+
+def principal_of_token(tok: Any) -> Principal:
+    """The principal a verified AccessToken carries (static or OAuth: both put namespace and
+    agent in its claims; the scopes are its OAuth scopes that are Recall's)."""
+    claims = tok.claims if isinstance(tok, AccessToken) else {}
+    namespace = claims.get("namespace") or tok.client_id
+    agent = claims.get("agent") or None
+    return Principal(namespace, agent, frozenset(tok.scopes or ()) & ALL_SCOPES)
 
 
 def current_namespace_or_none() -> str | None:
