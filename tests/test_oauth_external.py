@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 import time
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import httpx2
 import pytest
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from recall_testkit.a2a import A2A, COMPLETED, artifact, data
 from recall_testkit.oidc import LocalIssuer, new_key
@@ -54,8 +57,9 @@ def server(tmp_path_factory, issuer):
 class McpCaller:
     """The official MCP SDK client with a bearer header, envelopes back."""
 
-    def __init__(self, url: str, token: str):
-        self.http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    def __init__(self, url: str, token: str | None, auth: Any = None):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.http = httpx2.AsyncClient(headers=headers, auth=auth, timeout=30)
         self.client = Client(streamable_http_client(url, http_client=self.http))
 
     async def __aenter__(self) -> McpCaller:
@@ -125,6 +129,55 @@ async def test_agent_claim_and_scopes_reach_the_principal(server, issuer):
     listed = issuer.token("oauth-cy", aud=server.url, scope=["memory:write", "email"])
     async with McpCaller(server.url, listed) as cy:
         assert (await cy.ok("whoami"))["scopes"] == ["memory:write"]
+
+
+class MemoryTokens:
+    """The MCP client's token storage, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: Any = None
+        self.client_info: Any = None
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client_info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client_info = client_info
+
+
+async def test_an_oauth_only_mcp_client_discovers_the_issuer_and_signs_in(server, issuer):
+    """The MCP authorization spec's flow, by the official SDK's OAuth client, from nothing
+    but Recall's URL: 401 -> resource_metadata -> the issuer's metadata -> registration ->
+    authorization (PKCE, resource = Recall's URL) -> token -> the call."""
+    seen: dict[str, str] = {}
+
+    async def redirect(url: str) -> None:
+        seen["url"] = url
+
+    async def callback() -> AuthorizationCodeResult:
+        code, state = issuer.approve(seen["url"], sub="oauth-kim")
+        return AuthorizationCodeResult(code=code, state=state)
+
+    auth = OAuthClientProvider(
+        server_url=server.url, storage=MemoryTokens(), redirect_handler=redirect,
+        callback_handler=callback,
+        client_metadata=OAuthClientMetadata(client_name="oauth-only client",
+                                            redirect_uris=["http://localhost:3999/callback"],
+                                            grant_types=["authorization_code"],
+                                            token_endpoint_auth_method="none"))
+    async with McpCaller(server.url, None, auth=auth) as kim:
+        assert await kim.ok("whoami") == {"namespace": "oauth-kim", "agent": None,
+                                          "scopes": sorted(ALL)}
+    query = {k: v[0] for k, v in parse_qs(urlsplit(seen["url"]).query).items()}
+    assert seen["url"].startswith(issuer.issuer + "/authorize?")
+    assert query["resource"] == server.url  # RFC 8707: the token is bound to Recall
+    assert query["scope"].split() == ALL  # from the metadata's scopes_supported
 
 
 @pytest.mark.xfail(strict=True, reason="tool -> scope enforcement is the `scopes` branch; "

@@ -1,14 +1,23 @@
 """A local OpenID Connect issuer for tests: real RSA keys, its discovery document and JWKS
 served over real HTTP (uvicorn in a thread, a free port), JWTs signed with PyJWT. Recall
 verifies them exactly as it would Keycloak's or Auth0's: nothing in the verification path is
-replaced."""
+replaced.
+
+It is also a small authorization server, enough for an MCP client's OAuth flow: dynamic
+client registration (/register), authorization codes bound to a PKCE S256 challenge (issued
+by `approve`, standing in for the person who signs in), and a token endpoint that checks the
+code verifier and makes the requested `resource` (RFC 8707) the token's audience."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import secrets
 import threading
 import time
 import uuid
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import jwt
 import uvicorn
@@ -34,9 +43,14 @@ class LocalIssuer:
         self.keys: dict[str, rsa.RSAPrivateKey] = {"k1": new_key()}
         self.discovery_hits = 0
         self.jwks_hits = 0
+        self.codes: dict[str, dict[str, Any]] = {}
+        self.clients: dict[str, dict[str, Any]] = {}
         app = Starlette(routes=[
             Route("/.well-known/openid-configuration", self._discovery),
+            Route("/.well-known/oauth-authorization-server", self._discovery),
             Route("/jwks", self._jwks),
+            Route("/register", self._register, methods=["POST"]),
+            Route("/token", self._token, methods=["POST"]),
         ])
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
                                                     log_level="warning", lifespan="off"))
@@ -47,7 +61,11 @@ class LocalIssuer:
         return JSONResponse({"issuer": self.issuer, "jwks_uri": self.issuer + "/jwks",
                              "authorization_endpoint": self.issuer + "/authorize",
                              "token_endpoint": self.issuer + "/token",
+                             "registration_endpoint": self.issuer + "/register",
                              "response_types_supported": ["code"],
+                             "grant_types_supported": ["authorization_code"],
+                             "code_challenge_methods_supported": ["S256"],
+                             "token_endpoint_auth_methods_supported": ["none"],
                              "subject_types_supported": ["public"],
                              "id_token_signing_alg_values_supported": ["RS256"]})
 
@@ -58,6 +76,37 @@ class LocalIssuer:
             jwk = RSAAlgorithm.to_jwk(key.public_key(), as_dict=True)
             keys.append({**jwk, "kid": kid, "use": "sig", "alg": "RS256"})
         return JSONResponse({"keys": keys})
+
+    async def _register(self, request: Any) -> JSONResponse:
+        metadata = await request.json()
+        client = {**metadata, "client_id": f"client-{uuid.uuid4().hex[:8]}",
+                  "client_id_issued_at": int(time.time()), "token_endpoint_auth_method": "none"}
+        self.clients[client["client_id"]] = client
+        return JSONResponse(client, status_code=201)
+
+    def approve(self, authorization_url: str, sub: str, **claims: Any) -> tuple[str, str]:
+        """The person signs in as `sub` and approves: (code, state) for the redirect."""
+        query = {k: v[0] for k, v in parse_qs(urlsplit(authorization_url).query).items()}
+        assert query["client_id"] in self.clients, "the client registered first"
+        assert query["code_challenge_method"] == "S256"
+        code = secrets.token_urlsafe(16)
+        self.codes[code] = {**query, "sub": sub, "claims": claims}
+        return code, query["state"]
+
+    async def _token(self, request: Any) -> JSONResponse:
+        form = dict(await request.form())
+        grant = self.codes.pop(str(form.get("code")), None)  # single use
+        if grant is None or form.get("grant_type") != "authorization_code":
+            return JSONResponse({"error": "invalid_grant"}, status_code=400)
+        digest = hashlib.sha256(str(form.get("code_verifier", "")).encode()).digest()
+        if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != grant["code_challenge"]:
+            return JSONResponse({"error": "invalid_grant", "error_description": "PKCE"},
+                                status_code=400)
+        resource = form.get("resource") or grant.get("resource")
+        scope = grant.get("scope", "")
+        token = self.token(grant["sub"], aud=resource, scope=scope, **grant["claims"])
+        return JSONResponse({"access_token": token, "token_type": "Bearer", "expires_in": 300,
+                             "scope": scope})
 
     def start(self) -> LocalIssuer:
         self.thread.start()
