@@ -20,6 +20,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from recall_testkit.a2a import A2A, COMPLETED, artifact, data
+from recall_testkit.backends import BACKENDS
+from recall_testkit.inspector import database
 from recall_testkit.oidc import LocalIssuer, new_key
 from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
 
@@ -44,14 +46,18 @@ def oauth_toml(path, issuer: LocalIssuer, resource: str, **extra: str) -> str:
     return str(path)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, issuer):
+@pytest.fixture(scope="module", params=BACKENDS)
+def server(request, tmp_path_factory, issuer):
+    """A real `recall serve` in external mode, on SQLite and (RECALL_TEST_PG_URL) Postgres:
+    static tokens beside OAuth live in storage."""
     work = tmp_path_factory.mktemp("oauth")
-    srv = ServerProcess(str(work / "r.db"), work, env={"RECALL_PLUGIN_MODULES": WHOAMI})
+    db, cleanup = database(request.param, work)
+    srv = ServerProcess(db, work, env={"RECALL_PLUGIN_MODULES": WHOAMI})
     srv.args = ("--config", oauth_toml(work / "recall.toml", issuer, srv.url))
     srv.start()
     yield srv
     srv.stop()
+    cleanup()
 
 
 class McpCaller:
