@@ -107,6 +107,9 @@ async def test_protected_resource_metadata(server, issuer):
         assert doc["authorization_servers"] == [issuer.issuer]
         assert doc["scopes_supported"] == ALL
         assert doc["bearer_methods_supported"] == ["header"]
+        assert doc["resource_name"] == "Recall"
+        assert set(doc) == {"resource", "authorization_servers", "scopes_supported",
+                            "bearer_methods_supported", "resource_name"}, doc
 
 
 async def test_store_and_search_in_the_namespace_of_the_claim(server, issuer):
