@@ -6,6 +6,7 @@ Nothing in the verification path is mocked."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 from typing import Any
@@ -309,3 +310,10 @@ async def test_misconfigured_oauth_stops_start_up(tmp_path, issuer):
     assert "/mcp" in err
     err = serve_fails(tmp_path, '[oauth]\nmode = "sometimes"\n')
     assert "oauth.mode" in err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("recall_core.server.oauth.builtin") is not None,
+                    reason="Recall's own authorization server is in this build")
+async def test_builtin_mode_without_the_builtin_server_says_so(tmp_path):
+    err = serve_fails(tmp_path, '[oauth]\nmode = "builtin"\n')
+    assert 'oauth.mode = "builtin"' in err and "not part of this build" in err

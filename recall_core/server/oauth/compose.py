@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,6 +34,8 @@ from ..auth import StorageTokenVerifier, unauthorized_response
 from .challenge import Challenge, ScopeFloor, has_recall_scope
 from .discovery import discover_jwks_uri
 from .external import ClaimMapping, ExternalVerifier
+
+log = logging.getLogger("recall")
 
 MCP_PATH = "/mcp"
 PRM_PATH = "/.well-known/oauth-protected-resource"
@@ -96,9 +99,12 @@ async def compose_auth(runtime: Any, public_url: str | None) -> ServerAuth:
         provider = await external_provider(settings, resource, static)
         source = f"the issuer {settings.issuer}"
     else:
-        provider = await builtin_provider(runtime, static)
+        provider = await builtin_provider(runtime, static, resource)
         source = "this server's authorization server"
     challenge = Challenge(resource, str(build_resource_metadata_url(resource)), source)
+    log.info("OAuth %s: tokens from %s for the resource %s (metadata at %s), and static "
+             "tokens from `recall create-token`", settings.mode, source, resource,
+             challenge.metadata_url)
     return ServerAuth(settings.mode, provider, static, challenge,
                       routes=outer_routes(provider),
                       mcp_middleware=[Middleware(ScopeFloor, challenge=challenge)])
@@ -149,8 +155,11 @@ async def external_provider(settings: Any, resource: str,
     return MultiAuth(server=remote, verifiers=[static])
 
 
-async def builtin_provider(runtime: Any, static: StorageTokenVerifier) -> AuthProvider:
-    """mode = "builtin": `recall_core.server.oauth.builtin.build_provider(runtime, static)`."""
+async def builtin_provider(runtime: Any, static: StorageTokenVerifier,
+                           resource: str) -> AuthProvider:
+    """mode = "builtin": `recall_core.server.oauth.builtin.build_provider(runtime, static)`
+    (given `resource_url=` too when it takes it: the resolved public MCP URL, which the
+    config alone does not know when public_url defaults to the listening address)."""
     try:
         module = importlib.import_module(f"{__package__}.builtin")
     except ModuleNotFoundError as exc:
@@ -159,7 +168,9 @@ async def builtin_provider(runtime: Any, static: StorageTokenVerifier) -> AuthPr
         raise ConfigError("oauth.mode = \"builtin\" (Recall's own authorization server) is "
                           "not part of this build. Use mode = \"external\" with your identity "
                           "provider, or mode = \"off\" (static tokens).") from None
-    provider = module.build_provider(runtime, static)
+    build = module.build_provider
+    wants_resource = "resource_url" in inspect.signature(build).parameters
+    provider = build(runtime, static, **({"resource_url": resource} if wants_resource else {}))
     return await provider if inspect.isawaitable(provider) else provider
 
 

@@ -91,7 +91,7 @@ class ExternalVerifier(TokenVerifier):
         except ClaimError as exc:
             log.warning("OAuth token from %s refused: %s", self.issuer, exc)
             return None
-        token_scopes = self.mapping_raw_scopes(claims)
+        token_scopes = self.raw_scopes(claims)
         access = grant_access_token(token, principal, expires_at=verified.expires_at,
                                     subject=claims.get("sub"))
         access.claims[OAUTH_CLAIM] = {"iss": claims.get("iss"), "sub": claims.get("sub"),
@@ -99,7 +99,7 @@ class ExternalVerifier(TokenVerifier):
                                       "scope": token_scopes}
         return access
 
-    def mapping_raw_scopes(self, claims: dict[str, Any]) -> str:
+    def raw_scopes(self, claims: dict[str, Any]) -> str:
         """The token's own scope text (for the 403 that says what the token did carry)."""
         raw = claims.get(self.mapping.scopes_claim)
         if isinstance(raw, list):
