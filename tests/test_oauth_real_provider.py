@@ -11,6 +11,7 @@ Its opaque access token is refused with 401."""
 
 from __future__ import annotations
 
+import warnings
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -18,7 +19,10 @@ import pytest
 
 from recall_testkit.serverproc import Agent, ServerProcess
 
-oidc_provider_mock = pytest.importorskip("oidc_provider_mock", reason="test extra oidc-provider-mock")
+with warnings.catch_warnings():  # it imports authlib.jose, which Authlib now marks deprecated
+    warnings.simplefilter("ignore")
+    oidc_provider_mock = pytest.importorskip("oidc_provider_mock",
+                                             reason="test extra oidc-provider-mock")
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"),
               # the provider uses Authlib APIs Authlib now marks deprecated
