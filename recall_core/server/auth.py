@@ -129,12 +129,12 @@ def current_namespace_or_none() -> str | None:
 
 
 def unauthorized_response(authorization: str) -> JSONResponse:
-    """The 401 of every HTTP route behind a token (MCP and A2A), given the request's
-    Authorization header. A missing token says so with a bare `Bearer realm="recall"`
-    challenge (RFC 6750: no error code when no credentials were sent); a token that opens
-    nothing is `invalid_token`. Both name the header and how to get a token, and carry no
-    OAuth hints (Recall has no OAuth; hints send clients such as MCP Inspector into OAuth
-    discovery)."""
+    """The 401 of every HTTP route behind a token (MCP and A2A) while `[oauth] mode = "off"`,
+    given the request's Authorization header. A missing token says so with a bare `Bearer
+    realm="recall"` challenge (RFC 6750: no error code when no credentials were sent); a token
+    that opens nothing is `invalid_token`. Both name the header and how to get a token, and
+    carry no OAuth hints (the server speaks no OAuth then; hints send clients such as MCP
+    Inspector into OAuth discovery). With OAuth on, oauth/challenge.py answers instead."""
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         error, challenge = "unauthorized", 'Bearer realm="recall"'
