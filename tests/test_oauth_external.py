@@ -218,6 +218,8 @@ def bad_tokens(server: ServerProcess, issuer: LocalIssuer) -> dict[str, str]:
         "namespace with a slash": issuer.token("a/b", aud=aud),
         "agent not a plain name": issuer.token(aud=aud, recall_agent="x y"),
         "not a JWT": "rcl_not-a-token",
+        "unsigned (alg none)": issuer.forged("none", aud=aud),
+        "HS256 keyed with the public key": issuer.forged("HS256", aud=aud),
     }
 
 

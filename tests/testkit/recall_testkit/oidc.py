@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
+import json
 import secrets
 import threading
 import time
@@ -21,6 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import jwt
 import uvicorn
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 from starlette.applications import Starlette
@@ -107,6 +110,24 @@ class LocalIssuer:
         token = self.token(grant["sub"], aud=resource, scope=scope, **grant["claims"])
         return JSONResponse({"access_token": token, "token_type": "Bearer", "expires_in": 300,
                              "scope": scope})
+
+    def forged(self, alg: str, **payload: Any) -> str:
+        """A token with a published kid but signed outside RS256: `alg` "none" (no signature)
+        or "HS256" keyed with the published public key (the algorithm-confusion attack)."""
+        def b64(raw: bytes) -> str:
+            return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+        now = int(time.time())
+        claims = {"iss": self.issuer, "sub": "mallory", "iat": now, "exp": now + 300,
+                  "scope": "memory:read memory:write memory:forget", **payload}
+        head = b64(json.dumps({"alg": alg, "typ": "JWT", "kid": "k1"}).encode())
+        body = b64(json.dumps(claims).encode())
+        signature = ""
+        if alg == "HS256":
+            secret = self.keys["k1"].public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+            signature = b64(hmac.new(secret, f"{head}.{body}".encode(), hashlib.sha256).digest())
+        return f"{head}.{body}.{signature}"
 
     def start(self) -> LocalIssuer:
         self.thread.start()
