@@ -113,6 +113,16 @@ async def test_protected_resource_metadata(server, issuer):
                             "bearer_methods_supported", "resource_name"}, doc
 
 
+async def test_the_agent_card_names_the_issuer_beside_the_static_token(server, issuer):
+    card = httpx.get(server.base + "/.well-known/agent-card.json").json()
+    assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "bearer"
+    oidc = card["securitySchemes"]["oauth"]["openIdConnectSecurityScheme"]
+    assert oidc["openIdConnectUrl"] == issuer.issuer + "/.well-known/openid-configuration"
+    assert server.url in oidc["description"]
+    assert card["securityRequirements"] == [
+        {"schemes": {"bearer": {}}}, {"schemes": {"oauth": {"list": ALL}}}]
+
+
 async def test_store_and_search_in_the_namespace_of_the_claim(server, issuer):
     jwt = issuer.token("oauth-ann", aud=server.url)
     async with McpCaller(server.url, jwt) as ann:

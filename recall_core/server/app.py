@@ -63,7 +63,7 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
     limits = runtime.config.limits
     mcp_app = mcp.http_app(path="/mcp", json_response=True, middleware=auth.mcp_middleware,
                            session_idle_timeout=limits.session_idle_timeout)
-    a2a_handler = build_handler(runtime, public_url)
+    a2a_handler = build_handler(runtime, public_url, auth)
     routes: list[BaseRoute] = [
         *health_routes(runtime),
         *a2a_routes(runtime, a2a_handler, public_url, auth),

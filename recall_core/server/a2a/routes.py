@@ -33,11 +33,13 @@ from .task_store import StorageTaskStore
 PARKED_TASK_SECONDS = 300.0
 
 
-def build_handler(runtime: Any, public_url: str | None = None) -> DefaultRequestHandler:
+def build_handler(runtime: Any, public_url: str | None = None,
+                  auth: ServerAuth | None = None) -> DefaultRequestHandler:
     return DefaultRequestHandler(
         agent_executor=RecallAgentExecutor(runtime),
         task_store=StorageTaskStore(runtime.storage),
-        agent_card=build_card(fixed_base(public_url) or "http://localhost"),
+        agent_card=build_card(fixed_base(public_url) or "http://localhost",
+                              auth.advert if auth else None),
         interrupted_task_timeout=PARKED_TASK_SECONDS)
 
 
@@ -54,6 +56,6 @@ def a2a_routes(runtime: Any, handler: DefaultRequestHandler,
     jsonrpc = create_jsonrpc_routes(handler, A2A_PATH, context_builder=builder,
                                     enable_v0_3_compat=True)
     rest = create_rest_routes(handler, context_builder=builder, path_prefix=A2A_PATH)
-    return [*card_routes(public_url),
+    return [*card_routes(public_url, auth.advert),
             *routes_behind_token(auth, jsonrpc, max_body),
             *routes_behind_token(auth, rest, max_body, rpc=False)]

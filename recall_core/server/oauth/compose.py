@@ -32,7 +32,7 @@ from ...access.principal import SCOPE_ORDER
 from ...errors import ConfigError
 from ..auth import StorageTokenVerifier, unauthorized_response
 from .challenge import Challenge, ScopeFloor, has_recall_scope
-from .discovery import discover_jwks_uri
+from .discovery import discover_jwks_uri, discovery_urls
 from .external import ClaimMapping, ExternalVerifier
 
 log = logging.getLogger("recall")
@@ -50,6 +50,17 @@ class Verified:
     static: bool
 
 
+@dataclass(frozen=True)
+class OAuthAdvert:
+    """Where clients that only see Recall's A2A agent card get an OAuth token: `kind`
+    "oidc" (an external issuer's discovery document) or "oauth2" (the built-in server's
+    RFC 8414 metadata) at `metadata_url`, for the audience `resource`."""
+
+    kind: str
+    metadata_url: str
+    resource: str
+
+
 @dataclass
 class ServerAuth:
     mode: str
@@ -62,6 +73,8 @@ class ServerAuth:
     routes: list[BaseRoute] = field(default_factory=list)
     #: Inside FastMCP's /mcp app, after its authentication middleware.
     mcp_middleware: list[Middleware] = field(default_factory=list)
+    #: For the A2A agent card (None: OAuth off, the card names the static bearer scheme only).
+    advert: OAuthAdvert | None = None
 
     def unauthorized(self, authorization: str) -> Response:
         """The 401 of /mcp and /a2a for this Authorization header."""
@@ -98,16 +111,20 @@ async def compose_auth(runtime: Any, public_url: str | None) -> ServerAuth:
     if settings.mode == "external":
         provider = await external_provider(settings, resource, static)
         source = f"the issuer {settings.issuer}"
+        advert = OAuthAdvert("oidc", discovery_urls(settings.issuer)[0], resource)
     else:
         provider = await builtin_provider(runtime, static, resource)
         source = "this server's authorization server"
+        advert = OAuthAdvert("oauth2", authorization_server_metadata(provider, resource),
+                             resource)
     challenge = Challenge(resource, str(build_resource_metadata_url(resource)), source)
     log.info("OAuth %s: tokens from %s for the resource %s (metadata at %s), and static "
              "tokens from `recall create-token`", settings.mode, source, resource,
              challenge.metadata_url)
     return ServerAuth(settings.mode, provider, static, challenge,
                       routes=outer_routes(provider),
-                      mcp_middleware=[Middleware(ScopeFloor, challenge=challenge)])
+                      mcp_middleware=[Middleware(ScopeFloor, challenge=challenge)],
+                      advert=advert)
 
 
 def resource_url(configured: str, public_url: str | None) -> str:
@@ -172,6 +189,15 @@ async def builtin_provider(runtime: Any, static: StorageTokenVerifier,
     wants_resource = "resource_url" in inspect.signature(build).parameters
     provider = build(runtime, static, **({"resource_url": resource} if wants_resource else {}))
     return await provider if inspect.isawaitable(provider) else provider
+
+
+def authorization_server_metadata(provider: AuthProvider, resource: str) -> str:
+    """The RFC 8414 metadata URL of the built-in server: its issuer (an OAuthProvider's
+    `issuer_url`, also inside a MultiAuth), else this server's base URL."""
+    issuer = getattr(provider, "issuer_url", None) or getattr(
+        getattr(provider, "server", None), "issuer_url", None) or resource[: -len(MCP_PATH)]
+    parts = urlsplit(str(issuer).rstrip("/"))
+    return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-authorization-server{parts.path}"
 
 
 def outer_routes(provider: AuthProvider) -> list[BaseRoute]:
