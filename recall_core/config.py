@@ -117,6 +117,45 @@ class DecaySettings(_Section):
     rate: float = Field(0.0198, ge=0)
 
 
+class OAuthSettings(_Section):
+    """`[oauth]`: OAuth 2.1 for /mcp and /a2a (recall_core/server/oauth/). Static bearer
+    tokens from `recall create-token` keep working in every mode."""
+
+    # "off": static bearer tokens only (no OAuth hints anywhere); "external": also accept
+    # JWTs from an OIDC issuer; "builtin": Recall's own authorization server.
+    mode: Literal["off", "external", "builtin"] = "off"
+    # This server's public MCP URL, e.g. "https://recall.example.com/mcp": the resource in
+    # the protected-resource metadata and the default token audience (RFC 8707). Empty:
+    # public_url + "/mcp" (public_url defaults to the listening address).
+    resource_url: str = ""
+    issuer: str = ""  # external: the OIDC issuer URL, exactly as the tokens' `iss`
+    # external: the issuer's key set; empty: read from <issuer>/.well-known/openid-configuration
+    jwks_uri: str = ""
+    audience: str = ""  # external: the `aud` tokens must carry; empty: resource_url
+    algorithm: str = "RS256"  # external: the JWS algorithm the issuer signs with
+    namespace_claim: str = "sub"  # the claim whose value is the namespace
+    agent_claim: str = ""  # optional claim naming the agent inside the namespace
+    scopes_claim: str = "scope"  # a space-separated string or a list of scopes
+
+    @field_validator("resource_url", "issuer", "jwks_uri")
+    @classmethod
+    def _url_or_empty(cls, value: str) -> str:
+        from urllib.parse import urlsplit
+
+        value = value.strip()
+        parts = urlsplit(value)
+        if value and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise ValueError(f"{value!r} is not an http(s) URL with a host")
+        return value
+
+    @field_validator("namespace_claim", "scopes_claim")
+    @classmethod
+    def _claim_named(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a claim name is needed, e.g. \"sub\" or \"scope\"")
+        return value.strip()
+
+
 # Documented env names -> the nested names pydantic-settings reads (the nested name wins when
 # both are set). Applied at the environment's precedence: above recall.toml, below CLI flags.
 ENV_ALIASES = {"RECALL_DECAY_JOB_INTERVAL": "RECALL_DECAY__INTERVAL",
@@ -160,6 +199,7 @@ class RecallConfig(BaseSettings):
     tenants: TenantLimits = Field(default_factory=TenantLimits)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)  # recall_core/tracing.py
+    oauth: OAuthSettings = Field(default_factory=OAuthSettings)  # recall_core/server/oauth/
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @field_validator("log_level")

@@ -5,12 +5,14 @@ lifespan.
     /.well-known/agent-card.json     the A2A agent card       } a2a/routes.py
     /a2a, /a2a/...                   A2A JSON-RPC and REST    }
     /mcp                             MCP (FastMCP's app: token verifier, session manager)
+    /.well-known/oauth-protected-... RFC 9728 metadata, when [oauth] is on (oauth/compose.py)
     /admin/...                       admin JSON API (admin_api.py)     } storage with the
     /ui/..., /ui/static/...          the inspector (inspector/)        } admin capability
 
 Middleware, outermost first: storage faults answered as such (storage_errors.py), the Host
 check (Starlette's TrustedHostMiddleware, hosts from `allowed_hosts`), then, for /mcp only,
-explained 401s, a cap on sessions per token (mcp/sessions.py) and one request per JSON-RPC id
+explained 401s (with OAuth on, pointing at the metadata; inside FastMCP's app a
+verified token without any Recall scope gets 403), a cap on sessions per token (mcp/sessions.py) and one request per JSON-RPC id
 (mcp/transport.py), and for /a2a only, whole numbers as JSON integers (a2a/numbers.py).
 Modules that contribute routes return them; nothing mutates another framework's app.
 """
@@ -39,6 +41,7 @@ from .admin_api import build_admin_api
 from .health import health_routes
 from .inspector import Inspector, static_files
 from .mcp.server import build_mcp
+from .oauth import compose_auth
 from .mcp.sessions import SessionCap
 from .mcp.transport import ExplainUnauthorized, OneRequestPerId
 from .storage_errors import StorageFaultAnswers
@@ -51,25 +54,27 @@ WILDCARDS = ("0.0.0.0", "::", "")
 
 async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> Starlette:
     hosts = allowed_hosts(runtime.config)
-    mcp = await build_mcp(runtime)
+    auth = await compose_auth(runtime, public_url)  # [oauth]: the one place auth is built
+    mcp = await build_mcp(runtime, auth=auth.provider)
     runtime.mcp = mcp  # for the start-up warm-up (server/warmup.py)
     # FastMCP's own app for /mcp: its auth middleware (the token verifier) and the session
     # manager, whose lifespan ours runs. A Route, not a Mount: a Mount matches /mcp/... only,
     # and clients POST to /mcp exactly.
     limits = runtime.config.limits
-    mcp_app = mcp.http_app(path="/mcp", json_response=True,
+    mcp_app = mcp.http_app(path="/mcp", json_response=True, middleware=auth.mcp_middleware,
                            session_idle_timeout=limits.session_idle_timeout)
-    a2a_handler = build_handler(runtime, public_url)
+    a2a_handler = build_handler(runtime, public_url, auth)
     routes: list[BaseRoute] = [
         *health_routes(runtime),
-        *a2a_routes(runtime, a2a_handler, public_url),
+        *a2a_routes(runtime, a2a_handler, public_url, auth),
         Route("/mcp", endpoint=mcp_app, name="mcp"),
+        *auth.routes,  # OAuth on: RFC 9728 metadata (built-in: the authorization server)
         *operator_routes(runtime, public_url),
     ]
     middleware = [
         Middleware(StorageFaultAnswers, faults=runtime.service.faults),
         *host_check(hosts),
-        Middleware(ExplainUnauthorized, prefix="/mcp"),
+        Middleware(ExplainUnauthorized, prefix="/mcp", answer=auth.unauthorized),
         Middleware(SessionCap, prefix="/mcp", per_token=limits.sessions_per_token,
                    idle_timeout=limits.session_idle_timeout),
         Middleware(OneRequestPerId, prefix="/mcp"),

@@ -104,16 +104,22 @@ def current_principal() -> Principal:
     """The verified caller: namespace, agent (None: the owner) and scopes."""
     tok = get_access_token()
     if tok is not None:
-        claims = tok.claims if isinstance(tok, AccessToken) else {}
-        namespace = claims.get("namespace") or tok.client_id
-        agent = claims.get("agent") or None
-        return Principal(namespace, agent, frozenset(tok.scopes or ()) & ALL_SCOPES)
+        return principal_of_token(tok)
     principal = _stdio_principal.get()
     if principal is not None:
         return principal
     # A namespace set without a principal (the start-up warm-up's throwaway one) is its
     # owner's; with neither, current_namespace raises the UNAUTHORIZED error.
     return Principal(current_namespace())
+
+
+def principal_of_token(tok: Any) -> Principal:
+    """The principal a verified AccessToken carries (static or OAuth: both put namespace and
+    agent in its claims; the scopes are its OAuth scopes that are Recall's)."""
+    claims = tok.claims if isinstance(tok, AccessToken) else {}
+    namespace = claims.get("namespace") or tok.client_id
+    agent = claims.get("agent") or None
+    return Principal(namespace, agent, frozenset(tok.scopes or ()) & ALL_SCOPES)
 
 
 def current_namespace_or_none() -> str | None:
@@ -124,12 +130,12 @@ def current_namespace_or_none() -> str | None:
 
 
 def unauthorized_response(authorization: str) -> JSONResponse:
-    """The 401 of every HTTP route behind a token (MCP and A2A), given the request's
-    Authorization header. A missing token says so with a bare `Bearer realm="recall"`
-    challenge (RFC 6750: no error code when no credentials were sent); a token that opens
-    nothing is `invalid_token`. Both name the header and how to get a token, and carry no
-    OAuth hints (Recall has no OAuth; hints send clients such as MCP Inspector into OAuth
-    discovery)."""
+    """The 401 of every HTTP route behind a token (MCP and A2A) while `[oauth] mode = "off"`,
+    given the request's Authorization header. A missing token says so with a bare `Bearer
+    realm="recall"` challenge (RFC 6750: no error code when no credentials were sent); a token
+    that opens nothing is `invalid_token`. Both name the header and how to get a token, and
+    carry no OAuth hints (the server speaks no OAuth then; hints send clients such as MCP
+    Inspector into OAuth discovery). With OAuth on, oauth/challenge.py answers instead."""
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         error, challenge = "unauthorized", 'Bearer realm="recall"'

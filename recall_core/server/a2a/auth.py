@@ -1,17 +1,20 @@
 """Bearer auth for the A2A routes, and how the verified namespace reaches the SDK.
 
 The JSON-RPC and REST routes are wrapped one by one (the agent card stays public): each
-request's `Authorization: Bearer` token is looked up in storage, exactly as the MCP verifier
-does, so a revoked token or an erased namespace gets 401 on its next request. The namespace is
-put in the ASGI scope; `NamespaceContextBuilder` turns it into the `ServerCallContext` user
-that the task store and the executor read. Nothing downstream ever takes a namespace from the
-request body. The whole principal (namespace, agent, scopes) rides along, so the skills check
-the same scopes as the MCP tools (`access.tool_scopes`).
+request's `Authorization: Bearer` credential goes through the server's auth
+(`oauth.compose.ServerAuth.authenticate`), the same verifiers and principal mapping as /mcp:
+a static token is looked up in storage (a revoked token or an erased namespace gets 401 on its
+next request), an OAuth token is verified as configured in `[oauth]`. The namespace and the
+principal are put in the ASGI scope; `NamespaceContextBuilder` turns them into the
+`ServerCallContext` user that the task store and the executor read. Nothing downstream ever
+takes a namespace from the request body.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
 from a2a.auth.user import User
 from a2a.server.context import ServerCallContext
 from a2a.server.routes import DefaultServerCallContextBuilder
@@ -19,29 +22,33 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from ..auth import hash_token, principal_of, unauthorized_response
+from ..auth import hash_token, principal_of_token
 from ...access.principal import Principal
 from ...contracts import Storage
 from .inputs import refusal
 
-SCOPE_KEY = "recall.principal"
+if TYPE_CHECKING:
+    from ..oauth import ServerAuth, Verified
+
+SCOPE_KEY = "recall.namespace"
 TOKEN_KEY = "recall.token_hash"
+PRINCIPAL_KEY = "recall.principal"
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 class NamespaceUser(User):
-    """The caller as the SDK sees it: its user name is the namespace its token maps to;
-    `principal` is what the token grants (agent, scopes)."""
+    """The caller as the SDK sees it: its user name is the namespace its token maps to."""
 
-    def __init__(self, principal: Principal | str, token_hash: str | None = None):
-        if isinstance(principal, str):  # a namespace alone: its owner, every scope
-            principal = Principal(principal)
-        self.principal = principal
-        self.namespace = principal.namespace
-        #: The SHA-256 of the caller's token: the task store re-checks it before it writes,
-        #: so a task finishing after its namespace was erased leaves no row behind.
+    def __init__(self, namespace: str, token_hash: str | None = None,
+                 principal: Principal | None = None):
+        self.namespace = namespace
+        #: The SHA-256 of the caller's static token: the task store re-checks it before it
+        #: writes, so a task finishing after its namespace was erased leaves no row behind.
+        #: None for an OAuth token (not stored; it was verified for this request).
         self.token_hash = token_hash
+        #: The verified caller (namespace, agent, scopes), as /mcp's `current_principal`.
+        self.principal = principal or Principal(namespace)
 
     @property
     def is_authenticated(self) -> bool:
@@ -63,7 +70,8 @@ class NamespaceContextBuilder(DefaultServerCallContextBuilder):
         return ctx
 
     def build_user(self, request: Request) -> User:
-        return NamespaceUser(request.scope[SCOPE_KEY], request.scope.get(TOKEN_KEY))
+        return NamespaceUser(request.scope[SCOPE_KEY], request.scope.get(TOKEN_KEY),
+                             request.scope.get(PRINCIPAL_KEY))
 
 
 async def still_valid(storage: Storage, context: ServerCallContext) -> bool:
@@ -93,16 +101,9 @@ def caller_of(context: ServerCallContext) -> Principal:
                           "recall_core.server.a2a.auth.require_token.")
 
 
-async def verify_request(storage: Storage, request: Request) -> Principal | JSONResponse:
-    """The caller's principal, or the 401 (the same answer as the MCP route's)."""
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    token = token.strip()
-    if scheme.lower() == "bearer" and token:
-        grant = await storage.grant_for_token(hash_token(token))
-        if grant is not None:
-            return principal_of(grant)
-    return unauthorized_response(header)
+async def verify_request(auth: ServerAuth, request: Request) -> Verified | Response:
+    """The caller's verified credential, or the 401/403 (the same answers as the MCP route's)."""
+    return await auth.authenticate(request.headers.get("authorization", ""))
 
 
 def body_limit(max_text_bytes: int) -> int:
@@ -120,7 +121,7 @@ def _too_large(limit: int) -> JSONResponse:
                              f"messages."}, status_code=413)
 
 
-def require_token(storage: Storage, endpoint: Endpoint, max_body: int | None = None,
+def require_token(auth: ServerAuth, endpoint: Endpoint, max_body: int | None = None,
                   rpc: bool = True) -> Endpoint:
     """`endpoint` behind the size limit, the bearer token and the input rules of
     `inputs.refusal` (`rpc`: answer in the JSON-RPC binding's error form, else REST's)."""
@@ -131,22 +132,25 @@ def require_token(storage: Storage, endpoint: Endpoint, max_body: int | None = N
                 return _too_large(max_body)
             if not declared and len(await request.body()) > max_body:  # chunked
                 return _too_large(max_body)
-        outcome = await verify_request(storage, request)
+        outcome = await verify_request(auth, request)
         if isinstance(outcome, Response):
             return outcome
         refused = await refusal(request, rpc)
         if refused is not None:
             return refused
-        request.scope[SCOPE_KEY] = outcome
-        token = request.headers.get("authorization", "").partition(" ")[2].strip()
-        request.scope[TOKEN_KEY] = hash_token(token)
+        principal = principal_of_token(outcome.access)
+        request.scope[SCOPE_KEY] = principal.namespace
+        request.scope[PRINCIPAL_KEY] = principal
+        if outcome.static:
+            token = request.headers.get("authorization", "").partition(" ")[2].strip()
+            request.scope[TOKEN_KEY] = hash_token(token)
         return await endpoint(request)
 
     behind_token.__name__ = getattr(endpoint, "__name__", "a2a_endpoint")
     return behind_token
 
 
-def routes_behind_token(storage: Storage, routes: list[BaseRoute],
+def routes_behind_token(auth: ServerAuth, routes: list[BaseRoute],
                         max_body: int | None = None, rpc: bool = True) -> list[Route]:
     """Plain `Route`s with their endpoints behind `require_token`. Anything else the SDK
     returns (the REST `/{tenant}` mount) is dropped: Recall does not use path tenants, and a
@@ -154,6 +158,6 @@ def routes_behind_token(storage: Storage, routes: list[BaseRoute],
     out: list[Route] = []
     for route in routes:
         if isinstance(route, Route):
-            out.append(Route(route.path, endpoint=require_token(storage, route.endpoint, max_body, rpc),
+            out.append(Route(route.path, endpoint=require_token(auth, route.endpoint, max_body, rpc),
                              methods=sorted(route.methods or ()), name=route.name))
     return out

@@ -1,6 +1,8 @@
 """The agent card served at /.well-known/agent-card.json (public: it carries no tenant data).
 
-It names the two skills, the bearer scheme (the same tokens as MCP) and the endpoints: the
+It names the two skills, the bearer scheme (the same tokens as MCP; with `[oauth]` on, also
+where OAuth tokens come from: the issuer's OpenID Connect discovery document or the built-in
+authorization server's metadata, as an alternative requirement) and the endpoints: the
 JSON-RPC binding (A2A 1.0, and 0.3 for older clients) and the HTTP+JSON (REST) binding, all
 under /a2a. Endpoint URLs come from the server's public URL; when that is a wildcard bind
 address (0.0.0.0, ::) they come from the request instead, so a client is never told to call
@@ -10,6 +12,7 @@ address (0.0.0.0, ::) they come from the request instead, so a client is never t
 from __future__ import annotations
 
 import contextvars
+from typing import Any
 from urllib.parse import urlsplit
 
 from a2a.server.routes import create_agent_card_routes
@@ -20,6 +23,8 @@ from a2a.types.a2a_pb2 import (
     AgentProvider,
     AgentSkill,
     HTTPAuthSecurityScheme,
+    OAuth2SecurityScheme,
+    OpenIdConnectSecurityScheme,
     SecurityRequirement,
     SecurityScheme,
     StringList,
@@ -33,6 +38,8 @@ from ... import __version__
 
 A2A_PATH = "/a2a"
 BEARER = "bearer"
+OAUTH = "oauth"
+RECALL_SCOPES = ["memory:read", "memory:write", "memory:forget"]
 
 SKILLS = [
     AgentSkill(
@@ -69,8 +76,30 @@ SKILLS = [
 ]
 
 
-def build_card(base_url: str) -> AgentCard:
+def oauth_scheme(advert: Any) -> SecurityScheme:
+    """The card's OAuth scheme for `advert` (oauth.compose.OAuthAdvert)."""
+    note = (f"An OAuth access token for the resource {advert.resource} (RFC 8707 audience; "
+            f"the same token works for MCP) with Recall's scopes.")
+    if advert.kind == "oidc":
+        return SecurityScheme(open_id_connect_security_scheme=OpenIdConnectSecurityScheme(
+            open_id_connect_url=advert.metadata_url, description=note))
+    return SecurityScheme(oauth2_security_scheme=OAuth2SecurityScheme(
+        oauth2_metadata_url=advert.metadata_url, description=note))
+
+
+def build_card(base_url: str, oauth: Any = None) -> AgentCard:
+    """The card for `base_url`; `oauth` (oauth.compose.OAuthAdvert, None when OAuth is off)
+    adds the OAuth scheme as an alternative to the static bearer token."""
     url = base_url.rstrip("/") + A2A_PATH
+    schemes = {BEARER: SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(
+        scheme="bearer", bearer_format="opaque (rcl_...)",
+        description="A Recall API token (`recall create-token NAMESPACE`), the same as "
+                    "for MCP. The token decides the namespace."))}
+    requirements = [SecurityRequirement(schemes={BEARER: StringList()})]
+    if oauth is not None:
+        schemes[OAUTH] = oauth_scheme(oauth)
+        requirements.append(SecurityRequirement(
+            schemes={OAUTH: StringList(list=RECALL_SCOPES)}))
     return AgentCard(
         name="Recall",
         description="Long-term memory for AI agents: store what users say, search it later. "
@@ -87,11 +116,8 @@ def build_card(base_url: str) -> AgentCard:
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False,
                                        extended_agent_card=False),
-        security_schemes={BEARER: SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(
-            scheme="bearer", bearer_format="opaque (rcl_...)",
-            description="A Recall API token (`recall create-token NAMESPACE`), the same as "
-                        "for MCP. The token decides the namespace."))},
-        security_requirements=[SecurityRequirement(schemes={BEARER: StringList()})],
+        security_schemes=schemes,
+        security_requirements=requirements,
         default_input_modes=["application/json", "text/plain"],
         default_output_modes=["application/json", "text/plain"],
         skills=SKILLS,
@@ -111,7 +137,7 @@ def fixed_base(public_url: str | None) -> str | None:
 _request_base: contextvars.ContextVar[str] = contextvars.ContextVar("recall_a2a_base")
 
 
-def card_routes(public_url: str | None) -> list[Route]:
+def card_routes(public_url: str | None, oauth: Any = None) -> list[Route]:
     """The SDK's card route, with endpoint URLs filled in per request when needed."""
     fixed = fixed_base(public_url)
 
@@ -119,10 +145,10 @@ def card_routes(public_url: str | None) -> list[Route]:
         if fixed is not None:
             return card
         out = AgentCard()
-        out.CopyFrom(build_card(_request_base.get()))
+        out.CopyFrom(build_card(_request_base.get(), oauth))
         return out
 
-    (sdk_route,) = create_agent_card_routes(build_card(fixed or "http://127.0.0.1"),
+    (sdk_route,) = create_agent_card_routes(build_card(fixed or "http://127.0.0.1", oauth),
                                             card_modifier=localise)
     sdk_endpoint = sdk_route.endpoint
 

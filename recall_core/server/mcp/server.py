@@ -7,6 +7,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from fastmcp import FastMCP
+from fastmcp.server.auth import AuthProvider
 from fastmcp.tools import FunctionTool
 from mcp_types import ToolAnnotations
 
@@ -74,9 +75,13 @@ def add_plugin_tool(mcp: FastMCP, tool: PluginTool, taken: set[str]) -> None:
     taken.add(built.name)
 
 
-async def build_mcp(runtime: Runtime, *, auth: bool = True) -> FastMCP:
+async def build_mcp(runtime: Runtime, *, auth: AuthProvider | bool = True) -> FastMCP:
+    """`auth`: the HTTP server's (built in oauth/compose.py), True for static tokens only,
+    False for none (stdio, where the caller comes from RECALL_TOKEN)."""
+    if auth is True:
+        auth = StorageTokenVerifier(runtime.storage)
     mcp = FastMCP("recall", version=__version__, instructions=INSTRUCTIONS,
-                  auth=StorageTokenVerifier(runtime.storage) if auth else None)
+                  auth=auth or None)
     if runtime.tracing is not None:
         from ...observability.tracing import tool_middleware
 

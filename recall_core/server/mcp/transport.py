@@ -5,6 +5,7 @@ id and session (`OneRequestPerId`), and 401s that explain where tokens come from
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from starlette.responses import JSONResponse
@@ -82,13 +83,16 @@ def _replay(messages: list[Any], then: Any = None) -> Any:
 
 class ExplainUnauthorized:
     """Rewrites the MCP route's 401s: a short JSON reason that names the header and how to
-    get a token, and a bare `Bearer realm="recall"` challenge. The stock answer (an empty body,
-    or text about re-registering to obtain new tokens) sent clients such as MCP Inspector into
-    OAuth discovery; Recall has no OAuth, its tokens come from `recall create-token`."""
+    get a token. With OAuth off (`answer` default) the challenge is a bare `Bearer
+    realm="recall"`: the stock answer (an empty body, or text about re-registering to obtain
+    new tokens) sent clients such as MCP Inspector into OAuth discovery, and static tokens
+    come from `recall create-token`. With OAuth on, `answer` is the server's
+    (`oauth.ServerAuth.unauthorized`), pointing at the protected-resource metadata."""
 
-    def __init__(self, app: Any, prefix: str):
+    def __init__(self, app: Any, prefix: str, answer: Callable[[str], Any] | None = None):
         self.app = app
         self.prefix = prefix
+        self.answer = answer or unauthorized_response
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or not scope["path"].startswith(self.prefix):
@@ -106,11 +110,7 @@ class ExplainUnauthorized:
                 return
             if message["type"] == "http.response.body" and not message.get("more_body"):
                 swallowing = False
-                await unauthorized(scope)(scope, receive, send)
+                header = dict(scope.get("headers") or []).get(b"authorization", b"")
+                await self.answer(header.decode("latin-1"))(scope, receive, send)
 
         await self.app(scope, receive, send_explained)
-
-
-def unauthorized(scope: Any) -> JSONResponse:
-    header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-    return unauthorized_response(header)
