@@ -146,9 +146,10 @@ async def test_agent_claim_and_scopes_reach_the_principal(server, issuer):
         assert await cy.ok("whoami") == {"namespace": "oauth-cy", "agent": "planner",
                                          "scopes": ["memory:read"]}
     # The scopes claim as a list (Entra's `scp`-style) reads the same.
-    listed = issuer.token("oauth-cy", aud=server.url, scope=["memory:write", "email"])
+    listed = issuer.token("oauth-cy", aud=server.url,
+                          scope=["memory:read", "memory:write", "email"])
     async with McpCaller(server.url, listed) as cy:
-        assert (await cy.ok("whoami"))["scopes"] == ["memory:write"]
+        assert (await cy.ok("whoami"))["scopes"] == ["memory:read", "memory:write"]
 
 
 class MemoryTokens:

@@ -8,7 +8,9 @@ from recall_core import hookimpl
 
 @hookimpl
 def register_tools(register):
-    @register.tool
+    # Read-only: a plugin tool's scope comes from its annotations (memory:read here), so any
+    # credential with a Recall scope may ask who it is.
+    @register.tool(annotations={"readOnlyHint": True, "destructiveHint": False})
     async def whoami() -> dict:
         """The caller's namespace, agent and scopes (tests only)."""
         from recall_core.server.auth import current_principal
