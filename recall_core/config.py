@@ -117,6 +117,24 @@ class DecaySettings(_Section):
     rate: float = Field(0.0198, ge=0)
 
 
+class OAuthSettings(_Section):
+    """[oauth]: how OAuth-only clients get credentials. "off" (default): static bearer tokens
+    only; "external": JWTs from an identity provider; "builtin": Recall's own authorization
+    server (recall_core.server.oauth.builtin). Static tokens keep working in every mode."""
+
+    mode: Literal["off", "external", "builtin"] = "off"
+    # The MCP endpoint's public URL (RFC 8707 resource, RFC 9728 metadata); default
+    # <public_url or http://host:port>/mcp.
+    resource_url: str | None = None
+    # builtin: the authorization server's issuer; default public_url or http://host:port.
+    issuer_url: str | None = None
+    access_token_ttl_seconds: int = Field(3600, ge=30)
+    # builtin: a refresh token's lifetime (each refresh rotates it); 0: no expiry.
+    refresh_token_ttl_seconds: int = Field(30 * 24 * 3600, ge=0)
+    # builtin: an authorization code's lifetime (single-use; RFC 6749 advises <= 10 min).
+    code_ttl_seconds: int = Field(300, ge=1, le=600)
+
+
 # Documented env names -> the nested names pydantic-settings reads (the nested name wins when
 # both are set). Applied at the environment's precedence: above recall.toml, below CLI flags.
 ENV_ALIASES = {"RECALL_DECAY_JOB_INTERVAL": "RECALL_DECAY__INTERVAL",
@@ -160,6 +178,7 @@ class RecallConfig(BaseSettings):
     tenants: TenantLimits = Field(default_factory=TenantLimits)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)  # recall_core/tracing.py
+    oauth: OAuthSettings = Field(default_factory=OAuthSettings)
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @field_validator("log_level")

@@ -51,7 +51,7 @@ WILDCARDS = ("0.0.0.0", "::", "")
 
 async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> Starlette:
     hosts = allowed_hosts(runtime.config)
-    mcp = await build_mcp(runtime)
+    mcp = await build_mcp(runtime, base_url=public_url)
     runtime.mcp = mcp  # for the start-up warm-up (server/warmup.py)
     # FastMCP's own app for /mcp: its auth middleware (the token verifier) and the session
     # manager, whose lifespan ours runs. A Route, not a Mount: a Mount matches /mcp/... only,
@@ -64,12 +64,16 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
         *health_routes(runtime),
         *a2a_routes(runtime, a2a_handler, public_url),
         Route("/mcp", endpoint=mcp_app, name="mcp"),
+        *oauth_routes(mcp),
         *operator_routes(runtime, public_url),
     ]
     middleware = [
         Middleware(StorageFaultAnswers, faults=runtime.service.faults),
         *host_check(hosts),
-        Middleware(ExplainUnauthorized, prefix="/mcp"),
+        # With OAuth on, FastMCP's own 401 (WWW-Authenticate naming the resource metadata)
+        # is the one clients must see.
+        *([Middleware(ExplainUnauthorized, prefix="/mcp")]
+          if runtime.config.oauth.mode == "off" else []),
         Middleware(SessionCap, prefix="/mcp", per_token=limits.sessions_per_token,
                    idle_timeout=limits.session_idle_timeout),
         Middleware(OneRequestPerId, prefix="/mcp"),
@@ -85,6 +89,16 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
                 await a2a_handler.aclose()  # the SDK's in-memory task registry
 
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+def oauth_routes(mcp: Any) -> list[BaseRoute]:
+    """The authorization server's routes at the root ([oauth] mode = "builtin"): metadata
+    (RFC 8414, RFC 9728), /authorize, /token, /register, /revoke. FastMCP's app is mounted at
+    /mcp only, so they are served here."""
+    from fastmcp.server.auth import OAuthProvider
+
+    auth = mcp.auth
+    return list(auth.get_routes(mcp_path="/mcp")) if isinstance(auth, OAuthProvider) else []
 
 
 def operator_routes(runtime: Runtime, public_url: str | None) -> list[BaseRoute]:

@@ -73,9 +73,22 @@ def add_plugin_tool(mcp: FastMCP, tool: PluginTool, taken: set[str]) -> None:
     taken.add(built.name)
 
 
-async def build_mcp(runtime: Runtime, *, auth: bool = True) -> FastMCP:
+def credential_verifier(runtime: Runtime, base_url: str | None = None) -> Any:
+    """FastMCP's auth object: static bearer tokens, and with [oauth] mode = "builtin" Recall's
+    own authorization server accepting them too. (Until the [oauth] composition module
+    lands, the one place that builds it.)"""
+    static = StorageTokenVerifier(runtime.storage)
+    if runtime.config.oauth.mode == "builtin":
+        from ..oauth.builtin import build_provider
+
+        return build_provider(runtime, static, base_url)
+    return static
+
+
+async def build_mcp(runtime: Runtime, *, auth: bool = True,
+                    base_url: str | None = None) -> FastMCP:
     mcp = FastMCP("recall", version=__version__, instructions=INSTRUCTIONS,
-                  auth=StorageTokenVerifier(runtime.storage) if auth else None)
+                  auth=credential_verifier(runtime, base_url) if auth else None)
     if runtime.tracing is not None:
         from ...observability.tracing import tool_middleware
 
