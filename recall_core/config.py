@@ -128,7 +128,7 @@ class OAuthSettings(_Section):
     resource_url: str | None = None
     # builtin: the authorization server's issuer; default public_url or http://host:port.
     issuer_url: str | None = None
-    access_token_ttl_seconds: int = Field(3600, ge=30)
+    access_token_ttl_seconds: int = Field(3600, ge=5)
     # builtin: a refresh token's lifetime (each refresh rotates it); 0: no expiry.
     refresh_token_ttl_seconds: int = Field(30 * 24 * 3600, ge=0)
     # builtin: an authorization code's lifetime (single-use; RFC 6749 advises <= 10 min).
