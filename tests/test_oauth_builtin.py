@@ -250,3 +250,27 @@ def test_an_expired_code_is_refused(tmp_path):
         assert "expired" in late.json()["error_description"]
     finally:
         server.stop()
+
+
+async def test_sign_in_returns_only_to_the_consent_page(srv):
+    for sent, expected in (("/ui/oauth/consent?client_id=x", "/ui/oauth/consent?client_id=x"),
+                           ("https://evil.example/", "/ui/memories"),
+                           ("//evil.example/ui/oauth/consent?", "/ui/memories")):
+        r = httpx.post(srv.base + "/ui/signin", data={"token": srv.alice, "next": sent},
+                       headers={"Origin": srv.base})
+        assert r.status_code == 303 and r.headers["location"] == expected, sent
+
+
+async def test_an_admin_grants_any_namespace_and_an_agent(srv):
+    client = RawClient(srv.base, srv.callback)
+    verifier, challenge = pkce()
+    ui = signed_in(srv, srv.admin)
+    r = consent_form(ui, client.authorize(challenge).headers["location"], namespace="carol",
+                     agent="scribe", scopes=("memory:read",))
+    tokens = client.exchange(code_from(r.headers["location"])["code"], verifier).json()
+    assert tokens["scope"] == "memory:read"
+    [grant] = grants(srv, "carol")
+    assert grant["agent"] == "scribe" and grant["scopes"] == ["memory:read"]
+    bad = consent_form(ui, client.authorize(challenge).headers["location"], namespace="carol",
+                       agent="not a name!")
+    assert bad.status_code == 400 and "location" not in bad.headers
