@@ -165,9 +165,13 @@ async def test_code_is_single_use_and_pkce_bound(srv):
     assert client.exchange(code, pkce()[0]).json()["error"] == "invalid_grant"  # wrong verifier
     first = client.exchange(code, verifier)
     assert first.status_code == 200, first.text
+    assert mcp_status(srv.base, first.json()["access_token"]) != 401
     again = client.exchange(code, verifier)
     assert again.status_code == 401 and again.json()["error"] == "invalid_grant"
-    assert mcp_status(srv.base, first.json()["access_token"]) != 401
+    # A code used twice may have been stolen: what its first use got is revoked too.
+    assert mcp_status(srv.base, first.json()["access_token"]) == 401
+    assert client.refresh(first.json()["refresh_token"]).status_code == 401
+    assert "oauth_code_reuse" in audit_actions(srv)
 
 
 async def test_refresh_token_reuse_revokes_the_grant(srv):

@@ -15,7 +15,7 @@ from .service import NotFound, Unsupported, valid_namespace_name
 log = logging.getLogger("recall.oauth")
 
 #: Actions written to the audit log by the built-in authorization server.
-ACTIONS = ("oauth_consent", "oauth_deny", "oauth_token", "oauth_refresh",
+ACTIONS = ("oauth_consent", "oauth_deny", "oauth_token", "oauth_code_reuse", "oauth_refresh",
            "oauth_refresh_reuse", "oauth_revoke")
 
 

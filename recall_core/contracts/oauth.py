@@ -8,7 +8,8 @@ clients, codes and tokens. Codes and tokens are stored as SHA-256 hashes only (l
 tokens); a client's document keeps a hash of its secret, never the secret.
 
 A **grant** is what the owner approved on the consent page for one client: a namespace, an
-optional agent, scopes. Redeeming its authorization code creates it, with its first access and
+optional agent, scopes. Redeeming its authorization code creates it (a second use of the code
+revokes it), with its first access and
 refresh token; each refresh rotates the pair inside the same grant (the token "family"). A
 refresh token used a second time (stolen, or replayed) revokes the whole grant: OAuth 2.1
 section 4.3.1's reuse detection. Revoking a grant (RFC 7009 endpoint, inspector, admin API,
@@ -45,14 +46,16 @@ class OAuthGrant(NamedTuple):
 
 
 class OAuthCode(NamedTuple):
-    """An authorization code waiting to be redeemed: single-use, short-lived. `grant` is what
-    the code will create (its created_at and revoked_at are ignored)."""
+    """An authorization code: single-use, short-lived. `grant` is what the code creates (its
+    created_at and revoked_at are ignored). A redeemed code is kept until it expires, so that
+    a second use is recognised (and revokes what the first use was given)."""
 
     code_hash: str
     grant: OAuthGrant
     code_challenge: str
     redirect_uri_explicit: bool
     expires_at: datetime
+    redeemed: bool = False
 
 
 class OAuthTokenRow(NamedTuple):
@@ -85,17 +88,19 @@ class OAuthStorage(Protocol):
 
     # -- authorization codes -------------------------------------------------------------------
     async def create_oauth_code(self, code: OAuthCode) -> None:
-        """Store a code (by hash) minted when the owner approved the consent page."""
+        """Store a code (by hash) minted when the owner approved the consent page; codes
+        that expired before `code` was made may be deleted now."""
 
     async def oauth_code(self, code_hash: str) -> OAuthCode | None:
-        """An unredeemed code, expired or not (the caller judges the expiry), else None."""
+        """A stored code, redeemed or not, expired or not (the caller judges), else None."""
 
     async def redeem_oauth_code(self, code_hash: str, now: datetime,
                                 tokens: Sequence[OAuthTokenRow]) -> OAuthGrant | None:
-        """Atomically: consume the code if it is unredeemed and `now` < its expiry, create its
-        grant and store `tokens` in it. Exactly one of several concurrent callers with the same
-        code gets the grant; the others (and any later call) get None. An expired code is
-        consumed too (it can never be redeemed)."""
+        """Atomically: redeem the code if it is unredeemed and `now` < its expiry, creating
+        its grant with `tokens` in it, and return the grant. Else None: an unknown or expired
+        code (an expired one is deleted), or one redeemed before, whose grant is then revoked
+        with all its tokens (OAuth 2.1: a code used twice may have been stolen). So of several
+        concurrent callers with one code at most one gets a grant, which is then revoked."""
 
     # -- tokens ----------------------------------------------------------------------------
     async def oauth_token(self, token_hash: str, kind: TokenKind, now: datetime

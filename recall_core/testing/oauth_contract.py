@@ -82,14 +82,19 @@ class OAuthStorageContract:
         raw, rows = pair()
         got = await storage.redeem_oauth_code(code.code_hash, utcnow(), rows)
         assert got.grant_id == g.grant_id and got.scopes == g.scopes
-        assert await storage.redeem_oauth_code(code.code_hash, utcnow(), pair()[1]) is None
-        assert await storage.oauth_code(code.code_hash) is None
+        assert (await storage.oauth_code(code.code_hash)).redeemed is True
         live = await storage.oauth_token(hash_token(raw["access"]), "access", utcnow())
         assert live.grant.grant_id == g.grant_id and live.grant.agent == "planner"
         assert await storage.oauth_token(raw["access"], "access", utcnow()) is None
         # An access token is no refresh token, and the other way round.
         assert await storage.oauth_token(hash_token(raw["access"]), "refresh", utcnow()) is None
         assert await storage.oauth_token(hash_token(raw["refresh"]), "refresh", utcnow())
+        # A second use is refused and revokes what the first one got.
+        assert await storage.redeem_oauth_code(code.code_hash, utcnow(), pair()[1]) is None
+        assert await storage.oauth_token(hash_token(raw["access"]), "access", utcnow()) is None
+        assert await storage.oauth_token(hash_token(raw["refresh"]), "refresh", utcnow()) is None
+        [listed] = await storage.list_oauth_grants("alice")
+        assert listed.revoked_at is not None
 
     async def test_concurrent_redemptions_of_one_code_give_one_grant(self, storage: Any) -> None:
         _, code = code_for(grant())
@@ -97,15 +102,26 @@ class OAuthStorageContract:
         results = await asyncio.gather(*[
             storage.redeem_oauth_code(code.code_hash, utcnow(), pair()[1]) for _ in range(6)])
         assert sum(r is not None for r in results) == 1
-        assert len(await storage.list_oauth_grants("alice")) == 1
+        # The others were second uses: the one grant is revoked.
+        [listed] = await storage.list_oauth_grants("alice")
+        assert listed.revoked_at is not None
 
     async def test_an_expired_code_is_refused_and_consumed(self, storage: Any) -> None:
         _, code = code_for(grant(), seconds=60)
         await storage.create_oauth_code(code)
         later = utcnow() + timedelta(seconds=120)
         assert await storage.redeem_oauth_code(code.code_hash, later, pair()[1]) is None
+        assert await storage.oauth_code(code.code_hash) is None  # deleted
         assert await storage.redeem_oauth_code(code.code_hash, utcnow(), pair()[1]) is None
         assert await storage.list_oauth_grants("alice") == []
+
+    async def test_expired_codes_are_swept_when_a_code_is_made(self, storage: Any) -> None:
+        _, old = code_for(grant(), seconds=-1)
+        await storage.create_oauth_code(old)
+        _, new = code_for(grant())
+        await storage.create_oauth_code(new)
+        assert await storage.oauth_code(old.code_hash) is None
+        assert await storage.oauth_code(new.code_hash) is not None
 
     async def test_tokens_expire(self, storage: Any) -> None:
         g, raw = await self._granted(storage)

@@ -377,8 +377,10 @@ CREATE TABLE oauth_codes (
     resource              text,
     code_challenge        text NOT NULL,
     redirect_uri_explicit boolean NOT NULL,
-    expires_at            timestamptz NOT NULL
+    expires_at            timestamptz NOT NULL,
+    redeemed_at           timestamptz
 );
+CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at);
 CREATE TABLE oauth_tokens (
     token_hash text PRIMARY KEY,
     grant_id   text NOT NULL,

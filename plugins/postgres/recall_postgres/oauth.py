@@ -1,8 +1,8 @@
 """The OAuth capability (`recall_core.contracts.oauth.OAuthStorage`) on PostgreSQL, mixed into
 PostgresStorage: registered clients, single-use codes, grants and their tokens. Several
-processes share them: a code is consumed by one `DELETE ... RETURNING` (exactly one of several
-concurrent redeemers gets its row), and a refresh locks its token's grant row (`FOR UPDATE`), so
-two refreshes with one token cannot both rotate."""
+processes share them: redeeming a code locks its row (`FOR UPDATE`), so of several concurrent
+redeemers one redeems it and the others see a second use; a refresh locks its token's grant
+row, so two refreshes with one token cannot both rotate."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ _GRANT = ("grant_id", "namespace", "agent", "scopes", "client_id", "client_name"
 GRANT_COLUMNS = ", ".join(_GRANT)
 G_COLUMNS = ", ".join(f"g.{c}" for c in _GRANT)
 _CODE_COLUMNS = ("code_hash, grant_id, namespace, agent, scopes, client_id, client_name, "
-                 "redirect_uri, resource, code_challenge, redirect_uri_explicit, expires_at")
+                 "redirect_uri, resource, code_challenge, redirect_uri_explicit, expires_at, "
+                 "redeemed_at")
 
 
 def grant_from_row(r: Any, offset: int = 0) -> OAuthGrant:
@@ -33,7 +34,8 @@ def grant_from_row(r: Any, offset: int = 0) -> OAuthGrant:
 
 def _code_from_row(r: Any) -> OAuthCode:
     grant = OAuthGrant(*[r[i] for i in range(1, 9)])
-    return OAuthCode(r[0], grant, r[9], bool(r[10]), aware(r[11]))  # type: ignore[arg-type]
+    return OAuthCode(r[0], grant, r[9], bool(r[10]), aware(r[11]),  # type: ignore[arg-type]
+                     r[12] is not None)
 
 
 async def _insert_tokens(con: asyncpg.Connection, grant_id: str,
@@ -66,11 +68,17 @@ class OAuthMethods:
 
     async def create_oauth_code(self, code: OAuthCode) -> None:
         g = code.grant
-        await self.pool.execute(
-            f"INSERT INTO oauth_codes ({_CODE_COLUMNS}) "
-            f"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-            code.code_hash, *g[:8], code.code_challenge, code.redirect_uri_explicit,
-            code.expires_at)
+
+        async def body(con: asyncpg.Connection) -> None:
+            # Expired codes (redeemed or not) can only ever be refused: gone.
+            await con.execute("DELETE FROM oauth_codes WHERE expires_at <= clock_timestamp()")
+            await con.execute(
+                f"INSERT INTO oauth_codes ({_CODE_COLUMNS}) "
+                f"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL)",
+                code.code_hash, *g[:8], code.code_challenge, code.redirect_uri_explicit,
+                code.expires_at)
+
+        await in_transaction(self.pool, body)
 
     async def oauth_code(self, code_hash: str) -> OAuthCode | None:
         row = await self.pool.fetchrow(
@@ -80,14 +88,21 @@ class OAuthMethods:
     async def redeem_oauth_code(self, code_hash: str, now: datetime,
                                 tokens: Sequence[OAuthTokenRow]) -> OAuthGrant | None:
         async def body(con: asyncpg.Connection) -> OAuthGrant | None:
+            # The row lock makes concurrent redeemers of one code take turns.
             row = await con.fetchrow(
-                f"DELETE FROM oauth_codes WHERE code_hash = $1 RETURNING {_CODE_COLUMNS}",
+                f"SELECT {_CODE_COLUMNS} FROM oauth_codes WHERE code_hash = $1 FOR UPDATE",
                 code_hash)
             if row is None:
                 return None
             code = _code_from_row(row)
+            if code.redeemed:  # a second use: what the first one got is revoked
+                await _revoke_grant(con, code.grant.grant_id, now)
+                return None
             if code.expires_at <= now:
-                return None  # consumed: an expired code can never be redeemed
+                await con.execute("DELETE FROM oauth_codes WHERE code_hash = $1", code_hash)
+                return None
+            await con.execute("UPDATE oauth_codes SET redeemed_at = $2 WHERE code_hash = $1",
+                              code_hash, now)
             g = code.grant
             await con.execute(
                 f"INSERT INTO oauth_grants ({GRANT_COLUMNS}) "

@@ -18,7 +18,8 @@ from .connection import Database
 GRANT_COLUMNS = ("grant_id, namespace, agent, scopes, client_id, client_name, redirect_uri, "
                  "resource, created_at, revoked_at, refreshed_at")
 _CODE_GRANT = "grant_id, namespace, agent, scopes, client_id, client_name, redirect_uri, resource"
-_CODE_COLUMNS = f"code_hash, {_CODE_GRANT}, code_challenge, redirect_uri_explicit, expires_at"
+_CODE_COLUMNS = (f"code_hash, {_CODE_GRANT}, code_challenge, redirect_uri_explicit, expires_at, "
+                 f"redeemed_at")
 
 
 def grant_from_row(r: Sequence[Any]) -> OAuthGrant:
@@ -28,7 +29,8 @@ def grant_from_row(r: Sequence[Any]) -> OAuthGrant:
 
 def _code_from_row(r: Sequence[Any]) -> OAuthCode:
     grant = OAuthGrant(*r[1:9])
-    return OAuthCode(r[0], grant, r[9], bool(r[10]), from_db(r[11]))  # type: ignore[arg-type]
+    return OAuthCode(r[0], grant, r[9], bool(r[10]), from_db(r[11]),  # type: ignore[arg-type]
+                     r[12] is not None)
 
 
 async def _insert_tokens(db: Any, grant_id: str, tokens: Sequence[OAuthTokenRow],
@@ -62,11 +64,15 @@ class OAuthMethods:
 
     async def create_oauth_code(self, code: OAuthCode) -> None:
         g = code.grant
-        await self.db.write(
-            f"INSERT INTO oauth_codes ({_CODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (code.code_hash, g.grant_id, g.namespace, g.agent, g.scopes, g.client_id,
-             g.client_name, g.redirect_uri, g.resource, code.code_challenge,
-             int(code.redirect_uri_explicit), to_db(code.expires_at)))
+        async with self.db.transaction() as db:
+            # Expired codes (redeemed or not) can only ever be refused: gone.
+            await db.execute("DELETE FROM oauth_codes WHERE expires_at <= ?", (now_text(),))
+            await db.execute(
+                f"INSERT INTO oauth_codes ({_CODE_COLUMNS}) "
+                f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                (code.code_hash, g.grant_id, g.namespace, g.agent, g.scopes, g.client_id,
+                 g.client_name, g.redirect_uri, g.resource, code.code_challenge,
+                 int(code.redirect_uri_explicit), to_db(code.expires_at)))
 
     async def oauth_code(self, code_hash: str) -> OAuthCode | None:
         row = await self.db.fetch_one(
@@ -78,15 +84,20 @@ class OAuthMethods:
         at = to_db(now)
         async with self.db.transaction() as db:
             cur = await db.execute(
-                f"DELETE FROM oauth_codes WHERE code_hash = ? RETURNING {_CODE_COLUMNS}",
-                (code_hash,))
+                f"SELECT {_CODE_COLUMNS} FROM oauth_codes WHERE code_hash = ?", (code_hash,))
             row = await cur.fetchone()
             await cur.close()
             if row is None:
                 return None
             code = _code_from_row(row)
+            if code.redeemed:  # a second use: what the first one got is revoked
+                await _revoke_grant(db, code.grant.grant_id, at)  # type: ignore[arg-type]
+                return None
             if code.expires_at <= now:
-                return None  # consumed: an expired code can never be redeemed
+                await db.execute("DELETE FROM oauth_codes WHERE code_hash = ?", (code_hash,))
+                return None
+            await db.execute("UPDATE oauth_codes SET redeemed_at = ? WHERE code_hash = ?",
+                             (at, code_hash))
             g = code.grant
             await db.execute(
                 f"INSERT INTO oauth_grants ({GRANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "

@@ -414,8 +414,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             resource TEXT,
             code_challenge TEXT NOT NULL,
             redirect_uri_explicit INTEGER NOT NULL,
-            expires_at TEXT NOT NULL
+            expires_at TEXT NOT NULL,
+            redeemed_at TEXT
         )""",
+        "CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at)",
         """CREATE TABLE oauth_tokens (
             token_hash TEXT PRIMARY KEY,
             grant_id TEXT NOT NULL,

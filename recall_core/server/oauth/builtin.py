@@ -102,9 +102,14 @@ class RecallAuthServer(OAuthProvider):
     async def exchange_authorization_code(self, client: OAuthClientInformationFull,
                                           authorization_code: AuthorizationCode) -> OAuthToken:
         raw, rows = self._mint()
-        grant = await self.storage.redeem_oauth_code(
-            hash_token(authorization_code.code), _now(), rows)
+        digest = hash_token(authorization_code.code)
+        grant = await self.storage.redeem_oauth_code(digest, _now(), rows)
         if grant is None:
+            used = await self.storage.oauth_code(digest)
+            if used is not None and used.redeemed:
+                await audit(self.storage, f"oauth-client:{client.client_id}", "oauth_code_reuse",
+                            used.grant.namespace, grant_detail(used.grant),
+                            error="an authorization code was used twice: its grant is revoked")
             raise TokenError("invalid_grant", "authorization code was already used or has "
                              "expired; start the authorization again.")
         await audit(self.storage, f"oauth-client:{grant.client_id}", "oauth_token",
