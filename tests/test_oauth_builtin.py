@@ -278,3 +278,38 @@ async def test_an_admin_grants_any_namespace_and_an_agent(srv):
     bad = consent_form(ui, client.authorize(challenge).headers["location"], namespace="carol",
                        agent="not a name!")
     assert bad.status_code == 400 and "location" not in bad.headers
+
+
+async def _scoped_token(srv, agent: str, scopes: str) -> str:
+    """An agent-bound, read-only token of alice, made on the server's database (the CLI's
+    --agent/--scopes options come with the scopes work)."""
+    from recall_core.admin.tokens import create_token
+
+    if srv.db.startswith("postgresql"):
+        from recall_postgres import PostgresSettings, make_postgres
+        storage = make_postgres(srv.db, PostgresSettings(pool_max=2))
+    else:
+        from recall_sqlite import SQLiteSettings, make_storage
+        storage = make_storage(f"sqlite:///{srv.db}", SQLiteSettings())
+    await storage.open()
+    try:
+        return await create_token(storage, "alice", agent=agent, scopes=scopes)
+    finally:
+        await storage.close()
+
+
+async def test_an_agent_token_grants_only_its_agent_and_scopes(srv):
+    token = await _scoped_token(srv, "planner", "memory:read")
+    client = RawClient(srv.base, srv.callback)
+    verifier, challenge = pkce()
+    ui = signed_in(srv, token)
+    location = client.authorize(challenge).headers["location"]
+    page = ui.get(location).text
+    assert "planner" in page and 'value="memory:write" disabled' in page
+    wider = consent_form(ui, location, scopes=("memory:read", "memory:write"))
+    assert wider.status_code == 400 and "may only grant" in wider.text
+    r = consent_form(ui, location, agent="someone-else", scopes=("memory:read",))
+    tokens = client.exchange(code_from(r.headers["location"])["code"], verifier).json()
+    assert tokens["scope"] == "memory:read"
+    [grant] = [g for g in grants(srv) if g["client_id"] == client.info["client_id"]]
+    assert grant["agent"] == "planner" and grant["scopes"] == ["memory:read"]
