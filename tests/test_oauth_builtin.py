@@ -313,3 +313,36 @@ async def test_an_agent_token_grants_only_its_agent_and_scopes(srv):
     assert tokens["scope"] == "memory:read"
     [grant] = [g for g in grants(srv) if g["client_id"] == client.info["client_id"]]
     assert grant["agent"] == "planner" and grant["scopes"] == ["memory:read"]
+
+
+async def _oauth_rows(srv) -> str:
+    """Every row of the OAuth tables, as one text (what someone with the database sees)."""
+    tables = ("oauth_clients", "oauth_codes", "oauth_grants", "oauth_tokens")
+    if srv.db.startswith("postgresql"):
+        import asyncpg
+        con = await asyncpg.connect(srv.db)
+        try:
+            return repr([[tuple(r) for r in await con.fetch(f"SELECT * FROM {t}")]
+                         for t in tables])
+        finally:
+            await con.close()
+    import sqlite3
+    with sqlite3.connect(srv.db) as con:
+        return repr([con.execute(f"SELECT * FROM {t}").fetchall() for t in tables])
+
+
+async def test_codes_tokens_and_client_secrets_are_stored_hashed(srv):
+    from recall_core.admin.tokens import hash_token
+
+    client = RawClient(srv.base, srv.callback)
+    verifier, challenge = pkce()
+    r = consent_form(signed_in(srv, srv.alice), client.authorize(challenge).headers["location"])
+    code = code_from(r.headers["location"])["code"]
+    one = client.exchange(code, verifier).json()
+    two = client.refresh(one["refresh_token"]).json()
+    stored = await _oauth_rows(srv)
+    secrets_ = [client.info["client_secret"], code, one["access_token"], one["refresh_token"],
+                two["access_token"], two["refresh_token"]]
+    for raw in secrets_:
+        assert raw not in stored
+        assert hash_token(raw) in stored
