@@ -136,6 +136,13 @@ class OAuthSettings(_Section):
     namespace_claim: str = "sub"  # the claim whose value is the namespace
     agent_claim: str = ""  # optional claim naming the agent inside the namespace
     scopes_claim: str = "scope"  # a space-separated string or a list of scopes
+    # builtin: the authorization server's issuer; empty: the resource URL without /mcp.
+    issuer_url: str | None = None
+    access_token_ttl_seconds: int = Field(3600, ge=5)
+    # builtin: a refresh token's lifetime (each refresh rotates it); 0: no expiry.
+    refresh_token_ttl_seconds: int = Field(30 * 24 * 3600, ge=0)
+    # builtin: an authorization code's lifetime (single-use; RFC 6749 advises <= 10 min).
+    code_ttl_seconds: int = Field(300, ge=1, le=600)
 
     @field_validator("resource_url", "issuer", "jwks_uri")
     @classmethod

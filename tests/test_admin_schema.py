@@ -54,6 +54,12 @@ def test_admin_api_conforms(case, srv):
         # A schema cannot say "confirm equals the path's namespace": a random confirm is
         # schema-valid yet rightly refused (400 CONFIRM_REQUIRED).
         excluded.append(schemathesis.checks.positive_data_acceptance)
+    if case.operation.path.endswith("/import"):
+        # Nor the import's "what can be stored" rules: no NUL or lone surrogate in any string
+        # (kit.representable, 400), times within what both backends store (422). Which
+        # examples hit them depends on the whole document: adding the OAuth grant routes
+        # made the derandomized generator find both. Responses are still validated.
+        excluded.append(schemathesis.checks.positive_data_acceptance)
     response = case.call_and_validate(base_url=srv.base + "/admin", excluded_checks=excluded)
     if 400 <= response.status_code < 500:
         body = response.json()

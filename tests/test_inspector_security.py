@@ -76,7 +76,10 @@ def test_no_page_without_a_token(srv):
             continue
         r = anon.request(method, url, data={"ns": "alice"} if method == "POST" else None)
         if method == "GET":
-            assert r.status_code == 303 and r.headers["location"] == "/ui/signin", (method, path)
+            # The OAuth consent page sends people to sign in and back to itself (only there).
+            back = "?next=%2Fui%2Foauth%2Fconsent" if path == "/ui/oauth/consent" else ""
+            assert r.status_code == 303 and r.headers["location"] == "/ui/signin" + back, (
+                method, path)
         elif path == "/ui/signout":
             assert r.status_code == 303
         else:

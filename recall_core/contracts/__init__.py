@@ -4,6 +4,7 @@
   every change of memories goes through, the optional `Capabilities` a backend declares, and
   the row shapes its methods return;
 - admin: `AdminStorage`, the capability the admin API and the inspector need;
+- oauth: `OAuthStorage`, the capability Recall's own OAuth authorization server needs;
 - ranking: `Ranker`, `Embedder` (base classes with declared optional capabilities);
 - extraction: `Extractor`.
 
@@ -16,6 +17,8 @@ from .admin import (TOKEN_ID_LEN, AdminAction, AdminStorage, CallResults, Memory
                     NamespaceSummary, TokenInfo, token_id)
 from .capabilities import (Capabilities, EmbeddingModels, HistoricalReads, MemorySources,
                            NearDuplicateSearch, SessionNeighbours, TimeRanges)
+from .oauth import (OAuthCode, OAuthGrant, OAuthStorage, OAuthTokenGrant, OAuthTokenRow,
+                    RotateOutcome)
 from .extraction import ExtractionError, Extractor
 from .ranking import Embedder, NotReady, Ranker, RankerSlot, model_id
 from .records import ERASED_TOKEN_NAMESPACE, DecayRow, Erased, TaskKeys, TaskPage, TaskQuery, TaskRow, TokenGrant, VectorToRedo
@@ -28,6 +31,7 @@ __all__ = [
     "Capabilities", "EmbeddingModels", "HistoricalReads", "MemorySources",
     "NearDuplicateSearch", "SessionNeighbours", "TimeRanges",
     "ExtractionError", "Extractor",
+    "OAuthCode", "OAuthGrant", "OAuthStorage", "OAuthTokenGrant", "OAuthTokenRow", "RotateOutcome",
     "Embedder", "NotReady", "Ranker", "RankerSlot", "model_id",
     "ERASED_TOKEN_NAMESPACE", "DecayRow", "Erased", "TaskKeys", "TaskPage", "TaskQuery", "TaskRow", "TokenGrant", "VectorToRedo",
     "JobQueue", "MemoryStore", "Records", "Retrieval", "Storage", "TokenStore", "WriteTx",

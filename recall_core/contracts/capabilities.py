@@ -42,6 +42,9 @@ class Capabilities:
     memory_sources: bool = False
     #: `recall_core.contracts.admin.AdminStorage`: the admin API, the inspector, admin tokens.
     admin: bool = False
+    #: `recall_core.contracts.oauth.OAuthStorage`: Recall's own OAuth authorization server
+    #: ([oauth] mode = "builtin").
+    oauth: bool = False
 
     def missing(self) -> list[str]:
         """Names of the capabilities not offered (for `recall status` and error messages)."""

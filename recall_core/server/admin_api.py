@@ -21,6 +21,7 @@ from starlette.routing import Match
 
 from ..errors import InvalidParam, RecallError
 from ..kit import representable
+from .admin_oauth import add_oauth_routes
 from .storage_errors import HTTP_STATUS
 from ..admin.tokens import hash_token
 from ..memory.erase import EraseReceipt
@@ -179,6 +180,7 @@ def build_admin_api(admin: AdminService) -> FastAPI:
     add_namespace_routes(api, admin, Actor)
     add_queue_routes(api, admin, Actor)
     add_retrieval_routes(api, admin, Actor)
+    add_oauth_routes(api, admin.storage, Actor, NamespacePath, ERRORS, NOT_FOUND)
     return api
 
 

@@ -259,6 +259,13 @@ class MemoryMethods:
             tables["api_tokens"] = _rows(await con.execute(
                 "UPDATE api_tokens SET namespace = $2 WHERE namespace = $1",
                 namespace, ERASED_TOKEN))
+            # OAuth grants of the namespace and their tokens go whole (no row may name it).
+            tables["oauth_tokens"] = _rows(await con.execute(
+                "DELETE FROM oauth_tokens WHERE grant_id IN "
+                "(SELECT grant_id FROM oauth_grants WHERE namespace = $1)", namespace))
+            for table in ("oauth_grants", "oauth_codes"):
+                tables[table] = _rows(await con.execute(
+                    f"DELETE FROM {table} WHERE namespace = $1", namespace))
             await self._bump(con, [namespace], counts)
             # No row may name the erased namespace: its vector change log goes, and its
             # counters row too once it counts nothing (a write committed meanwhile keeps its

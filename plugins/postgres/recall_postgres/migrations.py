@@ -343,6 +343,55 @@ CREATE INDEX a2a_tasks_listing
     ON a2a_tasks (namespace, status_ns DESC NULLS LAST, task_id COLLATE "C" DESC);
 """
 
+# Recall's own OAuth authorization server (issue 29, oauth.py): registered clients, single-use
+# codes, grants (what the owner approved) and their tokens. Codes and tokens by SHA-256 only.
+_V15 = """
+CREATE TABLE oauth_clients (
+    client_id  text PRIMARY KEY,
+    document   text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE oauth_grants (
+    grant_id     text PRIMARY KEY,
+    namespace    text NOT NULL,
+    agent        text,
+    scopes       text NOT NULL,
+    client_id    text NOT NULL,
+    client_name  text,
+    redirect_uri text NOT NULL,
+    resource     text,
+    created_at   timestamptz NOT NULL,
+    revoked_at   timestamptz,
+    refreshed_at timestamptz
+);
+CREATE INDEX oauth_grants_namespace ON oauth_grants (namespace, created_at);
+CREATE TABLE oauth_codes (
+    code_hash             text PRIMARY KEY,
+    grant_id              text NOT NULL,
+    namespace             text NOT NULL,
+    agent                 text,
+    scopes                text NOT NULL,
+    client_id             text NOT NULL,
+    client_name           text,
+    redirect_uri          text NOT NULL,
+    resource              text,
+    code_challenge        text NOT NULL,
+    redirect_uri_explicit boolean NOT NULL,
+    expires_at            timestamptz NOT NULL,
+    redeemed_at           timestamptz
+);
+CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at);
+CREATE TABLE oauth_tokens (
+    token_hash text PRIMARY KEY,
+    grant_id   text NOT NULL,
+    kind       text NOT NULL,
+    expires_at timestamptz,
+    created_at timestamptz NOT NULL,
+    revoked_at timestamptz
+);
+CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
+"""
+
 
 # The retrieval audit (issue 30): which memories each search returned, by rank and score,
 # under its tool-call record; erased with the namespace; a memory's rows go when it is
@@ -385,6 +434,8 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     (13, "api_tokens: agent and scopes (scoped and agent-bound tokens)",
      "ALTER TABLE api_tokens ADD COLUMN agent text, ADD COLUMN scopes text"),
     (14, "tool_call_records.call_id and retrieval_results (the retrieval audit)", _V14),
+    (15, "oauth_clients, oauth_codes, oauth_grants, oauth_tokens (built-in OAuth server)",
+     _V15),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -30,6 +30,7 @@ from recall_core.contracts import Capabilities, TaskKeys, TaskPage, TaskQuery, T
 from . import queue
 from .admin import AdminMethods
 from .memories import MemoryMethods
+from .oauth import OAuthMethods
 from .fulltext import FullText
 from .faults import PROBE, classify
 from .migrations import MIGRATION_LOCK, current_version, migrate
@@ -54,10 +55,11 @@ def redact(url: str) -> str:
     return f"{user}{host}{port}/{db}"
 
 
-class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
+class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods, OAuthMethods):
     capabilities = Capabilities(fulltext=True, vectors=True, near_duplicates=True, history=True,
                                 session_neighbours=True, time_ranges=True,
-                                embedding_models=True, memory_sources=True, admin=True)
+                                embedding_models=True, memory_sources=True, admin=True,
+                                oauth=True)
 
     def __init__(self, url: str, settings: PostgresSettings | None = None):
         self.url = url

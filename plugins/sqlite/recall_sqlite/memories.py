@@ -214,6 +214,14 @@ class MemoryMethods:
             cur = await db.execute("UPDATE api_tokens SET namespace = ? WHERE namespace = ?",
                                    (ERASED_TOKEN, namespace))
             tables["api_tokens"] = cur.rowcount
+            # OAuth grants of the namespace and their tokens go whole (no row may name it).
+            cur = await db.execute(
+                "DELETE FROM oauth_tokens WHERE grant_id IN "
+                "(SELECT grant_id FROM oauth_grants WHERE namespace = ?)", (namespace,))
+            tables["oauth_tokens"] = cur.rowcount
+            for table in ("oauth_grants", "oauth_codes"):
+                cur = await db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
+                tables[table] = cur.rowcount
             # No row may name the erased namespace, not even the vector event log: every
             # process reloads all its vector indexes instead (a namespace-less event moves
             # the pruning mark past every cursor; erases are rare).

@@ -397,6 +397,55 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX retrieval_results_memory ON retrieval_results (memory_id, at)",
         "CREATE INDEX retrieval_results_namespace ON retrieval_results (namespace)",
     )),
+    (14, (
+        # Recall's own OAuth authorization server (issue 29, recall_sqlite.oauth): registered
+        # clients, single-use codes, grants (what the owner approved) and their tokens. Codes
+        # and tokens by SHA-256 only.
+        """CREATE TABLE oauth_clients (
+            client_id TEXT PRIMARY KEY,
+            document TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE oauth_grants (
+            grant_id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            agent TEXT,
+            scopes TEXT NOT NULL,
+            client_id TEXT NOT NULL,
+            client_name TEXT,
+            redirect_uri TEXT NOT NULL,
+            resource TEXT,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT,
+            refreshed_at TEXT
+        )""",
+        "CREATE INDEX oauth_grants_namespace ON oauth_grants (namespace, created_at)",
+        """CREATE TABLE oauth_codes (
+            code_hash TEXT PRIMARY KEY,
+            grant_id TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            agent TEXT,
+            scopes TEXT NOT NULL,
+            client_id TEXT NOT NULL,
+            client_name TEXT,
+            redirect_uri TEXT NOT NULL,
+            resource TEXT,
+            code_challenge TEXT NOT NULL,
+            redirect_uri_explicit INTEGER NOT NULL,
+            expires_at TEXT NOT NULL,
+            redeemed_at TEXT
+        )""",
+        "CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at)",
+        """CREATE TABLE oauth_tokens (
+            token_hash TEXT PRIMARY KEY,
+            grant_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            expires_at TEXT,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        )""",
+        "CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

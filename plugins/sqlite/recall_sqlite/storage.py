@@ -1,7 +1,7 @@
 """`SQLiteStorage`: the Storage protocol on one SQLite file.
 
 The methods live in one module per group of the contract (queue, memories, retrieval,
-records, admin; `tx.py` is the write transaction). Every statement that reads or writes
+records, admin, oauth; `tx.py` is the write transaction). Every statement that reads or writes
 tenant rows filters by namespace. Multi-statement writes
 run in one BEGIN IMMEDIATE transaction (see `Database.transaction`), so they are all or
 nothing, also against other processes using the same file.
@@ -19,6 +19,7 @@ from .connection import Database
 from .faults import PROBE, check_free_space, classify
 from .fulltext import FullText
 from .memories import MemoryMethods
+from .oauth import OAuthMethods
 from .queue import QueueMethods
 from .records import RecordMethods
 from .retrieval import RetrievalMethods
@@ -27,10 +28,11 @@ from .vectors import VectorSearch, prune_vector_events
 
 
 class SQLiteStorage(QueueMethods, MemoryMethods, RetrievalMethods, RecordMethods,
-                    AdminMethods):
+                    AdminMethods, OAuthMethods):
     capabilities = Capabilities(fulltext=True, vectors=True, near_duplicates=True, history=True,
                                 session_neighbours=True, time_ranges=True,
-                                embedding_models=True, memory_sources=True, admin=True)
+                                embedding_models=True, memory_sources=True, admin=True,
+                                oauth=True)
 
     def __init__(self, path: str, settings: SQLiteSettings | None = None):
         self.settings = settings or SQLiteSettings()

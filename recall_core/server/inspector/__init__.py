@@ -19,6 +19,7 @@ from starlette.staticfiles import StaticFiles
 
 from .access import require_session
 from .admin_pages import ADMIN_PAGES
+from .oauth_pages import OAUTH_PAGES, consent_endpoint, safe_next
 from .pages import PAGES
 from .render import page, redirect
 from .session import (COOKIE, clear_session, csrf_ok, holder, identify, same_origin,
@@ -57,7 +58,8 @@ class Inspector:
         return redirect("/ui/admin" if principal.is_admin else "/ui/memories")
 
     async def signin_form(self, request: Request) -> Response:
-        return page("signin.html", me=None, error=None,
+        return page("signin.html", me=None, error=None, next=safe_next(
+            request.query_params.get("next")),
                     insecure=not transport_is_safe(request, self.public_url))
 
     async def signin(self, request: Request) -> Response:
@@ -86,7 +88,9 @@ class Inspector:
             return page("signin.html", 401, me=None, insecure=False,
                         error="Unknown or revoked token. Create one with `recall create-token "
                               "NAMESPACE` (or `--admin`).")
-        response = redirect("/ui/admin" if who[0] == "admin" else "/ui/memories")
+        # Back to the OAuth consent page when sign-in started there (only there).
+        back = safe_next(form.get("next"))
+        response = redirect(back or ("/ui/admin" if who[0] == "admin" else "/ui/memories"))
         set_session(response, self.sessions.open(digest), secure=True)  # type: ignore[arg-type]
         return response
 
@@ -108,6 +112,7 @@ class Inspector:
                  Route("/signin", self.signin_form, methods=["GET"]),
                  Route("/signin", self.signin, methods=["POST"]),
                  Route("/signout", self.signout, methods=["POST"])]
-        for path, handler, methods, access in [*PAGES, *ADMIN_PAGES]:
+        table.append(Route("/oauth/consent", consent_endpoint(self), methods=["GET", "POST"]))
+        for path, handler, methods, access in [*PAGES, *OAUTH_PAGES, *ADMIN_PAGES]:
             table.append(Route(path, require_session(self, handler, access), methods=methods))
         return table

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ...contracts import (AdminStorage, Capabilities, Storage, TokenGrant)
+from ...contracts import (AdminStorage, Capabilities, OAuthStorage, Storage, TokenGrant)
 from ...contracts.capabilities import PROTOCOLS
 from .base import A, B, ContractBase, memory, operation, same_memory
 
@@ -18,7 +18,7 @@ class LifecycleTests(ContractBase):
         assert isinstance(storage.description, str) and storage.description
         assert isinstance(storage.capabilities, Capabilities)
         assert isinstance(storage.status(), dict)
-        for name, protocol in {**PROTOCOLS, "admin": AdminStorage}.items():
+        for name, protocol in {**PROTOCOLS, "admin": AdminStorage, "oauth": OAuthStorage}.items():
             if getattr(storage.capabilities, name):  # declared: its methods are there
                 assert isinstance(storage, protocol), f"declares {name} without {protocol.__name__}"
 
