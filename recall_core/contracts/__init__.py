@@ -5,7 +5,7 @@
   the row shapes its methods return;
 - admin: `AdminStorage`, the capability the admin API and the inspector need;
 - ranking: `Ranker`, `Embedder` (base classes with declared optional capabilities);
-- extraction: `Extractor`.
+- extraction: `Extractor` (and the `KnownFact`s it may be given as context).
 
 `recall_core.testing` ships the conformance suites (StorageContract, AdminStorageContract,
 RankerContract) that check a plugin against these.
@@ -15,7 +15,7 @@ from .admin import (TOKEN_ID_LEN, AdminAction, AdminStorage, MemoryFilter, Memor
                     NamespaceSummary, TokenInfo, token_id)
 from .capabilities import (Capabilities, EmbeddingModels, HistoricalReads, MemorySources,
                            NearDuplicateSearch, SessionNeighbours, TimeRanges)
-from .extraction import ExtractionError, Extractor
+from .extraction import ExtractionError, Extractor, KnownFact
 from .ranking import Embedder, NotReady, Ranker, RankerSlot, model_id
 from .records import ERASED_TOKEN_NAMESPACE, DecayRow, Erased, TaskKeys, TaskPage, TaskQuery, TaskRow, TokenGrant, VectorToRedo
 from .storage import JobQueue, MemoryStore, Records, Retrieval, Storage, TokenStore
@@ -26,7 +26,7 @@ __all__ = [
     "NamespaceSummary", "TokenInfo", "token_id",
     "Capabilities", "EmbeddingModels", "HistoricalReads", "MemorySources",
     "NearDuplicateSearch", "SessionNeighbours", "TimeRanges",
-    "ExtractionError", "Extractor",
+    "ExtractionError", "Extractor", "KnownFact",
     "Embedder", "NotReady", "Ranker", "RankerSlot", "model_id",
     "ERASED_TOKEN_NAMESPACE", "DecayRow", "Erased", "TaskKeys", "TaskPage", "TaskQuery", "TaskRow", "TokenGrant", "VectorToRedo",
     "JobQueue", "MemoryStore", "Records", "Retrieval", "Storage", "TokenStore", "WriteTx",

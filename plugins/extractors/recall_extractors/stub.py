@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recall_core import ExtractedMemory, Extractor, Memory
-from recall_core.contracts import ExtractionError
+from recall_core.contracts import ExtractionError, KnownFact
 
 from .cues import UNSURE
 from .fragments import group_fragments, split_speaker
 from .kinds import by_kind
+from .known import apply_known
 from .lexicon import TOOL_CATEGORIES
 from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
@@ -290,7 +291,8 @@ class StubExtractor(Extractor):
     """Rule-based extractor: no network, same input -> same output."""
 
     name = "stub"
-    prompt_version = "rules-v2"
+    prompt_version = "rules-v3"
+    reads_known = True
 
     def __init__(self, settings: StubSettings | None = None, classifier: Any = _AUTO):
         self.settings = settings or StubSettings()
@@ -299,7 +301,8 @@ class StubExtractor(Extractor):
         #: reads the statements no rule reads (`classifier`); None: rules alone
         self.classifier = classifier
 
-    async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:
+    async def extract(self, text: str, topic: str = "",
+                      known: Sequence[KnownFact] = ()) -> list[ExtractedMemory]:
         speaker, body = split_speaker(text)
         seen: set[str] = set()
         kept = []
@@ -322,6 +325,7 @@ class StubExtractor(Extractor):
             for clause, reading in statements:
                 if not reading.facts:
                     reading.facts = by_kind(clause, reading.subject, speaker)
+        apply_known(read, known, speaker)
         units = units_of(kept, read)
         out: list[ExtractedMemory] = []
         for group in group_fragments([(u.text, u.facts or (u.alone or None)) for u in units]):

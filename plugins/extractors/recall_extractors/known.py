@@ -1,0 +1,161 @@
+"""What is already known decides which fact a statement changes (`Extractor.reads_known`).
+
+The worker hands the extractor the namespace's current facts about the subjects a text may
+be about (`recall_core.memory.known`). The rules alone read "These days I use VS Code" as the
+user's editor because VS Code is an editor; but "Running Arch btw" after "My daily driver is
+Ubuntu", or "daniel finally gave up on emacs and went to Helix" after "Daniel uses Emacs",
+name a new value of a fact stored under a key the statement does not say. A value of the
+same kind as a known single-valued fact's value (`kind`: Arch and Ubuntu are both an OS)
+then takes that fact's key, so the fact model supersedes the old value:
+
+* `align`: a fact the rules read gets the known key of its entity whose value is of its
+  kind ("os" -> "daily_driver"), and an entity named differently from its first mention
+  ("mobile releases" -> "mobile app") the known entity sharing a word and the fact;
+* `replaced`: a statement naming a known value with a word that ends it and one other value
+  of its kind ("screen is dead to me, tmux now"; "gave up on emacs and went to Helix");
+* `current`: a statement naming one value of a known value's kind and saying it holds now
+  ("we got Dashlane so I'm using that for everything").
+
+When unsure (two known facts fit, the statement hedges, asks, negates or tells the past, or
+names two new values) nothing changes: a missed supersession is cheaper than a lost fact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from recall_core.contracts import KnownFact
+from recall_core.kit.attributes import TEAM, USER, base_attribute, is_many
+
+from .cues import UNSURE
+from .fact import Fact
+from .kinds import named_values
+from .lexicon import category_of
+from .triples import Reading
+
+_I = re.IGNORECASE
+
+_DAY = re.compile(r"^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$", _I)
+# Wordings that say a value holds now (besides the rules' own frames).
+_CURRENT = re.compile(
+    r"\b(?:now|these days|nowadays|currently|at the moment|anymore|no more|instead|"
+    r"switched|moved (?:to|over)|migrated|went with|going with|all in on|converted|swapped|"
+    r"as usual|like always|as always|(?:i|we)(?:'m| am|'re| are) (?:using|on|running)|"
+    r"(?:i|we) (?:use|run) (?:it|that|this)|is (?:my|our) \w+ now)\b", _I)
+# Words that end the value they name ("gave up on emacs", "Keycloak is gone").
+_ENDS = re.compile(
+    r"\b(?:no more|no longer|anymore|gave up|given up|ditched|dropped|replaced|retired|"
+    r"gone|dead|shut (?:\w+ )?down|killed|sold|left|quit|swapped|switched|moved|"
+    r"instead of|overtaken|over)\b", _I)
+_NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|used to|back then|"
+                  r"years ago|last year)\b", _I)
+_WORD = re.compile(r"[\w'.+#-]+")
+_COMMON = frozenset("the a an my our your his her their new old app team service".split())
+
+
+def kind(value: str) -> str | None:
+    """The kind of a value, for comparing a new value with a known one."""
+    if _DAY.match(value.strip()):
+        return "day"
+    return category_of(value)
+
+
+def _single(f: KnownFact) -> bool:
+    return not is_many(f.attribute)
+
+
+def _said(text: str) -> set[str]:
+    return {w.strip(".'").lower() for w in _WORD.findall(text)}
+
+
+def _named(entity: str, said: set[str]) -> bool:
+    return any(w in said for w in re.split(r"[\s_]+", entity.lower())
+               if w not in _COMMON and len(w) > 2)
+
+
+def _mentions(text: str, value: str) -> bool:
+    """The known value is named: whole, or by its last word ("the Golf" for "VW Golf")."""
+    low = text.lower()
+    parts = value.lower().split()
+    forms = {value.lower()} | ({parts[-1]} if len(parts) > 1 and len(parts[-1]) > 2 else set())
+    return any(re.search(rf"(?<![\w-]){re.escape(f)}s?(?![\w-])", low) for f in forms)
+
+
+def _one(options: Sequence[KnownFact]) -> KnownFact | None:
+    keys = {(k.entity, k.attribute) for k in options}
+    return options[0] if len(keys) == 1 else None
+
+
+def align(fact: Fact, known: Sequence[KnownFact], clause: str) -> Fact:
+    """The fact with the entity and key of the known fact it gives a new value of."""
+    triple = fact.triple()
+    if fact.ended or fact.check or triple is None:
+        return fact
+    entity, attribute, value = triple
+    if entity not in {k.entity for k in known} and entity not in (USER, TEAM):
+        words = _said(entity)
+        near = {k.entity for k in known if k.entity not in (USER, TEAM) and _named(k.entity, words)
+                and (base_attribute(k.attribute) == base_attribute(attribute)
+                     or (kind(k.value) is not None and kind(k.value) == kind(value)))}
+        if len(near) == 1:
+            entity = near.pop()
+    value_kind = kind(value)
+    mine = [k for k in known if k.entity == entity and _single(k)]
+    keep = Fact(entity, attribute, value, text=fact.text) if entity != triple[0] else fact
+    if value_kind is None or any(k.attribute == attribute for k in mine):
+        return keep
+    if is_many(attribute) and (not _CURRENT.search(clause)
+                               or re.search(r"\b(?:also|too|as well)\b", clause, _I)):
+        return keep
+    same = _one([k for k in mine if kind(k.value) == value_kind
+                 and k.value.lower() != value.lower()])
+    return Fact(entity, same.attribute, value, text=fact.text) if same is not None else keep
+
+
+def _in_scope(k: KnownFact, reading: Reading, said: set[str], speaker: str | None) -> bool:
+    subject = reading.subject
+    if subject.entity and subject.kind in ("person", "team", "thing") and k.entity == subject.entity:
+        return True
+    me = speaker.lower() if speaker else USER
+    if k.entity in (me, TEAM) and subject.entity in (None, me, TEAM):
+        return True
+    return k.entity not in (USER, TEAM) and _named(k.entity, said)
+
+
+def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
+                 speaker: str | None) -> list[Fact]:
+    """A new value of a known single-valued fact, said against the old one or as current."""
+    if UNSURE.search(clause) or _NOT.search(clause):
+        return []
+    said = _said(clause)
+    named = named_values(clause)
+    fits = []
+    for k in known:
+        k_kind = kind(k.value)
+        if not _single(k) or k_kind is None or not _in_scope(k, reading, said, speaker):
+            continue
+        new = {v for _, v, kd in named if kd == k_kind and v.lower() not in k.value.lower()
+               and k.value.lower() not in v.lower()}
+        new |= {w for w in _WORD.findall(clause) if k_kind == "day" and _DAY.match(w)
+                and w.lower().rstrip("s") != k.value.lower().rstrip("s")}
+        if len({v.lower() for v in new}) != 1:
+            continue
+        ended = _mentions(clause, k.value) and _ENDS.search(clause)
+        if ended or _CURRENT.search(clause):
+            fits.append(KnownFact(k.entity, k.attribute, new.pop()))
+    chosen = _one(fits)
+    return [Fact(chosen.entity, chosen.attribute, chosen.value)] if chosen else []
+
+
+def apply_known(read: list[list[tuple[str, Reading]]], known: Sequence[KnownFact],
+                speaker: str | None) -> None:
+    """Every statement's facts given the known ones (in place)."""
+    if not known:
+        return
+    for statements in read:
+        for clause, reading in statements:
+            reading.facts = [align(f, known, clause) for f in reading.facts]
+            if not any(not f.ended and not is_many(f.attribute) for f in reading.facts):
+                reading.facts = [*reading.facts,
+                                 *said_against(clause, reading, known, speaker)]
