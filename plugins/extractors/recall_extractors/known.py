@@ -51,14 +51,18 @@ _ENDS = re.compile(
 _NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|used to|back then|"
                   r"years ago|last year)\b", _I)
 _WORD = re.compile(r"[\w'.+#-]+")
+_ARTICLE = re.compile(r"^(?:the|a|an|my|our|his|her|their)\s+", _I)
 _COMMON = frozenset("the a an my our your his her their new old app team service".split())
 
 
 def kind(value: str) -> str | None:
-    """The kind of a value, for comparing a new value with a known one."""
-    if _DAY.match(value.strip()):
+    """The kind of a value, for comparing a new value with a known one ("Gruvbox Dark" and
+    "the Solarized Light theme" are themes: a last word may be a variant or a generic noun)."""
+    value = _ARTICLE.sub("", value.strip())
+    if _DAY.match(value):
         return "day"
-    return category_of(value)
+    words = value.split()
+    return category_of(value) or (category_of(" ".join(words[:-1])) if len(words) > 1 else None)
 
 
 def _single(f: KnownFact) -> bool:
@@ -87,12 +91,19 @@ def _one(options: Sequence[KnownFact]) -> KnownFact | None:
     return options[0] if len(keys) == 1 else None
 
 
-def align(fact: Fact, known: Sequence[KnownFact], clause: str) -> Fact:
+def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fact:
     """The fact with the entity and key of the known fact it gives a new value of."""
     triple = fact.triple()
     if fact.ended or fact.check or triple is None:
         return fact
     entity, attribute, value = triple
+    ended = _one([k for k in known if _single(k) and kind(k.value) is not None
+                  and kind(k.value) == kind(value) and k.value.lower() != value.lower()
+                  and _mentions(text, k.value)]) if _ENDS.search(text) else None
+    if ended is not None and not any((k.entity, k.attribute) == (entity, attribute)
+                                     for k in known):
+        # "we went with Litestar for the rewrite. Flask is gone": the ended value's fact
+        return Fact(ended.entity, ended.attribute, value, text=fact.text)
     if entity not in {k.entity for k in known} and entity not in (USER, TEAM):
         words = _said(entity)
         near = {k.entity for k in known if k.entity not in (USER, TEAM) and _named(k.entity, words)
@@ -124,12 +135,14 @@ def _in_scope(k: KnownFact, reading: Reading, said: set[str], speaker: str | Non
 
 
 def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
-                 speaker: str | None) -> list[Fact]:
-    """A new value of a known single-valued fact, said against the old one or as current."""
-    if UNSURE.search(clause) or _NOT.search(clause):
+                 speaker: str | None, sentence: str) -> list[Fact]:
+    """A new value of a known single-valued fact, said against the old one or as current.
+    The value is read in the statement, what is said of it in its whole sentence ("we got
+    Dashlane so I'm using that for everything")."""
+    if UNSURE.search(sentence) or _NOT.search(sentence):
         return []
     said = _said(clause)
-    named = named_values(clause)
+    named = [(at, _ARTICLE.sub("", v), kd) for at, v, kd in named_values(clause)]
     fits = []
     for k in known:
         k_kind = kind(k.value)
@@ -141,11 +154,28 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
                 and w.lower().rstrip("s") != k.value.lower().rstrip("s")}
         if len({v.lower() for v in new}) != 1:
             continue
-        ended = _mentions(clause, k.value) and _ENDS.search(clause)
-        if ended or _CURRENT.search(clause):
+        ended = _mentions(sentence, k.value) and _ENDS.search(sentence)
+        if ended or _CURRENT.search(sentence):
             fits.append(KnownFact(k.entity, k.attribute, new.pop()))
     chosen = _one(fits)
     return [Fact(chosen.entity, chosen.attribute, chosen.value)] if chosen else []
+
+
+def ends_used(facts: list[Fact], known: Sequence[KnownFact], sentence: str) -> list[Fact]:
+    """A tool stored as one of several used (`uses:<tool>`), ended by a new value of its
+    kind held one at a time, said as current ("I'm on Gruvbox Dark now" after "I use the
+    Solarized Light theme")."""
+    if not _CURRENT.search(sentence):
+        return []
+    out = []
+    for f in facts:
+        triple = f.triple()
+        if f.ended or triple is None or is_many(triple[1]) or kind(triple[2]) is None:
+            continue
+        out += [Fact(k.entity, "uses", k.value, ended=True) for k in known
+                if k.entity == triple[0] and base_attribute(k.attribute) == "uses"
+                and kind(k.value) == kind(triple[2]) and not _mentions(triple[2], k.value)]
+    return out
 
 
 def apply_known(read: list[list[tuple[str, Reading]]], known: Sequence[KnownFact],
@@ -153,9 +183,17 @@ def apply_known(read: list[list[tuple[str, Reading]]], known: Sequence[KnownFact
     """Every statement's facts given the known ones (in place)."""
     if not known:
         return
+    text = " ".join(clause for statements in read for clause, _ in statements)
     for statements in read:
+        sentence = " ".join(clause for clause, _ in statements)
+        added: list[tuple[Reading, list[Fact]]] = []
         for clause, reading in statements:
-            reading.facts = [align(f, known, clause) for f in reading.facts]
+            reading.facts = [align(f, known, clause, text) for f in reading.facts]
             if not any(not f.ended and not is_many(f.attribute) for f in reading.facts):
-                reading.facts = [*reading.facts,
-                                 *said_against(clause, reading, known, speaker)]
+                added.append((reading, said_against(clause, reading, known, speaker, sentence)))
+        # Two statements of one sentence giving new values: which one holds is unsure.
+        if sum(1 for _, new in added if new) == 1:
+            for reading, new in added:
+                reading.facts = [*reading.facts, *new]
+        for _, reading in statements:
+            reading.facts = [*reading.facts, *ends_used(reading.facts, known, sentence)]
