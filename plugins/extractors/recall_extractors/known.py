@@ -141,7 +141,7 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
     Dashlane so I'm using that for everything")."""
     if UNSURE.search(sentence) or _NOT.search(sentence):
         return []
-    said = _said(clause)
+    said = _said(sentence)
     named = [(at, _ARTICLE.sub("", v), kd) for at, v, kd in named_values(clause)]
     fits = []
     for k in known:
@@ -178,6 +178,13 @@ def ends_used(facts: list[Fact], known: Sequence[KnownFact], sentence: str) -> l
     return out
 
 
+def _restates(fact: Fact, known: Sequence[KnownFact]) -> bool:
+    t = fact.triple()
+    return t is not None and any(
+        (k.entity, k.attribute) == t[:2] and (_mentions(t[2], k.value) or _mentions(k.value, t[2]))
+        for k in known)
+
+
 def apply_known(read: list[list[tuple[str, Reading]]], known: Sequence[KnownFact],
                 speaker: str | None) -> None:
     """Every statement's facts given the known ones (in place)."""
@@ -189,6 +196,10 @@ def apply_known(read: list[list[tuple[str, Reading]]], known: Sequence[KnownFact
         added: list[tuple[Reading, list[Fact]]] = []
         for clause, reading in statements:
             reading.facts = [align(f, known, clause, text) for f in reading.facts]
+            if _ENDS.search(sentence):
+                # "payments no longer ships on Mondays, ...": the known value restated beside
+                # a word that ends it is not its new value
+                reading.facts = [f for f in reading.facts if f.ended or not _restates(f, known)]
             if not any(not f.ended and not is_many(f.attribute) for f in reading.facts):
                 added.append((reading, said_against(clause, reading, known, speaker, sentence)))
         # Two statements of one sentence giving new values: which one holds is unsure.

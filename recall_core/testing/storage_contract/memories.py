@@ -157,8 +157,8 @@ class MemoryTests(ContractBase):
                           attribute=kw.pop("attribute", "editor"), value=value, **kw)
         old, cur = fact(A, "vim", 1), fact(A, "helix", 2)
         shell, other = fact(A, "zsh", 3, attribute="shell"), fact(B, "emacs", 9)
-        await storage.insert_memories([old, cur, shell, other, memory(A, "no fact", minutes=5)])
-        await supersede(storage, A, [old.id], T0 + timedelta(minutes=2), [])
+        await storage.insert_memories([old, shell, other, memory(A, "no fact", minutes=5)])
+        await supersede(storage, A, [old.id], T0 + timedelta(minutes=2), [cur])
         got = await storage.current_facts(A, 10)
         assert [(m.attribute, m.value) for m in got] == [("shell", "zsh"), ("editor", "helix")]
         assert [m.value for m in await storage.current_facts(A, 1)] == ["zsh"]
