@@ -10,11 +10,13 @@ from ..models import ExtractedMemory, Memory
 
 
 class KnownFact(NamedTuple):
-    """A fact already current in the namespace: (entity, attribute, value) as stored."""
+    """A fact already current in the namespace: (entity, attribute, value) as stored, and the
+    text of the memory that states it ("" when not given)."""
 
     entity: str
     attribute: str
     value: str
+    text: str = ""
 
 
 class Extractor(abc.ABC):

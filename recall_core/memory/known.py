@@ -48,7 +48,7 @@ def relevant(facts: Sequence[KnownFact], text: str, keep: int = KEEP) -> list[Kn
 
 async def known_facts(storage: Storage, namespace: str, text: str) -> list[KnownFact]:
     rows = await storage.current_facts(namespace, READ)
-    facts = [KnownFact(m.entity, m.attribute, m.value) for m in rows
+    facts = [KnownFact(m.entity, m.attribute, m.value, m.text) for m in rows
              if m.entity and m.attribute and m.value is not None]
     return relevant(facts, text)
 

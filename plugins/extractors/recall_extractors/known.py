@@ -178,6 +178,46 @@ def ends_used(facts: list[Fact], known: Sequence[KnownFact], sentence: str) -> l
     return out
 
 
+# Words that end one value of a many-valued fact, said next to it ("can't do horror movies
+# anymore", "Swarm is decommissioned", "had to stop climbing").
+_ENDS_ONE = re.compile(
+    r"\b(?:no more|no longer|anymore|any more|gave up|given up|giving up|ditched|dropped|"
+    r"retired|decommissioned|deprecated|gone|dead|stopp?(?:ed|ing)?|quit|cancell?ed|sold|"
+    r"got rid of|let (?:it|that|them|that one|those) go|done with|off my list)\b", _I)
+# Where one aside ends and the next begins: a value "still" said in the next stays.
+_ASIDE = re.compile(r"[,;.!]\s+|\s+(?:but|though|although|so|and|while|whereas)\s+", _I)
+# A memory that lists several values ("I do climbing, yoga and cycling"): ending one would
+# supersede the others with it, so it is kept (a missed ending is cheaper than lost facts).
+_LISTED = re.compile(r",|\s(?:and|&|plus)\s", _I)
+_STILL = re.compile(r"\b(?:still|keep|kept|also|too)\b", _I)
+
+
+def _is_subject(value: str, reading: Reading) -> bool:
+    """The statement is about the value itself ("Swarm is decommissioned")."""
+    subject = reading.subject
+    return bool(subject.entity) and _mentions(subject.entity, value)
+
+
+def ends_known(sentence: str, reading: Reading, known: Sequence[KnownFact],
+               speaker: str | None) -> list[Fact]:
+    """Known values of many-valued facts that the sentence ends: named in an aside with a word
+    that ends them, and not said to go on ("Gave up pottery, still knitting")."""
+    if UNSURE.search(sentence):
+        return []
+    said = _said(sentence)
+    out = []
+    for aside in _ASIDE.split(sentence):
+        if not _ENDS_ONE.search(aside) or _STILL.search(aside):
+            continue
+        # ended under the stored key exactly (its part after ":" names the value)
+        out += [Fact(k.entity, base_attribute(k.attribute), k.attribute.partition(":")[2]
+                     or k.value, ended=True)
+                for k in known if is_many(k.attribute) and _mentions(aside, k.value)
+                and not _LISTED.search(k.text)
+                and (_in_scope(k, reading, said, speaker) or _is_subject(k.value, reading))]
+    return out
+
+
 def _restates(fact: Fact, known: Sequence[KnownFact]) -> bool:
     t = fact.triple()
     return t is not None and any(
@@ -208,3 +248,8 @@ def apply_known(read: list[list[tuple[str, Reading]]], known: Sequence[KnownFact
                 reading.facts = [*reading.facts, *new]
         for _, reading in statements:
             reading.facts = [*reading.facts, *ends_used(reading.facts, known, sentence)]
+        if statements:
+            reading = statements[0][1]
+            have = {f.triple() for _, r in statements for f in r.facts}
+            reading.facts += [f for f in ends_known(sentence, reading, known, speaker)
+                              if f.triple() not in have]

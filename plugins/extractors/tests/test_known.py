@@ -11,7 +11,12 @@ from recall_core.kit.attributes import ENDED
 from recall_extractors import StubSettings, make_stub
 from recall_extractors.stub import StubExtractor
 
-from test_haiku import FakeAPI, build, message
+import json
+
+import httpx2
+
+from recall_extractors.haiku import EXTRACT_TOOL, HaikuExtractor
+from recall_extractors.settings import DEFAULT_MODEL, HaikuSettings
 
 
 @pytest.fixture(scope="module")
@@ -80,12 +85,34 @@ async def test_without_known_facts_the_rules_decide_alone(stub):
     assert stub.reads_known
 
 
+class FakeAPI:
+    """The Messages API as the SDK's HTTP transport sees it: one tool-use answer, every
+    request recorded (as in test_haiku)."""
+
+    def __init__(self, tool_input: dict):
+        self.tool_input = tool_input
+        self.requests: list[httpx2.Request] = []
+
+    async def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        self.requests.append(request)
+        return httpx2.Response(200, json={
+            "id": "msg_01", "type": "message", "role": "assistant", "model": DEFAULT_MODEL,
+            "content": [{"type": "tool_use", "id": "toolu_01", "name": EXTRACT_TOOL,
+                         "input": self.tool_input}],
+            "stop_reason": "tool_use", "stop_sequence": None,
+            "usage": {"input_tokens": 400, "output_tokens": 50}})
+
+    def body(self, i: int = -1) -> dict:
+        return json.loads(self.requests[i].content)
+
+
 async def test_claude_is_told_the_known_facts_and_its_memo_keeps_them_apart():
     reply = {"memories": [{"text": "The user works at Globex.", "type": "fact",
                            "importance": 0.8, "entity": "user", "attribute": "employer",
                            "value": "Globex"}]}
-    api = FakeAPI(message(reply))
-    ex = build(api)
+    api = FakeAPI(reply)
+    ex = HaikuExtractor(HaikuSettings(), api_key="sk-ant-test-0000",
+                        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(api)))
     assert ex.reads_known
     text = "First week at Globex, still learning names."
     out = await ex.extract(text, known=[K("user", "employer", "Acme Corp"),
@@ -102,3 +129,24 @@ async def test_claude_is_told_the_known_facts_and_its_memo_keeps_them_apart():
     assert len(api.requests) == 3
     assert "Initech" in str(api.body(1)["messages"]) and "<known>" not in str(api.body(2)["messages"])
     await ex.aclose()
+
+
+@pytest.mark.parametrize("known,text", [
+    (K("user", "likes:jazz", "jazz"), "honestly can't stand jazz anymore"),
+    (K("team", "uses:consul", "HashiCorp Consul"), "Consul is decommissioned as of Friday."),
+    (K("user", "hobbies:chess", "chess"), "I stopped playing chess, painting keeps me busy."),
+])
+async def test_a_known_value_of_many_is_ended_where_it_is_said_to_end(stub, known, text):
+    assert (known.entity, known.attribute, ENDED) in await facts(stub, text, known)
+
+
+async def test_values_said_to_go_on_or_stored_in_one_list_are_not_ended(stub):
+    kept = K("user", "hobbies:knitting", "knitting")
+    got = await facts(stub, "Gave up chess, still knitting though.", kept,
+                      K("user", "hobbies:chess", "chess"))
+    assert ("user", "hobbies:chess", ENDED) in got and ("user", "hobbies:knitting", ENDED) not in got
+    # A memory stating three hobbies: ending one would supersede the other two with it.
+    listed = K("user", "hobbies:running", "running", "I like running, rowing and judo.")
+    text = "No more running for me, bad knees."
+    assert ("user", "hobbies:running", ENDED) in await facts(stub, text, listed._replace(text=""))
+    assert ("user", "hobbies:running", ENDED) not in await facts(stub, text, listed)
