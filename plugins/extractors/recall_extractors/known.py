@@ -253,3 +253,30 @@ def apply_known(read: list[list[tuple[str, Reading]]], known: Sequence[KnownFact
             have = {f.triple() for _, r in statements for f in r.facts}
             reading.facts += [f for f in ends_known(sentence, reading, known, speaker)
                               if f.triple() not in have]
+
+
+def join_endings(units: list, known: Sequence[KnownFact]) -> list:
+    """A statement that names a known single value and states no new one ("Left IBM", "My
+    wife left Globex", "Sarah sold the Mini"), in a text whose other statement gives that
+    fact its new value, is one memory with it: the change is said whole ("Left IBM. I joined
+    Datadog."), and a question about the present is never answered by its first half alone.
+    `units` are the stub's statements (`.text`, `.facts`), in order."""
+    single = [k for k in known if _single(k)]
+    out = list(units)
+    for unit in list(out):
+        if any(not f.ended for f in unit.facts):
+            continue
+        old = [k for k in single if _mentions(unit.text, k.value)]
+        keys = {(k.entity, k.attribute) for k in old}
+        target = next((u for u in out if u is not unit and any(
+            (t := f.triple()) is not None and t[:2] in keys and not f.ended
+            and not any(_mentions(t[2], k.value) for k in old) for f in u.facts)), None)
+        if target is None or any(not any(_mentions(f.value, k.value) for k in old)
+                                 for f in unit.facts):
+            continue
+        before = out.index(unit) < out.index(target)
+        first, then = (unit.text, target.text) if before else (target.text, unit.text)
+        # clauses of one sentence lost their comma when they were cut apart
+        target.text = f"{first}{'' if first.rstrip()[-1:] in '.!?;,' else ','} {then}"
+        out.remove(unit)
+    return out

@@ -29,7 +29,7 @@ from recall_core.contracts import ExtractionError, KnownFact
 from .cues import UNSURE
 from .fragments import group_fragments, split_speaker
 from .kinds import by_kind
-from .known import apply_known
+from .known import apply_known, join_endings
 from .lexicon import TOOL_CATEGORIES
 from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
@@ -326,7 +326,7 @@ class StubExtractor(Extractor):
                 if not reading.facts:
                     reading.facts = by_kind(clause, reading.subject, speaker)
         apply_known(read, known, speaker)
-        units = units_of(kept, read)
+        units = join_endings(units_of(kept, read), known)
         out: list[ExtractedMemory] = []
         for group in group_fragments([(u.text, u.facts or (u.alone or None)) for u in units]):
             head, facts = next(((s, f) for s, f in group if isinstance(f, list)), group[0])

@@ -150,3 +150,14 @@ async def test_values_said_to_go_on_or_stored_in_one_list_are_not_ended(stub):
     text = "No more running for me, bad knees."
     assert ("user", "hobbies:running", ENDED) in await facts(stub, text, listed._replace(text=""))
     assert ("user", "hobbies:running", ENDED) not in await facts(stub, text, listed)
+
+
+async def test_the_end_of_a_known_value_and_its_new_value_are_one_memory(stub):
+    out = await stub.extract("Quit Initech last week. I'm at Hooli now.",
+                             known=[K("user", "employer", "Initech")])
+    assert [(m.text, m.attribute, m.value) for m in out] == \
+        [("Quit Initech last week. I'm at Hooli now.", "employer", "Hooli")]
+    # Without a new value the statement stays on its own.
+    alone = await stub.extract("Quit Initech last week. I'm learning Rust now.",
+                               known=[K("user", "employer", "Initech")])
+    assert "Quit Initech last week." in [m.text for m in alone]
