@@ -287,7 +287,7 @@ def test_status_says_which_extractor_made_a_namespaces_memories(tmp_path):
         {"extractor": "stub", "model": None, "prompt_version": "rules-v3", "memories": 3}]
     assert sources("--namespace", "nobody") == []
     text = recall_cli("status", "--db", db, "--namespace", "alice", env=ENV).stdout
-    assert "memories of 'alice' made by: 3 by stub (prompt_version rules-v2)" in text, text
+    assert "memories of 'alice' made by: 3 by stub (prompt_version rules-v3)" in text, text
     text = recall_cli("status", "--db", db, "--namespace", "bob", env=ENV).stdout
     assert "3 imported verbatim (no extractor)" in text, text
 

@@ -155,7 +155,9 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
         if len({v.lower() for v in new}) != 1:
             continue
         ended = _mentions(sentence, k.value) and _ENDS.search(sentence)
-        if ended or _CURRENT.search(sentence):
+        # "MongoDB is gone now": with the old value unnamed, a word that ends the one named
+        # says it is the old one
+        if ended or (_CURRENT.search(sentence) and not _ENDS_ONE.search(sentence)):
             fits.append(KnownFact(k.entity, k.attribute, new.pop()))
     chosen = _one(fits)
     return [Fact(chosen.entity, chosen.attribute, chosen.value)] if chosen else []
@@ -236,7 +238,7 @@ def apply_known(read: list[list[tuple[str, Reading]]], known: Sequence[KnownFact
         added: list[tuple[Reading, list[Fact]]] = []
         for clause, reading in statements:
             reading.facts = [align(f, known, clause, text) for f in reading.facts]
-            if _ENDS.search(sentence):
+            if _ENDS_ONE.search(sentence):
                 # "payments no longer ships on Mondays, ...": the known value restated beside
                 # a word that ends it is not its new value
                 reading.facts = [f for f in reading.facts if f.ended or not _restates(f, known)]

@@ -59,10 +59,12 @@ async def test_a_new_value_takes_the_known_key(stub, known, text, expected):
     (K("user", "editor", "vim"), "I don't use VS Code now."),              # negated
     (K("wife", "editor", "Emacs"), "I'm on VS Code now."),                 # another subject
     (K("user", "editor", "vim"), "Bought a new Kindle last week."),        # another kind
+    (K("team", "database", "PostgreSQL"), "MongoDB is gone now."),        # the value named ends
+    (K("user", "editor", "VS Code"), "I switched to VS Code."),            # said again
 ])
 async def test_unsure_or_unrelated_statements_keep_the_known_fact(stub, known, text):
-    assert all((e, a) != (known.entity, known.attribute) for e, a, _ in
-               await facts(stub, text, known))
+    assert all((e, a) != (known.entity, known.attribute) or v == known.value
+               for e, a, v in await facts(stub, text, known))
 
 
 async def test_two_known_facts_of_one_kind_are_unsure(stub):
