@@ -26,7 +26,6 @@ from typing import Any
 from recall_core import ExtractedMemory, Extractor, Memory
 from recall_core.contracts import ExtractionError, KnownFact
 
-from .cues import UNSURE
 from .fragments import group_fragments, split_speaker
 from .kinds import by_kind
 from .known import apply_known, join_endings
@@ -34,9 +33,8 @@ from .lexicon import TOOL_CATEGORIES
 from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
 from .classifier import load as load_classifier
-from .statements import split_statements
-from .subjects import Subject
-from .triples import Fact, Reading, read_statement
+from .reading import read_all
+from .triples import Fact, Reading
 
 log = logging.getLogger("recall.extractors")
 
@@ -165,55 +163,6 @@ class Unit:
     #: a clause cut from a sentence that opens with its own subject: never a fragment of the
     #: statement before it ("..., and I'm diabetic")
     alone: bool = False
-
-
-def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[str, Reading]]]:
-    """Every sentence's statements with what the rules read in them."""
-    out = []
-    last_person: str | None = None
-    for sentence in sentences:
-        found = []
-        for clause in split_statements(sentence, speaker):
-            reading = _read_safely(clause, speaker, last_person)
-            if not reading.facts:
-                reading = by_pieces(clause, reading, speaker, last_person)
-            subject = reading.subject
-            if subject.kind == "person" and subject.entity and subject.surface.lower() \
-                    not in ("i", "he", "she"):
-                last_person = subject.entity
-            found.append((clause, reading))
-        out.append(found)
-    return out
-
-
-def _read_safely(clause: str, speaker: str | None, last_person: str | None) -> Reading:
-    try:
-        return read_statement(clause, speaker, last_person)
-    except Exception:  # noqa: BLE001 - a rule's bug must not lose the user's text
-        log.exception("stub: reading %r failed; stored without a fact", clause)
-        return Reading([], Subject(None, "none", clause))
-
-
-# Where a statement's asides begin: "kitty is my terminal now, ligatures finally work".
-_PIECE = re.compile(r",\s+|\s*;\s*|\s+[-\u2013\u2014]\s+|\s+\((?=\w)|\)\s*|"
-                    r"\s+(?:so|because|since|but|cause|cos|as)\s+", re.IGNORECASE)
-
-
-def by_pieces(clause: str, whole: Reading, speaker: str | None,
-              last_person: str | None) -> Reading:
-    """A statement no rule read as a whole, read piece by piece: the fact sits in one part
-    and the rest is an aside ("Had my first 1:1 with my new manager Tom today, seems chill";
-    "Sorry for the slow reply, we closed on the house in Denver"). The pieces' facts are the
-    statement's (it stays one memory); a statement that hedges, asks or supposes anywhere
-    states no fact in any piece."""
-    cut = [p.strip() for p in _PIECE.split(clause) if p and p.strip()]
-    if len(cut) < 2 or UNSURE.search(clause):
-        return whole
-    pieces = [p for p in cut if len(p.split()) >= 2]
-    facts = [f for piece in pieces for f in _read_safely(piece, speaker, last_person).facts]
-    if not facts:
-        return whole
-    return Reading(facts, whole.subject, whole.rest, whole.cues)
 
 
 def classify_unread(read: list[list[tuple[str, Reading]]], classifier: Any) -> None:
