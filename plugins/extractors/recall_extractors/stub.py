@@ -154,6 +154,10 @@ def memory(text: str, fact: Fact | None = None, classified: str | None = None
         value=triple[2] if triple else None)
 
 
+# A request cut from a sentence is an instruction of its own ("..., and please keep it short").
+_REQUEST = re.compile(r"^(?:please|pls|plz)\b", re.IGNORECASE)
+
+
 @dataclass
 class Unit:
     """A statement (or a sentence stating no fact), with the facts it states."""
@@ -190,7 +194,8 @@ def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) ->
     out: list[Unit] = []
     for sentence, statements in zip(sentences, read):
         found = [Unit(clause, [f for f in r.facts if f.triple() is not None],
-                      alone=len(statements) > 1 and r.subject.entity is not None)
+                      alone=len(statements) > 1 and (r.subject.entity is not None
+                                                     or bool(_REQUEST.match(clause))))
                  for clause, r in statements]
         side_by_side(found, sentence)
         if not any(u.facts for u in found):
@@ -225,6 +230,22 @@ def side_by_side(units: list[Unit], sentence: str) -> None:
     for unit in units:
         unit.facts = [Fact(f.entity, "uses", f.value, f.ended, f.text)
                       if (f.entity, f.attribute) in shared else f for f in unit.facts]
+
+
+_LIST_GLUE = re.compile(r"^\s*(?:,|,?\s*and|&|\+)\s*$", re.IGNORECASE)
+
+
+def _listed(text: str, facts: list[Fact], fact: Fact) -> list[str]:
+    """The values listed in the statement with `fact`'s: those of its attribute, or every
+    value when they stand side by side as one list ("I use 1Password and Obsidian": two
+    tools of two kinds, each its own memory)."""
+    same = [f.value for f in facts if not f.ended and f.attribute == fact.attribute]
+    values = [f.value for f in facts if not f.ended]
+    at = [text.find(v) for v in values]
+    if len(values) < 2 or len(values) == len(same) or min(at) < 0 or at != sorted(at):
+        return same
+    gaps = [text[at[i] + len(values[i]):at[i + 1]] for i in range(len(values) - 1)]
+    return values if all(_LIST_GLUE.match(g) for g in gaps) else same
 
 
 def _item_text(text: str, values: list[str], value: str) -> str:
@@ -285,7 +306,7 @@ class StubExtractor(Extractor):
                 out.append(memory(stored))
                 continue
             for fact in facts:
-                listed = [f.value for f in facts if not f.ended and f.attribute == fact.attribute]
+                listed = _listed(stored, facts, fact)
                 own = _item_text(stored, listed, fact.value) if not fact.ended else stored
                 if fact.text and len(group) == 1:
                     own = f"{speaker}: {fact.text}" if speaker else fact.text
