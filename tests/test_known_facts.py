@@ -147,5 +147,7 @@ def test_relevant_facts_are_the_texts_subjects_capped():
              KnownFact("sister", "employer", "Acme")]
     assert relevant(facts, "Caroline: I moved to Oslo.") == facts[:3]
     assert relevant(facts, "The mobile releases are weekly now") == [*facts[:2], facts[3]]
+    # a fact whose value the text names is about it too ("Acme is gone")
+    assert relevant(facts, "acme laid everyone off") == [*facts[:2], facts[4]]
     many = [KnownFact("user", f"a{i}", "v") for i in range(KEEP + 5)]
     assert len(relevant(many, "anything")) == KEEP

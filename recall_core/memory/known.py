@@ -5,7 +5,8 @@ about are read, so that "I just started a new job at Globex" can take the key of
 `user.employer = Acme` instead of a key of its own. The read is bounded twice: the newest
 `READ` current facts of the namespace (one indexed query, whatever the namespace's size),
 then only those whose entity the text may be about (the user, the team, the line's speaker,
-or an entity one of whose words the text says), at most `KEEP` of them, newest first.
+an entity one of whose words the text says, or a value the text names), at most `KEEP` of
+them, newest first.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def relevant(facts: Sequence[KnownFact], text: str, keep: int = KEEP) -> list[Kn
     for f in facts:
         words = [w for w in re.split(r"[\s_]+", f.entity.lower()) if w]
         named = any(w in said for w in words if w not in _COMMON and len(w) > 2)
-        if f.entity in (USER, TEAM) or f.entity == speaker or named:
+        value = [w.strip(".'").lower() for w in _WORD.findall(f.value)]
+        if f.entity in (USER, TEAM) or f.entity == speaker or named or \
+                (value and all(w in said for w in value)):  # "Flask is gone"
             out.append(f)
             if len(out) >= keep:
                 break

@@ -106,7 +106,11 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
         return Fact(ended.entity, ended.attribute, value, text=fact.text)
     if entity not in {k.entity for k in known} and entity not in (USER, TEAM):
         words = _said(entity)
-        near = {k.entity for k in known if k.entity not in (USER, TEAM) and _named(k.entity, words)
+        # the known entity shares a word with it ("mobile releases", "mobile app"), or the
+        # known fact's memory named it ("We use Django for the API" -> "The API runs on ...")
+        near = {k.entity for k in known
+                if ((k.entity not in (USER, TEAM) and _named(k.entity, words))
+                    or _named(entity, _said(k.text)))
                 and (base_attribute(k.attribute) == base_attribute(attribute)
                      or (kind(k.value) is not None and kind(k.value) == kind(value)))}
         if len(near) == 1:

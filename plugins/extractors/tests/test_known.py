@@ -47,6 +47,9 @@ async def facts(stub: StubExtractor, text: str, *known: K) -> list[tuple[str, st
     # an entity named differently from its first mention, with the known fact's attribute
     (K("web app", "frontend_framework", "React"), "The web frontend is on Svelte now.",
      ("web app", "frontend_framework", "Svelte")),
+    # ... or named in the known fact's memory
+    (K("team", "ci", "Jenkins", "We build the monorepo on Jenkins."),
+     "The monorepo builds on Buildkite now.", ("team", "ci", "Buildkite")),
 ])
 async def test_a_new_value_takes_the_known_key(stub, known, text, expected):
     assert expected in await facts(stub, text, known)
