@@ -178,9 +178,10 @@ def ends_used(facts: list[Fact], known: Sequence[KnownFact], sentence: str) -> l
         triple = f.triple()
         if f.ended or triple is None or is_many(triple[1]) or kind(triple[2]) is None:
             continue
-        out += [Fact(k.entity, "uses", k.value, ended=True) for k in known
-                if k.entity == triple[0] and base_attribute(k.attribute) == "uses"
+        used = [k for k in known if k.entity == triple[0] and base_attribute(k.attribute) == "uses"
                 and kind(k.value) == kind(triple[2]) and not _mentions(triple[2], k.value)]
+        # Several of the kind used side by side: which one the new value replaces is unsure.
+        out += [Fact(k.entity, "uses", k.value, ended=True) for k in used if len(used) == 1]
     return out
 
 
@@ -195,6 +196,7 @@ _ASIDE = re.compile(r"[,;.!]\s+|\s+(?:but|though|although|so|and|while|whereas)\
 # A memory that lists several values ("I do climbing, yoga and cycling"): ending one would
 # supersede the others with it, so it is kept (a missed ending is cheaper than lost facts).
 _LISTED = re.compile(r",|\s(?:and|&|plus)\s", _I)
+_POINTS_BACK = re.compile(r"\b(?:it|that|them|those|that one)\b", _I)
 _STILL = re.compile(r"\b(?:still|keep|kept|also|too)\b", _I)
 
 
@@ -211,16 +213,19 @@ def ends_known(sentence: str, reading: Reading, known: Sequence[KnownFact],
     if UNSURE.search(sentence):
         return []
     said = _said(sentence)
-    out = []
+    out: list[Fact] = []
+    before: list[KnownFact] = []
     for aside in _ASIDE.split(sentence):
-        if not _ENDS_ONE.search(aside) or _STILL.search(aside):
-            continue
+        named = [k for k in known if is_many(k.attribute) and _mentions(aside, k.value)
+                 and (_in_scope(k, reading, said, speaker) or _is_subject(k.value, reading))]
+        if not named and _POINTS_BACK.search(aside):
+            named = before  # "haven't touched Java in years, I wouldn't list it anymore"
+        before = named
+        if not _ENDS_ONE.search(aside) or _STILL.search(aside) or len(named) > 1:
+            continue  # not ended, said to go on, or which one ended is unsure
         # ended under the stored key exactly (its part after ":" names the value)
         out += [Fact(k.entity, base_attribute(k.attribute), k.attribute.partition(":")[2]
-                     or k.value, ended=True)
-                for k in known if is_many(k.attribute) and _mentions(aside, k.value)
-                and not _LISTED.search(k.text)
-                and (_in_scope(k, reading, said, speaker) or _is_subject(k.value, reading))]
+                     or k.value, ended=True) for k in named if not _LISTED.search(k.text)]
     return out
 
 
@@ -231,14 +236,14 @@ def _restates(fact: Fact, known: Sequence[KnownFact]) -> bool:
         for k in known)
 
 
-def apply_known(read: list[list[tuple[str, Reading]]], known: Sequence[KnownFact],
-                speaker: str | None) -> None:
-    """Every statement's facts given the known ones (in place)."""
+def apply_known(sentences: Sequence[str], read: list[list[tuple[str, Reading]]],
+                known: Sequence[KnownFact], speaker: str | None) -> None:
+    """Every statement's facts given the known ones (in place); `read` has each of
+    `sentences`' statements."""
     if not known:
         return
-    text = " ".join(clause for statements in read for clause, _ in statements)
-    for statements in read:
-        sentence = " ".join(clause for clause, _ in statements)
+    text = " ".join(sentences)
+    for sentence, statements in zip(sentences, read):
         added: list[tuple[Reading, list[Fact]]] = []
         for clause, reading in statements:
             reading.facts = [align(f, known, clause, text) for f in reading.facts]

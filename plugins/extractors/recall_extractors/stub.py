@@ -295,7 +295,7 @@ class StubExtractor(Extractor):
             for clause, reading in statements:
                 if not reading.facts:
                     reading.facts = by_kind(clause, reading.subject, speaker)
-        apply_known(read, known, speaker)
+        apply_known(kept, read, known, speaker)
         units = join_endings(units_of(kept, read), known)
         out: list[ExtractedMemory] = []
         for group in group_fragments([(u.text, u.facts or (u.alone or None)) for u in units]):

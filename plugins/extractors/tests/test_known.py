@@ -166,3 +166,14 @@ async def test_the_end_of_a_known_value_and_its_new_value_are_one_memory(stub):
     alone = await stub.extract("Quit Initech last week. I'm learning Rust now.",
                                known=[K("user", "employer", "Initech")])
     assert "Quit Initech last week." in [m.text for m in alone]
+
+
+async def test_which_of_two_known_values_ended_is_unsure(stub):
+    """Both named where one ends, or several of a kind used side by side: nothing is ended."""
+    consul, nomad = K("team", "uses:consul", "Consul"), K("team", "uses:nomad", "Nomad")
+    got = await facts(stub, "We retired Consul after Nomad came in.", consul, nomad)
+    assert ("team", "uses:nomad", ENDED) not in got
+    assert ("team", "uses:consul", ENDED) in await facts(stub, "We retired Consul.", consul, nomad)
+    nord, gruv = K("user", "uses:nord_theme", "Nord theme"), K("user", "uses:gruvbox", "Gruvbox")
+    got = await facts(stub, "I'm on Dracula now.", nord, gruv)
+    assert ("user", "theme", "Dracula") in got and not any(v == ENDED for _, _, v in got)
