@@ -226,6 +226,8 @@ class Timed(Extractor):
         self.calls: list[dict] = []
         self.name, self.model = inner.name, inner.model
         self.prompt_version = inner.prompt_version
+        # Known facts are handed on to an extractor that reads them (and only to one).
+        self.reads_known = inner.reads_known
 
     async def merge(self, memories: Any, topic: str = "") -> Any:
         return await self.inner.merge(memories, topic)
@@ -234,10 +236,10 @@ class Timed(Extractor):
         u = getattr(self.inner, "usage", None)
         return (u.calls, u.input_tokens, u.output_tokens) if u else (0, 0, 0)
 
-    async def extract(self, text: str, topic: str = "") -> list:
+    async def extract(self, text: str, topic: str = "", **known: Any) -> list:
         before, t0 = self._usage(), time.perf_counter()
         try:
-            return await self.inner.extract(text, topic)
+            return await self.inner.extract(text, topic, **known)
         finally:
             after = self._usage()
             self.calls.append({"ms": round((time.perf_counter() - t0) * 1000, 2),

@@ -279,15 +279,15 @@ def test_status_says_which_extractor_made_a_namespaces_memories(tmp_path):
         return info["memory_sources"]
 
     assert sources("--namespace", "alice") == [
-        {"extractor": "stub", "model": None, "prompt_version": "rules-v2", "memories": 3}]
+        {"extractor": "stub", "model": None, "prompt_version": "rules-v3", "memories": 3}]
     assert sources("--namespace", "bob") == [
         {"extractor": None, "model": None, "prompt_version": None, "memories": 3}]
     assert sorted(sources(), key=lambda s: s["extractor"] or "") == [
         {"extractor": None, "model": None, "prompt_version": None, "memories": 3},
-        {"extractor": "stub", "model": None, "prompt_version": "rules-v2", "memories": 3}]
+        {"extractor": "stub", "model": None, "prompt_version": "rules-v3", "memories": 3}]
     assert sources("--namespace", "nobody") == []
     text = recall_cli("status", "--db", db, "--namespace", "alice", env=ENV).stdout
-    assert "memories of 'alice' made by: 3 by stub (prompt_version rules-v2)" in text, text
+    assert "memories of 'alice' made by: 3 by stub (prompt_version rules-v3)" in text, text
     text = recall_cli("status", "--db", db, "--namespace", "bob", env=ENV).stdout
     assert "3 imported verbatim (no extractor)" in text, text
 

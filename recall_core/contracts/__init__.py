@@ -6,7 +6,7 @@
 - admin: `AdminStorage`, the capability the admin API and the inspector need;
 - oauth: `OAuthStorage`, the capability Recall's own OAuth authorization server needs;
 - ranking: `Ranker`, `Embedder` (base classes with declared optional capabilities);
-- extraction: `Extractor`.
+- extraction: `Extractor` (and the `KnownFact`s it may be given as context).
 
 `recall_core.testing` ships the conformance suites (StorageContract, AdminStorageContract,
 RankerContract) that check a plugin against these.
@@ -19,7 +19,7 @@ from .capabilities import (Capabilities, EmbeddingModels, HistoricalReads, Memor
                            NearDuplicateSearch, SessionNeighbours, TimeRanges)
 from .oauth import (OAuthCode, OAuthGrant, OAuthStorage, OAuthTokenGrant, OAuthTokenRow,
                     RotateOutcome)
-from .extraction import ExtractionError, Extractor
+from .extraction import ExtractionError, Extractor, KnownFact
 from .ranking import Embedder, NotReady, Ranker, RankerSlot, model_id
 from .records import ERASED_TOKEN_NAMESPACE, DecayRow, Erased, TaskKeys, TaskPage, TaskQuery, TaskRow, TokenGrant, VectorToRedo
 from .storage import JobQueue, MemoryStore, Records, Retrieval, Storage, TokenStore
@@ -30,7 +30,7 @@ __all__ = [
     "NamespaceSummary", "TokenInfo", "token_id",
     "Capabilities", "EmbeddingModels", "HistoricalReads", "MemorySources",
     "NearDuplicateSearch", "SessionNeighbours", "TimeRanges",
-    "ExtractionError", "Extractor",
+    "ExtractionError", "Extractor", "KnownFact",
     "OAuthCode", "OAuthGrant", "OAuthStorage", "OAuthTokenGrant", "OAuthTokenRow", "RotateOutcome",
     "Embedder", "NotReady", "Ranker", "RankerSlot", "model_id",
     "ERASED_TOKEN_NAMESPACE", "DecayRow", "Erased", "TaskKeys", "TaskPage", "TaskQuery", "TaskRow", "TokenGrant", "VectorToRedo",

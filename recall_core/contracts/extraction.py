@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ..models import ExtractedMemory, Memory
+
+
+class KnownFact(NamedTuple):
+    """A fact already current in the namespace: (entity, attribute, value) as stored, and the
+    text of the memory that states it ("" when not given)."""
+
+    entity: str
+    attribute: str
+    value: str
+    text: str = ""
 
 
 class Extractor(abc.ABC):
@@ -20,10 +31,21 @@ class Extractor(abc.ABC):
     model: str = ""
     #: The version of its prompt or rules, changed whenever their output changes.
     prompt_version: str = ""
+    #: True: `extract` accepts `known=`, the namespace's current facts about the subjects the
+    #: text may be about, so a statement of a new value can reuse the stored fact's key ("I'm
+    #: at Globex now" after user.employer = Acme). Core passes `known` only to extractors that
+    #: set this, so an extractor written against `extract(text, topic)` keeps working.
+    reads_known: bool = False
 
     @abc.abstractmethod
     async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:
-        """Typed memories in `text`; [] for chit-chat. Raise `ExtractionError` on failure."""
+        """Typed memories in `text`; [] for chit-chat. Raise `ExtractionError` on failure.
+
+        With `reads_known = True`, also accept `known: Sequence[KnownFact] = ()`: a small,
+        bounded list of facts current before this text (newest first; possibly empty). They
+        are context, never output: return only what `text` says. Reuse a known fact's
+        (entity, attribute) for a statement that gives it a new value; when unsure, use a key
+        of your own (a missed supersession is cheaper than a lost fact)."""
 
     @abc.abstractmethod
     async def merge(self, memories: Sequence[Memory], topic: str = "") -> ExtractedMemory:

@@ -131,6 +131,11 @@ class MemoryStore(Protocol):
     async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
         """Active and superseded rows of one (entity, attribute), oldest first."""
 
+    async def current_facts(self, namespace: str, limit: int) -> list[Memory]:
+        """Up to `limit` current memories of this namespace that state a fact (entity,
+        attribute and value set, valid_until NULL), newest first (created_at, then insertion
+        order). The worker gives the extractor what is already known (`memory.known`)."""
+
     async def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         """access_count += 1 and last_accessed_at = at for each id."""
 

@@ -3,6 +3,8 @@ extractors tell their model, so switching extractors does not change what a key 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .attributes import INVENTORY
 
 
@@ -28,3 +30,16 @@ def inventory_summary(about: str, many: bool) -> str:
     a small local model's context)."""
     return ", ".join(f"`{a.name}` ({a.description})" if a.name in HINTED else f"`{a.name}`"
                      for a in INVENTORY.values() if a.about == about and a.many == many)
+
+
+def known_facts_text(known: Sequence[tuple[str, ...]]) -> str:
+    """The facts already current about a text's subjects, as an extractor's model reads them
+    before the text (`Extractor.reads_known`), or "" when there are none: a statement giving
+    one of them a new value reuses its (entity, attribute), so the new value supersedes it."""
+    if not known:
+        return ""
+    lines = "\n".join(f"- {k[0]}.{k[1]} = {k[2]}" for k in known)
+    return ("<known>\nCurrent facts already stored (context only: extract nothing from this "
+            "block). When the text gives one of these facts a new value, however it is "
+            "phrased, use the same entity and attribute; when unsure whether it is the same "
+            f"fact, use a key of its own.\n{lines}\n</known>\n")

@@ -36,6 +36,7 @@ from .consolidate import consolidate
 from .corrections import correct_memory
 from .facts import norm_key, told
 from .forget import forget, same_store
+from .known import extract_with_known
 from .immediate import Conflict, StoreInput, find_conflicts, record, store_extracted
 from .pinning import set_pinned
 from .retrieval_audit import call_story, calls_returning
@@ -329,8 +330,9 @@ class MemoryService:
     async def review_store(self, namespace: str, inp: StoreInput, op: Operation,
                            now: datetime) -> tuple[list[ExtractedMemory], list[Conflict]]:
         """Extract the text and find the contradictions the fact rules cannot settle."""
-        extracted = await self._engine(self.extractor, "an extractor").extract(inp.text,
-                                                                               inp.topic)
+        extracted = await extract_with_known(
+            self.storage, self._engine(self.extractor, "an extractor"), namespace, inp.text,
+            inp.topic)
         return extracted, await find_conflicts(self.storage, namespace, extracted, now,
                                                op.created_at)
 

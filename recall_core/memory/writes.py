@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from . import facts
+from .known import extract_with_known
 from .session_context import attach_context, embed_in_context
 from ..errors import StaleClaim, TransientConflict
 from ..models import ExtractedMemory, Memory, Operation
@@ -204,7 +205,8 @@ async def process(storage: Storage, extractor: Any, embedder: Embedder | None,
                   op: Operation, now: datetime) -> bool:
     """Run one claimed job to completion. Returns False when the claim went stale, in which
     case nothing was written."""
-    extracted = await extractor.extract(op.payload.get("text", ""), op.payload.get("topic", ""))
+    extracted = await extract_with_known(storage, extractor, op.namespace,
+                                         op.payload.get("text", ""), op.payload.get("topic", ""))
     prepared = await prepare(storage, embedder, op.namespace, extracted, op.created_at,
                              op.payload, op.id)
     return await commit_job(storage, op, prepared, now, provenance(extractor)) is not None

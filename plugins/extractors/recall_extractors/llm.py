@@ -29,7 +29,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from recall_core import ExtractedMemory, Extractor, Memory
-from recall_core.contracts import ExtractionError
+from recall_core.contracts import ExtractionError, KnownFact
+from recall_core.kit.inventory_text import known_facts_text
 
 from .budget import BudgetExceeded, RateBudget, Reservation
 from .chunking import estimate_tokens, split_text
@@ -106,6 +107,8 @@ def piece_tokens(context_window: int | None, max_tokens: int, prompt: str,
 
 class LLMExtractor(Extractor):
     name = "llm"
+    #: The model is told the current facts (`inventory_text.known_facts_text`), to reuse keys.
+    reads_known = True
     #: Part of the memo key: how the structured output is obtained.
     output_mode = "tool"
 
@@ -138,11 +141,13 @@ class LLMExtractor(Extractor):
 
     # -- extraction -----------------------------------------------------------------------
 
-    async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:
+    async def extract(self, text: str, topic: str = "",
+                      known: Sequence[KnownFact] = ()) -> list[ExtractedMemory]:
         if not text.strip():
             return []
         pieces = split_text(text, self.chunk_tokens)
-        results = await asyncio.gather(*(self._piece(p, topic, 0) for p in pieces),
+        context = known_facts_text(known)
+        results = await asyncio.gather(*(self._piece(p, topic, 0, context) for p in pieces),
                                        return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:
@@ -158,13 +163,14 @@ class LLMExtractor(Extractor):
             raise worst
         return [m for r in results for m in r]  # type: ignore[union-attr]
 
-    def _memo_key(self, topic: str, piece: str) -> str:
+    def _memo_key(self, topic: str, piece: str, context: str) -> str:
         raw = json.dumps([self.plugin, self.model, self.prompt_version, self.output_mode,
-                          self.max_tokens, topic, piece], ensure_ascii=False)
+                          self.max_tokens, topic, piece, context], ensure_ascii=False)
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
-    async def _piece(self, piece: str, topic: str, depth: int) -> list[ExtractedMemory]:
-        key = self._memo_key(topic, piece)
+    async def _piece(self, piece: str, topic: str, depth: int,
+                     context: str = "") -> list[ExtractedMemory]:
+        key = self._memo_key(topic, piece, context)
         now = self._clock()
         hit = self._memo.get(key)
         if hit is not None and now - hit[0] < _MEMO_TTL:
@@ -177,7 +183,7 @@ class LLMExtractor(Extractor):
         future: asyncio.Future[list[ExtractedMemory]] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            out = await self._extract_piece(piece, topic, depth)
+            out = await self._extract_piece(piece, topic, depth, context)
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: no "never retrieved" warning when nobody shares it
@@ -190,8 +196,10 @@ class LLMExtractor(Extractor):
             self._memo.popitem(last=False)
         return [m.model_copy() for m in out]
 
-    async def _extract_piece(self, piece: str, topic: str, depth: int) -> list[ExtractedMemory]:
-        content = (f"<topic>{topic}</topic>\n" if topic else "") + f"<text>\n{piece}\n</text>"
+    async def _extract_piece(self, piece: str, topic: str, depth: int,
+                             context: str = "") -> list[ExtractedMemory]:
+        content = ((f"<topic>{topic}</topic>\n" if topic else "") + context
+                   + f"<text>\n{piece}\n</text>")
         try:
             reply = await self._metered(self.prompt + content, lambda: self._request(
                 self.prompt, content, EXTRACT_TOOL, EXTRACT_DESCRIPTION, RecordMemories))
@@ -204,7 +212,7 @@ class LLMExtractor(Extractor):
                     f"[plugins.{self.plugin}] max_tokens.", retryable=False) from None
             self.usage.by_reason["split_after_cutoff"] = \
                 self.usage.by_reason.get("split_after_cutoff", 0) + 1
-            parts = [await self._piece(h, topic, depth + 1) for h in halves]
+            parts = [await self._piece(h, topic, depth + 1, context) for h in halves]
             return [m for part in parts for m in part]
         self.usage.pieces += 1
         return [m for m in (to_extracted(i) for i in reply.value.memories) if m is not None]

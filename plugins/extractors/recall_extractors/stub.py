@@ -24,18 +24,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recall_core import ExtractedMemory, Extractor, Memory
-from recall_core.contracts import ExtractionError
+from recall_core.contracts import ExtractionError, KnownFact
 
-from .cues import UNSURE
 from .fragments import group_fragments, split_speaker
 from .kinds import by_kind
+from .known import apply_known, join_endings
 from .lexicon import TOOL_CATEGORIES
 from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
 from .classifier import load as load_classifier
-from .statements import split_statements
-from .subjects import Subject
-from .triples import Fact, Reading, read_statement
+from .reading import read_all
+from .triples import Fact, Reading
 
 log = logging.getLogger("recall.extractors")
 
@@ -155,6 +154,10 @@ def memory(text: str, fact: Fact | None = None, classified: str | None = None
         value=triple[2] if triple else None)
 
 
+# A request cut from a sentence is an instruction of its own ("..., and please keep it short").
+_REQUEST = re.compile(r"^(?:please|pls|plz)\b", re.IGNORECASE)
+
+
 @dataclass
 class Unit:
     """A statement (or a sentence stating no fact), with the facts it states."""
@@ -164,55 +167,6 @@ class Unit:
     #: a clause cut from a sentence that opens with its own subject: never a fragment of the
     #: statement before it ("..., and I'm diabetic")
     alone: bool = False
-
-
-def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[str, Reading]]]:
-    """Every sentence's statements with what the rules read in them."""
-    out = []
-    last_person: str | None = None
-    for sentence in sentences:
-        found = []
-        for clause in split_statements(sentence, speaker):
-            reading = _read_safely(clause, speaker, last_person)
-            if not reading.facts:
-                reading = by_pieces(clause, reading, speaker, last_person)
-            subject = reading.subject
-            if subject.kind == "person" and subject.entity and subject.surface.lower() \
-                    not in ("i", "he", "she"):
-                last_person = subject.entity
-            found.append((clause, reading))
-        out.append(found)
-    return out
-
-
-def _read_safely(clause: str, speaker: str | None, last_person: str | None) -> Reading:
-    try:
-        return read_statement(clause, speaker, last_person)
-    except Exception:  # noqa: BLE001 - a rule's bug must not lose the user's text
-        log.exception("stub: reading %r failed; stored without a fact", clause)
-        return Reading([], Subject(None, "none", clause))
-
-
-# Where a statement's asides begin: "kitty is my terminal now, ligatures finally work".
-_PIECE = re.compile(r",\s+|\s*;\s*|\s+[-\u2013\u2014]\s+|\s+\((?=\w)|\)\s*|"
-                    r"\s+(?:so|because|since|but|cause|cos|as)\s+", re.IGNORECASE)
-
-
-def by_pieces(clause: str, whole: Reading, speaker: str | None,
-              last_person: str | None) -> Reading:
-    """A statement no rule read as a whole, read piece by piece: the fact sits in one part
-    and the rest is an aside ("Had my first 1:1 with my new manager Tom today, seems chill";
-    "Sorry for the slow reply, we closed on the house in Denver"). The pieces' facts are the
-    statement's (it stays one memory); a statement that hedges, asks or supposes anywhere
-    states no fact in any piece."""
-    cut = [p.strip() for p in _PIECE.split(clause) if p and p.strip()]
-    if len(cut) < 2 or UNSURE.search(clause):
-        return whole
-    pieces = [p for p in cut if len(p.split()) >= 2]
-    facts = [f for piece in pieces for f in _read_safely(piece, speaker, last_person).facts]
-    if not facts:
-        return whole
-    return Reading(facts, whole.subject, whole.rest, whole.cues)
 
 
 def classify_unread(read: list[list[tuple[str, Reading]]], classifier: Any) -> None:
@@ -240,7 +194,8 @@ def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) ->
     out: list[Unit] = []
     for sentence, statements in zip(sentences, read):
         found = [Unit(clause, [f for f in r.facts if f.triple() is not None],
-                      alone=len(statements) > 1 and r.subject.entity is not None)
+                      alone=len(statements) > 1 and (r.subject.entity is not None
+                                                     or bool(_REQUEST.match(clause))))
                  for clause, r in statements]
         side_by_side(found, sentence)
         if not any(u.facts for u in found):
@@ -277,6 +232,22 @@ def side_by_side(units: list[Unit], sentence: str) -> None:
                       if (f.entity, f.attribute) in shared else f for f in unit.facts]
 
 
+_LIST_GLUE = re.compile(r"^\s*(?:,|,?\s*and|&|\+)\s*$", re.IGNORECASE)
+
+
+def _listed(text: str, facts: list[Fact], fact: Fact) -> list[str]:
+    """The values listed in the statement with `fact`'s: those of its attribute, or every
+    value when they stand side by side as one list ("I use 1Password and Obsidian": two
+    tools of two kinds, each its own memory)."""
+    same = [f.value for f in facts if not f.ended and f.attribute == fact.attribute]
+    values = [f.value for f in facts if not f.ended]
+    at = [text.find(v) for v in values]
+    if len(values) < 2 or len(values) == len(same) or min(at) < 0 or at != sorted(at):
+        return same
+    gaps = [text[at[i] + len(values[i]):at[i + 1]] for i in range(len(values) - 1)]
+    return values if all(_LIST_GLUE.match(g) for g in gaps) else same
+
+
 def _item_text(text: str, values: list[str], value: str) -> str:
     """ "I'm allergic to peanuts and shellfish" -> "I'm allergic to shellfish": the list in a
     statement replaced by one of its items, so each item is a memory of its own."""
@@ -290,7 +261,8 @@ class StubExtractor(Extractor):
     """Rule-based extractor: no network, same input -> same output."""
 
     name = "stub"
-    prompt_version = "rules-v2"
+    prompt_version = "rules-v3"
+    reads_known = True
 
     def __init__(self, settings: StubSettings | None = None, classifier: Any = _AUTO):
         self.settings = settings or StubSettings()
@@ -299,7 +271,8 @@ class StubExtractor(Extractor):
         #: reads the statements no rule reads (`classifier`); None: rules alone
         self.classifier = classifier
 
-    async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:
+    async def extract(self, text: str, topic: str = "",
+                      known: Sequence[KnownFact] = ()) -> list[ExtractedMemory]:
         speaker, body = split_speaker(text)
         seen: set[str] = set()
         kept = []
@@ -322,7 +295,8 @@ class StubExtractor(Extractor):
             for clause, reading in statements:
                 if not reading.facts:
                     reading.facts = by_kind(clause, reading.subject, speaker)
-        units = units_of(kept, read)
+        apply_known(kept, read, known, speaker)
+        units = join_endings(units_of(kept, read), known)
         out: list[ExtractedMemory] = []
         for group in group_fragments([(u.text, u.facts or (u.alone or None)) for u in units]):
             head, facts = next(((s, f) for s, f in group if isinstance(f, list)), group[0])
@@ -332,7 +306,7 @@ class StubExtractor(Extractor):
                 out.append(memory(stored))
                 continue
             for fact in facts:
-                listed = [f.value for f in facts if not f.ended and f.attribute == fact.attribute]
+                listed = _listed(stored, facts, fact)
                 own = _item_text(stored, listed, fact.value) if not fact.ended else stored
                 if fact.text and len(group) == 1:
                     own = f"{speaker}: {fact.text}" if speaker else fact.text

@@ -56,7 +56,7 @@ async def current_texts(rt, ns: str) -> list[str]:
      "My wife works at the library."),
     ("I'm allergic to peanuts and shellfish.", "I'm no longer allergic to peanuts.",
      "I'm allergic to peanuts."),
-    # The fact in one part of a statement, an aside in the other (stub.by_pieces).
+    # The fact in one part of a statement, an aside in the other (reading.by_pieces).
     ("I use Alacritty as my terminal.", "Kitty is my terminal now, ligatures finally work",
      "I use Alacritty as my terminal."),
     # An adverb after the copula; a relation named with its person in passing.

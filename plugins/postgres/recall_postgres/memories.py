@@ -184,6 +184,13 @@ class MemoryMethods:
             namespace, entity, attribute)
         return [memory_from_row(r) for r in rows]
 
+    async def current_facts(self, namespace: str, limit: int) -> list[Memory]:
+        rows = await self.pool.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND valid_until IS NULL "
+            f"AND entity IS NOT NULL AND attribute IS NOT NULL AND value IS NOT NULL "
+            f"ORDER BY created_at DESC, seq DESC LIMIT $2", namespace, limit)
+        return [memory_from_row(r) for r in rows]
+
     async def memories_at(self, namespace: str, at: datetime) -> list[Memory]:
         # With the session context (as folded for the keyword index): rankers index it too.
         rows = await self.pool.fetch(

@@ -124,6 +124,13 @@ class MemoryMethods:
             "AND attribute = ? ORDER BY created_at, seq", (namespace, entity, attribute))
         return [memory_from_row(r) for r in rows]
 
+    async def current_facts(self, namespace: str, limit: int) -> list[Memory]:
+        rows = await self.db.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND valid_until IS NULL "
+            "AND entity IS NOT NULL AND attribute IS NOT NULL AND value IS NOT NULL "
+            "ORDER BY created_at DESC, seq DESC LIMIT ?", (namespace, limit))
+        return [memory_from_row(r) for r in rows]
+
     async def memories_at(self, namespace: str, at: datetime) -> list[Memory]:
         # Text comparison is time order: every datetime is stored fixed-width UTC (codec).
         # With the session context: the ranker indexes it like the full-text index does.

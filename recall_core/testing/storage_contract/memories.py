@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 
@@ -149,3 +150,17 @@ class MemoryTests(ContractBase):
         await storage.update_importance([(A, a.id, 0.25), (A, b.id, 1.0), (B, a.id, 1.0)])
         assert (await storage.get_memories(A, [a.id]))[0].importance == 0.25
         assert (await storage.get_memories(B, [b.id]))[0].importance == 0.5
+
+    async def test_current_facts_newest_first_in_namespace_only(self, storage: Storage) -> None:
+        def fact(ns: str, value: str, minutes: float, **kw: Any) -> Memory:
+            return memory(ns, f"I use {value}.", minutes=minutes, entity="user",
+                          attribute=kw.pop("attribute", "editor"), value=value, **kw)
+        old, cur = fact(A, "vim", 1), fact(A, "helix", 2)
+        shell, other = fact(A, "zsh", 3, attribute="shell"), fact(B, "emacs", 9)
+        await storage.insert_memories([old, shell, other, memory(A, "no fact", minutes=5)])
+        await supersede(storage, A, [old.id], T0 + timedelta(minutes=2), [cur])
+        got = await storage.current_facts(A, 10)
+        assert [(m.attribute, m.value) for m in got] == [("shell", "zsh"), ("editor", "helix")]
+        assert [m.value for m in await storage.current_facts(A, 1)] == ["zsh"]
+        assert [m.value for m in await storage.current_facts(B, 10)] == ["emacs"]
+        assert await storage.current_facts("empty", 10) == []

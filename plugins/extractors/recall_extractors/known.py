@@ -1,0 +1,293 @@
+"""What is already known decides which fact a statement changes (`Extractor.reads_known`).
+
+The worker hands the extractor the namespace's current facts about the subjects a text may
+be about (`recall_core.memory.known`). The rules alone read "These days I use VS Code" as the
+user's editor because VS Code is an editor; but "Running Arch btw" after "My daily driver is
+Ubuntu", or "daniel finally gave up on emacs and went to Helix" after "Daniel uses Emacs",
+name a new value of a fact stored under a key the statement does not say. A value of the
+same kind as a known single-valued fact's value (`kind`: Arch and Ubuntu are both an OS)
+then takes that fact's key, so the fact model supersedes the old value:
+
+* `align`: a fact the rules read gets the known key of its entity whose value is of its
+  kind ("os" -> "daily_driver"), and an entity named differently from its first mention
+  ("mobile releases" -> "mobile app") the known entity sharing a word and the fact;
+* `replaced`: a statement naming a known value with a word that ends it and one other value
+  of its kind ("screen is dead to me, tmux now"; "gave up on emacs and went to Helix");
+* `current`: a statement naming one value of a known value's kind and saying it holds now
+  ("we got Dashlane so I'm using that for everything").
+
+When unsure (two known facts fit, the statement hedges, asks, negates or tells the past, or
+names two new values) nothing changes: a missed supersession is cheaper than a lost fact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from recall_core.contracts import KnownFact
+from recall_core.kit.attributes import TEAM, USER, base_attribute, is_many
+
+from .cues import UNSURE
+from .fact import Fact
+from .kinds import named_values
+from .lexicon import category_of
+from .triples import Reading
+
+_I = re.IGNORECASE
+
+_DAY = re.compile(r"^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$", _I)
+# Wordings that say a value holds now (besides the rules' own frames).
+_CURRENT = re.compile(
+    r"\b(?:now|these days|nowadays|currently|at the moment|anymore|no more|instead|"
+    r"switched|moved (?:to|over)|migrated|went with|going with|all in on|converted|swapped|"
+    r"as usual|like always|as always|(?:i|we)(?:'m| am|'re| are) (?:using|on|running)|"
+    r"(?:i|we) (?:use|run) (?:it|that|this)|is (?:my|our) \w+ now)\b", _I)
+# Words that end the value they name ("gave up on emacs", "Keycloak is gone").
+_ENDS = re.compile(
+    r"\b(?:no more|no longer|anymore|gave up|given up|ditched|dropped|replaced|retired|"
+    r"gone|dead|shut (?:\w+ )?down|killed|sold|left|quit|swapped|switched|moved|"
+    r"instead of|overtaken|over)\b", _I)
+_NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|used to|back then|"
+                  r"years ago|last year)\b", _I)
+_WORD = re.compile(r"[\w'.+#-]+")
+_ARTICLE = re.compile(r"^(?:the|a|an|my|our|his|her|their)\s+", _I)
+_COMMON = frozenset("the a an my our your his her their new old app team service".split())
+
+
+def kind(value: str) -> str | None:
+    """The kind of a value, for comparing a new value with a known one ("Gruvbox Dark" and
+    "the Solarized Light theme" are themes: a last word may be a variant or a generic noun)."""
+    value = _ARTICLE.sub("", value.strip())
+    if _DAY.match(value):
+        return "day"
+    words = value.split()
+    return category_of(value) or (category_of(" ".join(words[:-1])) if len(words) > 1 else None)
+
+
+def _single(f: KnownFact) -> bool:
+    return not is_many(f.attribute)
+
+
+def _said(text: str) -> set[str]:
+    return {w.strip(".'").lower() for w in _WORD.findall(text)}
+
+
+def _named(entity: str, said: set[str]) -> bool:
+    return any(w in said for w in re.split(r"[\s_]+", entity.lower())
+               if w not in _COMMON and len(w) > 2)
+
+
+def _mentions(text: str, value: str) -> bool:
+    """The known value is named: whole, or by its last word ("the Golf" for "VW Golf")."""
+    low = text.lower()
+    parts = value.lower().split()
+    forms = {value.lower()} | ({parts[-1]} if len(parts) > 1 and len(parts[-1]) > 2 else set())
+    return any(re.search(rf"(?<![\w-]){re.escape(f)}s?(?![\w-])", low) for f in forms)
+
+
+def _one(options: Sequence[KnownFact]) -> KnownFact | None:
+    keys = {(k.entity, k.attribute) for k in options}
+    return options[0] if len(keys) == 1 else None
+
+
+def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fact:
+    """The fact with the entity and key of the known fact it gives a new value of."""
+    triple = fact.triple()
+    if fact.ended or fact.check or triple is None:
+        return fact
+    entity, attribute, value = triple
+    ended = _one([k for k in known if _single(k) and kind(k.value) is not None
+                  and kind(k.value) == kind(value) and k.value.lower() != value.lower()
+                  and _mentions(text, k.value)]) if _ENDS.search(text) else None
+    if ended is not None and not any((k.entity, k.attribute) == (entity, attribute)
+                                     for k in known):
+        # "we went with Litestar for the rewrite. Flask is gone": the ended value's fact
+        return Fact(ended.entity, ended.attribute, value, text=fact.text)
+    if entity not in {k.entity for k in known} and entity not in (USER, TEAM):
+        words = _said(entity)
+        # the known entity shares a word with it ("mobile releases", "mobile app"), or the
+        # known fact's memory named it ("We use Django for the API" -> "The API runs on ...")
+        near = {k.entity for k in known
+                if ((k.entity not in (USER, TEAM) and _named(k.entity, words))
+                    or _named(entity, _said(k.text)))
+                and (base_attribute(k.attribute) == base_attribute(attribute)
+                     or (kind(k.value) is not None and kind(k.value) == kind(value)))}
+        if len(near) == 1:
+            entity = near.pop()
+    value_kind = kind(value)
+    mine = [k for k in known if k.entity == entity and _single(k)]
+    keep = Fact(entity, attribute, value, text=fact.text) if entity != triple[0] else fact
+    if value_kind is None or any(k.attribute == attribute for k in mine):
+        return keep
+    if is_many(attribute) and (not _CURRENT.search(clause)
+                               or re.search(r"\b(?:also|too|as well)\b", clause, _I)):
+        return keep
+    same = _one([k for k in mine if kind(k.value) == value_kind
+                 and k.value.lower() != value.lower()])
+    return Fact(entity, same.attribute, value, text=fact.text) if same is not None else keep
+
+
+def _in_scope(k: KnownFact, reading: Reading, said: set[str], speaker: str | None) -> bool:
+    subject = reading.subject
+    if subject.entity and subject.kind in ("person", "team", "thing") and k.entity == subject.entity:
+        return True
+    me = speaker.lower() if speaker else USER
+    if k.entity in (me, TEAM) and subject.entity in (None, me, TEAM):
+        return True
+    return k.entity not in (USER, TEAM) and _named(k.entity, said)
+
+
+def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
+                 speaker: str | None, sentence: str) -> list[Fact]:
+    """A new value of a known single-valued fact, said against the old one or as current.
+    The value is read in the statement, what is said of it in its whole sentence ("we got
+    Dashlane so I'm using that for everything")."""
+    if UNSURE.search(sentence) or _NOT.search(sentence):
+        return []
+    said = _said(sentence)
+    named = [(at, _ARTICLE.sub("", v), kd) for at, v, kd in named_values(clause)]
+    fits = []
+    for k in known:
+        k_kind = kind(k.value)
+        if not _single(k) or k_kind is None or not _in_scope(k, reading, said, speaker):
+            continue
+        new = {v for _, v, kd in named if kd == k_kind and v.lower() not in k.value.lower()
+               and k.value.lower() not in v.lower()}
+        new |= {w for w in _WORD.findall(clause) if k_kind == "day" and _DAY.match(w)
+                and w.lower().rstrip("s") != k.value.lower().rstrip("s")}
+        if len({v.lower() for v in new}) != 1:
+            continue
+        ended = _mentions(sentence, k.value) and _ENDS.search(sentence)
+        # "MongoDB is gone now": with the old value unnamed, a word that ends the one named
+        # says it is the old one
+        if ended or (_CURRENT.search(sentence) and not _ENDS_ONE.search(sentence)):
+            fits.append(KnownFact(k.entity, k.attribute, new.pop()))
+    chosen = _one(fits)
+    return [Fact(chosen.entity, chosen.attribute, chosen.value)] if chosen else []
+
+
+def ends_used(facts: list[Fact], known: Sequence[KnownFact], sentence: str) -> list[Fact]:
+    """A tool stored as one of several used (`uses:<tool>`), ended by a new value of its
+    kind held one at a time, said as current ("I'm on Gruvbox Dark now" after "I use the
+    Solarized Light theme")."""
+    if not _CURRENT.search(sentence):
+        return []
+    out = []
+    for f in facts:
+        triple = f.triple()
+        if f.ended or triple is None or is_many(triple[1]) or kind(triple[2]) is None:
+            continue
+        used = [k for k in known if k.entity == triple[0] and base_attribute(k.attribute) == "uses"
+                and kind(k.value) == kind(triple[2]) and not _mentions(triple[2], k.value)]
+        # Several of the kind used side by side: which one the new value replaces is unsure.
+        out += [Fact(k.entity, "uses", k.value, ended=True) for k in used if len(used) == 1]
+    return out
+
+
+# Words that end one value of a many-valued fact, said next to it ("can't do horror movies
+# anymore", "Swarm is decommissioned", "had to stop climbing").
+_ENDS_ONE = re.compile(
+    r"\b(?:no more|no longer|anymore|any more|gave up|given up|giving up|ditched|dropped|"
+    r"retired|decommissioned|deprecated|gone|dead|stopp?(?:ed|ing)?|quit|cancell?ed|sold|"
+    r"got rid of|let (?:it|that|them|that one|those) go|done with|off my list)\b", _I)
+# Where one aside ends and the next begins: a value "still" said in the next stays.
+_ASIDE = re.compile(r"[,;.!]\s+|\s+(?:but|though|although|so|and|while|whereas)\s+", _I)
+# A memory that lists several values ("I do climbing, yoga and cycling"): ending one would
+# supersede the others with it, so it is kept (a missed ending is cheaper than lost facts).
+_LISTED = re.compile(r",|\s(?:and|&|plus)\s", _I)
+_POINTS_BACK = re.compile(r"\b(?:it|that|them|those|that one)\b", _I)
+_STILL = re.compile(r"\b(?:still|keep|kept|also|too)\b", _I)
+
+
+def _is_subject(value: str, reading: Reading) -> bool:
+    """The statement is about the value itself ("Swarm is decommissioned")."""
+    subject = reading.subject
+    return bool(subject.entity) and _mentions(subject.entity, value)
+
+
+def ends_known(sentence: str, reading: Reading, known: Sequence[KnownFact],
+               speaker: str | None) -> list[Fact]:
+    """Known values of many-valued facts that the sentence ends: named in an aside with a word
+    that ends them, and not said to go on ("Gave up pottery, still knitting")."""
+    if UNSURE.search(sentence):
+        return []
+    said = _said(sentence)
+    out: list[Fact] = []
+    before: list[KnownFact] = []
+    for aside in _ASIDE.split(sentence):
+        named = [k for k in known if is_many(k.attribute) and _mentions(aside, k.value)
+                 and (_in_scope(k, reading, said, speaker) or _is_subject(k.value, reading))]
+        if not named and _POINTS_BACK.search(aside):
+            named = before  # "haven't touched Java in years, I wouldn't list it anymore"
+        before = named
+        if not _ENDS_ONE.search(aside) or _STILL.search(aside) or len(named) > 1:
+            continue  # not ended, said to go on, or which one ended is unsure
+        # ended under the stored key exactly (its part after ":" names the value)
+        out += [Fact(k.entity, base_attribute(k.attribute), k.attribute.partition(":")[2]
+                     or k.value, ended=True) for k in named if not _LISTED.search(k.text)]
+    return out
+
+
+def _restates(fact: Fact, known: Sequence[KnownFact]) -> bool:
+    t = fact.triple()
+    return t is not None and any(
+        (k.entity, k.attribute) == t[:2] and (_mentions(t[2], k.value) or _mentions(k.value, t[2]))
+        for k in known)
+
+
+def apply_known(sentences: Sequence[str], read: list[list[tuple[str, Reading]]],
+                known: Sequence[KnownFact], speaker: str | None) -> None:
+    """Every statement's facts given the known ones (in place); `read` has each of
+    `sentences`' statements."""
+    if not known:
+        return
+    text = " ".join(sentences)
+    for sentence, statements in zip(sentences, read):
+        added: list[tuple[Reading, list[Fact]]] = []
+        for clause, reading in statements:
+            reading.facts = [align(f, known, clause, text) for f in reading.facts]
+            if _ENDS_ONE.search(sentence):
+                # "payments no longer ships on Mondays, ...": the known value restated beside
+                # a word that ends it is not its new value
+                reading.facts = [f for f in reading.facts if f.ended or not _restates(f, known)]
+            if not any(not f.ended and not is_many(f.attribute) for f in reading.facts):
+                added.append((reading, said_against(clause, reading, known, speaker, sentence)))
+        # Two statements of one sentence giving new values: which one holds is unsure.
+        if sum(1 for _, new in added if new) == 1:
+            for reading, new in added:
+                reading.facts = [*reading.facts, *new]
+        for _, reading in statements:
+            reading.facts = [*reading.facts, *ends_used(reading.facts, known, sentence)]
+        if statements:
+            reading = statements[0][1]
+            have = {f.triple() for _, r in statements for f in r.facts}
+            reading.facts += [f for f in ends_known(sentence, reading, known, speaker)
+                              if f.triple() not in have]
+
+
+def join_endings(units: list, known: Sequence[KnownFact]) -> list:
+    """A statement that names a known single value and states no new one ("Left IBM", "My
+    wife left Globex", "Sarah sold the Mini"), in a text whose other statement gives that
+    fact its new value, is one memory with it: the change is said whole ("Left IBM. I joined
+    Datadog."), and a question about the present is never answered by its first half alone.
+    `units` are the stub's statements (`.text`, `.facts`), in order."""
+    single = [k for k in known if _single(k)]
+    out = list(units)
+    for unit in list(out):
+        if any(not f.ended for f in unit.facts):
+            continue
+        old = [k for k in single if _mentions(unit.text, k.value)]
+        keys = {(k.entity, k.attribute) for k in old}
+        target = next((u for u in out if u is not unit and any(
+            (t := f.triple()) is not None and t[:2] in keys and not f.ended
+            and not any(_mentions(t[2], k.value) for k in old) for f in u.facts)), None)
+        if target is None or any(not any(_mentions(f.value, k.value) for k in old)
+                                 for f in unit.facts):
+            continue
+        before = out.index(unit) < out.index(target)
+        first, then = (unit.text, target.text) if before else (target.text, unit.text)
+        # clauses of one sentence lost their comma when they were cut apart
+        target.text = f"{first}{'' if first.rstrip()[-1:] in '.!?;,' else ','} {then}"
+        out.remove(unit)
+    return out

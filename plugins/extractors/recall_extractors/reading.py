@@ -1,0 +1,78 @@
+"""Reading a text's statements by rule: each statement's subject and facts, a later "he" or
+"she" resolved to the person named before, and a statement no rule reads whole read piece by
+piece (its asides cut off)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+
+from .cues import UNSURE
+from .statements import split_statements
+from .subjects import Subject
+from .triples import Reading, read_statement
+
+log = logging.getLogger("recall.extractors")
+
+
+def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[str, Reading]]]:
+    """Every sentence's statements with what the rules read in them."""
+    out = []
+    last_person: str | None = None
+    for sentence in sentences:
+        found = []
+        for clause in split_statements(sentence, speaker):
+            reading = _read_safely(clause, speaker, last_person)
+            if not reading.facts:
+                reading = by_pieces(clause, reading, speaker, last_person)
+            subject = reading.subject
+            if subject.kind == "person" and subject.entity and subject.surface.lower() \
+                    not in ("i", "he", "she"):
+                last_person = subject.entity
+            elif subject.entity is None and (named := _named_first(clause, reading)):
+                last_person = named  # "Tom is our designer. He's based in Oslo."
+            found.append((clause, reading))
+        out.append(found)
+    return out
+
+
+def _named_first(clause: str, reading: Reading) -> str | None:
+    """The one entity of a statement's facts when the statement opens with its name (a frame
+    that reads the fact without a subject: "Tom is our designer")."""
+    entities = {f.entity for f in reading.facts}
+    if len(entities) != 1:
+        return None
+    entity = entities.pop()
+    first = clause.split()[0].lower().strip(",.:'s") if clause.split() else ""
+    return entity if entity not in ("user", "team") and first == entity.split()[0] else None
+
+
+def _read_safely(clause: str, speaker: str | None, last_person: str | None) -> Reading:
+    try:
+        return read_statement(clause, speaker, last_person)
+    except Exception:  # noqa: BLE001 - a rule's bug must not lose the user's text
+        log.exception("stub: reading %r failed; stored without a fact", clause)
+        return Reading([], Subject(None, "none", clause))
+
+
+# Where a statement's asides begin: "kitty is my terminal now, ligatures finally work".
+_PIECE = re.compile(r",\s+|\s*;\s*|\s+[-\u2013\u2014]\s+|\s+\((?=\w)|\)\s*|"
+                    r"\s+(?:so|because|since|but|cause|cos|as)\s+", re.IGNORECASE)
+
+
+def by_pieces(clause: str, whole: Reading, speaker: str | None,
+              last_person: str | None) -> Reading:
+    """A statement no rule read as a whole, read piece by piece: the fact sits in one part
+    and the rest is an aside ("Had my first 1:1 with my new manager Tom today, seems chill";
+    "Sorry for the slow reply, we closed on the house in Denver"). The pieces' facts are the
+    statement's (it stays one memory); a statement that hedges, asks or supposes anywhere
+    states no fact in any piece."""
+    cut = [p.strip() for p in _PIECE.split(clause) if p and p.strip()]
+    if len(cut) < 2 or UNSURE.search(clause):
+        return whole
+    pieces = [p for p in cut if len(p.split()) >= 2]
+    facts = [f for piece in pieces for f in _read_safely(piece, speaker, last_person).facts]
+    if not facts:
+        return whole
+    return Reading(facts, whole.subject, whole.rest, whole.cues)

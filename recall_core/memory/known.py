@@ -1,0 +1,65 @@
+"""What is already known, for an extractor that reads it (`Extractor.reads_known`).
+
+Before a text is extracted, the namespace's current facts about the subjects the text may be
+about are read, so that "I just started a new job at Globex" can take the key of the stored
+`user.employer = Acme` instead of a key of its own. The read is bounded twice: the newest
+`READ` current facts of the namespace (one indexed query, whatever the namespace's size),
+then only those whose entity the text may be about (the user, the team, the line's speaker,
+an entity one of whose words the text says, or a value the text names), at most `KEEP` of
+them, newest first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..contracts import Extractor, KnownFact, Storage
+from ..kit.attributes import TEAM, USER
+from ..kit.transcripts import speaker_of
+
+#: current facts read from storage per extraction (newest first)
+READ = 300
+#: facts handed to the extractor at most
+KEEP = 40
+
+_WORD = re.compile(r"[\w'.+#-]+")
+# Entity words too common to tie a text to an entity ("the billing service" -> "billing").
+_COMMON = frozenset("the a an my our your his her their new old app team service".split())
+
+
+def reads_known(extractor: object) -> bool:
+    return bool(getattr(extractor, "reads_known", False))
+
+
+def relevant(facts: Sequence[KnownFact], text: str, keep: int = KEEP) -> list[KnownFact]:
+    """The facts whose entity `text` may be about, in the order given, at most `keep`."""
+    said = {w.strip(".'").lower() for w in _WORD.findall(text)}
+    speaker = (speaker_of(text) or "").lower()
+    out = []
+    for f in facts:
+        words = [w for w in re.split(r"[\s_]+", f.entity.lower()) if w]
+        named = any(w in said for w in words if w not in _COMMON and len(w) > 2)
+        value = [w.strip(".'").lower() for w in _WORD.findall(f.value)]
+        if f.entity in (USER, TEAM) or f.entity == speaker or named or \
+                (value and all(w in said for w in value)):  # "Flask is gone"
+            out.append(f)
+            if len(out) >= keep:
+                break
+    return out
+
+
+async def known_facts(storage: Storage, namespace: str, text: str) -> list[KnownFact]:
+    rows = await storage.current_facts(namespace, READ)
+    facts = [KnownFact(m.entity, m.attribute, m.value, m.text) for m in rows
+             if m.entity and m.attribute and m.value is not None]
+    return relevant(facts, text)
+
+
+async def extract_with_known(storage: Storage, extractor: Extractor, namespace: str,
+                             text: str, topic: str) -> list:
+    """`extractor.extract`, given the known facts when it reads them."""
+    if not reads_known(extractor):
+        return await extractor.extract(text, topic)
+    known = await known_facts(storage, namespace, text)
+    return await extractor.extract(text, topic, known=known)  # type: ignore[call-arg]

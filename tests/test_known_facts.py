@@ -1,0 +1,153 @@
+"""Extraction reads what is known (`Extractor.reads_known`, `recall_core.memory.known`), through
+the service and the worker on real storage (SQLite, and Postgres with RECALL_TEST_PG_URL).
+
+The worker hands an extractor that reads them the namespace's current facts about the text's
+subjects: never another namespace's, never a superseded value, and an extractor written
+against `extract(text, topic)` keeps working. With the default (rule-based) extractor, a new
+value said in words that name no fact takes the stored fact's key, so it supersedes."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from recall_core import Extractor, hookimpl
+from recall_core.config import RecallConfig
+from recall_core.contracts import KnownFact
+from recall_core.memory.known import KEEP, relevant
+from recall_core.models import ExtractedMemory
+from recall_core.server.runtime import build_runtime
+
+from recall_testkit.backends import BACKENDS, PG_URL, bundled
+
+
+class Recording(Extractor):
+    """Says "<entity> | <attribute> | <value>" texts as facts, and records what it was told."""
+
+    name = "recording"
+    reads_known = True
+
+    def __init__(self) -> None:
+        self.told: list[tuple[str, list[tuple[str, ...]]]] = []
+
+    async def extract(self, text, topic="", known=()):
+        self.told.append((text, [k[:3] for k in known]))
+        entity, attribute, value = text.split(" | ")
+        return [ExtractedMemory(text=text, entity=entity, attribute=attribute, value=value)]
+
+    async def merge(self, memories, topic=""):
+        raise NotImplementedError
+
+
+class Plain(Recording):
+    """A third-party extractor written before `known` existed."""
+
+    name = "plain"
+    reads_known = False
+
+    async def extract(self, text, topic=""):  # type: ignore[override]
+        return await super().extract(text, topic)
+
+
+class Extractors:
+    def __init__(self, *extractors: Extractor):
+        self.extractors = extractors
+
+    @hookimpl
+    def register_extractors(self, register):
+        for ex in self.extractors:
+            register(ex.name, lambda settings, ex=ex: ex)
+
+
+async def runtime(backend: str, tmp_path, extractor: str, *extra: Extractor):
+    db = str(tmp_path / "r.db") if backend == "sqlite" else PG_URL
+    pm = bundled(postgres=backend != "sqlite")
+    if extra:
+        pm.register(Extractors(*extra), name="test-extractors")
+    cfg = RecallConfig(db=db, worker={"concurrency": 1, "poll_interval": 0.02, "yield_pause": 0},
+                       decay={"interval": 0}, extractor=extractor)
+    return await build_runtime(cfg, pm)
+
+
+async def stored(rt, ns: str, text: str, day: int) -> None:
+    ack = await rt.service.store(ns, text, created_at=f"2026-03-{day:02d}T10:00:00+00:00")
+    for _ in range(400):
+        op = await rt.storage.get_operation(ns, ack["job_id"])
+        if op.status in ("done", "failed"):
+            break
+        await asyncio.sleep(0.025)
+    assert op.status == "done", op.error
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_worker_tells_current_facts_of_this_namespace_only(backend, tmp_path):
+    rec = Recording()
+    rt = await runtime(backend, tmp_path, "recording", rec)
+    try:
+        ns, other = (f"known-{uuid.uuid4().hex[:8]}" for _ in range(2))
+        await stored(rt, ns, "user | editor | vim", 1)
+        await stored(rt, other, "user | employer | Initech", 1)
+        await stored(rt, ns, "user | editor | helix", 2)   # supersedes vim
+        await stored(rt, ns, "billing service | deploy_day | Friday", 3)
+        await stored(rt, ns, "wife | employer | Globex", 4)
+        await stored(rt, ns, "user | shell | zsh", 5)
+        text, known = rec.told[-1]
+        assert text == "user | shell | zsh"
+        # current facts of the namespace, newest first; vim is history, Initech another
+        # tenant's; the billing service and the wife are not what this text is about
+        assert known == [("user", "editor", "helix")]
+        await stored(rt, ns, "billing | deploy_day | Tuesday", 6)
+        assert rec.told[-1][1] == [("user", "shell", "zsh"),
+                                   ("billing service", "deploy_day", "Friday"),
+                                   ("user", "editor", "helix")]
+    finally:
+        await rt.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_an_extractor_that_reads_nothing_known_keeps_working(backend, tmp_path):
+    plain = Plain()
+    rt = await runtime(backend, tmp_path, "plain", plain)
+    try:
+        ns = f"plain-{uuid.uuid4().hex[:8]}"
+        await stored(rt, ns, "user | editor | vim", 1)
+        await stored(rt, ns, "user | editor | helix", 2)
+        assert [m.value for m in await rt.service.history(ns, "user", "editor")] == \
+            ["vim", "helix"]
+        assert [k for _, k in plain.told] == [[], []]
+    finally:
+        await rt.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_new_value_in_other_words_supersedes_the_known_one(backend, tmp_path):
+    """The rules alone key "Running Fedora on the desktop these days" as the user's OS; known
+    facts give it the stored key (daily_driver), so it supersedes."""
+    rt = await runtime(backend, tmp_path, "stub")
+    try:
+        ns = f"stub-{uuid.uuid4().hex[:8]}"
+        await stored(rt, ns, "My daily driver is Debian.", 1)
+        await stored(rt, ns, "Running Fedora on the desktop these days.", 2)
+        timeline = await rt.service.history(ns, "user", "daily_driver")
+        assert [(m.value, m.valid_until is None) for m in timeline] == [("Debian", False),
+                                                                        ("Fedora", True)]
+        # Another namespace's facts never decide a key: there the rules' own key stands.
+        alone = f"stub-{uuid.uuid4().hex[:8]}"
+        await stored(rt, alone, "Running Fedora on the desktop these days.", 2)
+        assert [m.value for m in await rt.service.history(alone, "user", "os")] == ["Fedora"]
+    finally:
+        await rt.close()
+
+
+def test_relevant_facts_are_the_texts_subjects_capped():
+    facts = [KnownFact("user", "editor", "vim"), KnownFact("team", "ci", "Jenkins"),
+             KnownFact("caroline", "location", "Rome"), KnownFact("mobile app", "framework", "Flutter"),
+             KnownFact("sister", "employer", "Acme")]
+    assert relevant(facts, "Caroline: I moved to Oslo.") == facts[:3]
+    assert relevant(facts, "The mobile releases are weekly now") == [*facts[:2], facts[3]]
+    # a fact whose value the text names is about it too ("Acme is gone")
+    assert relevant(facts, "acme laid everyone off") == [*facts[:2], facts[4]]
+    many = [KnownFact("user", f"a{i}", "v") for i in range(KEEP + 5)]
+    assert len(relevant(many, "anything")) == KEEP
