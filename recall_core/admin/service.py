@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
+from ..access.partitions import MAX_NAMESPACE_LEN, NAMESPACE_PATTERN, valid_namespace  # noqa: F401 (re-export)
 from ..errors import ConfirmRequired, InvalidParam, RecallError
 from ..memory.service import CONFIRM_PHRASE, MemoryService
 from .tokens import create_admin_token, create_token, hash_token
@@ -27,14 +27,7 @@ T = TypeVar("T")
 log = logging.getLogger("recall.admin")
 
 JOB_STATUSES = ("queued", "running", "done", "failed")
-MAX_NAMESPACE_LEN = 200
 MAX_OFFSET = 10**9  # beyond any real list; keeps offsets inside 64-bit SQL integers
-# No slash or control characters; no whitespace at either end. Spelled without \s so that
-# Python and the OpenAPI document's (ECMA) regex dialect agree on every character.
-_EDGE_BAD = r"/\x00-\x20\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_MID_BAD = r"/\x00-\x1f\x7f"
-NAMESPACE_PATTERN = f"^[^{_EDGE_BAD}](?:[^{_MID_BAD}]*[^{_EDGE_BAD}])?$"
-_NAMESPACE = re.compile(NAMESPACE_PATTERN)
 
 
 class NotFound(RecallError):
@@ -46,16 +39,9 @@ class Unsupported(RecallError):
 
 
 def valid_namespace_name(namespace: Any) -> str:
-    """`namespace` if it is a name the admin API can carry in a path, else InvalidParam."""
-    if not isinstance(namespace, str) or not namespace.strip():
-        raise InvalidParam("namespace is empty. Pass the namespace's name, e.g. 'alice'.")
-    if not _NAMESPACE.fullmatch(namespace):
-        raise InvalidParam(f"namespace {namespace!r} has leading/trailing spaces, a slash or "
-                           f"control characters. Use a plain name such as 'alice' or 'team-ops'.")
-    if len(namespace) > MAX_NAMESPACE_LEN:
-        raise InvalidParam(f"namespace is {len(namespace)} characters long; at most "
-                           f"{MAX_NAMESPACE_LEN} are allowed.")
-    return namespace
+    """`namespace` if it is a name the admin API can carry in a path (never a partition:
+    no '/'), else InvalidParam."""
+    return valid_namespace(namespace)
 
 
 def page(limit: Any, offset: Any, cap: int) -> tuple[int, int]:

@@ -239,6 +239,20 @@ class MemoryMethods:
                                      namespace)
         return int(v or 0)
 
+    async def list_partitions(self, namespace: str) -> list[str]:
+        # Compared under "C" (code point order) whatever the database's collation: under a
+        # linguistic one '/' may sort as if absent and a range would miss partitions. The
+        # namespaces table has one row per namespace (scanned, not per memory); queued and
+        # running jobs come from their small partial indexes (a partition whose first stores
+        # are not written yet).
+        rows = await self.pool.fetch(
+            'SELECT namespace FROM namespaces WHERE namespace COLLATE "C" > $1 '
+            'AND namespace COLLATE "C" < $2 UNION '
+            "SELECT namespace FROM operations WHERE status IN ('queued', 'running') "
+            'AND namespace COLLATE "C" > $1 AND namespace COLLATE "C" < $2 '
+            'ORDER BY 1', namespace + "/", namespace + "0")
+        return sorted(r[0] for r in rows)
+
     async def delete_namespace(self, namespace: str) -> Erased:
         async def body(con: asyncpg.Connection) -> Erased:
             # Unindex exactly the rows this statement deleted: a memory another transaction

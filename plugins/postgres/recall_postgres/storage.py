@@ -184,6 +184,8 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
     # -- tokens ---------------------------------------------------------------------------
     async def create_token(self, namespace: str, token_hash: str, agent: str | None = None,
                            scopes: str | None = None) -> None:
+        if "/" in namespace:  # a partition ("ns/agent") is never a token's namespace
+            raise ValueError(f"namespace {namespace!r} contains '/', which only partitions do")
         owner = await self.pool.fetchval(
             """INSERT INTO api_tokens (token_hash, namespace, agent, scopes)
                VALUES ($1, $2, $3, $4)
