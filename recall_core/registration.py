@@ -228,14 +228,31 @@ class ToolRegistry:
             return f
         return add(fn) if fn is not None else add
 
-    async def caller_namespace(self) -> str:
-        """The verified caller's namespace (raises UNAUTHORIZED without one)."""
-        from .server.auth import verified_namespace
+    async def caller(self) -> Any:
+        """The verified caller (`recall_core.access.principal.Principal`: namespace, agent,
+        scopes); pass it to `register.service` methods, which read and write only what it
+        may (raises UNAUTHORIZED without one)."""
+        from .server.auth import current_principal, verified_namespace
 
-        return await verified_namespace()
+        await verified_namespace()
+        return current_principal()
+
+    async def caller_namespace(self) -> str:
+        """The verified caller's namespace, for the namespace's owner only: a service call
+        with a bare namespace acts as its owner, so an agent's credential is refused here
+        (use `caller()`), and can never see through a plugin tool what it may not."""
+        from .errors import RecallError
+
+        principal = await self.caller()
+        if not principal.is_owner:
+            raise RecallError(
+                "This plugin tool reads the caller's namespace as its owner, which an agent's "
+                "credential may not. Call it with the owner's token; plugin authors: use "
+                "`await register.caller()` and pass it to the service.", code="FORBIDDEN")
+        return principal.namespace
 
     async def answer(self, fn: Callable[..., Any], **kwargs: Any) -> dict[str, Any]:
-        """`await fn(namespace, **kwargs)` for the verified caller, as the envelope core's
+        """`await fn(caller, **kwargs)` for the verified caller (see `caller()`), as the envelope core's
         tools answer with: the result as data; a `RecallError` as its code and message;
         anything else as INTERNAL, logged with its traceback, never reported as success."""
         from .server.mcp.tools import answer_with_envelope
