@@ -111,8 +111,9 @@ def current_principal() -> Principal:
     principal = _stdio_principal.get()
     if principal is not None:
         return principal
-    current_namespace()  # raises the UNAUTHORIZED error
-    raise AssertionError("unreachable")
+    # Only the namespace set (the start-up warm-up's): its owner. Raises UNAUTHORIZED
+    # when there is none.
+    return Principal(current_namespace())
 
 
 def current_namespace_or_none() -> str | None:

@@ -18,7 +18,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from ..auth import hash_token, unauthorized_response
+from ..auth import hash_token, principal_of, unauthorized_response
+from ...access.partitions import home
+from ...access.principal import Principal
 from ...contracts import Storage
 from .inputs import refusal
 
@@ -31,8 +33,10 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 class NamespaceUser(User):
     """The caller as the SDK sees it: its user name is the namespace its token maps to."""
 
-    def __init__(self, namespace: str, token_hash: str | None = None):
-        self.namespace = namespace
+    def __init__(self, namespace: str | Principal, token_hash: str | None = None):
+        #: Who the token proves (namespace, agent, scopes).
+        self.principal = namespace if isinstance(namespace, Principal) else Principal(namespace)
+        self.namespace = self.principal.namespace
         #: The SHA-256 of the caller's token: the task store re-checks it before it writes,
         #: so a task finishing after its namespace was erased leaves no row behind.
         self.token_hash = token_hash
@@ -68,6 +72,21 @@ async def still_valid(storage: Storage, context: ServerCallContext) -> bool:
     return await storage.namespace_for_token(user.token_hash) == user.namespace
 
 
+def caller_of(context: ServerCallContext) -> Principal:
+    """The verified caller of an A2A call (see `namespace_of`)."""
+    namespace_of(context)  # fails loudly without one
+    user = context.user
+    assert isinstance(user, NamespaceUser)
+    return user.principal
+
+
+def task_space(context: ServerCallContext) -> str:
+    """Where the caller's tasks are kept: the namespace for its owner, the agent's private
+    partition for an agent (`access.partitions.home`), so no agent reads, resumes or lists
+    another's task, and erasing an agent's memories erases its tasks."""
+    return home(caller_of(context))
+
+
 def namespace_of(context: ServerCallContext) -> str:
     """The verified namespace of an A2A call. Fails loudly rather than fall back to a default
     namespace: every A2A route is behind `require_token`, so a miss here is a wiring bug."""
@@ -78,15 +97,16 @@ def namespace_of(context: ServerCallContext) -> str:
                           "recall_core.server.a2a.auth.require_token.")
 
 
-async def verify_request(storage: Storage, request: Request) -> str | JSONResponse:
-    """The caller's namespace, or the 401 (the same answer as the MCP route's)."""
+async def verify_request(storage: Storage, request: Request) -> Principal | JSONResponse:
+    """The caller (namespace, agent, scopes), or the 401 (the same answer as the MCP
+    route's)."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if scheme.lower() == "bearer" and token:
-        namespace = await storage.namespace_for_token(hash_token(token))
-        if namespace is not None:
-            return namespace
+        grant = await storage.grant_for_token(hash_token(token))
+        if grant is not None:
+            return principal_of(grant)
     return unauthorized_response(header)
 
 

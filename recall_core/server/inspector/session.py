@@ -39,6 +39,9 @@ class Principal:
     kind: str
     #: the namespace (namespace tokens) or the admin token's name
     name: str
+    #: the agent of an agent's namespace token (None: the owner, or an admin); its pages
+    #: show only what the agent sees (`access.partitions`)
+    agent: str | None = None
 
     @property
     def is_admin(self) -> bool:
@@ -61,14 +64,14 @@ def csrf_ok(principal: Principal, sent: Any) -> bool:
     return isinstance(sent, str) and hmac.compare_digest(sent.encode(), principal.csrf.encode())
 
 
-async def holder(storage: Any, token_hash: str) -> tuple[str, str] | None:
-    """("admin", name) or ("namespace", namespace) of an unrevoked token, else None."""
+async def holder(storage: Any, token_hash: str) -> tuple[str, ...] | None:
+    """("admin", name) or ("namespace", namespace, agent) of an unrevoked token, else None."""
     if storage.capabilities.admin:
         name = await storage.admin_for_token(token_hash)
         if name is not None:
             return "admin", name
-    namespace = await storage.namespace_for_token(token_hash)
-    return ("namespace", namespace) if namespace is not None else None
+    grant = await storage.grant_for_token(token_hash)
+    return ("namespace", grant.namespace, grant.agent) if grant is not None else None
 
 
 async def identify(storage: Any, sessions: Sessions, session_id: str | None) -> Principal | None:
