@@ -14,14 +14,15 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
-from ..access.partitions import MAX_NAMESPACE_LEN, NAMESPACE_PATTERN, valid_namespace  # noqa: F401 (re-export)
+from ..access.partitions import MAX_NAMESPACE_LEN, NAMESPACE_PATTERN, split, valid_namespace  # noqa: F401 (re-export)
 from ..errors import ConfirmRequired, InvalidParam, RecallError
 from ..memory.service import CONFIRM_PHRASE, MemoryService
 from .tokens import create_admin_token, create_token, hash_token
 from ..memory.erase import erased_label
 from ..memory.reindex import reindex
-from ..memory.transfer import ImportLine, MalformedLine, export_lines, import_extract, import_verbatim, parse_lines
+from ..memory.transfer import ImportLine, MalformedLine, by_space, export_lines, import_extract, import_verbatim, parse_lines
 from ..contracts import AdminAction, token_id
+from ..contracts.admin import AgentSummary
 
 T = TypeVar("T")
 log = logging.getLogger("recall.admin")
@@ -127,8 +128,18 @@ class AdminService:
         self._need_admin()
         limit, offset = page(limit, offset, self.page_cap)
         rows, total = await self.storage.list_namespaces(limit, offset)
+        for row in rows:  # agents' private partitions, under their owner
+            row.agents = [await self._agent_summary(p)
+                          for p in await self.storage.list_partitions(row.namespace)]
         return {"namespaces": [r.model_dump(mode="json") for r in rows], "total": total,
                 "next_offset": offset + len(rows) if offset + len(rows) < total else None}
+
+    async def _agent_summary(self, space: str) -> AgentSummary:
+        return AgentSummary(
+            agent=split(space)[1] or "", active_memories=sum(
+                (await self.storage.stats(space)).values()),
+            queued_jobs=await self.storage.count_jobs(space, ("queued", "running")),
+            failed_jobs=await self.storage.count_jobs(space, "failed"))
 
     async def tokens(self, namespace: Any) -> dict[str, Any]:
         self._need_admin()
@@ -286,15 +297,21 @@ class AdminService:
                     rows = parse_lines(given)  # type: ignore[arg-type]
                 except MalformedLine as exc:
                     raise InvalidParam(str(exc)) from None
+            groups = by_space(namespace, rows)  # each line to its visibility's partition
             if extract:
-                queued, cached = await import_extract(self.storage, namespace, rows, progress)
+                queued = cached = 0
+                for space, group in groups.items():
+                    q, c = await import_extract(self.storage, space, group, progress)
+                    queued, cached = queued + q, cached + c
                 self.service.job_signal.set()
                 return {"lines": len(rows), "queued": queued, "already_queued": cached}
             embedder = self.service.embedder if embed else None
             if embedder is not None and not embedder.ready:
                 embedder = None  # the server backfills vectors once the model is ready
-            n = await import_verbatim(self.storage, namespace, rows, embedder, keep_ids=keep_ids,
-                                      progress=progress)
+            n = 0
+            for space, group in groups.items():
+                n += await import_verbatim(self.storage, space, group, embedder,
+                                           keep_ids=keep_ids, progress=progress)
             return {"lines": len(rows), "imported": n}
         return await self._audited(actor, "import_namespace", namespace,
                                    {"mode": "extract" if extract else "verbatim"}, run)
