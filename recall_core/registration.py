@@ -230,29 +230,24 @@ class ToolRegistry:
 
     async def caller(self) -> Any:
         """The verified caller (`recall_core.access.principal.Principal`: namespace, agent,
-        scopes); pass it to `register.service` methods, which read and write only what it
-        may (raises UNAUTHORIZED without one)."""
+        scopes); raises UNAUTHORIZED without one."""
         from .server.auth import current_principal, verified_namespace
 
         await verified_namespace()
         return current_principal()
 
     async def caller_namespace(self) -> str:
-        """The verified caller's namespace, for the namespace's owner only: a service call
-        with a bare namespace acts as its owner, so an agent's credential is refused here
-        (use `caller()`), and can never see through a plugin tool what it may not."""
-        from .errors import RecallError
+        """The verified caller's namespace (raises UNAUTHORIZED without one). It carries the
+        caller (`access.partitions.CallerNamespace`): `register.service` methods called with
+        it read and write only what the caller may (an agent's credential never acts as the
+        namespace's owner)."""
+        from .access.partitions import CallerNamespace
 
-        principal = await self.caller()
-        if not principal.is_owner:
-            raise RecallError(
-                "This plugin tool reads the caller's namespace as its owner, which an agent's "
-                "credential may not. Call it with the owner's token; plugin authors: use "
-                "`await register.caller()` and pass it to the service.", code="FORBIDDEN")
-        return principal.namespace
+        return CallerNamespace(await self.caller())
 
     async def answer(self, fn: Callable[..., Any], **kwargs: Any) -> dict[str, Any]:
-        """`await fn(caller, **kwargs)` for the verified caller (see `caller()`), as the envelope core's
+        """`await fn(namespace, **kwargs)` for the verified caller (the namespace as
+        `caller_namespace()` gives it), as the envelope core's
         tools answer with: the result as data; a `RecallError` as its code and message;
         anything else as INTERNAL, logged with its traceback, never reported as success."""
         from .server.mcp.tools import answer_with_envelope

@@ -54,6 +54,12 @@ def test_admin_api_conforms(case, srv):
         # A schema cannot say "confirm equals the path's namespace": a random confirm is
         # schema-valid yet rightly refused (400 CONFIRM_REQUIRED).
         excluded.append(schemathesis.checks.positive_data_acceptance)
+    unstorable_ok = case.operation.path.endswith("/import")
+    if unstorable_ok:
+        # Nor "no NUL character, no lone surrogate" on every string of a line (kit.
+        # representable): such a line is schema-valid yet rightly refused, naming the field
+        # in its error. Which examples hit it depends on the schema's every field.
+        excluded.append(schemathesis.checks.positive_data_acceptance)
     response = case.call_and_validate(base_url=srv.base + "/admin", excluded_checks=excluded)
     if 400 <= response.status_code < 500:
         body = response.json()

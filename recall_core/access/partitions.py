@@ -23,6 +23,8 @@ from ..errors import InvalidParam
 from .principal import Principal
 
 SEP = "/"
+#: An agent's name (`principal.valid_agent_name`), as a JSON-schema pattern.
+AGENT_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 SHARED = "shared"
 PRIVATE = "private"
 VISIBILITIES = (PRIVATE, SHARED)
@@ -49,6 +51,19 @@ def valid_namespace(namespace: Any) -> str:
         raise InvalidParam(f"namespace is {len(namespace)} characters long; at most "
                            f"{MAX_NAMESPACE_LEN} are allowed.")
     return namespace
+
+
+class CallerNamespace(str):
+    """The caller's namespace as the plain string plugin tools have always been given
+    (`register.answer`, `register.caller_namespace`), carrying the principal: a service call
+    made with it acts for that caller (an agent sees only what it may), never as the owner."""
+
+    principal: Principal
+
+    def __new__(cls, principal: Principal) -> "CallerNamespace":
+        out = super().__new__(cls, principal.namespace)
+        out.principal = principal
+        return out
 
 
 def partition(namespace: str, agent: str | None) -> str:

@@ -25,15 +25,15 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from pydantic import (BaseModel, ConfigDict, Field, StrictBool, ValidationError, ValidationInfo,
-                      field_validator, model_validator)
+                      field_validator)
 
 from . import facts, validation as v, writes
 from .session_context import attach_context, embed_in_context
 from ..models import Memory, MemoryType, Operation, new_id
 from ..contracts import Embedder, Storage
 from ..kit import representable
-from ..access.partitions import partition, split, visibility_of
-from ..access.principal import valid_agent_name
+from ..access.partitions import AGENT_PATTERN, partition, split, visibility_of
+from ..access.principal import MAX_AGENT_LEN
 
 #: A verbatim import of at least this many rows without fact statements takes the bulk path.
 OPTIMIZE_BULK = 5000
@@ -75,22 +75,15 @@ class ImportLine(BaseModel):
     # Strict: the schema (and the admin API's OpenAPI document) says boolean, and a lax bool
     # took `"pinned": 0` or `"pinned": "no"` as a value.
     pinned: StrictBool = False
-    # Whose it is (`access.partitions`): shared (the default) or private to `private_to`.
-    visibility: Literal["private", "shared"] = "shared"
-    private_to: str | None = None
+    # Whose it is (`access.partitions`): `private_to` names the agent a private memory
+    # belongs to (absent: shared). `visibility` is what export writes beside it, for the
+    # reader; the partition follows private_to.
+    visibility: Literal["private", "shared"] | None = None
+    private_to: str | None = Field(None, pattern=AGENT_PATTERN, max_length=MAX_AGENT_LEN)
 
     @property
     def exact(self) -> bool:
         return self.valid_from is not None
-
-    @model_validator(mode="after")
-    def _owner(self) -> "ImportLine":
-        if (self.visibility == "private") != (self.private_to is not None):
-            raise ValueError("a private line names its agent in private_to, and only a "
-                             "private line does (visibility 'private')")
-        if self.private_to is not None:
-            valid_agent_name(self.private_to)
-        return self
 
     def space(self, namespace: str) -> str:
         """The storage namespace the line goes to in `namespace`."""

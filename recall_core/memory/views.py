@@ -52,7 +52,11 @@ class View:
 
 
 def principal_of(who: Caller) -> Principal:
-    return Principal(who) if isinstance(who, str) else who
+    """A bare namespace is its owner; a `CallerNamespace` (what tools are given) its caller."""
+    if isinstance(who, Principal):
+        return who
+    carried = getattr(who, "principal", None)
+    return carried if isinstance(carried, Principal) else Principal(who)
 
 
 async def view_of(storage: Storage, who: Caller) -> View:

@@ -19,6 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from . import schemas as m
 from ..auth import current_principal, verified_namespace
+from ...access.partitions import CallerNamespace
 from .default_middleware import envelope_result
 from .envelope import error, ok
 from ...errors import RecallError
@@ -34,11 +35,12 @@ DESTRUCTIVE = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint":
 
 async def answer_with_envelope(fn: Callable[..., Awaitable[Any]], **kwargs: Any) -> dict[str, Any]:
     """`await fn(caller, **kwargs)` answered as the envelope (the caller: the verified
-    principal, whose partitions the service reads and writes): the result as data, a
+    namespace, carrying its principal, whose partitions the service reads and writes: a
+    `CallerNamespace`): the result as data, a
     RecallError as its code and message, anything else as INTERNAL."""
     try:
         await verified_namespace()  # over stdio: the token checked again
-        return ok(await fn(current_principal(), **kwargs))
+        return ok(await fn(CallerNamespace(current_principal()), **kwargs))
     except RecallError as exc:
         return error(exc.code, exc.message, getattr(exc, "retry_after", None))
     except Exception as exc:  # noqa: BLE001 - reported as INTERNAL, with the log line to look at
