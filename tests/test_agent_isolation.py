@@ -324,3 +324,39 @@ async def test_export_says_whose_each_line_is_and_import_puts_it_back(database, 
             assert (await sees(cb))["inspect"] == {"alphaowner"}
     finally:
         srv.stop()
+
+
+async def test_inspector_pages_show_what_each_token_sees(database, tmp_path):
+    from recall_testkit.inspector import signed_in
+
+    srv = start(database, tmp_path)
+    try:
+        ns = f"ui-{uuid.uuid4().hex[:6]}"
+        tok = {"owner": srv.token(ns), "A": await agent_token(srv.db, ns, "planner"),
+               "B": await agent_token(srv.db, ns, "writer")}
+        async with Agent(srv.url, tok["owner"]) as owner, Agent(srv.url, tok["A"]) as a, \
+                Agent(srv.url, tok["B"]) as b:
+            await owner.ok("store_memory", text=OWNER)
+            await a.ok("store_memory", text=A_PRIVATE)
+            await b.ok("store_memory", text=B_PRIVATE)
+            await wait_all(owner, a, b)
+            ids = {w: m["id"] for m in (await owner.ok("inspect_memories"))["memories"]
+                   for w in words_of([m["text"]])}
+        pages = {who: signed_in(srv, t) for who, t in tok.items()}
+        listed = {who: words_of([c.get("/ui/memories", params={"state": "all"}).text])
+                  for who, c in pages.items()}
+        assert listed == {"owner": {"alphaowner", "bravoplan", "deltawrite"},
+                          "A": {"alphaowner", "bravoplan"}, "B": {"alphaowner", "deltawrite"}}
+        assert "private to planner" in pages["owner"].get("/ui/memories").text
+        searched = words_of([pages["B"].get("/ui/search",
+                                            params={"query": "my private codeword"}).text])
+        assert "deltawrite" in searched and "bravoplan" not in searched, searched
+        # another agent's memory page does not exist; a shared one cannot be forgotten by A
+        assert pages["B"].get(f"/ui/memories/{ids['bravoplan']}").status_code == 404
+        r = pages["A"].post(f"/ui/memories/{ids['alphaowner']}/forget",
+                            data={"csrf": pages["A"].csrf})
+        assert r.status_code in (400, 403) and "shared" in r.text
+        assert pages["A"].get("/ui/queue").status_code == 404  # the owner's page
+        assert "alphaowner" in pages["owner"].get(f"/ui/memories/{ids['alphaowner']}").text
+    finally:
+        srv.stop()
