@@ -70,5 +70,41 @@ async def main(n: int) -> None:
             await con.close()
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and "--search" not in sys.argv:
     asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 20000))
+
+
+async def search_cost(n: int = 6000) -> None:
+    """An owner's search (BM25, SQLite) over n memories in one namespace, and over the same n
+    spread over the namespace and two agents' partitions (three partitions read)."""
+    from recall_core.access.principal import Principal
+    from recall_core.config import RecallConfig
+    from recall_core.server.runtime import build_runtime
+    from recall_testkit.backends import bundled
+
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    for split in (False, True):
+        path = os.path.join(tempfile.mkdtemp(), "s.db")
+        rt = await build_runtime(RecallConfig(db=path, rankers={"bm25": 1.0}, extractor="stub",
+                                              worker={"concurrency": 0}, decay={"interval": 0}),
+                                 bundled())
+        try:
+            spaces = ["team", "team/planner", "team/writer"] if split else ["team"]
+            rows = [Memory(namespace=spaces[i % len(spaces)],
+                           text=f"note {i}: {words[i % 8]} {words[(i * 3) % 8]} item {i % 97}")
+                    for i in range(n)]
+            await rt.storage.insert_memories(rows)
+            times = []
+            for i in range(60):
+                t = time.perf_counter()
+                await rt.service.search(Principal("team"), f"{words[i % 8]} item {i % 97}",
+                                        limit=10, explain=True)
+                times.append((time.perf_counter() - t) * 1000)
+            print(f"owner search, {n} memories in {len(spaces)} partition(s): "
+                  f"median {statistics.median(times[10:]):.2f} ms")
+        finally:
+            await rt.close()
+
+
+if __name__ == "__main__" and "--search" in sys.argv:
+    asyncio.run(search_cost())

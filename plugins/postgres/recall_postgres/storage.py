@@ -29,7 +29,7 @@ from recall_core.contracts import Capabilities, TaskKeys, TaskPage, TaskQuery, T
 
 from . import queue
 from .admin import AdminMethods
-from .memories import MemoryMethods
+from .memories import MemoryMethods, ensure_partition_index
 from .fulltext import FullText
 from .faults import PROBE, classify
 from .migrations import MIGRATION_LOCK, current_version, migrate
@@ -98,6 +98,7 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
                 await con.execute("SET LOCAL statement_timeout = 0")
                 await con.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
                 await migrate(con)
+                await ensure_partition_index(con)
                 choice = await choose(con, self.settings.vector)
                 await setup_vector_column(con, choice, self.settings.hnsw_m,
                                           self.settings.hnsw_ef_construction)
