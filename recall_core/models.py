@@ -119,6 +119,14 @@ class ExtractedMemory(BaseModel):
     value: str | None = None
 
 
+class Returned(BaseModel):
+    """One memory a search returned to its caller: the retrieval audit (which memories an
+    agent was given, in which order, with which score), never the query's text."""
+
+    id: str
+    score: float
+
+
 class ToolCallRecord(BaseModel):
     tool: str
     namespace: str | None
@@ -127,6 +135,10 @@ class ToolCallRecord(BaseModel):
     code: str | None = None
     duration_ms: float
     at: datetime = Field(default_factory=utcnow)
+    #: Names the call in the retrieval audit (a search's returned memories point at it).
+    call_id: str = Field(default_factory=new_id)
+    #: What a search returned, best first (empty for other tools and failed calls).
+    returned: list[Returned] = Field(default_factory=list)
 
 
 class ScoredId(BaseModel):

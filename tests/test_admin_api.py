@@ -74,7 +74,8 @@ def test_every_admin_route_refuses_other_credentials(srv, admin):
     before = admin.get("/namespaces").json()
     for path, ops in doc["paths"].items():
         url = srv.base + "/admin" + path.format(namespace="henry", token_id="0" * 16,
-                                                job_id="nope")
+                                                job_id="nope", memory_id="nope",
+                                                call_id="nope")
         for method in ops:
             body = {"confirm": "henry"} if path.endswith("/erase") else \
                 {"memories": [{"text": "x"}]} if path.endswith("/import") else None
@@ -96,7 +97,9 @@ def test_openapi_document_describes_every_route(srv, admin):
                      ("POST", "/namespaces/{namespace}/erase"),
                      ("GET", "/namespaces/{namespace}/export"),
                      ("POST", "/namespaces/{namespace}/import"), ("GET", "/jobs"),
-                     ("POST", "/jobs/{job_id}/retry"), ("GET", "/audit")}
+                     ("POST", "/jobs/{job_id}/retry"), ("GET", "/audit"),
+                     ("GET", "/namespaces/{namespace}/memories/{memory_id}/retrievals"),
+                     ("GET", "/namespaces/{namespace}/calls/{call_id}")}
     assert doc["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import gc
 
-from recall_core.kit.vector_index import NamespaceLocks
+import numpy as np
+
+from recall_core.kit.vector_index import NamespaceLocks, VectorIndex
 
 
 async def test_same_namespace_serialises_and_idle_namespaces_keep_no_lock() -> None:
@@ -30,3 +32,27 @@ async def test_same_namespace_serialises_and_idle_namespaces_keep_no_lock() -> N
     del held
     gc.collect()
     assert len(locks) == 0, "locks of idle namespaces were kept"
+
+
+def test_vector_cache_is_sized_in_bytes_and_evicts_the_least_recently_used():
+    from recall_core.kit.vector_index import VectorCache, estimated_bytes
+
+    def index(rows: int) -> VectorIndex:
+        ix = VectorIndex(16)
+        ix.add_matrix(list(range(rows)), [f"m{i}" for i in range(rows)],
+                      np.ones((rows, 16), dtype=np.float32))
+        return ix
+
+    one = index(100)
+    assert one.nbytes <= estimated_bytes(100, 16)  # the estimate a storage checks before loading
+    cache = VectorCache(max_namespaces=100, max_bytes=int(one.nbytes * 2.5))
+    cache.put("a", one)
+    cache.put("b", index(100))
+    assert cache.get("a", 16) is one  # a is now the most recently used
+    cache.put("c", index(100))  # three do not fit: b (least recently used) goes
+    assert cache.get("b", 16) is None and cache.get("a", 16) is one
+    assert cache.nbytes <= cache.max_bytes
+    big = index(1000)
+    assert not cache.fits(big.nbytes)
+    cache.put("big", big)  # never kept: it alone exceeds the budget
+    assert cache.get("big", 16) is None and cache.get("a", 16) is one

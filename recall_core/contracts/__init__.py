@@ -11,7 +11,8 @@
 RankerContract) that check a plugin against these.
 """
 
-from .admin import (TOKEN_ID_LEN, AdminAction, AdminStorage, MemoryFilter, MemoryState,
+from .admin import (TOKEN_ID_LEN, AdminAction, AdminStorage, CallResults, MemoryFilter,
+                    MemoryState, RetrievalHit,
                     NamespaceSummary, TokenInfo, token_id)
 from .capabilities import (Capabilities, EmbeddingModels, HistoricalReads, MemorySources,
                            NearDuplicateSearch, SessionNeighbours, TimeRanges)
@@ -22,7 +23,7 @@ from .storage import JobQueue, MemoryStore, Records, Retrieval, Storage, TokenSt
 from .transaction import WriteTx
 
 __all__ = [
-    "TOKEN_ID_LEN", "AdminAction", "AdminStorage", "MemoryFilter", "MemoryState",
+    "TOKEN_ID_LEN", "AdminAction", "AdminStorage", "CallResults", "MemoryFilter", "MemoryState", "RetrievalHit",
     "NamespaceSummary", "TokenInfo", "token_id",
     "Capabilities", "EmbeddingModels", "HistoricalReads", "MemorySources",
     "NearDuplicateSearch", "SessionNeighbours", "TimeRanges",

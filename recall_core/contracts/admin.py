@@ -84,6 +84,31 @@ def token_id(token_hash: str) -> str:
     return token_hash[:TOKEN_ID_LEN]
 
 
+class RetrievalHit(BaseModel):
+    """A search call that returned a memory (`AdminStorage.calls_returning`)."""
+
+    call_id: str
+    tool: str
+    at: datetime
+    rank: int  # 1 = the first result
+    score: float
+
+
+class CallResults(BaseModel):
+    """One audited tool call and the memories it returned, best first
+    (`AdminStorage.call_results`). `inputs_hash` is the hash of its arguments, never the
+    query."""
+
+    call_id: str
+    tool: str
+    status: str
+    code: str | None = None
+    at: datetime
+    duration_ms: float
+    inputs_hash: str
+    returned: list[tuple[str, float]]  # (memory id, score)
+
+
 @runtime_checkable
 class AdminStorage(Protocol):
     # -- admin tokens (own table: never valid as namespace tokens) ------------------------
@@ -124,6 +149,14 @@ class AdminStorage(Protocol):
 
     async def list_admin_actions(self, limit: int, offset: int) -> tuple[list[AdminAction], int]:
         """Newest first. delete_namespace never erases these rows."""
+
+    async def calls_returning(self, namespace: str, memory_id: str, limit: int
+                              ) -> list[RetrievalHit]:
+        """The namespace's most recent audited searches that returned `memory_id`, newest
+        first (the retrieval audit: "why did my agent say that?")."""
+
+    async def call_results(self, namespace: str, call_id: str) -> CallResults | None:
+        """One audited call of the namespace and what it returned, None if there is none."""
 
     async def anonymise_admin_actions(self, namespace: str, replacement: str) -> int:
         """After an erase: rows naming `namespace` (as their namespace, in their error text,

@@ -196,6 +196,11 @@ class Retrieval(Protocol):
     async def ids_missing_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
         """(namespace, id, text) of active memories without a vector (backfill)."""
 
+    def vectors_loading(self) -> list[str]:
+        """Namespaces whose vectors this process is still loading: meanwhile
+        `search_vectors` raises NotReady for them (search answers from its other rankers and
+        says so), and /health names how many. [] where vectors live in the database."""
+
 
 class Records(Protocol):
     """Audit rows and A2A tasks."""

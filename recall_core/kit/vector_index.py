@@ -21,6 +21,15 @@ import numpy as np
 #: Above this many floats, loading and multiplying run in a worker thread, off the event loop.
 THREAD_FLOATS = 2_000_000
 _MIN_CAPACITY = 64
+#: Python objects per row beside its floats: the id string, its list slot, the seq -> row
+#: entry (measured with tracemalloc on 100k uuid rows: ~190 bytes).
+ROW_OVERHEAD = 200
+
+
+def estimated_bytes(rows: int, dim: int) -> int:
+    """What an index of `rows` vectors of width `dim` holds, headroom of a load included."""
+    capacity = max(_MIN_CAPACITY, rows + rows // 4)  # as add_matrix grows it
+    return capacity * (dim * 4 + 1) + rows * ROW_OVERHEAD
 
 
 class VectorIndex:
@@ -39,6 +48,11 @@ class VectorIndex:
 
     def __len__(self) -> int:
         return self._n - self._dead
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held: the matrix with its headroom, and the rows' Python objects."""
+        return self._data.nbytes + self._alive.nbytes + self._n * ROW_OVERHEAD
 
     def remove(self, seqs: Iterable[int]) -> None:
         for seq in seqs:
@@ -113,11 +127,22 @@ class VectorIndex:
 
 
 class VectorCache:
-    """Indexes by (namespace, dim); least recently used ones are dropped beyond the limit."""
+    """Indexes by (namespace, dim), least recently used dropped first beyond either limit:
+    `max_namespaces` indexes, or `max_bytes` of memory in all (0: no byte limit). An index
+    that alone exceeds `max_bytes` is never kept (`fits` tells a storage so before it loads
+    one)."""
 
-    def __init__(self, max_namespaces: int):
+    def __init__(self, max_namespaces: int, max_bytes: int = 0):
         self.max_namespaces = max_namespaces
+        self.max_bytes = max_bytes
         self._entries: OrderedDict[tuple[str, int], VectorIndex] = OrderedDict()
+
+    @property
+    def nbytes(self) -> int:
+        return sum(index.nbytes for index in self._entries.values())
+
+    def fits(self, nbytes: int) -> bool:
+        return self.max_bytes <= 0 or nbytes <= self.max_bytes
 
     def get(self, namespace: str, dim: int) -> VectorIndex | None:
         entry = self._entries.get((namespace, dim))
@@ -126,11 +151,17 @@ class VectorCache:
         return entry
 
     def put(self, namespace: str, index: VectorIndex) -> None:
-        if self.max_namespaces <= 0:
+        if self.max_namespaces <= 0 or not self.fits(index.nbytes):
             return
         self._entries[(namespace, index.dim)] = index
         self._entries.move_to_end((namespace, index.dim))
-        while len(self._entries) > self.max_namespaces:
+        self.trim()
+
+    def trim(self) -> None:
+        """Evict the least recently used until within both limits (also after an index in
+        the cache grew by its writes)."""
+        while len(self._entries) > self.max_namespaces or (
+                self.max_bytes > 0 and len(self._entries) > 1 and self.nbytes > self.max_bytes):
             self._entries.popitem(last=False)
 
     def drop(self, namespace: str) -> None:

@@ -41,6 +41,7 @@ from .facts import norm_key, told
 from .forget import forget, same_store
 from .immediate import Conflict, StoreInput, find_conflicts, record, store_extracted
 from .pinning import set_pinned
+from .retrieval_audit import call_story, calls_returning
 from .story import memory_story
 from .storage_faults import StorageFaults
 from .foreground import foreground
@@ -297,6 +298,16 @@ class MemoryService:
             if found is not None:
                 return found
         return None
+
+    async def retrievals(self, namespace: str, memory_id: str) -> list[Any]:
+        """The namespace's recent searches that returned the memory (retrieval_audit.py)."""
+        self._needs_admin("the retrieval audit")
+        return await calls_returning(self.storage, namespace, memory_id)
+
+    async def call(self, namespace: str, call_id: str) -> dict[str, Any] | None:
+        """One audited call and what it returned (retrieval_audit.py); None: no such call."""
+        self._needs_admin("the retrieval audit")
+        return await call_story(self.storage, namespace, call_id)
 
     def _needs_admin(self, what: str) -> None:
         if not self.storage.capabilities.admin:

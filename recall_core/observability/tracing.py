@@ -40,6 +40,9 @@ class TracingSettings(BaseModel):
     enabled: bool = False
     exporter: Literal["otlp", "console", "memory"] = "otlp"
     service_name: str = "recall"
+    #: GenAI memory spans carry the query and the returned memories' text (opt-in, as the
+    #: conventions require; also OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).
+    capture_content: bool = False
 
 
 @dataclass
@@ -128,27 +131,55 @@ def _instrument(runtime: Any, tracer: Any) -> None:
               **{"recall.ranker": slot.ranker.name})
 
 
-def tool_middleware(tracer: Any) -> Any:
+def tool_middleware(tracer: Any, capture: bool = False) -> Any:
+    """`tool <name>` spans around every MCP tool call and, inside, the GenAI memory span of
+    a memory operation (genai.py)."""
     from fastmcp.server.middleware import Middleware
 
     from ..server.auth import current_namespace_or_none
     from ..server.mcp.default_middleware import call_outcome, namespace_hash
+    from . import genai
+
+    capture = genai.capture_content(capture)
 
     class ToolSpans(Middleware):
         async def on_call_tool(self, context, call_next):
             name = context.message.name
             with tracer.start_as_current_span(f"tool {name}", attributes={"recall.tool": name}) as span:
                 ns = current_namespace_or_none()
-                if ns is not None:
-                    span.set_attribute("recall.namespace_hash", namespace_hash(ns))
-                result = await call_next(context)
+                store_id = namespace_hash(ns) if ns is not None else None
+                if store_id is not None:
+                    span.set_attribute("recall.namespace_hash", store_id)
+                operation = genai.OPERATIONS.get(name)
+                if operation is None:
+                    result = await call_next(context)
+                else:
+                    with tracer.start_as_current_span(operation, attributes=genai.request_attributes(
+                            operation, context.message.arguments, store_id, capture)) as op_span:
+                        result = await call_next(context)
+                        _finish(op_span, operation, result, capture)
                 status, code = call_outcome(result)
                 span.set_attribute("recall.status", status)
                 if code:
                     span.set_attribute("recall.code", code)
-                    from opentelemetry.trace import Status, StatusCode
-
-                    span.set_status(Status(StatusCode.ERROR, code))
+                    span.set_status(_error(code))
                 return result
 
+    def _finish(op_span: Any, operation: str, result: Any, capture: bool) -> None:
+        status, code = call_outcome(result)
+        if code:
+            op_span.set_attribute("error.type", code)
+            op_span.set_status(_error(code))
+            return
+        sc = getattr(result, "structured_content", None)
+        data = sc.get("data") if isinstance(sc, dict) else None
+        for key, value in genai.result_attributes(operation, data, capture).items():
+            op_span.set_attribute(key, value)
+
     return ToolSpans()
+
+
+def _error(code: str) -> Any:
+    from opentelemetry.trace import Status, StatusCode
+
+    return Status(StatusCode.ERROR, code)

@@ -25,8 +25,9 @@ from .storage_errors import HTTP_STATUS
 from ..admin.tokens import hash_token
 from ..memory.erase import EraseReceipt
 from ..memory.transfer import ImportLine
-from ..admin.service import MAX_NAMESPACE_LEN, MAX_OFFSET, NAMESPACE_PATTERN, AdminService
-from ..contracts import AdminAction, NamespaceSummary, TokenInfo
+from ..admin.service import (MAX_NAMESPACE_LEN, MAX_OFFSET, NAMESPACE_PATTERN, AdminService,
+                             NotFound)
+from ..contracts import AdminAction, CallResults, NamespaceSummary, RetrievalHit, TokenInfo
 from ..admin.tokens import admin_name
 
 OPENAPI_PATH = "/openapi.json"
@@ -152,6 +153,7 @@ def build_admin_api(admin: AdminService) -> FastAPI:
     Actor = Annotated[str, Depends(actor_dependency(api, admin))]
     add_namespace_routes(api, admin, Actor)
     add_queue_routes(api, admin, Actor)
+    add_retrieval_routes(api, admin, Actor)
     return api
 
 
@@ -306,3 +308,28 @@ def add_queue_routes(api: FastAPI, admin: AdminService, Actor: Any) -> None:
              summary="Audit log of admin actions, newest first")
     async def audit(who: Actor, limit: Limit = 50, offset: Offset = 0) -> Any:
         return await admin.audit(limit, offset)
+
+
+class Retrievals(BaseModel):
+    retrievals: list[RetrievalHit]
+
+
+def add_retrieval_routes(api: FastAPI, admin: AdminService, Actor: Any) -> None:
+    """The retrieval audit: which searches returned a memory, what one search returned."""
+    Id = Annotated[str, Path(min_length=1, max_length=200)]
+
+    @api.get("/namespaces/{namespace}/memories/{memory_id}/retrievals",
+             response_model=Retrievals, responses=ERRORS,
+             summary="The namespace's recent searches that returned a memory, newest first")
+    async def retrievals(who: Actor, namespace: NamespacePath, memory_id: Id) -> Any:
+        return {"retrievals": await admin.service.retrievals(namespace, memory_id)}
+
+    @api.get("/namespaces/{namespace}/calls/{call_id}", response_model=CallResults,
+             responses={**ERRORS, **NOT_FOUND},
+             summary="One audited call and the memories it returned (ids and scores)")
+    async def call(who: Actor, namespace: NamespacePath, call_id: Id) -> Any:
+        found = await admin.storage.call_results(namespace, call_id)
+        if found is None:
+            raise NotFound(f"No audited call {call_id!r} in namespace {namespace!r}. Take the "
+                           f"call_id from a memory's retrievals, or from the audit log line.")
+        return found

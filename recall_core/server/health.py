@@ -27,12 +27,23 @@ def readiness(runtime: Runtime, *, detail: bool = True) -> list[str]:
     return ["dense: warming up"]
 
 
+def loading(runtime: Runtime) -> list[str]:
+    """Namespaces whose vectors are still loading: their searches answer from full text."""
+    storage = runtime.storage
+    if runtime.embedder is None or not storage.capabilities.vectors:
+        return []
+    n = len(storage.vectors_loading())
+    return [f"dense: loading the vectors of {n} namespace{'s' if n > 1 else ''} in the "
+            f"background; their searches answer from full text until it ends"] if n else []
+
+
 def degraded(runtime: Runtime, *, detail: bool = True) -> list[str]:
-    """Everything /health and the inspector call degraded: a model warming up, a storage
-    fault (storage_faults.py), extraction paused while the model provider is down."""
+    """Everything /health and the inspector call degraded: a model warming up, vectors
+    loading, a storage fault (storage_faults.py), extraction paused while the model
+    provider is down."""
     service = runtime.service
-    return (readiness(runtime, detail=detail) + service.faults.reasons(detail=detail)
-            + service.extraction.describe(detail=detail))
+    return (readiness(runtime, detail=detail) + loading(runtime)
+            + service.faults.reasons(detail=detail) + service.extraction.describe(detail=detail))
 
 
 class Health:

@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from ..contracts import AdminAction, AdminStorage, MemoryFilter, token_id
-from ..models import Operation, utcnow
+from ..models import Operation, Returned, ToolCallRecord, utcnow
 from ..contracts import Storage
 from ..admin.tokens import hash_token, new_token
 
@@ -178,3 +178,48 @@ class AdminStorageContract:
         assert [r.error for r in rows] == ["No token in namespace 'bob'"] + \
             ["No token in namespace 'erased:1234'"] * 2
         assert await storage.anonymise_admin_actions("alice", "erased:1234") == 0
+
+    # -- the retrieval audit ----------------------------------------------------------------
+    async def test_retrieval_audit_records_what_a_search_returned(self, storage: Any) -> None:
+        a, b = memory("alice", "likes tea"), memory("alice", "lives in Lisbon")
+        mine = memory("bob", "bob's own")
+        await storage.insert_memories([a, b, mine])
+        first = ToolCallRecord(tool="search_memories", namespace="alice", inputs_hash="h1",
+                               status="ok", duration_ms=3.0, at=utcnow() - timedelta(seconds=5),
+                               returned=[Returned(id=b.id, score=0.9), Returned(id=a.id, score=0.4)])
+        second = ToolCallRecord(tool="search_memories", namespace="alice", inputs_hash="h2",
+                                status="ok", duration_ms=2.0, returned=[Returned(id=a.id, score=0.7)])
+        other = ToolCallRecord(tool="search_memories", namespace="bob", inputs_hash="h3",
+                               status="ok", duration_ms=1.0, returned=[Returned(id=mine.id, score=1)])
+        plain = ToolCallRecord(tool="get_memory_stats", namespace="alice", inputs_hash="h4",
+                               status="ok", duration_ms=1.0)
+        await storage.record_tool_calls([first, second, other, plain])
+        hits = await storage.calls_returning("alice", a.id, 10)
+        assert [(h.call_id, h.rank, h.score) for h in hits] == [
+            (second.call_id, 1, pytest.approx(0.7)), (first.call_id, 2, pytest.approx(0.4))]
+        assert await storage.calls_returning("bob", a.id, 10) == []  # another namespace's calls
+        assert len(await storage.calls_returning("alice", a.id, 1)) == 1
+        got = await storage.call_results("alice", first.call_id)
+        assert got is not None and got.tool == "search_memories" and got.inputs_hash == "h1"
+        assert [(i, pytest.approx(s)) for i, s in got.returned] == [(b.id, 0.9), (a.id, 0.4)]
+        assert (await storage.call_results("alice", plain.call_id)).returned == []
+        assert await storage.call_results("bob", first.call_id) is None
+
+    async def test_retrieval_audit_goes_with_forget_and_erase(self, storage: Any) -> None:
+        a, b = memory("alice", "likes tea"), memory("alice", "lives in Lisbon")
+        mine = memory("bob", "bob's own")
+        await storage.insert_memories([a, b, mine])
+        call = ToolCallRecord(tool="search_memories", namespace="alice", inputs_hash="h",
+                              status="ok", duration_ms=1.0,
+                              returned=[Returned(id=a.id, score=0.5), Returned(id=b.id, score=0.4)])
+        theirs = ToolCallRecord(tool="search_memories", namespace="bob", inputs_hash="h",
+                                status="ok", duration_ms=1.0, returned=[Returned(id=mine.id, score=1)])
+        await storage.record_tool_calls([call, theirs])
+        async with storage.write("alice") as tx:
+            assert await tx.delete([a.id]) == 1
+        assert await storage.calls_returning("alice", a.id, 10) == []  # forgotten: gone
+        assert [i for i, _ in (await storage.call_results("alice", call.call_id)).returned] == [b.id]
+        await storage.delete_namespace("alice")
+        assert await storage.calls_returning("alice", b.id, 10) == []
+        assert await storage.call_results("alice", call.call_id) is None
+        assert [h.call_id for h in await storage.calls_returning("bob", mine.id, 10)] == [theirs.call_id]

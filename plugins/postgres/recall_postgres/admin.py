@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncpg
 
-from recall_core.contracts import (TOKEN_ID_LEN, AdminAction, MemoryFilter,
+from recall_core.contracts import (TOKEN_ID_LEN, AdminAction, CallResults, MemoryFilter, RetrievalHit,
                                        NamespaceSummary, TokenInfo)
 from recall_core import Memory, Operation
 
@@ -156,6 +156,31 @@ class AdminMethods:
         return [AdminAction(id=r["id"], at=utc(r["at"]), actor=r["actor"], action=r["action"],
                             namespace=r["namespace"], detail=r["detail"], result=r["result"],
                             error=r["error"]) for r in rows], int(total)
+
+    # -- the retrieval audit ------------------------------------------------------------------
+    async def calls_returning(self, namespace: str, memory_id: str, limit: int
+                              ) -> list[RetrievalHit]:
+        rows = await self.pool.fetch(
+            "SELECT r.call_id, c.tool, r.at, r.rank, r.score FROM retrieval_results r "
+            "JOIN tool_call_records c ON c.call_id = r.call_id "
+            "WHERE r.memory_id = $1 AND r.namespace = $2 ORDER BY r.at DESC, r.call_id LIMIT $3",
+            memory_id, namespace, max(0, limit))
+        return [RetrievalHit(call_id=r["call_id"], tool=r["tool"], at=utc(r["at"]),
+                             rank=r["rank"], score=r["score"]) for r in rows]
+
+    async def call_results(self, namespace: str, call_id: str) -> CallResults | None:
+        call = await self.pool.fetchrow(
+            "SELECT tool, status, code, at, duration_ms, inputs_hash FROM tool_call_records "
+            "WHERE call_id = $1 AND namespace = $2", call_id, namespace)
+        if call is None:
+            return None
+        hits = await self.pool.fetch(
+            "SELECT memory_id, score FROM retrieval_results WHERE call_id = $1 ORDER BY rank",
+            call_id)
+        return CallResults(call_id=call_id, tool=call["tool"], status=call["status"],
+                           code=call["code"], at=utc(call["at"]),
+                           duration_ms=call["duration_ms"], inputs_hash=call["inputs_hash"],
+                           returned=[(h["memory_id"], h["score"]) for h in hits])
 
     async def anonymise_admin_actions(self, namespace: str, replacement: str) -> int:
         async with self.pool.acquire() as con, con.transaction():

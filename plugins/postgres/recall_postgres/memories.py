@@ -271,7 +271,7 @@ class MemoryMethods:
                 "DELETE FROM memories WHERE namespace = $1 RETURNING id", namespace)]
             tables = {"memories": len(deleted)}
             counts = await sync(con, removed=deleted)
-            for table in ("operations", "a2a_tasks", "tool_call_records"):
+            for table in ("operations", "a2a_tasks", "tool_call_records", "retrieval_results"):
                 tables[table] = _rows(await con.execute(
                     f"DELETE FROM {table} WHERE namespace = $1", namespace))
             tokens = _rows(await con.execute(

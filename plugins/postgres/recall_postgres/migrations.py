@@ -344,6 +344,26 @@ CREATE INDEX a2a_tasks_listing
 """
 
 
+# The retrieval audit (issue 30): which memories each search returned, by rank and score,
+# under its tool-call record; erased with the namespace; a memory's rows go when it is
+# forgotten.
+_V14 = """
+ALTER TABLE tool_call_records ADD COLUMN call_id text;
+CREATE UNIQUE INDEX tool_call_records_call ON tool_call_records (call_id);
+CREATE TABLE retrieval_results (
+    call_id   text NOT NULL,
+    namespace text NOT NULL,
+    memory_id text NOT NULL,
+    rank      integer NOT NULL,
+    score     double precision NOT NULL,
+    at        timestamptz NOT NULL,
+    PRIMARY KEY (call_id, rank)
+);
+CREATE INDEX retrieval_results_memory ON retrieval_results (memory_id, at);
+CREATE INDEX retrieval_results_namespace ON retrieval_results (namespace);
+"""
+
+
 MIGRATIONS: list[tuple[int, str, Any]] = [
     (1, "memories, operations, tokens, audit, a2a tasks, namespace versions", _V1),
     (2, "memories.seq (insertion order) and session index", _V2),
@@ -364,6 +384,7 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     # Scoped tokens (issue 29): NULL scopes (every token made before) means all of them.
     (13, "api_tokens: agent and scopes (scoped and agent-bound tokens)",
      "ALTER TABLE api_tokens ADD COLUMN agent text, ADD COLUMN scopes text"),
+    (14, "tool_call_records.call_id and retrieval_results (the retrieval audit)", _V14),
 ]
 
 LATEST = MIGRATIONS[-1][0]

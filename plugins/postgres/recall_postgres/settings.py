@@ -29,7 +29,13 @@ class PostgresSettings(BaseModel):
     hnsw_m: int = Field(16, ge=2, le=100)
     hnsw_ef_construction: int = Field(64, ge=4, le=1000)
     #: Namespaces whose vector matrix the real[] fallback keeps in memory (LRU).
-    array_cache_namespaces: int = Field(32, ge=1)
+    array_cache_namespaces: int = Field(4096, ge=1)
+    #: The real[] fallback's vector cache budget in MiB, all namespaces together (LRU); a
+    #: namespace whose vectors alone need more answers from full text and says so.
+    array_cache_mb: int = Field(2048, ge=0)
+    #: Below this many rows a namespace's matrix loads inline on first search; a bigger one
+    #: loads in the background while its searches answer from full text (and say so).
+    array_inline_rows: int = Field(20_000, ge=0)
 
     @model_validator(mode="after")
     def _pool_bounds(self) -> "PostgresSettings":

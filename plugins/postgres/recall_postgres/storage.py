@@ -110,7 +110,8 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
                 self.vectors = PgVectorIndex(choice, s.hnsw_ef_search, s.hnsw_m,
                                              s.hnsw_ef_construction)
             else:
-                self.vectors = ArrayIndex(choice, s.array_cache_namespaces)
+                self.vectors = ArrayIndex(choice, s.array_cache_namespaces,
+                                          s.array_cache_mb << 20, s.array_inline_rows)
             await self.vectors.load(con)
             self._owner = await queue.hold_owner_lock(con)
             self._pool = await asyncpg.create_pool(
@@ -135,7 +136,12 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
         assert self.vectors is not None
         await self.vectors.init_connection(con)
 
+    def vectors_loading(self) -> list[str]:
+        return self.vectors.loading() if isinstance(self.vectors, ArrayIndex) else []
+
     async def close(self) -> None:
+        if isinstance(self.vectors, ArrayIndex):
+            await self.vectors.close()  # background loads first: they use the pool
         if self._pool is not None:
             try:
                 await asyncio.wait_for(self._pool.close(), timeout=10)
@@ -280,15 +286,24 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods):
         """Several rows in one statement (core's audit log writes them in batches)."""
         if not records:
             return
-        await self.pool.execute(
-            """INSERT INTO tool_call_records (tool, namespace, inputs_hash, status, code,
-                                              duration_ms, at)
-               SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
-                                    $6::float8[], $7::timestamptz[])""",
-            [r.tool for r in records], [r.namespace for r in records],
-            [r.inputs_hash for r in records], [r.status for r in records],
-            [r.code for r in records], [float(r.duration_ms) for r in records],
-            [aware(r.at) for r in records])
+        returned = [(r.call_id, r.namespace, hit.id, rank, float(hit.score), aware(r.at))
+                    for r in records if r.namespace is not None
+                    for rank, hit in enumerate(r.returned, 1)]
+        async with self.pool.acquire() as con, con.transaction():
+            await con.execute(
+                """INSERT INTO tool_call_records (tool, namespace, inputs_hash, status, code,
+                                                  duration_ms, at, call_id)
+                   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
+                                        $5::text[], $6::float8[], $7::timestamptz[],
+                                        $8::text[])""",
+                [r.tool for r in records], [r.namespace for r in records],
+                [r.inputs_hash for r in records], [r.status for r in records],
+                [r.code for r in records], [float(r.duration_ms) for r in records],
+                [aware(r.at) for r in records], [r.call_id for r in records])
+            if returned:
+                await con.executemany(
+                    "INSERT INTO retrieval_results (call_id, namespace, memory_id, rank, score, "
+                    "at) VALUES ($1, $2, $3, $4, $5, $6)", returned)
 
     async def save_task(self, namespace: str, task_id: str, data: dict[str, Any],
                         keys: TaskKeys = TaskKeys()) -> None:

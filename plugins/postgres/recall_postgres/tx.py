@@ -123,6 +123,9 @@ class PgWriteTx:
         rows = await self.con.fetch(
             f"""DELETE FROM memories WHERE id = ANY($2::text[]) AND {IN_NAMESPACE}
                 RETURNING id, valid_until IS NULL AS current""", self.namespace, list(ids))
+        if rows:  # a forgotten memory leaves the retrieval audit too
+            await self.con.execute("DELETE FROM retrieval_results WHERE memory_id = ANY($1)",
+                                   [r["id"] for r in rows])
         self.removed.extend(r["id"] for r in rows if r["current"])
         if rows:
             self.changed = True

@@ -44,6 +44,7 @@ import numpy as np
 from recall_core import ConfigError
 from recall_core import ScoredId
 from recall_core.kit.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
+from recall_core.kit.vector_loads import INLINE_ROWS, BackgroundLoads
 
 log = logging.getLogger("recall_postgres")
 
@@ -395,10 +396,13 @@ class ArrayIndex:
 
     mode = "array"
 
-    def __init__(self, choice: VectorChoice, cache_size: int):
+    def __init__(self, choice: VectorChoice, cache_size: int, max_bytes: int = 0,
+                 inline_rows: int = INLINE_ROWS):
         self.choice = choice
-        self._cache = VectorCache(cache_size)
+        self._cache = VectorCache(cache_size, max_bytes)
         self._locks = NamespaceLocks()
+        #: A big namespace loads in the background; searches meanwhile get NotReady.
+        self._loads = BackgroundLoads(self._cache, inline_rows, "array_cache_mb")
         #: How each search found its matrix (tests and benchmarks read it).
         self.refreshes: dict[str, int] = {"fresh": 0, "changes": 0, "reload": 0}
 
@@ -431,26 +435,51 @@ class ArrayIndex:
         if index is not None and index.cursor == version:
             self.refreshes["fresh"] += 1
             return index
-        async with self._locks(namespace), pool.acquire() as con:
-            # The version, the changes and the rows from one snapshot.
+        async with self._locks(namespace):
+            async with pool.acquire() as con:
+                # The version and the changes from one snapshot.
+                async with con.transaction(isolation="repeatable_read", readonly=True):
+                    version = await con.fetchval(
+                        "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
+                    index = self._of_model(namespace, dim, model)
+                    if index is not None and index.cursor == version:
+                        self.refreshes["fresh"] += 1
+                        return index
+                    if index is not None and await self._apply_changes(con, namespace, index,
+                                                                       version):
+                        self.refreshes["changes"] += 1
+                        self._cache.trim()  # it may have grown past the byte budget
+                        return index
+                    rows_now = await con.fetchval(
+                        "SELECT coalesce(ft_docs, 0) FROM namespaces WHERE namespace = $1",
+                        namespace) or 0
+            # Inline (small) under this lock, else in the background under it (NotReady now).
+            return await self._loads.load(namespace, dim, rows_now,
+                                          lambda: self._load(pool, namespace, dim, model),
+                                          self._locks(namespace))
+
+    async def _load(self, pool: asyncpg.Pool, namespace: str, dim: int,
+                    model: str | None) -> VectorIndex:
+        """Every current vector of the namespace of width `dim` (and `model`), into the
+        cache: the version and the rows from one snapshot."""
+        async with pool.acquire() as con:
             async with con.transaction(isolation="repeatable_read", readonly=True):
                 version = await con.fetchval(
                     "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
-                index = self._of_model(namespace, dim, model)
-                if index is not None and index.cursor == version:
-                    self.refreshes["fresh"] += 1
-                    return index
-                if index is not None and await self._apply_changes(con, namespace, index, version):
-                    self.refreshes["changes"] += 1
-                    return index
                 rows = await con.fetch(_VECTORS, namespace, dim, model)
-            self.refreshes["reload"] += 1
-            index = VectorIndex(dim, version)
-            index.model = model  # type: ignore[attr-defined]
-            seqs, ids, mat = await maybe_in_thread(len(rows) * dim, _array_rows, rows, dim)
-            await maybe_in_thread(len(rows) * dim, index.add_matrix, seqs, ids, mat)
-            self._cache.put(namespace, index)
-            return index
+        self.refreshes["reload"] += 1
+        index = VectorIndex(dim, version)
+        index.model = model  # type: ignore[attr-defined]
+        seqs, ids, mat = await maybe_in_thread(len(rows) * dim, _array_rows, rows, dim)
+        await maybe_in_thread(len(rows) * dim, index.add_matrix, seqs, ids, mat)
+        self._cache.put(namespace, index)
+        return index
+
+    def loading(self) -> list[str]:
+        return self._loads.loading()
+
+    async def close(self) -> None:
+        await self._loads.close()
 
     async def _apply_changes(self, con: asyncpg.Connection, namespace: str, index: VectorIndex,
                              version: int) -> bool:
@@ -498,3 +527,4 @@ class ArrayIndex:
     def forget(self, namespace: str) -> None:
         """Drop the namespace's vectors from this process (erase)."""
         self._cache.drop(namespace)
+        self._loads.forget(namespace)

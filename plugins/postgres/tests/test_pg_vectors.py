@@ -351,3 +351,18 @@ async def test_searches_during_writes_on_the_thread_path_never_fail(array_url, m
 
     await asyncio.gather(searcher(), searcher(), writer())
     assert errors == [] and wrong == 0
+
+
+# -- the real[] fallback loads a big namespace in the background (kit.vector_loads) ----------
+async def test_array_vectors_of_a_big_namespace_load_in_the_background(array_url, make_storage):
+    from recall_core.testing.vector_loads import background_load_answers_not_ready_then_searches
+
+    s = await make_storage(array_url, vector="array", array_inline_rows=10)
+    await background_load_answers_not_ready_then_searches(s)
+
+
+async def test_array_vectors_beyond_the_cache_budget_are_never_loaded(array_url, make_storage):
+    from recall_core.testing.vector_loads import too_big_for_the_cache_is_refused
+
+    s = await make_storage(array_url, vector="array", array_cache_mb=1)
+    await too_big_for_the_cache_is_refused(s)

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from recall_core.contracts import (TOKEN_ID_LEN, AdminAction, MemoryFilter,
+from recall_core.contracts import (TOKEN_ID_LEN, AdminAction, CallResults, MemoryFilter, RetrievalHit,
                                        NamespaceSummary, TokenInfo)
 from recall_core import Memory, Operation
 
@@ -152,6 +152,30 @@ class AdminMethods:
         return [AdminAction(id=r[0], at=from_db(r[1]), actor=r[2], action=r[3], namespace=r[4],
                             detail=json.loads(r[5]), result=r[6], error=r[7]) for r in rows], \
             int(total[0])
+
+    # -- the retrieval audit ------------------------------------------------------------------
+    async def calls_returning(self, namespace: str, memory_id: str, limit: int
+                              ) -> list[RetrievalHit]:
+        rows = await self.db.fetch(
+            "SELECT r.call_id, c.tool, r.at, r.rank, r.score FROM retrieval_results r "
+            "JOIN tool_call_records c ON c.call_id = r.call_id "
+            "WHERE r.memory_id = ? AND r.namespace = ? ORDER BY r.at DESC, r.call_id LIMIT ?",
+            (memory_id, namespace, max(0, limit)))
+        return [RetrievalHit(call_id=r[0], tool=r[1], at=from_db(r[2]), rank=r[3], score=r[4])
+                for r in rows]
+
+    async def call_results(self, namespace: str, call_id: str) -> CallResults | None:
+        call = await self.db.fetch_one(
+            "SELECT tool, status, code, at, duration_ms, inputs_hash FROM tool_call_records "
+            "WHERE call_id = ? AND namespace = ?", (call_id, namespace))
+        if call is None:
+            return None
+        hits = await self.db.fetch(
+            "SELECT memory_id, score FROM retrieval_results WHERE call_id = ? ORDER BY rank",
+            (call_id,))
+        return CallResults(call_id=call_id, tool=call[0], status=call[1], code=call[2],
+                           at=from_db(call[3]), duration_ms=call[4], inputs_hash=call[5],
+                           returned=[(h[0], h[1]) for h in hits])
 
     async def anonymise_admin_actions(self, namespace: str, replacement: str) -> int:
         async with self.db.transaction() as db:

@@ -218,7 +218,7 @@ class MemoryMethods:
         tables: dict[str, int] = {}
         async with self.db.transaction() as db:
             for table in ("memories", "operations", "a2a_tasks", "tool_call_records",
-                          "active_counts"):
+                          "retrieval_results", "active_counts"):
                 cur = await db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
                 tables[table] = cur.rowcount
             cur = await db.execute(

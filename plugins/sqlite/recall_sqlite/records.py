@@ -24,9 +24,15 @@ class RecordMethods:
         async with self.db.transaction() as db:
             await db.executemany(
                 "INSERT INTO tool_call_records (tool, namespace, inputs_hash, status, code, "
-                "duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "duration_ms, at, call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [(r.tool, r.namespace, r.inputs_hash, r.status, r.code, float(r.duration_ms),
-                  to_db(r.at)) for r in records])
+                  to_db(r.at), r.call_id) for r in records])
+            await db.executemany(
+                "INSERT INTO retrieval_results (call_id, namespace, memory_id, rank, score, at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(r.call_id, r.namespace, hit.id, rank, float(hit.score), to_db(r.at))
+                 for r in records if r.namespace is not None
+                 for rank, hit in enumerate(r.returned, 1)])
 
     async def save_task(self, namespace: str, task_id: str, data: dict[str, Any],
                         keys: TaskKeys = TaskKeys()) -> None:

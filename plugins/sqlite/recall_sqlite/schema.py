@@ -379,6 +379,24 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE api_tokens ADD COLUMN agent TEXT",
         "ALTER TABLE api_tokens ADD COLUMN scopes TEXT",
     )),
+    (13, (
+        # The retrieval audit (issue 30): which memories each search returned, by rank and
+        # score, under its tool-call record; erased with the namespace, and a memory's rows
+        # go when it is forgotten.
+        "ALTER TABLE tool_call_records ADD COLUMN call_id TEXT",
+        "CREATE UNIQUE INDEX tool_call_records_call ON tool_call_records (call_id)",
+        """CREATE TABLE retrieval_results (
+            call_id TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            rank INTEGER NOT NULL,
+            score REAL NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (call_id, rank)
+        )""",
+        "CREATE INDEX retrieval_results_memory ON retrieval_results (memory_id, at)",
+        "CREATE INDEX retrieval_results_namespace ON retrieval_results (namespace)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -26,4 +26,11 @@ class SQLiteSettings(BaseModel):
     mmap_size_mib: int = Field(256, ge=0)
     #: How many namespaces keep their vector matrix cached in memory (least recently used
     #: are dropped first). Each costs about rows x dimensions x 4 bytes.
-    vector_cache_namespaces: int = Field(16, ge=0)
+    vector_cache_namespaces: int = Field(4096, ge=0)
+    #: The vector cache's memory budget in MiB, all namespaces together (least recently used
+    #: dropped first). A namespace whose vectors alone need more is never loaded: its
+    #: searches answer from full text and say so. 2 GiB holds ~1M MiniLM vectors.
+    vector_cache_mb: int = Field(2048, ge=0)
+    #: A namespace with fewer rows loads its vectors inline on first search; a bigger one
+    #: loads in the background while its searches answer from full text (and say so).
+    vector_inline_rows: int = Field(20_000, ge=0)

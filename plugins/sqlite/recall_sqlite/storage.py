@@ -36,7 +36,9 @@ class SQLiteStorage(QueueMethods, MemoryMethods, RetrievalMethods, RecordMethods
         self.settings = settings or SQLiteSettings()
         self.db = Database(path, self.settings)
         self._fulltext = FullText(self.db)
-        self._vectors = VectorSearch(self.db, self.settings.vector_cache_namespaces)
+        self._vectors = VectorSearch(self.db, self.settings.vector_cache_namespaces,
+                                     self.settings.vector_cache_mb << 20,
+                                     self.settings.vector_inline_rows)
         self._writes = 0
 
     @property
@@ -53,14 +55,21 @@ class SQLiteStorage(QueueMethods, MemoryMethods, RetrievalMethods, RecordMethods
             await prune_vector_events(db)
 
     async def close(self) -> None:
+        await self._vectors.close()  # background loads first: they read through self.db
         await self.db.close()
+
+    def vectors_loading(self) -> list[str]:
+        return self._vectors.loading()
 
     def status(self) -> dict[str, Any]:
         """What `recall status` shows about this backend."""
         return {"backend": "sqlite", "path": self.db.path, "journal_mode": self.db.journal_mode,
                 "sqlite_version": sqlite3.sqlite_version,
                 "fulltext": "FTS5 (BM25, context column weighted)",
-                "vectors": "in-process exact cosine index per namespace"}
+                "vectors": "in-process exact cosine index per namespace",
+                "vector_cache": {"bytes": self._vectors.cached_bytes,
+                                 "max_bytes": self.settings.vector_cache_mb << 20,
+                                 "loading": len(self._vectors.loading())}}
 
     def classify_failure(self, exc: BaseException) -> str | None:
         return classify(exc)

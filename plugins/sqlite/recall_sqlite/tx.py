@@ -115,6 +115,9 @@ class SQLiteWriteTx:
             cur = await self.db.execute(
                 f"DELETE FROM memories WHERE +namespace = ? AND id IN ({self._in(len(part))})",
                 (self.namespace, *part))
+            if cur.rowcount:  # a forgotten memory leaves the retrieval audit too
+                await self.db.execute(f"DELETE FROM retrieval_results WHERE memory_id IN "
+                                      f"({self._in(len(part))})", part)
             n += cur.rowcount
         if n:
             self.changed = True

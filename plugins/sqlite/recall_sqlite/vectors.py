@@ -20,6 +20,7 @@ from typing import Any
 import aiosqlite
 
 from recall_core.kit.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
+from recall_core.kit.vector_loads import INLINE_ROWS, BackgroundLoads
 
 from .connection import Database, chunks
 
@@ -37,13 +38,27 @@ OF_MODEL = "(? IS NULL OR embedding_model IS NULL OR embedding_model = ?)"
 class VectorSearch:
     """Per-namespace indexes of one storage instance, refreshed from the event log."""
 
-    def __init__(self, db: Database, max_namespaces: int):
+    def __init__(self, db: Database, max_namespaces: int, max_bytes: int = 0,
+                 inline_rows: int = INLINE_ROWS):
         self.db = db
-        self._cache = VectorCache(max_namespaces)
+        self._cache = VectorCache(max_namespaces, max_bytes)
         self._locks = NamespaceLocks()
+        #: A big namespace loads in the background; searches meanwhile get NotReady.
+        self._loads = BackgroundLoads(self._cache, inline_rows)
+
+    def loading(self) -> list[str]:
+        return self._loads.loading()
+
+    @property
+    def cached_bytes(self) -> int:
+        return self._cache.nbytes
 
     def forget(self, namespace: str) -> None:
         self._cache.drop(namespace)
+        self._loads.forget(namespace)
+
+    async def close(self) -> None:
+        await self._loads.close()
 
     async def search(self, namespace: str, vector: Sequence[float], limit: int,
                      model: str | None = None) -> list[tuple[str, float]]:
@@ -82,19 +97,31 @@ class VectorSearch:
                 index.remove(changed)
                 index.add(rows)
                 index.cursor = events[-1][0]
+                self._cache.trim()  # it may have grown past the byte budget
         if index is None:
-            # Cursor first: rows written after it are loaded now and re-applied later, which
-            # is harmless (remove then add); the other order could miss a change.
-            cursor = (await self.db.fetch_one(
-                "SELECT coalesce(max(seq), 0) FROM vector_events"))[0]
-            rows = await self.db.fetch(
-                "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
-                f"AND valid_until IS NULL AND embedding IS NOT NULL AND {OF_MODEL} "
-                "AND length(embedding) = ?", (namespace, model, model, dim * 4))
-            index = VectorIndex(dim, cursor)
-            index.model = model  # type: ignore[attr-defined]
-            await maybe_in_thread(len(rows) * dim, index.add, rows)
-            self._cache.put(namespace, index)
+            (rows_now,) = await self.db.fetch_one(
+                "SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace = ?",
+                (namespace,))
+            index = await self._loads.load(
+                namespace, dim, rows_now, lambda: self._load(namespace, dim, model),
+                self._locks(namespace))
+        return index
+
+    async def _load(self, namespace: str, dim: int, model: str | None) -> VectorIndex:
+        """Every current vector of the namespace of width `dim` (and `model`), into the
+        cache."""
+        # Cursor first: rows written after it are loaded now and re-applied later, which
+        # is harmless (remove then add); the other order could miss a change.
+        cursor = (await self.db.fetch_one(
+            "SELECT coalesce(max(seq), 0) FROM vector_events"))[0]
+        rows = await self.db.fetch(
+            "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
+            f"AND valid_until IS NULL AND embedding IS NOT NULL AND {OF_MODEL} "
+            "AND length(embedding) = ?", (namespace, model, model, dim * 4))
+        index = VectorIndex(dim, cursor)
+        index.model = model  # type: ignore[attr-defined]
+        await maybe_in_thread(len(rows) * dim, index.add, rows)
+        self._cache.put(namespace, index)
         return index
 
 

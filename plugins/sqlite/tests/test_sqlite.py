@@ -188,7 +188,8 @@ async def test_data_persists_and_another_process_sees_it(storage: SQLiteStorage,
 async def test_writer_waits_for_another_connection_lock(storage: SQLiteStorage, db_path: Path) -> None:
     other = raw(db_path)
     other.execute("BEGIN IMMEDIATE")
-    other.execute("INSERT INTO api_tokens VALUES ('uncommitted', 'a', 'now', NULL)")
+    other.execute("INSERT INTO api_tokens (token_hash, namespace, created_at) "
+                  "VALUES ('uncommitted', 'a', 'now')")
     loop = asyncio.get_running_loop()
     loop.call_later(0.3, other.execute, "COMMIT")
     start = time.perf_counter()
@@ -609,3 +610,26 @@ async def test_keys_spelt_apart_before_migration_10_are_merged(
         await check_merged(new)
     finally:
         await new.close()
+
+
+# -- vectors load in the background above the inline limit (recall_core.kit.vector_loads) --
+async def test_vectors_of_a_big_namespace_load_in_the_background(tmp_path):
+    from recall_core.testing.vector_loads import background_load_answers_not_ready_then_searches
+
+    s = SQLiteStorage(str(tmp_path / "loads.db"), SQLiteSettings(vector_inline_rows=10))
+    await s.open()
+    try:
+        await background_load_answers_not_ready_then_searches(s)
+    finally:
+        await s.close()
+
+
+async def test_vectors_beyond_the_cache_budget_are_never_loaded(tmp_path):
+    from recall_core.testing.vector_loads import too_big_for_the_cache_is_refused
+
+    s = SQLiteStorage(str(tmp_path / "big.db"), SQLiteSettings(vector_cache_mb=1))
+    await s.open()
+    try:
+        await too_big_for_the_cache_is_refused(s)
+    finally:
+        await s.close()

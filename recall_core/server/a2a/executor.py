@@ -13,6 +13,7 @@ tools, e.g. INVALID_PARAM); failed when extraction or storage failed.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from dataclasses import asdict
@@ -26,8 +27,8 @@ from a2a.types.a2a_pb2 import Message, Task, TaskState, TaskStatus
 from google.protobuf.json_format import MessageToDict
 
 from ...errors import InvalidParam, NamespaceErased, RecallError, StorageFault
-from ..mcp.default_middleware import audit_call
-from ...models import ExtractedMemory, utcnow
+from ..mcp.default_middleware import audit_call, returned_of
+from ...models import ExtractedMemory, Returned, utcnow
 from ...contracts import ExtractionError
 from ...memory.immediate import DECISIONS, StoreInput
 from .auth import caller_of
@@ -37,6 +38,9 @@ from ...access.principal import Principal
 log = logging.getLogger("recall.a2a")
 
 SKILL_IDS = ("store_memories", "search_memories")
+#: What this task's search returned (filled in `_execute`, read by the audit in `execute`).
+_RETURNED: contextvars.ContextVar[list[Returned] | None] = contextvars.ContextVar(
+    "recall_a2a_returned", default=None)
 #: Old skill ids still accepted: old id -> current id.
 SKILL_ALIASES = {"consolidate_memories": "store_memories"}
 
@@ -112,6 +116,8 @@ class RecallAgentExecutor(AgentExecutor):
         caller = caller_of(context.call_context)
         namespace = caller.namespace
         started = time.perf_counter()
+        returned: list[Returned] = []
+        _RETURNED.set(returned)  # one list: the skill may run in a task of its own (timeout)
         outcome: tuple[str, str | None] = ("error", "INTERNAL")
         try:
             outcome = await self._execute(caller, context, event_queue)
@@ -128,7 +134,7 @@ class RecallAgentExecutor(AgentExecutor):
             skill = "resume" if context.current_task is not None else (
                 raw if known else "unknown")
             audit_call(self.runtime, f"a2a:{skill}", namespace, args, *outcome,
-                             (time.perf_counter() - started) * 1000)
+                       (time.perf_counter() - started) * 1000, returned=returned)
 
     async def _execute(self, caller: Principal, context: RequestContext,
                        event_queue: EventQueue) -> tuple[str, str | None]:
@@ -202,6 +208,8 @@ class RecallAgentExecutor(AgentExecutor):
             args.setdefault("query", text)
             result = await self.runtime.service.search(caller, args.get("query"),
                                                        **search_args(args))
+            if (box := _RETURNED.get()) is not None:  # the retrieval audit (audit_call)
+                box.extend(returned_of(result))
             await updater.add_artifact([new_data_part(result)], name="search_results")
             await updater.complete(self._say(updater, f"{result['total']} result(s)."))
             return

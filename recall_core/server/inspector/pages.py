@@ -12,6 +12,7 @@ from ...contracts import MemoryFilter
 from ...errors import RecallError
 from ...models import MEMORY_TYPES
 from .access import Context, float_param, int_param
+from .calls import call
 from .reads import server_status
 from .render import redirect
 
@@ -44,8 +45,9 @@ async def memory(request: Request, ctx: Context) -> Response:
     if story is None:
         return ctx.render("error.html", 404, message="No such memory in this namespace. "
                           "It may have been forgotten.")
+    retrievals = await ctx.runtime.service.retrievals(ctx.namespace, request.path_params["id"])
     return ctx.render("memory.html", types=MEMORY_TYPES, flash=request.query_params.get("flash"),
-                      **story)
+                      retrievals=retrievals, **story)
 
 
 async def forget(request: Request, ctx: Context) -> Response:
@@ -124,4 +126,5 @@ PAGES = [("/memories", memories, ["GET"]), ("/memories/{id}", memory, ["GET"]),
          ("/memories/{id}/forget", forget, ["POST"]), ("/memories/{id}/edit", edit, ["POST"]),
          ("/memories/{id}/pin", pin, ["POST"]),
          ("/search", search, ["GET"]),
-         ("/queue", queue, ["GET"]), ("/jobs/{id}/retry", retry, ["POST"])]
+         ("/queue", queue, ["GET"]), ("/jobs/{id}/retry", retry, ["POST"]),
+         ("/calls/{id}", call, ["GET"])]

@@ -20,6 +20,7 @@ import json
 import logging
 import time
 from typing import Any
+from collections.abc import Sequence
 
 from fastmcp.server.middleware import Middleware
 from fastmcp.tools.base import ToolResult
@@ -27,7 +28,7 @@ from fastmcp.tools.base import ToolResult
 from ..auth import current_namespace_or_none
 from .envelope import error
 from ...observability.metrics import observe_call
-from ...models import ToolCallRecord
+from ...models import Returned, ToolCallRecord
 
 audit_log = logging.getLogger("recall.audit")
 
@@ -58,6 +59,24 @@ def _job_id(result: Any) -> str | None:
     return job if isinstance(job, str) else None
 
 
+def returned_of(data: Any) -> list[Returned]:
+    """What a search answered (its `data`), for the retrieval audit: each result's id and
+    score, best first; nothing for other answers."""
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list):
+        return []
+    return [Returned(id=r["id"], score=float(r["score"])) for r in results
+            if isinstance(r, dict) and isinstance(r.get("id"), str)
+            and isinstance(r.get("score"), (int, float))]
+
+
+def _returned(result: Any) -> list[Returned]:
+    sc = getattr(result, "structured_content", None)
+    if not isinstance(sc, dict) or sc.get("status") != "ok":
+        return []
+    return returned_of(sc.get("data"))
+
+
 def call_outcome(result: Any) -> tuple[str, str | None]:
     """(status, code) of a tool's result, as the caller got it (tracing reads it too)."""
     sc = getattr(result, "structured_content", None)
@@ -78,15 +97,17 @@ class AuditMiddleware(Middleware):
         started = time.perf_counter()
         name = context.message.name
         args = context.message.arguments
-        status, code, job_id = "error", "INTERNAL", None
+        status, code, job_id, returned = "error", "INTERNAL", None, []
         try:
             result = await call_next(context)
             status, code = call_outcome(result)
             job_id = _job_id(result)
+            returned = _returned(result)
             return result
         finally:
             audit_call(self.runtime, name, current_namespace_or_none(), args, status, code,
-                       (time.perf_counter() - started) * 1000, job_id=job_id)
+                       (time.perf_counter() - started) * 1000, job_id=job_id,
+                       returned=returned)
 
 
 # Set while the server warms itself up (server/warmup.py): those calls are nobody's.
@@ -94,15 +115,21 @@ WARMING_UP: contextvars.ContextVar[bool] = contextvars.ContextVar("recall_warmin
 
 
 def audit_call(runtime: Any, tool: str, namespace: str | None, args: Any, status: str,
-               code: str | None, duration_ms: float, *, job_id: str | None = None) -> None:
+               code: str | None, duration_ms: float, *, job_id: str | None = None,
+               returned: Sequence[Returned] = ()) -> None:
     """One JSON log line now and one tool_call_records row (batched, see audit.py) for a call
     through any transport (MCP tools here, A2A tasks in a2a/executor.py). The log line names
-    the namespace by its hash only; the row (tenant data, erased with it) keeps the name."""
+    the namespace by its hash only; the row (tenant data, erased with it) keeps the name.
+    `returned`: what a search gave the caller (the retrieval audit: ids and scores under the
+    row, never the query; the log line says only how many)."""
     if WARMING_UP.get():
         return
     record = ToolCallRecord(tool=tool, namespace=namespace, inputs_hash=inputs_hash(args),
-                            status=status, code=code, duration_ms=round(duration_ms, 3))
-    line = record.model_dump(mode="json")
+                            status=status, code=code, duration_ms=round(duration_ms, 3),
+                            returned=list(returned))
+    line = record.model_dump(mode="json", exclude={"returned"})
+    if returned:
+        line["returned"] = len(returned)
     line["namespace_hash"] = namespace_hash(line.pop("namespace", None))
     if job_id is not None:
         line["job_id"] = job_id

@@ -79,7 +79,8 @@ async def build_mcp(runtime: Runtime, *, auth: bool = True) -> FastMCP:
     if runtime.tracing is not None:
         from ...observability.tracing import tool_middleware
 
-        mcp.add_middleware(tool_middleware(runtime.tracing.tracer))  # outermost
+        mcp.add_middleware(tool_middleware(runtime.tracing.tracer,
+                                           runtime.config.tracing.capture_content))  # outermost
     for mw in plugin_middleware(runtime):
         mcp.add_middleware(mw)
     mcp.add_middleware(ArgumentErrors())
