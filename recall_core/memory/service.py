@@ -4,10 +4,11 @@ MCP tools, A2A handlers, the inspector and the CLI are thin adapters over these 
 (operators' use cases are `admin.service.AdminService`, which erases through this one).
 Every method takes the caller from the adapter (a `Principal` from the verified credential,
 or a namespace name for its owner), reads the partitions it sees and writes the one it may
-(`access.partitions`, `views.py`), and validates its input before touching storage; errors are `RecallError`s with
-a stable code. The rules themselves live in the modules beside this one (facts, writes,
-forget, pinning, corrections, consolidate, immediate); the service checks input and wires
-them to the runtime's storage, extractor, rankers and embedding model.
+(`access.partitions`, `views.py`), and validates its input before touching storage; errors
+are `RecallError`s with a stable code. The rules themselves live in the modules beside this
+one (facts, writes, forget, pinning, corrections, consolidate, immediate); the service checks
+input and wires them to the runtime's storage, extractor, rankers and embedding model. The
+inspector's reads and edits are in `person.py`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from ..config import RecallConfig
-from ..contracts import Embedder, Extractor, MemoryFilter, RankerSlot, Storage, model_id
+from ..contracts import Embedder, Extractor, RankerSlot, Storage, model_id
 from ..errors import (ConfirmRequired, EmbeddingsRequired, InvalidParam, QueueFull,
                       RecallError)
 from ..jobs.access import AccessLog
@@ -36,15 +37,12 @@ from ..access.partitions import home, write_partition
 from .views import Caller, view_of
 from .erase import receipt
 from .consolidate import consolidate
-from .corrections import correct_memory
 from .facts import norm_key, told
 from .forget import forget, same_store
 from .immediate import Conflict, StoreInput, find_conflicts, record, store_extracted
-from .pinning import set_pinned
-from .retrieval_audit import call_story, calls_returning
-from .story import memory_story
 from .storage_faults import StorageFaults
 from .foreground import foreground
+from .person import PersonMethods
 
 log = logging.getLogger("recall.service")
 
@@ -52,7 +50,7 @@ CONFIRM_PHRASE = "DELETE MY DATA"
 
 T = TypeVar("T")
 
-class MemoryService:
+class MemoryService(PersonMethods):
     """A server builds it with every engine (`server.runtime.build_runtime`). The CLI's
     operator commands build it on storage alone (`extractor=None`, no rankers): they only
     store, list, forget and erase, and a method that needs a missing engine says so."""
@@ -277,61 +275,6 @@ class MemoryService:
         view = await view_of(self.storage, who)
         return [m for space in view.partitions for m in told(
             await self.storage.history(space, norm_key(entity), norm_key(attribute)))]
-
-    # -- a person's eyes and hand (the inspector) ----------------------------------------
-    @foreground
-    async def browse(self, who: Caller, where: MemoryFilter, limit: int,
-                     offset: int) -> tuple[list[Memory], int]:
-        """One page of the memories the caller sees matching `where` (replaced ones too,
-        when it asks), and how many match. Needs the storage's admin capability (its query)."""
-        self._needs_admin("browsing memories by filter")
-        view = await view_of(self.storage, who)
-        return await views.query_page(self.storage, view.partitions, where, limit, offset)
-
-    @foreground
-    async def story(self, who: Caller, memory_id: str) -> dict[str, Any] | None:
-        """A memory, its fact's timeline, its store and that store's other memories
-        (story.py); None when the caller sees no such memory."""
-        self._needs_admin("a memory's story")
-        for space in (await view_of(self.storage, who)).partitions:
-            found = await memory_story(self.storage, space, memory_id)
-            if found is not None:
-                return found
-        return None
-
-    async def retrievals(self, namespace: str, memory_id: str) -> list[Any]:
-        """The namespace's recent searches that returned the memory (retrieval_audit.py)."""
-        self._needs_admin("the retrieval audit")
-        return await calls_returning(self.storage, namespace, memory_id)
-
-    async def call(self, namespace: str, call_id: str) -> dict[str, Any] | None:
-        """One audited call and what it returned (retrieval_audit.py); None: no such call."""
-        self._needs_admin("the retrieval audit")
-        return await call_story(self.storage, namespace, call_id)
-
-    def _needs_admin(self, what: str) -> None:
-        if not self.storage.capabilities.admin:
-            raise RecallError(f"{what} needs a storage with the admin capability; "
-                              f"{self.storage.description} has none.")
-
-    @foreground
-    async def pin(self, who: Caller, memory_id: Any, pinned: bool) -> Memory:
-        """Pin (decay never lowers its importance) or unpin a current memory."""
-        space = await self._changeable(who, memory_id, "pin")
-        return await set_pinned(self.storage, space, memory_id, pinned)
-
-    async def _changeable(self, who: Caller, memory_id: Any, what: str) -> str:
-        view = await view_of(self.storage, who)
-        return await views.changeable_home(self.storage, view, v.memory_id(memory_id), what)
-
-    @foreground
-    async def correct(self, who: Caller, memory_id: Any, *, text: Any = None,
-                      type: Any = None, importance: Any = None, value: Any = None) -> Memory:
-        """A correction stored as a new memory that supersedes the old one (corrections.py)."""
-        namespace = await self._changeable(who, memory_id, "correct")
-        return await correct_memory(self.storage, self.embedder, self.extractor,
-                                    self.config.limits.max_text_bytes, namespace, memory_id,
-                                    text=text, type=type, importance=importance, value=value)
 
     # -- a store written before the answer (A2A) -----------------------------------------
     async def record_store(self, namespace: str, task_id: str, args: dict[str, Any],

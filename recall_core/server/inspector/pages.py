@@ -45,7 +45,7 @@ async def memory(request: Request, ctx: Context) -> Response:
     if story is None:
         return ctx.render("error.html", 404, message="No such memory in this namespace. "
                           "It may have been forgotten.")
-    retrievals = await ctx.runtime.service.retrievals(ctx.namespace, request.path_params["id"])
+    retrievals = await ctx.runtime.service.retrievals(ctx.caller, request.path_params["id"])
     return ctx.render("memory.html", types=MEMORY_TYPES, flash=request.query_params.get("flash"),
                       retrievals=retrievals, **story)
 
