@@ -249,11 +249,15 @@ class MemoryService(PersonMethods):
                 f"confirm={CONFIRM_PHRASE!r} exactly.")
         principal = views.principal_of(who)
         namespace = home(principal)
+        erased = [await self.storage.delete_namespace(namespace)]
         spaces = [namespace]
-        if principal.is_owner:  # the agents' partitions first: the namespace's tokens last
-            spaces[:0] = await self.storage.list_partitions(namespace)
-        done = receipt(namespace, views.add_erased(
-            [await self.storage.delete_namespace(s) for s in spaces]))
+        if principal.is_owner:
+            # After the namespace: its tokens (agents' too) are revoked, so no store can
+            # open a partition after this list; a job still running in one finds its
+            # operation gone with the partition and writes nothing.
+            spaces += await self.storage.list_partitions(namespace)
+            erased += [await self.storage.delete_namespace(s) for s in spaces[1:]]
+        done = receipt(namespace, views.add_erased(erased))
         for hook in self.on_erase:  # in-process caches and pending audit rows of the namespace
             for space in spaces:
                 try:
