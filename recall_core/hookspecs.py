@@ -95,7 +95,8 @@ def register_tools(register: ToolRegistry) -> None:
 
     :param register: decorate async functions with ``@register.tool`` (FastMCP's
         ``@mcp.tool`` options); call ``register.service`` (``MemoryService``) with the namespace
-        from ``await register.caller_namespace()``; answer with ``recall_core.ok_envelope`` /
+        from ``await register.caller_namespace()`` (it carries the caller: an agent's token
+        reads only what the agent may, see ``register.caller()``); answer with ``recall_core.ok_envelope`` /
         ``error_envelope``. Every description (and parameter description) is checked at
         start-up for prompt-injection patterns (URLs, "ignore previous", instructions to call
         other tools or to send data) and the server refuses to start if one matches.

@@ -228,14 +228,26 @@ class ToolRegistry:
             return f
         return add(fn) if fn is not None else add
 
-    async def caller_namespace(self) -> str:
-        """The verified caller's namespace (raises UNAUTHORIZED without one)."""
-        from .server.auth import verified_namespace
+    async def caller(self) -> Any:
+        """The verified caller (`recall_core.access.principal.Principal`: namespace, agent,
+        scopes); raises UNAUTHORIZED without one."""
+        from .server.auth import current_principal, verified_namespace
 
-        return await verified_namespace()
+        await verified_namespace()
+        return current_principal()
+
+    async def caller_namespace(self) -> str:
+        """The verified caller's namespace (raises UNAUTHORIZED without one). It carries the
+        caller (`access.partitions.CallerNamespace`): `register.service` methods called with
+        it read and write only what the caller may (an agent's credential never acts as the
+        namespace's owner)."""
+        from .access.partitions import CallerNamespace
+
+        return CallerNamespace(await self.caller())
 
     async def answer(self, fn: Callable[..., Any], **kwargs: Any) -> dict[str, Any]:
-        """`await fn(namespace, **kwargs)` for the verified caller, as the envelope core's
+        """`await fn(namespace, **kwargs)` for the verified caller (the namespace as
+        `caller_namespace()` gives it), as the envelope core's
         tools answer with: the result as data; a `RecallError` as its code and message;
         anything else as INTERNAL, logged with its traceback, never reported as success."""
         from .server.mcp.tools import answer_with_envelope

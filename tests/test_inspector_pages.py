@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from starlette.requests import Request
 
+from recall_core.access.principal import Principal as Caller
 from recall_core.server.inspector import admin_pages, pages
 from recall_core.server.inspector.access import Context
 from recall_core.server.inspector.session import Principal
@@ -39,7 +40,9 @@ async def test_forgetting_a_fact_says_how_many_versions_went():
             return {"deleted": memory_id, "forgotten_ids": [memory_id, "older", "oldest"]}
 
     response = await pages.forget(request("POST", id="m1"), context(Service()))
-    assert calls == [("alice", "m1")]
+    # The service acts for the session's holder: the owner of "alice" (an agent's session
+    # would carry its agent).
+    assert calls == [(Caller("alice"), "m1")]
     assert response.status_code == 303
     assert response.headers["location"] == (
         "/ui/memories?flash=Memory+forgotten+with+its+history+%283+versions%29.")

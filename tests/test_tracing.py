@@ -25,6 +25,15 @@ async def _runtime(tmp_path, **tracing):
     return await build_runtime(config, bundled())
 
 
+async def extracted(client) -> None:
+    """Wait until the worker has extracted every store."""
+    for _ in range(100):
+        stats = (await client.call_tool("get_memory_stats", {})).structured_content["data"]
+        if stats["pending_extractions"] == 0:
+            return
+        await asyncio.sleep(0.05)
+
+
 async def test_tool_ranker_storage_and_extraction_spans(tmp_path, monkeypatch):
     monkeypatch.setenv("RECALL_DISABLE_PLUGINS", "embeddings")
     runtime = await _runtime(tmp_path, enabled=True, exporter="memory")
@@ -34,11 +43,7 @@ async def test_tool_ranker_storage_and_extraction_spans(tmp_path, monkeypatch):
         set_stdio_namespace("traced")
         async with Client(mcp) as c:
             await c.call_tool("store_memory", {"text": "I prefer tea over coffee."})
-            for _ in range(100):
-                stats = (await c.call_tool("get_memory_stats", {})).structured_content["data"]
-                if stats["pending_extractions"] == 0:
-                    break
-                await asyncio.sleep(0.05)
+            await extracted(c)
             await c.call_tool("search_memories", {"query": "tea"})
             await c.call_tool("delete_memory", {"memory_id": "nope"}, raise_on_error=False)
         spans = exporter.get_finished_spans()
@@ -72,11 +77,7 @@ async def _traced_calls(tmp_path, monkeypatch, **tracing):
         set_stdio_namespace("genai")
         async with Client(mcp) as c:
             await c.call_tool("store_memory", {"text": "I live in Lisbon. I like green tea."})
-            for _ in range(100):
-                stats = (await c.call_tool("get_memory_stats", {})).structured_content["data"]
-                if stats["pending_extractions"] == 0:
-                    break
-                await asyncio.sleep(0.05)
+            await extracted(c)
             found = (await c.call_tool("search_memories", {"query": "Where do I live?"}
                                        )).structured_content["data"]["results"]
             await c.call_tool("delete_memory", {"memory_id": found[0]["id"]})

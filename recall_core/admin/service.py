@@ -11,31 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from ..access.principal import SCOPE_ORDER, parse_scopes, valid_agent_name
+from ..access.partitions import MAX_NAMESPACE_LEN, NAMESPACE_PATTERN, split, valid_namespace  # noqa: F401 (re-export)
 from ..errors import ConfirmRequired, InvalidParam, RecallError
 from ..memory.service import CONFIRM_PHRASE, MemoryService
 from .tokens import create_admin_token, create_token, hash_token
 from ..memory.erase import erased_label
 from ..memory.reindex import reindex
-from ..memory.transfer import ImportLine, MalformedLine, export_lines, import_extract, import_verbatim, parse_lines
+from ..memory.transfer import ImportLine, MalformedLine, by_space, export_lines, import_extract, import_verbatim, parse_lines
 from ..contracts import AdminAction, token_id
+from ..contracts.admin import AgentSummary
 
 T = TypeVar("T")
 log = logging.getLogger("recall.admin")
 
 JOB_STATUSES = ("queued", "running", "done", "failed")
-MAX_NAMESPACE_LEN = 200
 MAX_OFFSET = 10**9  # beyond any real list; keeps offsets inside 64-bit SQL integers
-# No slash or control characters; no whitespace at either end. Spelled without \s so that
-# Python and the OpenAPI document's (ECMA) regex dialect agree on every character.
-_EDGE_BAD = r"/\x00-\x20\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_MID_BAD = r"/\x00-\x1f\x7f"
-NAMESPACE_PATTERN = f"^[^{_EDGE_BAD}](?:[^{_MID_BAD}]*[^{_EDGE_BAD}])?$"
-_NAMESPACE = re.compile(NAMESPACE_PATTERN)
 
 
 class NotFound(RecallError):
@@ -47,16 +41,9 @@ class Unsupported(RecallError):
 
 
 def valid_namespace_name(namespace: Any) -> str:
-    """`namespace` if it is a name the admin API can carry in a path, else InvalidParam."""
-    if not isinstance(namespace, str) or not namespace.strip():
-        raise InvalidParam("namespace is empty. Pass the namespace's name, e.g. 'alice'.")
-    if not _NAMESPACE.fullmatch(namespace):
-        raise InvalidParam(f"namespace {namespace!r} has leading/trailing spaces, a slash or "
-                           f"control characters. Use a plain name such as 'alice' or 'team-ops'.")
-    if len(namespace) > MAX_NAMESPACE_LEN:
-        raise InvalidParam(f"namespace is {len(namespace)} characters long; at most "
-                           f"{MAX_NAMESPACE_LEN} are allowed.")
-    return namespace
+    """`namespace` if it is a name the admin API can carry in a path (never a partition:
+    no '/'), else InvalidParam."""
+    return valid_namespace(namespace)
 
 
 def token_grant(agent: Any, scopes: Any) -> tuple[str | None, list[str]]:
@@ -154,8 +141,18 @@ class AdminService:
         self._need_admin()
         limit, offset = page(limit, offset, self.page_cap)
         rows, total = await self.storage.list_namespaces(limit, offset)
+        for row in rows:  # agents' private partitions, under their owner
+            row.agents = [await self._agent_summary(p)
+                          for p in await self.storage.list_partitions(row.namespace)]
         return {"namespaces": [r.model_dump(mode="json") for r in rows], "total": total,
                 "next_offset": offset + len(rows) if offset + len(rows) < total else None}
+
+    async def _agent_summary(self, space: str) -> AgentSummary:
+        return AgentSummary(
+            agent=split(space)[1] or "", active_memories=sum(
+                (await self.storage.stats(space)).values()),
+            queued_jobs=await self.storage.count_jobs(space, ("queued", "running")),
+            failed_jobs=await self.storage.count_jobs(space, "failed"))
 
     async def tokens(self, namespace: Any) -> dict[str, Any]:
         self._need_admin()
@@ -320,15 +317,21 @@ class AdminService:
                     rows = parse_lines(given)  # type: ignore[arg-type]
                 except MalformedLine as exc:
                     raise InvalidParam(str(exc)) from None
+            groups = by_space(namespace, rows)  # each line to its visibility's partition
             if extract:
-                queued, cached = await import_extract(self.storage, namespace, rows, progress)
+                queued = cached = 0
+                for space, group in groups.items():
+                    q, c = await import_extract(self.storage, space, group, progress)
+                    queued, cached = queued + q, cached + c
                 self.service.job_signal.set()
                 return {"lines": len(rows), "queued": queued, "already_queued": cached}
             embedder = self.service.embedder if embed else None
             if embedder is not None and not embedder.ready:
                 embedder = None  # the server backfills vectors once the model is ready
-            n = await import_verbatim(self.storage, namespace, rows, embedder, keep_ids=keep_ids,
-                                      progress=progress)
+            n = 0
+            for space, group in groups.items():
+                n += await import_verbatim(self.storage, space, group, embedder,
+                                           keep_ids=keep_ids, progress=progress)
             return {"lines": len(rows), "imported": n}
         return await self._audited(actor, "import_namespace", namespace,
                                    {"mode": "extract" if extract else "verbatim"}, run)

@@ -9,6 +9,7 @@ import hashlib
 import secrets
 from typing import Any
 
+from ..access.partitions import valid_namespace
 from ..access.principal import ALL_SCOPES, parse_scopes, scope_text, valid_agent_name
 from ..contracts import Storage
 
@@ -29,9 +30,9 @@ async def create_token(storage: Storage, namespace: str, agent: str | None = Non
     """A new token for `namespace` (the owner's, or `agent`'s inside it) with `scopes`
     (None: all; see `access.principal`). Stored with NULL scopes when it has all of them,
     like every token made before scopes existed."""
-    namespace = namespace.strip()
-    if not namespace:
-        raise ValueError("namespace must not be empty")
+    # Never a partition ("ns/agent"): a token opens a namespace, and an agent's private
+    # memories only through a token naming that agent.
+    namespace = valid_namespace(namespace.strip() if isinstance(namespace, str) else namespace)
     agent = valid_agent_name(agent)
     granted = parse_scopes(scopes)
     token = new_token()

@@ -35,6 +35,15 @@ class MemoryFilter(BaseModel):
     source_job_id: str | None = None
 
 
+class AgentSummary(BaseModel):
+    """An agent's private memories in its owner's namespace (`access.partitions`)."""
+
+    agent: str
+    active_memories: int = 0
+    queued_jobs: int = 0
+    failed_jobs: int = 0
+
+
 class NamespaceSummary(BaseModel):
     namespace: str
     active_memories: int = 0
@@ -44,6 +53,9 @@ class NamespaceSummary(BaseModel):
     failed_jobs: int = 0
     #: Newest of: a memory written or read, a job queued, a token created.
     last_activity: datetime | None = None
+    #: Agents with private memories here (filled in by core, not by storage); the counts
+    #: above are the shared memories'.
+    agents: list[AgentSummary] = []
 
 
 class TokenInfo(BaseModel):

@@ -27,7 +27,9 @@ class TokenStore(Protocol):
     async def create_token(self, namespace: str, token_hash: str, agent: str | None = None,
                            scopes: str | None = None) -> None:
         """Store a token's hash, bound to `namespace` and, when given, to `agent` inside it,
-        with `scopes` (space-separated; None: all scopes). Core validates all three."""
+        with `scopes` (space-separated; None: all scopes). Core validates all three; storage
+        itself refuses (ValueError) a namespace containing "/": that names an agent's
+        private partition (`access.partitions`), which no token may open directly."""
 
     async def namespace_for_token(self, token_hash: str) -> str | None:
         """Namespace of an unrevoked token hash, else None."""
@@ -146,6 +148,12 @@ class MemoryStore(Protocol):
         """A number that changes whenever the namespace's active memories change, including
         update_importance and set_embeddings (cache invalidation for in-process indexes).
         record_access does NOT change it (every search would empty the caches)."""
+
+    async def list_partitions(self, namespace: str) -> list[str]:
+        """The storage namespaces `"{namespace}/..."` (agents' private partitions, see
+        `access.partitions`) that hold memories or queued/running jobs, sorted by code point.
+        May also name a partition whose rows are all gone. Must be an index range scan, not a
+        scan of memories: the owner's every read calls it."""
 
     async def delete_namespace(self, namespace: str) -> Erased:
         """Erase every row of the namespace (memories including superseded ones, operations,

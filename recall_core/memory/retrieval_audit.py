@@ -8,6 +8,8 @@ go with it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from typing import Any
 
 from ..contracts import MemoryFilter, Storage
@@ -22,19 +24,23 @@ async def calls_returning(storage: Storage, namespace: str, memory_id: str,
     return await storage.calls_returning(namespace, memory_id, limit)
 
 
-async def call_story(storage: Storage, namespace: str, call_id: str) -> dict[str, Any] | None:
+async def call_story(storage: Storage, namespace: str, call_id: str,
+                     spaces: Sequence[str] = ()) -> dict[str, Any] | None:
     """One audited call of the namespace and the memories it returned, in order, each with
-    its score and the memory (None when it has since been forgotten)."""
+    its score and the memory (None when it has since been forgotten), looked up in `spaces`
+    (the partitions the reader sees; default: the namespace)."""
     call = await storage.call_results(namespace, call_id)
     if call is None:
         return None
     ids = [mid for mid, _ in call.returned]
     found = {}
     for mid in ids:  # by id, superseded rows too: the page shows what the agent was given
-        rows, _ = await storage.query_memories(
-            namespace, MemoryFilter(memory_id=mid, state="all"), 1, 0)
-        if rows:
-            found[mid] = rows[0]
+        for space in spaces or (namespace,):
+            rows, _ = await storage.query_memories(
+                space, MemoryFilter(memory_id=mid, state="all"), 1, 0)
+            if rows:
+                found[mid] = rows[0]
+                break
     returned = [{"rank": i, "id": mid, "score": score, "memory": found.get(mid)}
                 for i, (mid, score) in enumerate(call.returned, 1)]
     return {"call": call, "returned": returned}

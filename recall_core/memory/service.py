@@ -2,25 +2,26 @@
 
 MCP tools, A2A handlers, the inspector and the CLI are thin adapters over these methods
 (operators' use cases are `admin.service.AdminService`, which erases through this one).
-Every method takes the caller's namespace from the adapter (which got it from the verified
-credential) and validates its input before touching storage; errors are `RecallError`s with
-a stable code. The rules themselves live in the modules beside this one (facts, writes,
-forget, pinning, corrections, consolidate, immediate); the service checks input and wires
-them to the runtime's storage, extractor, rankers and embedding model.
+Every method takes the caller from the adapter (a `Principal` from the verified credential,
+or a namespace name for its owner), reads the partitions it sees and writes the one it may
+(`access.partitions`, `views.py`), and validates its input before touching storage; errors
+are `RecallError`s with a stable code. The rules themselves live in the modules beside this
+one (facts, writes, forget, pinning, corrections, consolidate, immediate); the service checks
+input and wires them to the runtime's storage, extractor, rankers and embedding model. The
+inspector's reads and edits are in `person.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
 from ..config import RecallConfig
-from ..contracts import Embedder, Extractor, MemoryFilter, RankerSlot, Storage, model_id
+from ..contracts import Embedder, Extractor, RankerSlot, Storage, model_id
 from ..errors import (ConfirmRequired, EmbeddingsRequired, InvalidParam, QueueFull,
                       RecallError)
 from ..jobs.access import AccessLog
@@ -29,19 +30,20 @@ from ..jobs.breaker import ExtractionBreaker
 from ..models import MEMORY_TYPES, ExtractedMemory, Memory, Operation, utcnow
 from ..search.explain import SearchTrace
 from ..search.pipeline import Searcher
-from ..search.request import SearchOutcome, SearchRequest
+from ..search.request import SearchRequest
 from . import validation as v
+from . import views
+from ..access.partitions import home, write_partition
+from .views import Caller, view_of
 from .erase import receipt
 from .consolidate import consolidate
-from .corrections import correct_memory
 from .facts import norm_key, told
 from .forget import forget, same_store
 from .known import extract_with_known
 from .immediate import Conflict, StoreInput, find_conflicts, record, store_extracted
-from .pinning import set_pinned
-from .retrieval_audit import call_story, calls_returning
-from .story import memory_story
 from .storage_faults import StorageFaults
+from .foreground import foreground
+from .person import PersonMethods
 
 log = logging.getLogger("recall.service")
 
@@ -49,27 +51,7 @@ CONFIRM_PHRASE = "DELETE MY DATA"
 
 T = TypeVar("T")
 
-
-def foreground(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
-    """A caller waits on this method: background work gives way while it runs (activity.py)."""
-    @functools.wraps(method)
-    async def wrapper(self: MemoryService, *args: Any, **kwargs: Any) -> T:
-        with self.activity.call():
-            try:
-                return await method(self, *args, **kwargs)
-            except RecallError:
-                raise
-            except Exception as exc:
-                # A full, read-only or unreachable database gets its own code and message
-                # (storage_faults.py); anything else stays what it was.
-                fault = self.faults.translate(exc)
-                if fault is None:
-                    raise
-                raise fault from exc
-    return wrapper
-
-
-class MemoryService:
+class MemoryService(PersonMethods):
     """A server builds it with every engine (`server.runtime.build_runtime`). The CLI's
     operator commands build it on storage alone (`extractor=None`, no rankers): they only
     store, list, forget and erase, and a method that needs a missing engine says so."""
@@ -108,14 +90,17 @@ class MemoryService:
 
     # -- store ----------------------------------------------------------------------------
     @foreground
-    async def store(self, namespace: str, text: Any, topic: Any = "", idempotency_key: Any = None,
+    async def store(self, who: Caller, text: Any, topic: Any = "", idempotency_key: Any = None,
                     session_id: Any = None, agent_id: Any = None,
-                    created_at: Any = None) -> dict[str, Any]:
+                    created_at: Any = None, visibility: Any = None) -> dict[str, Any]:
         """`created_at` (ISO 8601, not in the future): when the text was said, for a
         conversation replayed after the fact. Its memories are placed at that time, as
         `recall import` places a line's `created_at`: in the fact timeline (a statement said
         before the current value's becomes history), for time-named searches ("in May
-        2023"), `as_of`, recency and decay. Omitted: now."""
+        2023"), `as_of`, recency and decay. Omitted: now. `visibility` picks the partition
+        (`access.partitions.write_partition`): an agent's private one by default; `agent_id`
+        is only recorded, it never decides."""
+        namespace = write_partition(views.principal_of(who), visibility)
         text = v.text(text, "text", self.config.limits.max_text_bytes)
         topic = v.topic(topic)
         key = v.optional_str(idempotency_key, "idempotency_key") or str(uuid.uuid4())
@@ -152,7 +137,7 @@ class MemoryService:
 
     # -- search / inspect -----------------------------------------------------------------
     @foreground
-    async def search(self, namespace: str, query: Any, limit: Any = 20, recency_weight: Any = 0.3,
+    async def search(self, who: Caller, query: Any, limit: Any = 20, recency_weight: Any = 0.3,
                      mmr_lambda: Any = 0.5, score_threshold: Any = 0.0,
                      max_tokens: Any = None, explain: bool = False,
                      as_of: Any = None) -> dict[str, Any]:
@@ -162,13 +147,15 @@ class MemoryService:
         `as_of` (ISO 8601; a bare date is the end of that day, UTC) searches the memories
         that were valid then, superseded ones included (search.pipeline); each result
         then carries valid_from and valid_until (null: still current)."""
+        view = await view_of(self.storage, who)
         request = SearchRequest(
-            namespace, v.query(query, self.config.limits.max_query_chars),
+            view.namespace, v.query(query, self.config.limits.max_query_chars),
             limit=v.limit(limit, self.config.limits.page_cap),
             recency_weight=v.unit(recency_weight, "recency_weight"),
             mmr_lambda=v.unit(mmr_lambda, "mmr_lambda"),
             score_threshold=v.score_threshold(score_threshold),
-            max_tokens=v.max_tokens(max_tokens), as_of=v.as_of(as_of))
+            max_tokens=v.max_tokens(max_tokens), as_of=v.as_of(as_of),
+            partitions=view.partitions if len(view.partitions) > 1 else ())
         if request.as_of is not None and not self.storage.capabilities.history:
             raise InvalidParam(f"as_of is not available: the storage backend "
                                f"({type(self.storage).__name__}) cannot read past states. "
@@ -180,58 +167,67 @@ class MemoryService:
         outcome = await self.searcher.run(request, trace)
         if trace is None:
             # A look into the past strengthens only the results that are still current.
-            self.access.record(namespace, [m.id for m, _ in outcome.results if m.active])
-        note = await self._other_model_note(namespace)
+            for m, _ in outcome.results:
+                if m.active:
+                    self.access.record(m.namespace, [m.id])
+        note = await self._other_model_note(view.partitions)
         if note:
             outcome.degraded.append(note)
-        data = search_data(request, outcome)
+        data = views.search_data(request, outcome)
         if trace is not None:
             data["explain"] = trace
         return data
 
-    async def _other_model_note(self, namespace: str) -> str | None:
+    async def _other_model_note(self, spaces: Sequence[str]) -> str | None:
         """Say so when semantic search leaves out vectors of another embedding model (after a
         model change, until `recall reindex`). Counted once per namespace version."""
         if self.embedder is None or not self.storage.capabilities.embedding_models \
                 or not self.storage.capabilities.vectors:
             return None
-        version = await self.storage.namespace_version(namespace)
-        cached = self._other_models.get(namespace)
-        if cached is None or cached[0] != version:
-            count = await self.storage.other_model_vectors(namespace, model_id(self.embedder))
-            cached = self._other_models[namespace] = (version, count)
-            while len(self._other_models) > 1024:
-                self._other_models.pop(next(iter(self._other_models)))
-        if not cached[1]:
+        count = 0
+        for namespace in spaces:
+            version = await self.storage.namespace_version(namespace)
+            cached = self._other_models.get(namespace)
+            if cached is None or cached[0] != version:
+                n = await self.storage.other_model_vectors(namespace, model_id(self.embedder))
+                cached = self._other_models[namespace] = (version, n)
+                while len(self._other_models) > 1024:
+                    self._other_models.pop(next(iter(self._other_models)))
+            count += cached[1]
+        if not count:
             return None
-        return (f"dense: {cached[1]} memories have vectors of another embedding model and are "
+        return (f"dense: {count} memories have vectors of another embedding model and are "
                 f"left out of semantic search until `recall reindex` re-embeds them with "
                 f"{model_id(self.embedder)}")
 
     @foreground
-    async def inspect(self, namespace: str, limit: Any = 20, offset: Any = 0) -> dict[str, Any]:
+    async def inspect(self, who: Caller, limit: Any = 20, offset: Any = 0) -> dict[str, Any]:
         limit = v.limit(limit, self.config.limits.page_cap)
         offset = v.offset(offset)
-        rows, total = await self.storage.list_memories(namespace, limit, offset)
+        view = await view_of(self.storage, who)
+        rows, total = await views.list_page(self.storage, view.partitions, limit, offset)
         next_offset = offset + len(rows)
         has_more = next_offset < total
-        return {"memories": [m.public() for m in rows], "total": total, "has_more": has_more,
+        return {"memories": [views.visible(m) for m in rows], "total": total, "has_more": has_more,
                 "next_offset": next_offset if has_more else None}
 
     @foreground
-    async def delete(self, namespace: str, memory_id: Any) -> dict[str, Any]:
+    async def delete(self, who: Caller, memory_id: Any) -> dict[str, Any]:
+        """An agent deletes only its own private memories (views.changeable_home)."""
         memory_id = v.memory_id(memory_id)
-        return await forget(self.storage, namespace, memory_id)
+        view = await view_of(self.storage, who)
+        space = await views.changeable_home(self.storage, view, memory_id, "delete")
+        return await forget(self.storage, space, memory_id)
 
     @foreground
-    async def stats(self, namespace: str) -> dict[str, Any]:
-        # Pending jobs in ONE read (a job being claimed is neither missed nor counted twice),
-        # taken before the memory counts: when it says 0, every finished job's memories are
-        # already in `total`.
-        pending = await self.storage.count_jobs(namespace, ("queued", "running"))
-        by_type = await self.storage.stats(namespace)
+    async def stats(self, who: Caller) -> dict[str, Any]:
+        # Pending jobs in ONE read per partition (a job being claimed is neither missed nor
+        # counted twice), taken before the memory counts: when it says 0, every finished
+        # job's memories are already in `total`.
+        view = await view_of(self.storage, who)
+        got = await views.stats_of(self.storage, view.partitions)
+        pending, by_type, failed = got["pending"], got["by_type"], got["failed"]
         counts = {t: int(by_type.get(t, 0)) for t in MEMORY_TYPES}
-        failed = await self.storage.count_jobs(namespace, "failed")
         data: dict[str, Any] = {"by_type": counts, "total": sum(counts.values()),
                                 "pending_extractions": pending,
                                 "failed_extractions": failed}
@@ -240,21 +236,35 @@ class MemoryService:
         if failed:
             data["recent_failures"] = [
                 {"job_id": f["id"], "error": f["error"], "attempts": f["attempts"]}
-                for f in await self.storage.recent_failures(namespace, 3)]
+                for f in await views.recent_failures(self.storage, view.partitions, 3)]
         return data
 
     @foreground
-    async def delete_namespace(self, namespace: str, confirm: Any) -> dict[str, Any]:
+    async def delete_namespace(self, who: Caller, confirm: Any) -> dict[str, Any]:
+        """The owner erases the namespace and every agent's partition (and revokes every
+        token of the namespace); an agent erases its own private memories only (its tokens
+        keep working: they belong to the owner's namespace)."""
         if confirm != CONFIRM_PHRASE:
             raise ConfirmRequired(
                 f"Erasing a namespace cannot be undone. To confirm, call again with "
                 f"confirm={CONFIRM_PHRASE!r} exactly.")
-        done = receipt(namespace, await self.storage.delete_namespace(namespace))
+        principal = views.principal_of(who)
+        namespace = home(principal)
+        erased = [await self.storage.delete_namespace(namespace)]
+        spaces = [namespace]
+        if principal.is_owner:
+            # After the namespace: its tokens (agents' too) are revoked, so no store can
+            # open a partition after this list; a job still running in one finds its
+            # operation gone with the partition and writes nothing.
+            spaces += await self.storage.list_partitions(namespace)
+            erased += [await self.storage.delete_namespace(s) for s in spaces[1:]]
+        done = receipt(namespace, views.add_erased(erased))
         for hook in self.on_erase:  # in-process caches and pending audit rows of the namespace
-            try:
-                hook(namespace)
-            except Exception:  # noqa: BLE001 - the erase itself is done; say what stayed
-                log.exception("erase hook %r failed for a namespace", hook)
+            for space in spaces:
+                try:
+                    hook(space)
+                except Exception:  # noqa: BLE001 - the erase itself is done; say what stayed
+                    log.exception("erase hook %r failed for a namespace", hook)
         for after in self.on_receipt:  # the admin audit keeps the digest
             try:
                 after(namespace, done)
@@ -264,54 +274,12 @@ class MemoryService:
                 "tokens_revoked": done["tokens_revoked"], "receipt": done}
 
     @foreground
-    async def history(self, namespace: str, entity: str, attribute: str) -> list[Memory]:
-        """Every value one fact has had, oldest first (re-statement markers left out)."""
-        return told(await self.storage.history(namespace, norm_key(entity),
-                                               norm_key(attribute)))
-
-    # -- a person's eyes and hand (the inspector) ----------------------------------------
-    @foreground
-    async def browse(self, namespace: str, where: MemoryFilter, limit: int,
-                     offset: int) -> tuple[list[Memory], int]:
-        """One page of the namespace's memories matching `where` (replaced ones too, when it
-        asks), and how many match. Needs the storage's admin capability (its query)."""
-        self._needs_admin("browsing memories by filter")
-        return await self.storage.query_memories(namespace, where, limit, offset)
-
-    @foreground
-    async def story(self, namespace: str, memory_id: str) -> dict[str, Any] | None:
-        """A memory, its fact's timeline, its store and that store's other memories
-        (story.py); None when the namespace has no such memory."""
-        self._needs_admin("a memory's story")
-        return await memory_story(self.storage, namespace, memory_id)
-
-    async def retrievals(self, namespace: str, memory_id: str) -> list[Any]:
-        """The namespace's recent searches that returned the memory (retrieval_audit.py)."""
-        self._needs_admin("the retrieval audit")
-        return await calls_returning(self.storage, namespace, memory_id)
-
-    async def call(self, namespace: str, call_id: str) -> dict[str, Any] | None:
-        """One audited call and what it returned (retrieval_audit.py); None: no such call."""
-        self._needs_admin("the retrieval audit")
-        return await call_story(self.storage, namespace, call_id)
-
-    def _needs_admin(self, what: str) -> None:
-        if not self.storage.capabilities.admin:
-            raise RecallError(f"{what} needs a storage with the admin capability; "
-                              f"{self.storage.description} has none.")
-
-    @foreground
-    async def pin(self, namespace: str, memory_id: Any, pinned: bool) -> Memory:
-        """Pin (decay never lowers its importance) or unpin a current memory."""
-        return await set_pinned(self.storage, namespace, memory_id, pinned)
-
-    @foreground
-    async def correct(self, namespace: str, memory_id: Any, *, text: Any = None,
-                      type: Any = None, importance: Any = None, value: Any = None) -> Memory:
-        """A correction stored as a new memory that supersedes the old one (corrections.py)."""
-        return await correct_memory(self.storage, self.embedder, self.extractor,
-                                    self.config.limits.max_text_bytes, namespace, memory_id,
-                                    text=text, type=type, importance=importance, value=value)
+    async def history(self, who: Caller, entity: str, attribute: str) -> list[Memory]:
+        """Every value one fact has had, oldest first (re-statement markers left out); with
+        several partitions visible, each visibility's timeline (its own current value)."""
+        view = await view_of(self.storage, who)
+        return [m for space in view.partitions for m in told(
+            await self.storage.history(space, norm_key(entity), norm_key(attribute)))]
 
     # -- a store written before the answer (A2A) -----------------------------------------
     async def record_store(self, namespace: str, task_id: str, args: dict[str, Any],
@@ -346,8 +314,11 @@ class MemoryService:
 
     # -- consolidation --------------------------------------------------------------------
     @foreground
-    async def consolidate(self, namespace: str, topic: Any, similarity_threshold: Any = 0.85,
+    async def consolidate(self, who: Caller, topic: Any, similarity_threshold: Any = 0.85,
                           dry_run: Any = False) -> dict[str, Any]:
+        """Each partition the caller may change is consolidated on its own: groups never
+        mix visibilities (the owner: the shared memories and each agent's; an agent: its
+        private ones)."""
         topic = v.topic(topic)
         if not topic:
             raise InvalidParam("topic is empty. Pass the topic whose memories should be consolidated.")
@@ -359,11 +330,12 @@ class MemoryService:
                 "consolidate_memories clusters memories by embedding similarity, and no "
                 "embedding model is installed. Install the embeddings plugin "
                 "(pip install -e plugins/embeddings) and enable the 'dense' ranker, then retry.")
-        return await consolidate(self.storage, self.embedder,
-                                 self._engine(self.extractor, "an extractor"), namespace, topic,
-                                 threshold, dry_run, self.config.consolidation.max_group,
-                                 min(self.config.consolidation.time_budget,
-                                     0.8 * self.config.limits.tool_timeout))
+        budget = min(self.config.consolidation.time_budget, 0.8 * self.config.limits.tool_timeout)
+        extractor = self._engine(self.extractor, "an extractor")
+        view = await view_of(self.storage, who)
+        return views.add_results([await consolidate(
+            self.storage, self.embedder, extractor, space, topic, threshold, dry_run,
+            self.config.consolidation.max_group, budget) for space in view.writable])
 
     @staticmethod
     def _engine(engine: T | None, what: str) -> T:
@@ -380,17 +352,3 @@ class MemoryService:
     async def close(self) -> None:
         await self.access.close()
 
-
-def search_data(request: SearchRequest, outcome: SearchOutcome) -> dict[str, Any]:
-    """A search's answer as the tools give it (the `data` of the envelope)."""
-    results = [{**m.public(), "score": round(s, 6)} for m, s in outcome.results]
-    if request.as_of is not None:
-        for row, (m, _) in zip(results, outcome.results):
-            row["valid_from"] = m.valid_from.isoformat()
-            row["valid_until"] = m.valid_until.isoformat() if m.valid_until else None
-    data: dict[str, Any] = {"results": results, "total": outcome.matched,
-                            "degraded": outcome.degraded}
-    if request.max_tokens is not None:
-        data["tokens"] = outcome.tokens
-        data["truncated"] = outcome.truncated
-    return data

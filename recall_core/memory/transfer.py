@@ -22,7 +22,7 @@ import hashlib
 import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (BaseModel, ConfigDict, Field, StrictBool, ValidationError, ValidationInfo,
                       field_validator)
@@ -32,6 +32,8 @@ from .session_context import attach_context, embed_in_context
 from ..models import Memory, MemoryType, Operation, new_id
 from ..contracts import Embedder, Storage
 from ..kit import representable
+from ..access.partitions import AGENT_PATTERN, partition, split, visibility_of
+from ..access.principal import MAX_AGENT_LEN
 
 #: A verbatim import of at least this many rows without fact statements takes the bulk path.
 OPTIMIZE_BULK = 5000
@@ -73,10 +75,19 @@ class ImportLine(BaseModel):
     # Strict: the schema (and the admin API's OpenAPI document) says boolean, and a lax bool
     # took `"pinned": 0` or `"pinned": "no"` as a value.
     pinned: StrictBool = False
+    # Whose it is (`access.partitions`): `private_to` names the agent a private memory
+    # belongs to (absent: shared). `visibility` is what export writes beside it, for the
+    # reader; the partition follows private_to.
+    visibility: Literal["private", "shared"] | None = None
+    private_to: str | None = Field(None, pattern=AGENT_PATTERN, max_length=MAX_AGENT_LEN)
 
     @property
     def exact(self) -> bool:
         return self.valid_from is not None
+
+    def space(self, namespace: str) -> str:
+        """The storage namespace the line goes to in `namespace`."""
+        return partition(namespace, self.private_to)
 
     @field_validator("text")
     @classmethod
@@ -233,6 +244,7 @@ async def import_extract(storage: Storage, namespace: str, rows: list[tuple[int,
 
 
 def export_line(m: Memory) -> str:
+    agent = split(m.namespace)[1]
     data: dict[str, Any] = {"id": m.id, "text": m.text, "topic": m.topic, "type": m.type,
                             "importance": m.importance, "created_at": m.created_at.isoformat(),
                             "valid_from": m.valid_from.isoformat(),
@@ -248,10 +260,24 @@ def export_line(m: Memory) -> str:
         data["last_accessed_at"] = m.last_accessed_at.isoformat()
     if m.pinned:
         data["pinned"] = True
+    data["visibility"] = visibility_of(m.namespace)
+    if agent is not None:
+        data["private_to"] = agent
     return json.dumps(data, ensure_ascii=False)
 
 
 async def export_lines(storage: Storage, namespace: str, active_only: bool = False
                        ) -> AsyncIterator[str]:
-    async for m in storage.iter_memories(namespace, active_only=active_only):
-        yield export_line(m)
+    """The namespace's memories, then each agent's private ones (every line says whose)."""
+    for space in [namespace, *await storage.list_partitions(namespace)]:
+        async for m in storage.iter_memories(space, active_only=active_only):
+            yield export_line(m)
+
+
+def by_space(namespace: str, rows: list[tuple[int, ImportLine]]
+             ) -> dict[str, list[tuple[int, ImportLine]]]:
+    """Import lines grouped by the storage namespace they go to (shared first)."""
+    out: dict[str, list[tuple[int, ImportLine]]] = {namespace: []}
+    for n, line in rows:
+        out.setdefault(line.space(namespace), []).append((n, line))
+    return {space: group for space, group in out.items() if group}

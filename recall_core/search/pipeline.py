@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from ..contracts import model_id
 from ..models import Memory, ScoredId, utcnow
 from . import newer, relevance as evidence_of
-from . import scoring, steps, window
+from . import across, scoring, steps, window
 from .explain import SearchTrace
-from .rankers import ask, ask_pool, wants_vectors
+from .rankers import ask_pool, wants_vectors
 from .request import Gathered, SearchOutcome, SearchRequest, SearchSetup
 from .speakers import focused_query, named_speakers, speaker_of
 from .timeframe import Window, windows
@@ -82,12 +82,12 @@ class Searcher(SearchSetup):
         limit = self.per_ranker(request)
         if request.as_of is None:
             answers = await asyncio.gather(*(
-                ask(s, self.storage, request.namespace, request.query, limit)
+                across.rank(s, self.storage, request.spaces, request.query, limit)
                 for s in self.rankers))
             gathered = Gathered(list(answers), list(answers))
         else:
             gathered = await self.gather_past(request, limit)
-        gathered.known = await self.memories_of(request.namespace, gathered, {})
+        gathered.known = await self.memories_of(request.spaces, gathered, {})
         named = named_speakers(request.query, (
             s for m in gathered.known.values() if (s := speaker_of(m.text))))
         gathered.focus = focused_query(request.query, named) if named else None
@@ -97,13 +97,13 @@ class Searcher(SearchSetup):
 
     async def gather_past(self, request: SearchRequest, limit: int) -> Gathered:
         """The rankers over the rows valid at `as_of` (history included)."""
-        rows = await self.storage.memories_at(request.namespace, request.as_of)
+        rows = await across.memories_at(self.storage, request.spaces, request.as_of)
         pool = {m.id: m for m in rows}
         vectors: dict[str, list[float]] = {}
         if rows and self.storage.capabilities.vectors and wants_vectors(self.rankers):
-            vectors = await self.storage.get_embeddings(
-                request.namespace, list(pool),
-                model=model_id(self.embedder) if self.embedder else None)
+            vectors = await across.get_embeddings(
+                self.storage, request.spaces, list(pool),
+                model_id(self.embedder) if self.embedder else None)
         answers = await asyncio.gather(*(ask_pool(s, request.query, rows, vectors, limit)
                                          for s in self.rankers))
         return Gathered(list(answers), list(answers), pool=pool, pool_vectors=vectors)
@@ -119,14 +119,14 @@ class Searcher(SearchSetup):
             if slot.ranker.embedder is None or isinstance(gathered.outcomes[i], str):
                 continue
             if gathered.pool is None:
-                gathered.outcomes[i] = await ask(slot, self.storage, request.namespace, focus,
-                                                 limit)
+                gathered.outcomes[i] = await across.rank(slot, self.storage, request.spaces,
+                                                         focus, limit)
             else:
                 gathered.outcomes[i] = await ask_pool(slot, focus, list(gathered.pool.values()),
                                                       gathered.pool_vectors, limit)
-        gathered.known = await self.memories_of(request.namespace, gathered, gathered.known)
+        gathered.known = await self.memories_of(request.spaces, gathered, gathered.known)
 
-    async def memories_of(self, namespace: str, gathered: Gathered,
+    async def memories_of(self, spaces: Sequence[str], gathered: Gathered,
                           known: dict[str, Memory]) -> dict[str, Memory]:
         """`known` plus the memories of every candidate the rankers returned, by id (current
         rows, or the `as_of` pool's)."""
@@ -136,7 +136,8 @@ class Searcher(SearchSetup):
             return {**known, **{mid: gathered.pool[mid] for mid in ids if mid in gathered.pool}}
         if not ids:
             return known
-        return {**known, **{m.id: m for m in await self.storage.get_memories(namespace, ids)}}
+        return {**known, **{m.id: m for m in await across.get_memories(self.storage, spaces,
+                                                                        ids)}}
 
     # -- 3. fuse ------------------------------------------------------------------------------
     def fuse(self, gathered: Gathered, in_window: dict[str, float]) -> Fused:
@@ -163,7 +164,7 @@ class Searcher(SearchSetup):
     async def adjust(self, request: SearchRequest, gathered: Gathered, fused: Fused,
                      found: Sequence[Window]) -> dict[str, float]:
         memories = fused.memories
-        neighbours = await steps.neighbours_of(self.storage, request.namespace,
+        neighbours = await steps.neighbours_of(self.storage, request.spaces,
                                                [m.id for m in memories], gathered.pool)
         relevance = steps.apply_neighbours(fused.relevance, neighbours)
         relevance = steps.apply_timeframe(found, memories, relevance)
@@ -181,12 +182,12 @@ class Searcher(SearchSetup):
             # Diversify among the best 3*limit only: deeper candidates would not be picked
             # anyway and the pairwise similarity is quadratic.
             scored = scored[: request.limit * 3]
-            vectors = await self.vectors_of(request.namespace, gathered, scored)
+            vectors = await self.vectors_of(request.spaces, gathered, scored)
         selected = scoring.mmr(scored, request.mmr_lambda, request.limit, vectors)
         if len(selected) > 1:
             # Only the order of what was selected changes, never which memories are returned.
             if vectors is None:
-                vectors = await self.vectors_of(request.namespace, gathered, selected)
+                vectors = await self.vectors_of(request.spaces, gathered, selected)
             selected = newer.newer_first(selected, vectors)
         final, truncated, used = scoring.budget(selected, request.max_tokens)
         if trace is not None:
@@ -194,14 +195,14 @@ class Searcher(SearchSetup):
                                    request.limit)
         return SearchOutcome(final, degraded, truncated, used, matched)
 
-    async def vectors_of(self, namespace: str, gathered: Gathered,
+    async def vectors_of(self, spaces: Sequence[str], gathered: Gathered,
                          scored: list[tuple[Memory, float]]) -> dict[str, list[float]] | None:
         """The vectors MMR compares (None: it compares words)."""
         if gathered.pool is not None:
             return {m.id: gathered.pool_vectors[m.id] for m, _ in scored
                     if m.id in gathered.pool_vectors}
         if self.embedder is not None and self.storage.capabilities.vectors:
-            return await self.storage.get_embeddings(namespace, [m.id for m, _ in scored],
-                                                     model=model_id(self.embedder))
+            return await across.get_embeddings(self.storage, spaces, [m.id for m, _ in scored],
+                                               model_id(self.embedder))
         return None
 

@@ -29,6 +29,13 @@ class SearchRequest:
     max_tokens: int | None = None
     #: Search the memories valid at this time (history included) instead of the current.
     as_of: datetime | None = None
+    #: The storage namespaces searched (`access.partitions`): the namespace and the agents'
+    #: private partitions the caller sees. Empty: `namespace` alone.
+    partitions: tuple[str, ...] = ()
+
+    @property
+    def spaces(self) -> tuple[str, ...]:
+        return self.partitions or (self.namespace,)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from ..contracts import Storage
 from ..models import Memory
+from . import across
 from .speakers import named_speakers, speaker_of
 from .timeframe import Window, within
 
@@ -101,7 +102,7 @@ def pool_neighbours(rows: Sequence[Memory], ids: Sequence[str]) -> Neighbours:
     return out
 
 
-async def neighbours_of(storage: Storage, namespace: str, ids: Sequence[str],
+async def neighbours_of(storage: Storage, spaces: Sequence[str], ids: Sequence[str],
                         pool: dict[str, Memory] | None) -> Neighbours:
     """Session neighbours of the candidates: from the `as_of` pool (by id, in the order
     `memories_at` read it), else from storage when it can tell (an optional capability;
@@ -109,7 +110,7 @@ async def neighbours_of(storage: Storage, namespace: str, ids: Sequence[str],
     if pool is not None:
         return pool_neighbours(list(pool.values()), ids)
     if storage.capabilities.session_neighbours:
-        return await storage.session_neighbours(namespace, ids)
+        return await across.session_neighbours(storage, spaces, ids)
     return {}
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from ..contracts import model_id
 from ..models import Memory, ScoredId
-from . import steps
+from . import across, steps
 from .rankers import ask_pool, wants_vectors
 from .request import Gathered, SearchRequest, SearchSetup
 from .scoring import rrf
@@ -31,14 +31,15 @@ async def window_rows(searcher: SearchSetup, request: SearchRequest, gathered: G
         return rows, gathered.pool_vectors
     if not storage.capabilities.time_ranges:
         return [], {}
-    rows = await storage.memories_created(request.namespace, ranges(found, now), WINDOW_POOL_MAX)
+    rows = await across.memories_created(storage, request.spaces, ranges(found, now),
+                                         WINDOW_POOL_MAX)
     if not rows or len(rows) > WINDOW_POOL_MAX:
         return [], {}
     vectors: dict[str, list[float]] = {}
     if storage.capabilities.vectors and wants_vectors(searcher.rankers):
         embedder = searcher.embedder
-        vectors = await storage.get_embeddings(request.namespace, [m.id for m in rows],
-                                               model=model_id(embedder) if embedder else None)
+        vectors = await across.get_embeddings(storage, request.spaces, [m.id for m in rows],
+                                              model_id(embedder) if embedder else None)
     return rows, vectors
 
 

@@ -12,7 +12,11 @@ plain in-memory model:
   was last forgotten (so two stores racing finish in any order with the later one current);
 * every acknowledged store ends done, exactly once (never lost, never doubled), unless its
   namespace was erased;
-* a forgotten value appears in no table; namespaces never mix.
+* a forgotten value appears in no table; namespaces never mix;
+* visibilities (`access.partitions`): stores go through an owner's or an agent's credential,
+  private or shared; each visibility has its own current value, and every caller sees
+  exactly the current values of the partitions the rule gives it (the owner: all of its
+  namespace; an agent: the shared ones and its own); an agent's erase removes only its own.
 
 Examples: RECALL_FACT_MODEL_EXAMPLES (default 100 per backend: two hundred in CI).
 """
@@ -33,11 +37,16 @@ from hypothesis import strategies as st
 from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant, precondition,
                                  rule)
 
-from ..memory import writes
+from ..access.partitions import partition, write_partition
+from ..access.principal import Principal
+from ..config import RecallConfig
+from ..errors import InvalidParam
+from ..memory import views, writes
+from ..memory.service import CONFIRM_PHRASE, MemoryService
 from ..memory.forget import forget
 from ..models import ExtractedMemory, Memory, Operation, utcnow
 from ..contracts import Extractor, Storage
-from ..memory.transfer import export_lines, import_verbatim, parse_lines
+from ..memory.transfer import by_space, export_lines, import_verbatim, parse_lines
 
 # Inventory names (recall_core.kit.attributes): a model's alias ("city") is folded into them.
 KEYS = ("editor", "location", "drink")
@@ -109,7 +118,13 @@ class FactMachine(RuleBasedStateMachine):
         self.loop = asyncio.new_event_loop()
         self.storage = run(self.loop, self.backend.open_storage())
         self.run_id = uuid.uuid4().hex[:6]
-        self.namespaces = [f"fm{self.run_id}a", f"fm{self.run_id}b"]
+        a, b = f"fm{self.run_id}a", f"fm{self.run_id}b"
+        # The owner of a, its agents planner and writer, the owner of b; and the storage
+        # namespaces they write: a, a's two private partitions, b.
+        self.callers = [Principal(a), Principal(a, "planner"), Principal(a, "writer"),
+                        Principal(b)]
+        self.namespaces = [a, partition(a, "planner"), partition(a, "writer"), b]
+        self.service = MemoryService(self.storage, RecallConfig())
         self.model = Model()
         self.clock = 0
         self.counter = 0
@@ -127,11 +142,16 @@ class FactMachine(RuleBasedStateMachine):
         return f"v{self.counter}q{self.run_id}"
 
     # -- rules --------------------------------------------------------------------------
-    @rule(ns=st.integers(0, 1),
+    @rule(who=st.integers(0, 3),
+          visibility=st.sampled_from([None, "private", "shared"]),
           keys=st.lists(st.sampled_from(KEYS), min_size=1, max_size=3),
           repeat=st.booleans())
-    def store(self, ns: int, keys: list[str], repeat: bool) -> None:
-        namespace = self.namespaces[ns]
+    def store(self, who: int, visibility: str | None, keys: list[str], repeat: bool) -> None:
+        try:
+            namespace = write_partition(self.callers[who], visibility)
+        except InvalidParam:
+            assert self.callers[who].is_owner and visibility == "private"
+            return
         self.clock += 1
         parts = []
         for key in keys:
@@ -172,7 +192,7 @@ class FactMachine(RuleBasedStateMachine):
         if died is not None:
             run(self.loop, self.storage.requeue_running())  # the restart after the crash
 
-    @rule(ns=st.integers(0, 1), key=st.sampled_from(KEYS))
+    @rule(ns=st.integers(0, 3), key=st.sampled_from(KEYS))
     def forget_key(self, ns: int, key: str) -> None:
         namespace = self.namespaces[ns]
         rows = run(self.loop, self.storage.history(namespace, "user", key))
@@ -185,19 +205,25 @@ class FactMachine(RuleBasedStateMachine):
         for said in self.model.facts.get(namespace, {}).pop(key, []):
             self.model.gone.add(said.value)
 
-    @rule(ns=st.integers(0, 1))
-    def erase(self, ns: int) -> None:
-        namespace = self.namespaces[ns]
-        run(self.loop, self.storage.delete_namespace(namespace))
-        for said_list in self.model.facts.pop(namespace, {}).values():
-            self.model.gone.update(s.value for s in said_list)
-        for op_id in [i for i, n in self.acked.items() if n == namespace]:
-            self.acked.pop(op_id)
-            op = self.pending.pop(op_id, None)
-            if op is not None:
-                self.model.gone.update(p.split("=")[1] for p in op.payload["text"].split(";"))
+    @rule(who=st.integers(0, 3))
+    def erase(self, who: int) -> None:
+        """`delete_namespace_data` by a caller: an owner erases its namespace and its agents'
+        partitions, an agent its own partition only."""
+        caller = self.callers[who]
+        run(self.loop, self.service.delete_namespace(caller, CONFIRM_PHRASE))
+        erased = [n for n in self.namespaces if n == partition(caller.namespace, caller.agent)
+                  or (caller.is_owner and n.startswith(caller.namespace + "/"))]
+        for namespace in erased:
+            for said_list in self.model.facts.pop(namespace, {}).values():
+                self.model.gone.update(s.value for s in said_list)
+            for op_id in [i for i, n in self.acked.items() if n == namespace]:
+                self.acked.pop(op_id)
+                op = self.pending.pop(op_id, None)
+                if op is not None:
+                    self.model.gone.update(p.split("=")[1]
+                                           for p in op.payload["text"].split(";"))
 
-    @rule(ns=st.integers(0, 1), key=st.sampled_from(KEYS))
+    @rule(ns=st.integers(0, 3), key=st.sampled_from(KEYS))
     def replace_current(self, ns: int, key: str) -> None:
         """Consolidation's write: the current row replaced by a canonical one (same key,
         new value), said now."""
@@ -226,16 +252,18 @@ class FactMachine(RuleBasedStateMachine):
             lines = [line async for line in export_lines(self.storage, src)]
             dst = f"fm{self.run_id}c{self.counter}"
             self.counter += 1
-            await import_verbatim(self.storage, dst, parse_lines(lines))
+            for space, rows in by_space(dst, parse_lines(lines)).items():
+                await import_verbatim(self.storage, space, rows)
             return dst
 
         dst = run(self.loop, go())
-        for key in KEYS:
-            rows = run(self.loop, self.storage.history(dst, "user", key))
-            current = [m.value for m in rows if m.valid_until is None]
-            want = self.model.current(src, key)
-            assert current == ([want] if want is not None else []), (key, current, want)
-        run(self.loop, self.storage.delete_namespace(dst))
+        for agent in (None, "planner", "writer"):  # every visibility back in its place
+            for key in KEYS:
+                rows = run(self.loop, self.storage.history(partition(dst, agent), "user", key))
+                current = [m.value for m in rows if m.valid_until is None]
+                want = self.model.current(partition(src, agent), key)
+                assert current == ([want] if want is not None else []), (agent, key, current)
+        run(self.loop, self.service.delete_namespace(dst, CONFIRM_PHRASE))
 
     # -- invariants ---------------------------------------------------------------------
     @invariant()
@@ -252,6 +280,23 @@ class FactMachine(RuleBasedStateMachine):
                     namespace, key, current, want)
                 for m in rows:  # namespaces never mix
                     assert self.model.owner.get(m.value, namespace) == namespace
+
+    @invariant()
+    def each_caller_sees_what_the_rule_gives_it(self) -> None:
+        """The current values a caller reads (`views.view_of`: the partitions it sees) are
+        those of the partitions the rule gives it, one per visibility that has one."""
+        if not hasattr(self, "storage"):
+            return
+        for caller in self.callers:
+            view = run(self.loop, views.view_of(self.storage, caller))
+            home = partition(caller.namespace, caller.agent)
+            rule = [n for n in self.namespaces if n == caller.namespace or n == home
+                    or (caller.is_owner and n.startswith(caller.namespace + "/"))]
+            for key in KEYS:
+                seen = sorted(m.value for space in view.partitions for m in run(
+                    self.loop, self.storage.history(space, "user", key)) if m.valid_until is None)
+                want = sorted(v for n in rule if (v := self.model.current(n, key)) is not None)
+                assert seen == want, (caller, key, seen, want)
 
     @invariant()
     def every_acknowledged_store_is_done_once(self) -> None:

@@ -18,7 +18,9 @@ from .rows import MEMORY_COLUMNS, OPERATION_COLUMNS, aware, memory_from_row, ope
 
 # Every namespace with memories, jobs or a live token (one whose tokens are all revoked and
 # that holds nothing else, e.g. after an erasure, is gone).
-_NAMES = ("SELECT namespace FROM memories UNION SELECT namespace FROM operations "
+# Agents' private partitions ("ns/agent") are listed under their owner, not as namespaces.
+_NAMES = ("SELECT namespace FROM memories WHERE strpos(namespace, '/') = 0 "
+          "UNION SELECT namespace FROM operations WHERE strpos(namespace, '/') = 0 "
           "UNION SELECT namespace FROM api_tokens WHERE revoked_at IS NULL")
 
 _SUMMARY = f"""

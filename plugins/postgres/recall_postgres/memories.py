@@ -81,6 +81,15 @@ def with_context(rows: Sequence[asyncpg.Record]) -> list[Memory]:
     return out
 
 
+async def ensure_partition_index(con: asyncpg.Connection) -> None:
+    """The index `list_partitions` range-scans: namespaces in code point order, whatever the
+    database's collation (20k namespaces: 1.4 ms per owner call as a scan, see
+    bench/speed_partitions.py). Made at open under the migration lock, as the vector indexes
+    are, so it needs no migration number; small (one row per namespace)."""
+    await con.execute('CREATE INDEX IF NOT EXISTS namespaces_code_points '
+                      'ON namespaces (namespace COLLATE "C")')
+
+
 class MemoryMethods:
     pool: asyncpg.Pool
     vectors: PgVectorIndex | ArrayIndex | None
@@ -245,6 +254,20 @@ class MemoryMethods:
         v = await self.pool.fetchval("SELECT version FROM namespaces WHERE namespace = $1",
                                      namespace)
         return int(v or 0)
+
+    async def list_partitions(self, namespace: str) -> list[str]:
+        # Compared under "C" (code point order) whatever the database's collation: under a
+        # linguistic one '/' may sort as if absent and a range would miss partitions. The
+        # namespaces table has one row per namespace (scanned, not per memory); queued and
+        # running jobs come from their small partial indexes (a partition whose first stores
+        # are not written yet).
+        rows = await self.pool.fetch(
+            'SELECT namespace FROM namespaces WHERE namespace COLLATE "C" > $1 '
+            'AND namespace COLLATE "C" < $2 UNION '
+            "SELECT namespace FROM operations WHERE status IN ('queued', 'running') "
+            'AND namespace COLLATE "C" > $1 AND namespace COLLATE "C" < $2 '
+            'ORDER BY 1', namespace + "/", namespace + "0")
+        return sorted(r[0] for r in rows)
 
     async def delete_namespace(self, namespace: str) -> Erased:
         async def body(con: asyncpg.Connection) -> Erased:

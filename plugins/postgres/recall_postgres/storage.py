@@ -29,7 +29,7 @@ from recall_core.contracts import Capabilities, TaskKeys, TaskPage, TaskQuery, T
 
 from . import queue
 from .admin import AdminMethods
-from .memories import MemoryMethods
+from .memories import MemoryMethods, ensure_partition_index
 from .oauth import OAuthMethods
 from .fulltext import FullText
 from .faults import PROBE, classify
@@ -100,6 +100,7 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods, OAuthMethod
                 await con.execute("SET LOCAL statement_timeout = 0")
                 await con.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
                 await migrate(con)
+                await ensure_partition_index(con)
                 choice = await choose(con, self.settings.vector)
                 await setup_vector_column(con, choice, self.settings.hnsw_m,
                                           self.settings.hnsw_ef_construction)
@@ -192,6 +193,8 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods, OAuthMethod
     # -- tokens ---------------------------------------------------------------------------
     async def create_token(self, namespace: str, token_hash: str, agent: str | None = None,
                            scopes: str | None = None) -> None:
+        if "/" in namespace:  # a partition ("ns/agent") is never a token's namespace
+            raise ValueError(f"namespace {namespace!r} contains '/', which only partitions do")
         owner = await self.pool.fetchval(
             """INSERT INTO api_tokens (token_hash, namespace, agent, scopes)
                VALUES ($1, $2, $3, $4)

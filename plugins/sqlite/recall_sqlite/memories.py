@@ -204,6 +204,22 @@ class MemoryMethods:
             "SELECT version FROM namespace_versions WHERE namespace = ?", (namespace,))
         return int(row[0]) if row else 0
 
+    async def list_partitions(self, namespace: str) -> list[str]:
+        # Index range scans (BINARY collation = code point order): the namespaces with
+        # memories (namespace_versions has one row each) and, for a partition whose first
+        # stores are still queued, the operations' (namespace, status) index walked one
+        # distinct namespace at a time (a recursive min(), not every job row).
+        lo, hi = namespace + "/", namespace + "0"
+        rows = await self.db.fetch(
+            "WITH RECURSIVE ops(ns) AS ("
+            " SELECT (SELECT min(namespace) FROM operations WHERE namespace > ?1 AND namespace < ?2)"
+            " UNION ALL SELECT (SELECT min(namespace) FROM operations"
+            "  WHERE namespace > ops.ns AND namespace < ?2) FROM ops WHERE ops.ns IS NOT NULL) "
+            "SELECT ns FROM ops WHERE ns IS NOT NULL UNION "
+            "SELECT namespace FROM namespace_versions WHERE namespace > ?1 AND namespace < ?2 "
+            "ORDER BY 1", (lo, hi))
+        return [r[0] for r in rows]
+
     async def delete_namespace(self, namespace: str) -> Erased:
         now = now_text()
         tables: dict[str, int] = {}

@@ -16,6 +16,8 @@ from .codec import OPERATION_COLUMNS, now_text, operation_from_row, operation_pa
 class QueueMethods:
     async def create_token(self, namespace: str, token_hash: str, agent: str | None = None,
                            scopes: str | None = None) -> None:
+        if "/" in namespace:  # a partition ("ns/agent") is never a token's namespace
+            raise ValueError(f"namespace {namespace!r} contains '/', which only partitions do")
         await self.db.write(
             "INSERT INTO api_tokens (token_hash, namespace, created_at, agent, scopes) "
             "VALUES (?, ?, ?, ?, ?)", (token_hash, namespace, now_text(), agent, scopes))

@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..auth import hash_token, principal_of_token
+from ...access.partitions import home
 from ...access.principal import Principal
 from ...contracts import Storage
 from .inputs import refusal
@@ -82,6 +83,21 @@ async def still_valid(storage: Storage, context: ServerCallContext) -> bool:
     return await storage.namespace_for_token(user.token_hash) == user.namespace
 
 
+def caller_of(context: ServerCallContext) -> Principal:
+    """The verified caller of an A2A call (see `namespace_of`)."""
+    namespace_of(context)  # fails loudly without one
+    user = context.user
+    assert isinstance(user, NamespaceUser)
+    return user.principal
+
+
+def task_space(context: ServerCallContext) -> str:
+    """Where the caller's tasks are kept: the namespace for its owner, the agent's private
+    partition for an agent (`access.partitions.home`), so no agent reads, resumes or lists
+    another's task, and erasing an agent's memories erases its tasks."""
+    return home(caller_of(context))
+
+
 def namespace_of(context: ServerCallContext) -> str:
     """The verified namespace of an A2A call. Fails loudly rather than fall back to a default
     namespace: every A2A route is behind `require_token`, so a miss here is a wiring bug."""
@@ -89,15 +105,6 @@ def namespace_of(context: ServerCallContext) -> str:
     if isinstance(user, NamespaceUser) and user.namespace:
         return user.namespace
     raise PermissionError("A2A call without a verified namespace; the route is not behind "
-                          "recall_core.server.a2a.auth.require_token.")
-
-
-def caller_of(context: ServerCallContext) -> Principal:
-    """The verified principal of an A2A call (see `namespace_of`)."""
-    user = context.user
-    if isinstance(user, NamespaceUser) and user.namespace:
-        return user.principal
-    raise PermissionError("A2A call without a verified principal; the route is not behind "
                           "recall_core.server.a2a.auth.require_token.")
 
 

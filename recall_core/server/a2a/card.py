@@ -52,8 +52,10 @@ SKILLS = [
             "a stored one and both are recent and about as important, the task stops in "
             "input-required showing both versions; reply on the same task with keep_existing, "
             "keep_new or keep_both. Input: a data part {skill, text, topic?, session_id?, "
-            "agent_id?, created_at?} or plain text; created_at (ISO 8601, not in the future) "
-            "dates text said earlier, as the MCP store_memory tool's does. "
+            "agent_id?, created_at?, visibility?} or plain text; created_at (ISO 8601, not in "
+            "the future) dates text said earlier, as the MCP store_memory tool's does; "
+            "visibility (private or shared) as store_memory's: an agent's token stores "
+            "private memories unless it asks for shared. "
             "The old id consolidate_memories still works for this skill (deprecated; not the "
             "MCP tool of that name, which merges similar stored memories)."),
         tags=["memory", "write", "extraction"],

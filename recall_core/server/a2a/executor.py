@@ -34,6 +34,8 @@ from ...contracts import ExtractionError
 from ...memory.immediate import DECISIONS, StoreInput
 from ...access.tool_scopes import A2A_SKILLS, require_scope
 from .auth import caller_of, namespace_of
+from ...access.partitions import write_partition
+from ...access.principal import Principal
 
 log = logging.getLogger("recall.a2a")
 
@@ -113,13 +115,14 @@ class RecallAgentExecutor(AgentExecutor):
         self.runtime = runtime
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        namespace = namespace_of(context.call_context)
+        caller = caller_of(context.call_context)
+        namespace = caller.namespace
         started = time.perf_counter()
         returned: list[Returned] = []
         _RETURNED.set(returned)  # one list: the skill may run in a task of its own (timeout)
         outcome: tuple[str, str | None] = ("error", "INTERNAL")
         try:
-            outcome = await self._execute(namespace, context, event_queue)
+            outcome = await self._execute(caller, context, event_queue)
         finally:
             # Audited like an MCP tool call: "a2a:<skill>" (or a2a:resume for a reply).
             try:
@@ -135,7 +138,7 @@ class RecallAgentExecutor(AgentExecutor):
             audit_call(self.runtime, f"a2a:{skill}", namespace, args, *outcome,
                        (time.perf_counter() - started) * 1000, returned=returned)
 
-    async def _execute(self, namespace: str, context: RequestContext,
+    async def _execute(self, caller: Principal, context: RequestContext,
                        event_queue: EventQueue) -> tuple[str, str | None]:
         """Runs the task; returns the (status, code) the audit records."""
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
@@ -150,9 +153,9 @@ class RecallAgentExecutor(AgentExecutor):
             if task is None:
                 await updater.start_work()
                 # A skill obeys the same limit as an MCP tool call (limits.tool_timeout).
-                await asyncio.wait_for(self._start(namespace, context, updater), timeout)
+                await asyncio.wait_for(self._start(caller, context, updater), timeout)
             elif task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED and pending_of(task):
-                await asyncio.wait_for(self._resume(namespace, context, task, updater), timeout)
+                await asyncio.wait_for(self._resume(caller, context, task, updater), timeout)
             else:
                 # Only a task interrupted mid-work (the server stopped while it ran) gets here.
                 await updater.failed(self._say(
@@ -199,14 +202,15 @@ class RecallAgentExecutor(AgentExecutor):
                                                 "decision stored nothing."))
 
     # -- skills ---------------------------------------------------------------------------
-    async def _start(self, namespace: str, context: RequestContext, updater: TaskUpdater) -> None:
+    async def _start(self, caller: Principal, context: RequestContext,
+                     updater: TaskUpdater) -> None:
         args, text = message_args(context)
         skill = skill_of(args)
         if skill is not None:  # the same scope as the MCP tool it mirrors; FORBIDDEN else
             require_scope(caller_of(context.call_context), A2A_SKILLS[skill], f"the {skill} skill")
         if skill == "search_memories":
             args.setdefault("query", text)
-            result = await self.runtime.service.search(namespace, args.get("query"),
+            result = await self.runtime.service.search(caller, args.get("query"),
                                                        **search_args(args))
             if (box := _RETURNED.get()) is not None:  # the retrieval audit (audit_call)
                 box.extend(returned_of(result))
@@ -218,19 +222,24 @@ class RecallAgentExecutor(AgentExecutor):
                                f"{', '.join(SKILL_IDS)} (see the agent card at "
                                f"/.well-known/agent-card.json).")
         args.setdefault("text", text)
+        # The partition the store goes to (an agent's private one unless it asks for
+        # "visibility": "shared"); conflicts are looked for there: each visibility has its
+        # own current values.
+        namespace = write_partition(caller, args.pop("visibility", None))
         now = utcnow()
         service = self.runtime.service
         inp, op = await service.record_store(namespace, context.task_id, args, now)
         extracted, conflicts = await service.review_store(namespace, inp, op, now)
         if conflicts:
-            pending = {"skill": skill, "input": asdict(inp),
+            pending = {"skill": skill, "input": asdict(inp), "visibility":
+                       "shared" if namespace == caller.namespace else "private",
                        "extracted": [em.model_dump() for em in extracted],
                        "conflicts": [c.public() for c in conflicts], "asked_at": now.isoformat()}
             await self._ask(updater, pending, note="")
             return
         await self._finish(updater, await service.write_store(op, extracted, now))
 
-    async def _resume(self, namespace: str, context: RequestContext, task: Task,
+    async def _resume(self, caller: Principal, context: RequestContext, task: Task,
                       updater: TaskUpdater) -> None:
         pending = pending_of(task)
         assert pending is not None
@@ -247,6 +256,7 @@ class RecallAgentExecutor(AgentExecutor):
         keys = {(c["entity"], c["attribute"]) for c in pending["conflicts"]}
         now = utcnow()
         service = self.runtime.service
+        namespace = write_partition(caller, pending.get("visibility"))
         op = await service.rerecord_store(namespace, task.id, inp, now)
         result = await service.write_store(op, extracted, now, decision=decision,
                                            conflict_keys=keys)

@@ -1,7 +1,8 @@
 """An a2a-sdk `TaskStore` on top of our Storage protocol (table `a2a_tasks`).
 
-Every method is scoped by the caller's namespace (`namespace_of(context)`), which storage
-puts in its primary key: a task id of another namespace is simply not found, for get, resume,
+Every method is scoped by the caller's own space (`task_space(context)`: the namespace for
+its owner, its private partition for an agent), which storage puts in its primary key: a
+task id of another namespace or agent is simply not found, for get, resume,
 cancel, subscribe and list alike, because the SDK's request handler reads through this store
 before it touches a task. Tasks are kept as the protobuf's JSON form, so SQLite and Postgres
 (and any third-party backend that passes the StorageContract) hold them the same way, and they
@@ -23,7 +24,7 @@ from a2a.utils.task import ListTasksCursor, decode_list_tasks_cursor, encode_lis
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from ...contracts import Storage, TaskKeys, TaskQuery
-from .auth import namespace_of, still_valid
+from .auth import still_valid, task_space
 
 log = logging.getLogger("recall.a2a")
 
@@ -97,20 +98,20 @@ class StorageTaskStore(TaskStore):
             log.info("a2a task %s not saved: its token was revoked or its namespace erased",
                      task.id)
             return
-        await self.storage.save_task(namespace_of(context), task.id, task_to_data(task),
+        await self.storage.save_task(task_space(context), task.id, task_to_data(task),
                                      task_keys(task))
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
-        data = await self.storage.get_task(namespace_of(context), task_id)
+        data = await self.storage.get_task(task_space(context), task_id)
         return task_from_data(data) if data is not None else None
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
-        await self.storage.delete_task(namespace_of(context), task_id)
+        await self.storage.delete_task(task_space(context), task_id)
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
         query = list_query(params)
         # One row more than the page: whether a next page exists, without counting again.
-        page = await self.storage.list_tasks(namespace_of(context),
+        page = await self.storage.list_tasks(task_space(context),
                                              query._replace(limit=query.limit + 1))
         rows = page.rows[:query.limit]
         next_token = None

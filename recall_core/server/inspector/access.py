@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ...access.principal import Principal as Caller
 from ...access.tool_scopes import require_scope
 from ...errors import Forbidden, RecallError
 from .render import page, redirect
@@ -56,6 +57,14 @@ class Context:
     def render(self, template: str, status: int = 200, **context: Any) -> Response:
         return page(template, status, me=self.principal, ns=self.namespace,
                     csrf=self.principal.csrf, **context)
+
+    @property
+    def caller(self) -> Caller:
+        """Who the service acts for: an admin as the owner of the namespace the page is
+        about, a namespace token as its holder (an agent sees only what it may)."""
+        if self.principal.is_admin:
+            return Caller(self.namespace or "")
+        return Caller(self.principal.name, self.principal.agent, self.principal.scopes)
 
     def ns_param(self) -> str | None:
         """The `ns` to carry in a redirect: an admin's pages name their namespace."""

@@ -10,7 +10,7 @@ from .access import Context
 
 
 async def call(request: Request, ctx: Context) -> Response:
-    story = await ctx.runtime.service.call(ctx.namespace, request.path_params["id"])
+    story = await ctx.runtime.service.call(ctx.caller, request.path_params["id"])
     if story is None:
         return ctx.render("error.html", 404, message="No such call in this namespace: it may "
                           "be older than the audit keeps, or the namespace was erased.")

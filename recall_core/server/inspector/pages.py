@@ -32,7 +32,7 @@ async def memories(request: Request, ctx: Context) -> Response:
                          session_id=q.get("session") or None, agent_id=q.get("agent") or None,
                          state=state, text=q.get("q") or None)
     offset = int_param(q.get("offset"), 0)
-    rows, total = await ctx.runtime.service.browse(ctx.namespace, where, PAGE_SIZE, offset)
+    rows, total = await ctx.runtime.service.browse(ctx.caller, where, PAGE_SIZE, offset)
     filters = {"type": mtype or "", "topic": where.topic or "", "session": where.session_id or "",
                "agent": where.agent_id or "", "state": state, "q": where.text or ""}
     return ctx.render("memories.html", rows=rows, total=total, offset=offset,
@@ -41,17 +41,17 @@ async def memories(request: Request, ctx: Context) -> Response:
 
 
 async def memory(request: Request, ctx: Context) -> Response:
-    story = await ctx.runtime.service.story(ctx.namespace, request.path_params["id"])
+    story = await ctx.runtime.service.story(ctx.caller, request.path_params["id"])
     if story is None:
         return ctx.render("error.html", 404, message="No such memory in this namespace. "
                           "It may have been forgotten.")
-    retrievals = await ctx.runtime.service.retrievals(ctx.namespace, request.path_params["id"])
+    retrievals = await ctx.runtime.service.retrievals(ctx.caller, request.path_params["id"])
     return ctx.render("memory.html", types=MEMORY_TYPES, flash=request.query_params.get("flash"),
                       retrievals=retrievals, **story)
 
 
 async def forget(request: Request, ctx: Context) -> Response:
-    done = await ctx.service.delete(ctx.namespace, request.path_params["id"])
+    done = await ctx.service.delete(ctx.caller, request.path_params["id"])
     n = len(done.get("forgotten_ids") or [done["deleted"]])
     note = "" if n == 1 else f" with its history ({n} versions)"
     return redirect("/ui/memories", ns=ctx.ns_param(), flash=f"Memory forgotten{note}.")
@@ -59,7 +59,7 @@ async def forget(request: Request, ctx: Context) -> Response:
 
 async def pin(request: Request, ctx: Context) -> Response:
     pinned = ctx.form.get("pinned") == "1"
-    m = await ctx.service.pin(ctx.namespace, request.path_params["id"], pinned)
+    m = await ctx.service.pin(ctx.caller, request.path_params["id"], pinned)
     return redirect(f"/ui/memories/{m.id}", ns=ctx.ns_param(),
                     flash="Pinned: decay will never lower its importance." if pinned
                     else "Unpinned: its importance decays again when it goes unused.")
@@ -69,7 +69,7 @@ async def edit(request: Request, ctx: Context) -> Response:
     f = ctx.form
     importance = f.get("importance")
     new = await ctx.service.correct(
-        ctx.namespace, request.path_params["id"], text=f.get("text"),
+        ctx.caller, request.path_params["id"], text=f.get("text"),
         type=f.get("type") or None, value=f.get("value"),
         importance=float_param(importance) if importance not in (None, "") else None)
     return redirect(f"/ui/memories/{new.id}", ns=ctx.ns_param(),
@@ -87,7 +87,7 @@ async def search(request: Request, ctx: Context) -> Response:
     if params["query"].strip():
         try:
             result = await ctx.service.search(
-                ctx.namespace, params["query"], limit=int_param(params["limit"], 10, 1),
+                ctx.caller, params["query"], limit=int_param(params["limit"], 10, 1),
                 recency_weight=float_param(params["recency_weight"]),
                 mmr_lambda=float_param(params["mmr_lambda"]),
                 score_threshold=float_param(params["score_threshold"]),
@@ -107,12 +107,16 @@ async def search(request: Request, ctx: Context) -> Response:
 async def queue(request: Request, ctx: Context) -> Response:
     q = request.query_params
     status = q.get("status") if q.get("status") in JOB_STATUSES else "failed"
+    if not ctx.caller.is_owner:  # the namespace's jobs hold the owner's and others' texts
+        return ctx.render("error.html", 404, message="The queue is the namespace owner's page.")
     jobs = await ctx.admin.jobs(ctx.namespace, status, PAGE_SIZE, int_param(q.get("offset"), 0))
     return ctx.render("queue.html", jobs=jobs, job_status=status,
                       health=await server_status(ctx.runtime), flash=q.get("flash"))
 
 
 async def retry(request: Request, ctx: Context) -> Response:
+    if not ctx.caller.is_owner:
+        return ctx.render("error.html", 404, message="The queue is the namespace owner's page.")
     await ctx.admin.retry_job(ctx.principal.actor, request.path_params["id"], ctx.namespace)
     return redirect("/ui/queue", ns=ctx.ns_param(), flash="Job queued again.")
 

@@ -42,6 +42,11 @@ SessionId = Annotated[str | None, Field(
 AgentId = Annotated[str | None, Field(
     max_length=MAX_ID_CHARS,
     description="Which agent is storing this, when several share one user's memory.")]
+Visibility = Annotated[Literal["private", "shared"] | None, Field(
+    description="Who may read it: \"private\" (only the agent whose credential stores it) or "
+                "\"shared\" (the owner and every agent of the namespace). Omit it for the "
+                "default: private for an agent's credential, shared for the owner's (the "
+                "owner can only store shared).")]
 SaidAt = Annotated[str | None, Field(
     max_length=64,
     description="When the text was said, if not now: ISO 8601, e.g. \"2023-05-08T13:56:00Z\" "
@@ -142,6 +147,9 @@ class MemoryOut(_Data):
     session_id: str | None = None
     agent_id: str | None = None
     pinned: bool | None = Field(None, description="true when pinned: decay never lowers it.")
+    visibility: Literal["private", "shared"] | None = Field(
+        None, description="shared: the owner's and every agent's; private: one agent's only.")
+    private_to: str | None = Field(None, description="The agent a private memory belongs to.")
 
 
 class SearchHit(MemoryOut):

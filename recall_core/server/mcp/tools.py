@@ -1,7 +1,8 @@
 """The seven MCP tools: thin adapters from MCP arguments to MemoryService.
 
-The namespace always comes from the verified token (`current_namespace`), never from an
-argument. Every path returns the envelope; `answer_with_envelope` turns RecallError into its
+The caller (namespace, agent, scopes) always comes from the verified token
+(`current_principal`), never from an argument: `agent_id` is recorded, it never widens what
+a caller sees. Every path returns the envelope; `answer_with_envelope` turns RecallError into its
 code and any other exception into INTERNAL (logged with its traceback, never reported as
 success).
 """
@@ -17,7 +18,8 @@ from fastmcp.server.middleware import Middleware
 from pydantic import ValidationError as PydanticValidationError
 
 from . import schemas as m
-from ..auth import verified_namespace
+from ..auth import current_principal, verified_namespace
+from ...access.partitions import CallerNamespace
 from .default_middleware import envelope_result
 from .envelope import error, ok
 from ...errors import RecallError
@@ -32,10 +34,13 @@ DESTRUCTIVE = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint":
 
 
 async def answer_with_envelope(fn: Callable[..., Awaitable[Any]], **kwargs: Any) -> dict[str, Any]:
-    """`await fn(caller's namespace, **kwargs)` answered as the envelope: the result as data,
-    a RecallError as its code and message, anything else as INTERNAL."""
+    """`await fn(caller, **kwargs)` answered as the envelope (the caller: the verified
+    namespace, carrying its principal, whose partitions the service reads and writes: a
+    `CallerNamespace`): the result as data, a
+    RecallError as its code and message, anything else as INTERNAL."""
     try:
-        return ok(await fn(await verified_namespace(), **kwargs))
+        await verified_namespace()  # over stdio: the token checked again
+        return ok(await fn(CallerNamespace(current_principal()), **kwargs))
     except RecallError as exc:
         return error(exc.code, exc.message, getattr(exc, "retry_after", None))
     except Exception as exc:  # noqa: BLE001 - reported as INTERNAL, with the log line to look at
@@ -104,7 +109,8 @@ def register_memory_tools(mcp: Any, service: MemoryService, Limit: Any) -> None:
     async def store_memory(text: m.Text, topic: m.Topic = "",
                            idempotency_key: m.IdempotencyKey = None,
                            session_id: m.SessionId = None, agent_id: m.AgentId = None,
-                           created_at: m.SaidAt = None) -> dict:
+                           created_at: m.SaidAt = None,
+                           visibility: m.Visibility = None) -> dict:
         """Save something worth remembering about the user or task; returns in milliseconds.
 
         Send raw conversation text or a statement ("I prefer dark mode", "We decided to use
@@ -113,10 +119,12 @@ def register_memory_tools(mcp: Any, service: MemoryService, Limit: Any) -> None:
         contradicting ones. Pass the same idempotency_key when retrying so nothing is stored
         twice. topic groups related memories (e.g. "editor", "project-x"). created_at dates
         text said earlier (replaying a past conversation); omit it for what is said now.
+        With an agent's token memories are private to that agent unless visibility="shared".
         """
         return await answer_with_envelope(service.store, text=text, topic=topic,
                                           idempotency_key=idempotency_key, session_id=session_id,
-                                          agent_id=agent_id, created_at=created_at)
+                                          agent_id=agent_id, created_at=created_at,
+                                          visibility=visibility)
 
     @mcp.tool(annotations=READ_ONLY, output_schema=m.envelope_schema(m.SearchData))
     async def search_memories(query: m.Query, limit: Limit = 20,
@@ -193,7 +201,7 @@ def register_upkeep_tools(mcp: Any, service: MemoryService) -> None:
     async def delete_namespace_data(confirm: m.Confirm) -> dict:
         """Erase ALL of this user's memories and revoke their tokens, on explicit request only; milliseconds.
 
-        Irreversible. confirm must be exactly "DELETE MY DATA". After it, the current token
+        Irreversible. With an agent's token it erases only that agent's private memories. confirm must be exactly "DELETE MY DATA". After it, the current token
         stops working. Returns a receipt (rows removed per table, the time, a digest): give it
         to the user to keep; the server keeps only its digest.
         """

@@ -29,6 +29,7 @@ from .decay import DecayTests
 from .faults import FaultTests
 from .lifecycle import LifecycleTests
 from .memories import MemoryTests
+from .partitions import PartitionTests
 from .queue import QueueTests
 from .records import RecordTests
 from .retrieval import RetrievalTests
@@ -36,7 +37,7 @@ from .writes import WriteTests
 
 
 class StorageContract(LifecycleTests, QueueTests, MemoryTests, CapabilityTests, WriteTests,
-                      DecayTests, RecordTests, RetrievalTests, FaultTests):
+                      DecayTests, RecordTests, RetrievalTests, FaultTests, PartitionTests):
     """Base class of a backend's conformance tests. Override `make_storage`; optionally the
     `storage_location` fixture and `embedding_dim` (see `base.ContractBase`)."""
 
