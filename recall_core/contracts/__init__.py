@@ -16,6 +16,8 @@ from .admin import (TOKEN_ID_LEN, AdminAction, AdminStorage, CallResults, Memory
                     NamespaceSummary, TokenInfo, token_id)
 from .capabilities import (Capabilities, EmbeddingModels, HistoricalReads, MemorySources,
                            NearDuplicateSearch, SessionNeighbours, TimeRanges)
+from .events import (BODY_PREFIX_CHARS, DELIVERY_STATUSES, EVENT_TYPES, Delivery, OutboxEvent,
+                     Subscription, Webhooks, extraction_failed, new_id)
 from .extraction import ExtractionError, Extractor
 from .ranking import Embedder, NotReady, Ranker, RankerSlot, model_id
 from .records import ERASED_TOKEN_NAMESPACE, DecayRow, Erased, TaskKeys, TaskPage, TaskQuery, TaskRow, TokenGrant, VectorToRedo
@@ -27,6 +29,8 @@ __all__ = [
     "NamespaceSummary", "TokenInfo", "token_id",
     "Capabilities", "EmbeddingModels", "HistoricalReads", "MemorySources",
     "NearDuplicateSearch", "SessionNeighbours", "TimeRanges",
+    "BODY_PREFIX_CHARS", "DELIVERY_STATUSES", "EVENT_TYPES", "Delivery", "OutboxEvent",
+    "Subscription", "Webhooks", "extraction_failed", "new_id",
     "ExtractionError", "Extractor",
     "Embedder", "NotReady", "Ranker", "RankerSlot", "model_id",
     "ERASED_TOKEN_NAMESPACE", "DecayRow", "Erased", "TaskKeys", "TaskPage", "TaskQuery", "TaskRow", "TokenGrant", "VectorToRedo",

@@ -25,6 +25,7 @@ from recall_core import ConfigError
 
 from .respell import respell_keys
 from .queue import FAIR_QUEUE
+from .webhooks import SCHEMA as WEBHOOK_SCHEMA
 
 log = logging.getLogger("recall_postgres")
 
@@ -385,6 +386,8 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     (13, "api_tokens: agent and scopes (scoped and agent-bound tokens)",
      "ALTER TABLE api_tokens ADD COLUMN agent text, ADD COLUMN scopes text"),
     (14, "tool_call_records.call_id and retrieval_results (the retrieval audit)", _V14),
+    # Webhooks (issue 30): one self-contained step, numbered 16 for this branch.
+    (16, "webhook subscriptions, the outbox (events) and deliveries", WEBHOOK_SCHEMA),
 ]
 
 LATEST = MIGRATIONS[-1][0]

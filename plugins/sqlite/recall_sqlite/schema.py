@@ -12,6 +12,7 @@ import aiosqlite
 
 from .codec import now_text
 from .respell import respell_keys
+from .webhooks import SCHEMA as WEBHOOK_SCHEMA
 
 #: A step is SQL, or an async function of the connection (for a rule core writes in Python).
 Migration = tuple[int, tuple[Any, ...]]
@@ -397,6 +398,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX retrieval_results_memory ON retrieval_results (memory_id, at)",
         "CREATE INDEX retrieval_results_namespace ON retrieval_results (namespace)",
     )),
+    # Webhooks (issue 30): subscriptions, the transactional outbox and its deliveries
+    # (webhooks.py). One self-contained step: numbered 15 for this branch.
+    (15, WEBHOOK_SCHEMA),
 )
 
 LATEST = MIGRATIONS[-1][0]
