@@ -93,6 +93,10 @@ class Webhooks(Protocol):
     async def list_subscriptions(self, namespace: str | None) -> list[Subscription]:
         """Subscriptions of a namespace (all when None), erased ones included, oldest first."""
 
+    async def set_secrets(self, namespace: str, sub_id: str, secrets: Sequence[str]) -> bool:
+        """Replace a subscription's secrets (a rotation: new first, old kept for the overlap,
+        then new alone). False when there is no such subscription of the namespace."""
+
     async def delete_subscription(self, namespace: str, sub_id: str) -> bool:
         """Remove a subscription and its deliveries (and events no delivery needs any more)."""
 

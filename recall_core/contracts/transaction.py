@@ -88,5 +88,5 @@ class WriteTx(Protocol):
         """The transactional outbox: store `event` in this transaction with one pending
         delivery per subscription of this namespace (not erased) whose events include its
         type, and return how many; with none, store nothing. `event.texts` is kept only if
-        one of those subscriptions has include_text. Core calls it only on a storage that
-        declares the `webhooks` capability (others may make it a no-op)."""
+        one of those subscriptions has include_text. Every WriteTx has it: a backend without
+        the `webhooks` capability stores nothing and returns 0."""

@@ -31,7 +31,7 @@ from ..search.explain import SearchTrace
 from ..search.pipeline import Searcher
 from ..search.request import SearchOutcome, SearchRequest
 from . import validation as v
-from .erase import receipt
+from .erase import erase_with_event, receipt
 from .consolidate import consolidate
 from .corrections import correct_memory
 from .facts import norm_key, told
@@ -248,7 +248,7 @@ class MemoryService:
             raise ConfirmRequired(
                 f"Erasing a namespace cannot be undone. To confirm, call again with "
                 f"confirm={CONFIRM_PHRASE!r} exactly.")
-        done = receipt(namespace, await self.storage.delete_namespace(namespace))
+        done = receipt(namespace, await erase_with_event(self.storage, namespace))
         for hook in self.on_erase:  # in-process caches and pending audit rows of the namespace
             try:
                 hook(namespace)

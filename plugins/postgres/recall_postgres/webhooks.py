@@ -163,6 +163,12 @@ class WebhookMethods:
             "WHERE $1::text IS NULL OR namespace = $1 ORDER BY created_at, id", namespace)
         return [_sub(r) for r in rows]
 
+    async def set_secrets(self, namespace: str, sub_id: str, secrets: Sequence[str]) -> bool:
+        result = await self.pool.execute(
+            "UPDATE webhook_subscriptions SET secrets = $3 WHERE id = $1 AND namespace = $2",
+            sub_id, namespace, list(secrets))
+        return result.split()[-1] == "1"
+
     async def delete_subscription(self, namespace: str, sub_id: str) -> bool:
         async with self.pool.acquire() as con, con.transaction():
             if not await con.fetchval("SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND "

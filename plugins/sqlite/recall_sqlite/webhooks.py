@@ -162,6 +162,11 @@ class WebhookMethods:
             "ORDER BY created_at, id", (namespace, namespace))
         return [_sub(r) for r in rows]
 
+    async def set_secrets(self, namespace: str, sub_id: str, secrets: Sequence[str]) -> bool:
+        return await self.db.write(
+            "UPDATE webhook_subscriptions SET secrets = ? WHERE id = ? AND namespace = ?",
+            (json.dumps(list(secrets)), sub_id, namespace)) == 1
+
     async def delete_subscription(self, namespace: str, sub_id: str) -> bool:
         async with self.db.transaction() as db:
             rows = await db.execute_fetchall(

@@ -200,6 +200,9 @@ class WebhookTests(ContractBase):
         assert [(s.id, s.url, s.source) for s in subs] == [(keep.id, "http://127.0.0.1:8/x",
                                                             "config")]
         assert {d.subscription_id for d in await storage.list_deliveries(A)} == {keep.id}
+        assert await storage.set_secrets(A, keep.id, ["whsec_new", SECRET])
+        assert not await storage.set_secrets(B, keep.id, ["whsec_new"])
+        assert (await storage.list_subscriptions(A))[0].secrets == ("whsec_new", SECRET)
         assert await storage.delete_subscription(A, keep.id)
         assert not await storage.delete_subscription(A, keep.id)
         assert await storage.list_deliveries(A) == []
