@@ -131,7 +131,7 @@ class AdminService:
         # A new token is shown once, never kept; the namespace has its own column (which an
         # erase anonymises).
         summary = {k: v for k, v in (out.items() if isinstance(out, dict) else ())
-                   if k not in ("token", "namespace")}
+                   if k not in ("token", "namespace", "secret")}  # webhook secrets too
         await self._record(AdminAction(
             actor=actor, action=action, namespace=namespace, detail={**detail, **summary}))
         return out

@@ -81,7 +81,7 @@ class Deliverer:
             batch: list[Delivery] = []
             if free > 0:
                 try:
-                    batch = await self.storage.claim_deliveries(s.timeout + 30.0, free)
+                    batch = await self.storage.claim_deliveries(s.timeout + 5.0, free)
                 except Exception:  # noqa: BLE001 - the database may be briefly away
                     log.warning("claiming webhook deliveries failed", exc_info=True)
             for delivery in batch:

@@ -29,10 +29,12 @@ from ..admin.service import (MAX_NAMESPACE_LEN, MAX_OFFSET, NAMESPACE_PATTERN, A
                              NotFound)
 from ..contracts import AdminAction, CallResults, NamespaceSummary, RetrievalHit, TokenInfo
 from ..admin.tokens import admin_name
+from .webhook_routes import add_webhook_routes
 
 OPENAPI_PATH = "/openapi.json"
 
 STATUS = {"INVALID_PARAM": 400, "CONFIRM_REQUIRED": 400, "NOT_FOUND": 404,
+          "SUBSCRIPTION_NOT_FOUND": 404,
           "UNAUTHORIZED": 401, "FORBIDDEN": 403, "UNSUPPORTED": 501, **HTTP_STATUS}
 
 
@@ -154,6 +156,7 @@ def build_admin_api(admin: AdminService) -> FastAPI:
     add_namespace_routes(api, admin, Actor)
     add_queue_routes(api, admin, Actor)
     add_retrieval_routes(api, admin, Actor)
+    add_webhook_routes(api, admin, Actor, NamespacePath, {**ERRORS, **NOT_FOUND})
     return api
 
 
