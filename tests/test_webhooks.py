@@ -269,3 +269,63 @@ def test_two_servers_on_one_postgres_deliver_each_event_once(tmp_path, receiver)
         one.stop()
         two.stop()
         cleanup()
+
+
+def test_cli_manages_subscriptions(tmp_path):
+    from recall_testkit.serverproc import recall_cli
+
+    db, toml = str(tmp_path / "recall.db"), tmp_path / "recall.toml"
+    toml.write_text("[webhooks]\nallow_private_targets = true\n")
+    recall_cli("create-token", "henry", "--db", db, "--create")
+    common = ("--db", db, "--config", str(toml))
+    made = json.loads(recall_cli("webhooks", "create", "henry", "http://127.0.0.1:9/hook",
+                                 "extraction.completed", "memory.deleted", *common,
+                                 "--json").stdout)
+    assert made["secret"].startswith("whsec_") and made["events"] == [
+        "extraction.completed", "memory.deleted"]
+    listed = json.loads(recall_cli("webhooks", "list", "henry", *common, "--json").stdout)
+    assert [s["id"] for s in listed] == [made["id"]] and made["secret"] not in json.dumps(listed)
+    rotated = json.loads(recall_cli("webhooks", "rotate", "henry", made["id"], *common,
+                                    "--json").stdout)
+    assert rotated["secrets"] == 2 and rotated["secret"] != made["secret"]
+    assert json.loads(recall_cli("webhooks", "deliveries", "henry", *common, "--json").stdout) == []
+    bad = recall_cli("webhooks", "replay", "henry", "dlv_nope", *common, check=False)
+    assert bad.returncode != 0 and "not dead" in bad.stderr
+    refused = recall_cli("webhooks", "create", "henry", "http://127.0.0.1:9/hook",
+                         "memory.deleted", "--db", db, check=False)
+    assert refused.returncode != 0 and "allow_private_targets" in refused.stderr
+    recall_cli("webhooks", "delete", "henry", made["id"], *common)
+    assert json.loads(recall_cli("webhooks", "list", "henry", *common, "--json").stdout) == []
+
+
+def test_inspector_lists_deliveries_and_replays_a_dead_one(tmp_path, receiver):
+    from recall_testkit.inspector import signed_in
+
+    receiver.answer = 500
+    toml = config_toml("ivy", receiver.url, receiver.secret, max_attempts=2, **FAST)
+    srv = serve(tmp_path, str(tmp_path / "recall.db"), toml)
+    try:
+        owner = srv.token("ivy")
+        job = asyncio.run(store(srv, owner, "I like opera."))[0]
+        ui = signed_in(srv, owner)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            page = ui.get("/ui/webhooks").text
+            if 'class="delivery dead"' in page:
+                break
+            time.sleep(0.2)
+        assert receiver.url in page and "extraction.completed" in page and "500" in page
+        assert receiver.secret not in page  # never shown after creation
+        did = page.split('class="delivery dead" data-delivery="')[1].split('"')[0]
+        # a form without the CSRF value is refused, and changes nothing
+        assert ui.post("/ui/webhooks/replay", data={"delivery_id": did}).status_code == 403
+        receiver.answer = 204
+        r = ui.post("/ui/webhooks/replay", data={"csrf": ui.csrf, "delivery_id": did})
+        assert r.status_code == 303 and "queued+again" in r.headers["location"]
+        assert receiver.wait_for(1, "extraction.completed")[0].data["job_id"] == job
+        # another namespace's token neither sees nor replays ivy's deliveries
+        other = signed_in(srv, srv.token("jack"))
+        assert receiver.url not in other.get("/ui/webhooks").text
+        assert other.get("/ui/webhooks?ns=ivy").status_code == 404
+    finally:
+        srv.stop()

@@ -20,6 +20,7 @@ from starlette.staticfiles import StaticFiles
 from .access import NAMESPACE_PAGE, require_session
 from .admin_pages import ADMIN_PAGES
 from .pages import PAGES
+from .webhook_pages import WEBHOOK_PAGES
 from .render import page, redirect
 from .session import (COOKIE, clear_session, csrf_ok, holder, identify, same_origin,
                       set_session, transport_is_safe)
@@ -108,7 +109,7 @@ class Inspector:
                  Route("/signin", self.signin_form, methods=["GET"]),
                  Route("/signin", self.signin, methods=["POST"]),
                  Route("/signout", self.signout, methods=["POST"])]
-        for path, handler, methods in PAGES:
+        for path, handler, methods in [*PAGES, *WEBHOOK_PAGES]:
             table.append(Route(path, require_session(self, handler, NAMESPACE_PAGE),
                                methods=methods))
         for path, handler, methods, access in ADMIN_PAGES:
