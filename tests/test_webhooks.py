@@ -329,3 +329,44 @@ def test_inspector_lists_deliveries_and_replays_a_dead_one(tmp_path, receiver):
         assert other.get("/ui/webhooks?ns=ivy").status_code == 404
     finally:
         srv.stop()
+
+
+def test_the_readme_receiver_gets_signed_events_that_survive_a_crash(tmp_path):
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from recall_testkit.serverproc import free_port
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Webhooks", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "receiver.py").write_text(code)
+    secret, port = new_secret(), free_port()
+    out = open(tmp_path / "receiver.out", "w")
+    proc = subprocess.Popen([sys.executable, "-u", "-m", "uvicorn", "receiver:app", "--port",
+                             str(port)], cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
+                            env={**os.environ, "RECALL_WEBHOOK_SECRET": secret})
+    url = f"http://127.0.0.1:{port}/recall"
+    srv = serve(tmp_path, str(tmp_path / "recall.db"),
+                config_toml("kim", url, secret, ["extraction.completed"], **FAST))
+    try:
+        token = srv.token("kim")
+        asyncio.run(store(srv, token, "I like tea."))
+        srv.kill()  # committed; delivered or not, it must arrive
+        srv.start()
+        asyncio.run(store(srv, token, "I like coffee."))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            printed = (tmp_path / "receiver.out").read_text()
+            if printed.count("stored: kim") >= 2:
+                break
+            time.sleep(0.2)
+        assert printed.count("stored: kim") == 2, printed
+        assert "\" 400" not in printed  # every delivery verified (uvicorn access log)
+    finally:
+        srv.stop()
+        proc.terminate()
+        proc.wait(timeout=10)
+        out.close()
