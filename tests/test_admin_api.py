@@ -75,7 +75,8 @@ def test_every_admin_route_refuses_other_credentials(srv, admin):
     for path, ops in doc["paths"].items():
         url = srv.base + "/admin" + path.format(namespace="henry", token_id="0" * 16,
                                                 job_id="nope", memory_id="nope",
-                                                call_id="nope")
+                                                call_id="nope", sub_id="nope",
+                                                delivery_id="nope")
         for method in ops:
             body = {"confirm": "henry"} if path.endswith("/erase") else \
                 {"memories": [{"text": "x"}]} if path.endswith("/import") else None
@@ -99,7 +100,14 @@ def test_openapi_document_describes_every_route(srv, admin):
                      ("POST", "/namespaces/{namespace}/import"), ("GET", "/jobs"),
                      ("POST", "/jobs/{job_id}/retry"), ("GET", "/audit"),
                      ("GET", "/namespaces/{namespace}/memories/{memory_id}/retrievals"),
-                     ("GET", "/namespaces/{namespace}/calls/{call_id}")}
+                     ("GET", "/namespaces/{namespace}/calls/{call_id}"),
+                     # webhooks (issue 30): tests/test_webhooks.py
+                     ("GET", "/namespaces/{namespace}/webhooks"),
+                     ("POST", "/namespaces/{namespace}/webhooks"),
+                     ("DELETE", "/namespaces/{namespace}/webhooks/{sub_id}"),
+                     ("POST", "/namespaces/{namespace}/webhooks/{sub_id}/rotate"),
+                     ("GET", "/namespaces/{namespace}/webhooks/deliveries"),
+                     ("POST", "/namespaces/{namespace}/webhooks/deliveries/{delivery_id}/replay")}
     assert doc["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
 
 
