@@ -370,3 +370,27 @@ def test_the_readme_receiver_gets_signed_events_that_survive_a_crash(tmp_path):
         proc.terminate()
         proc.wait(timeout=10)
         out.close()
+
+
+def test_a_slow_receiver_delays_neither_tool_calls_nor_another_namespace(tmp_path):
+    slow = Receiver(new_secret(), delay=2.0).start()
+    fast = Receiver(new_secret()).start()
+    toml = config_toml("slow", slow.url, slow.secret, ["extraction.completed"], **FAST)
+    toml += config_toml("fast", fast.url, fast.secret, ["extraction.completed"]).split(
+        "\n\n", 1)[1]
+    srv = serve(tmp_path, str(tmp_path / "recall.db"), toml)
+    try:
+        slow_token, fast_token = srv.token("slow"), srv.token("fast")
+        asyncio.run(store(srv, slow_token, *[f"I own {i} slow boats." for i in range(4)]))
+        t = time.monotonic()
+        asyncio.run(store(srv, fast_token, *[f"I own {i} fast cars." for i in range(4)]))
+        stored_in = time.monotonic() - t  # four stores and their extraction
+        fast.wait_for(4, "extraction.completed", timeout=10)
+        fast_done = time.monotonic() - t
+        assert len(slow.accepted) < 4  # the slow receiver is still working through its line
+        assert stored_in < 3.0 and fast_done < 4.0, (stored_in, fast_done)
+        slow.wait_for(4, "extraction.completed", timeout=30)
+    finally:
+        srv.stop()
+        slow.stop()
+        fast.stop()
