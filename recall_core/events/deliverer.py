@@ -109,12 +109,21 @@ class Deliverer:
             log.warning("pruning old webhook deliveries failed", exc_info=True)
 
     async def _deliver(self, delivery: Delivery) -> None:
-        subs = await self.storage.list_subscriptions(delivery.namespace)
-        sub = next((s for s in subs if s.id == delivery.subscription_id), None)
+        s = self.settings
+        try:
+            subs = await self.storage.list_subscriptions(delivery.namespace)
+        except Exception:  # noqa: BLE001 - its claim lapses and it is tried again
+            log.warning("reading subscription %s failed", delivery.subscription_id, exc_info=True)
+            return
+        sub = next((x for x in subs if x.id == delivery.subscription_id), None)
         if sub is None:
             return  # deleted meanwhile, with its deliveries
-        attempt = await send(self._client, delivery, sub, utcnow(),
-                             self.settings.allow_private_targets, self.settings.body_cap)
+        try:  # the whole attempt, DNS and a slowly dribbled answer included
+            attempt = await asyncio.wait_for(send(
+                self._client, delivery, sub, utcnow(), s.allow_private_targets, s.body_cap),
+                timeout=s.timeout)
+        except TimeoutError:
+            attempt = Attempt(None, error=f"timed out after {s.timeout:g} s")
         await self._record(delivery, sub, attempt)
 
     async def _record(self, delivery: Delivery, sub: Subscription, attempt: Attempt) -> None:
