@@ -394,3 +394,46 @@ def test_a_slow_receiver_delays_neither_tool_calls_nor_another_namespace(tmp_pat
         srv.stop()
         slow.stop()
         fast.stop()
+
+
+def dead_deliveries(srv: ServerProcess, namespace: str, timeout: float = 30) -> list[dict]:
+    admin = httpx.Client(base_url=srv.base + "/admin", timeout=30,
+                         headers={"Authorization": f"Bearer {admin_token(srv)}"})
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        dead = admin.get(f"/namespaces/{namespace}/webhooks/deliveries?status=dead").json()
+        if dead["deliveries"]:
+            return dead["deliveries"]
+        time.sleep(0.2)
+    raise AssertionError("no delivery died")
+
+
+def test_connect_time_check_redirects_and_answer_cap(tmp_path, receiver):
+    # A static subscription to loopback with private targets not allowed: stored (the file
+    # says so), but every attempt is refused at connect time, and nothing reaches loopback.
+    toml = config_toml("lee", receiver.url, receiver.secret, ["extraction.completed"],
+                       allow_private=False, max_attempts=2, **FAST)
+    srv = serve(tmp_path, str(tmp_path / "recall.db"), toml)
+    try:
+        asyncio.run(store(srv, srv.token("lee"), "I like rain."))
+        dead = dead_deliveries(srv, "lee")[0]
+        assert dead["last_status"] is None and "allow_private_targets" in dead["last_error"]
+        assert receiver.verified == [] and receiver.rejected == []
+    finally:
+        srv.stop()
+    # Redirects are not followed; a long answer is kept as a short prefix.
+    elsewhere = Receiver(receiver.secret).start()
+    receiver.answer, receiver.answer_headers = 307, {"location": elsewhere.url}
+    receiver.answer_body = "x" * 100_000
+    toml = config_toml("mia", receiver.url, receiver.secret, ["extraction.completed"],
+                       max_attempts=2, **FAST)
+    srv = serve(tmp_path, str(tmp_path / "recall.db"), toml)
+    try:
+        asyncio.run(store(srv, srv.token("mia"), "I like snow."))
+        dead = dead_deliveries(srv, "mia")[0]
+        assert dead["last_status"] == 307 and "redirects are not followed" in dead["last_error"]
+        assert dead["last_body"] == "x" * 200
+        assert len(receiver.verified) == 2 and elsewhere.verified == []
+    finally:
+        srv.stop()
+        elsewhere.stop()

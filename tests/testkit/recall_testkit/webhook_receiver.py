@@ -40,6 +40,9 @@ class Receiver:
     answer: int = 204
     #: seconds to wait before answering (a slow receiver)
     delay: float = 0.0
+    #: the body of a non-2xx answer, and extra headers (e.g. a redirect's Location)
+    answer_body: str = "not now"
+    answer_headers: dict[str, str] = field(default_factory=dict)
     accepted: list[Received] = field(default_factory=list)
     #: every POST that verified, repeats included (at-least-once: count duplicates)
     verified: list[str] = field(default_factory=list)
@@ -73,7 +76,8 @@ class Receiver:
         if self.delay:
             await asyncio.sleep(self.delay)
         if self.answer >= 300:
-            return Response("not now", status_code=self.answer)
+            return Response(self.answer_body, status_code=self.answer,
+                            headers=self.answer_headers)
         if seen:  # a replay, or a repeat of an at-least-once delivery: already handled
             return Response("already received", status_code=200)
         with self._lock:
