@@ -194,9 +194,11 @@ class WebhookMethods:
 
     async def claim_deliveries(self, lease_seconds: float, limit: int) -> list[Delivery]:
         rows = await self.pool.fetch(
-            f"""WITH heads AS (
-                    SELECT DISTINCT ON (subscription_id) id FROM webhook_deliveries
-                     WHERE status = 'pending' ORDER BY subscription_id, seq),
+            f"""WITH heads AS (  -- one index seek per subscription, however long a backlog
+                    SELECT (SELECT d.id FROM webhook_deliveries d
+                             WHERE d.subscription_id = s.id AND d.status = 'pending'
+                             ORDER BY d.seq LIMIT 1) AS id
+                      FROM webhook_subscriptions s),
                 picked AS (
                     SELECT d.id FROM webhook_deliveries d JOIN heads h ON h.id = d.id
                      WHERE d.status = 'pending' AND d.next_attempt_at <= clock_timestamp()

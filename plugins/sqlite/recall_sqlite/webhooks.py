@@ -202,12 +202,13 @@ class WebhookMethods:
         async with self.db.transaction() as db:
             now_dt = utcnow()
             now = to_db(now_dt)
-            # Each subscription's head only: later deliveries wait their turn (order).
+            # Each subscription's head only (one index seek per subscription, however long
+            # a dead receiver's backlog): later deliveries wait their turn (order).
             rows = await db.execute_fetchall(
-                "SELECT d.id FROM webhook_deliveries d WHERE d.status = 'pending' "
-                "AND d.next_attempt_at <= ? AND (d.claimed_until IS NULL OR d.claimed_until < ?) "
-                "AND d.seq = (SELECT min(p.seq) FROM webhook_deliveries p "
-                "  WHERE p.subscription_id = d.subscription_id AND p.status = 'pending') "
+                "SELECT d.id FROM webhook_subscriptions s JOIN webhook_deliveries d ON d.id = "
+                " (SELECT p.id FROM webhook_deliveries p WHERE p.subscription_id = s.id "
+                "  AND p.status = 'pending' ORDER BY p.seq LIMIT 1) "
+                "WHERE d.next_attempt_at <= ? AND (d.claimed_until IS NULL OR d.claimed_until < ?) "
                 "ORDER BY d.next_attempt_at, d.seq LIMIT ?", (now, now, max(0, limit)))
             ids = [r[0] for r in rows]
             until = to_db(now_dt + timedelta(seconds=lease_seconds))
