@@ -198,7 +198,9 @@ class AdminService:
                                    if caps.memory_sources else None),
                 "scope": namespace, "workers": {"ok": expired == 0, "jobs_past_lease": expired},
                 "namespace_count": listed["total"] if listed else None,
-                "namespaces": listed["namespaces"] if listed else []}
+                "namespaces": listed["namespaces"] if listed else [],
+                # webhook deliveries per status (pending, delivered, dead)
+                "webhooks": await storage.webhook_backlog() if caps.webhooks else None}
 
     async def export(self, actor: str, namespace: Any, *, active_only: bool = False
                      ) -> AsyncIterator[str]:
