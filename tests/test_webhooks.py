@@ -439,3 +439,30 @@ def test_connect_time_check_redirects_and_answer_cap(tmp_path, receiver):
     finally:
         srv.stop()
         elsewhere.stop()
+
+
+def test_include_text_adds_texts_to_extraction_events_only(tmp_path, receiver):
+    srv = serve(tmp_path, str(tmp_path / "recall.db"),
+                "[webhooks]\nallow_private_targets = true\n" + "".join(
+                    f"{k} = {v}\n" for k, v in FAST.items()))
+    try:
+        admin = httpx.Client(base_url=srv.base + "/admin", timeout=30,
+                             headers={"Authorization": f"Bearer {admin_token(srv)}"})
+        made = admin.post("/namespaces/olga/webhooks", json={
+            "url": receiver.url, "events": ["extraction.completed", "memory.deleted"],
+            "include_text": True}).json()
+        receiver.secret = made["secret"]
+        token = srv.token("olga")
+        asyncio.run(store(srv, token, "I live in Tallinn."))
+        done = receiver.wait_for(1, "extraction.completed")[0].data
+        assert list(done["texts"].values()) == ["I live in Tallinn."]
+        assert set(done["texts"]) == set(done["memory_ids"])
+
+        async def forget() -> None:
+            async with Agent(srv.url, token) as a:
+                await a.call("delete_memory", memory_id=done["memory_ids"][0])
+        asyncio.run(forget())
+        deleted = receiver.wait_for(1, "memory.deleted")[0]
+        assert "texts" not in deleted.data and b"Tallinn" not in deleted.body
+    finally:
+        srv.stop()
