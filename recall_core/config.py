@@ -169,6 +169,35 @@ ENV_ALIASES = {"RECALL_DECAY_JOB_INTERVAL": "RECALL_DECAY__INTERVAL",
                "RECALL_DECAY_LAMBDA": "RECALL_DECAY__RATE"}
 
 
+class WebhookSubscriptionConfig(_Section):
+    """A static subscription (`[[webhooks.subscriptions]]`), synced into storage at start."""
+
+    namespace: str = Field(min_length=1)
+    url: str
+    events: list[str] = Field(min_length=1)
+    #: "whsec_..." (or a list of them, newest first, while a rotation overlaps)
+    secret: str | list[str] | None = None
+    #: the name of an environment variable holding the secret(s), space-separated
+    secret_env: str | None = None
+    include_text: bool = False
+
+
+class WebhookSettings(_Section):
+    """`[webhooks]` (recall_core/events): delivery of signed events from the outbox."""
+
+    # true lets a subscription point at loopback/private/link-local addresses
+    allow_private_targets: bool = False
+    timeout: float = Field(10.0, gt=0)  # seconds for one attempt, connect to last byte
+    max_attempts: int = Field(8, ge=1)  # then the delivery is dead (replayable)
+    retry_base: float = Field(5.0, gt=0)  # backoff: base * 2**(attempt-1), jittered ...
+    retry_max: float = Field(3600.0, gt=0)  # ... and capped
+    concurrency: int = Field(16, ge=1)  # deliveries in flight (one per subscription)
+    poll_interval: float = Field(0.5, gt=0)  # for events committed by other processes
+    body_cap: int = Field(4096, ge=1)  # bytes of a receiver's answer read
+    retention_days: float = Field(7.0, ge=0)  # delivered and dead deliveries kept this long
+    subscriptions: list[WebhookSubscriptionConfig] = Field(default_factory=list)
+
+
 class RecallConfig(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RECALL_", env_nested_delimiter="__", extra="forbid",
@@ -207,6 +236,7 @@ class RecallConfig(BaseSettings):
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)  # recall_core/tracing.py
     oauth: OAuthSettings = Field(default_factory=OAuthSettings)  # recall_core/server/oauth/
+    webhooks: WebhookSettings = Field(default_factory=WebhookSettings)  # recall_core/events
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @field_validator("log_level")

@@ -75,7 +75,8 @@ def test_every_admin_route_refuses_other_credentials(srv, admin):
     for path, ops in doc["paths"].items():
         url = srv.base + "/admin" + path.format(namespace="henry", token_id="0" * 16,
                                                 job_id="nope", memory_id="nope",
-                                                call_id="nope", grant_id="0" * 16)
+                                                call_id="nope", grant_id="0" * 16, sub_id="nope",
+                                                delivery_id="nope")
         for method in ops:
             body = {"confirm": "henry"} if path.endswith("/erase") else \
                 {"memories": [{"text": "x"}]} if path.endswith("/import") else None
@@ -101,7 +102,14 @@ def test_openapi_document_describes_every_route(srv, admin):
                      ("GET", "/namespaces/{namespace}/memories/{memory_id}/retrievals"),
                      ("GET", "/namespaces/{namespace}/calls/{call_id}"),
                      ("GET", "/namespaces/{namespace}/oauth-grants"),
-                     ("DELETE", "/namespaces/{namespace}/oauth-grants/{grant_id}")}
+                     ("DELETE", "/namespaces/{namespace}/oauth-grants/{grant_id}"),
+                     # webhooks (issue 30): tests/test_webhooks.py
+                     ("GET", "/namespaces/{namespace}/webhooks"),
+                     ("POST", "/namespaces/{namespace}/webhooks"),
+                     ("DELETE", "/namespaces/{namespace}/webhooks/{sub_id}"),
+                     ("POST", "/namespaces/{namespace}/webhooks/{sub_id}/rotate"),
+                     ("GET", "/namespaces/{namespace}/webhooks/deliveries"),
+                     ("POST", "/namespaces/{namespace}/webhooks/deliveries/{delivery_id}/replay")}
     assert doc["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
 
 

@@ -153,7 +153,9 @@ async def test_a_forget_only_token_deletes_but_cannot_store(srv):
         await o.ok("store_memory", text="My locker code is 4711.")
         await o.wait_idle()
         (memory,) = (await o.ok("inspect_memories"))["memories"]
-    janitor = make_token(srv, name, agent="janitor", scopes="memory:forget")
+    # The owner's token (no agent): an agent may forget only its own private memories
+    # (tests/test_agent_isolation.py), whatever its scopes.
+    janitor = make_token(srv, name, scopes="memory:forget")
     assert await listed(srv, janitor) == TOOLS_OF[FORGET]
     async with Agent(srv.url, janitor) as j:
         assert_forbidden(await j.call("store_memory", text="x"), "store_memory", WRITE)

@@ -131,7 +131,7 @@ class AdminService:
         # A new token is shown once, never kept; the namespace has its own column (which an
         # erase anonymises).
         summary = {k: v for k, v in (out.items() if isinstance(out, dict) else ())
-                   if k not in ("token", "namespace")}
+                   if k not in ("token", "namespace", "secret")}  # webhook secrets too
         await self._record(AdminAction(
             actor=actor, action=action, namespace=namespace, detail={**detail, **summary}))
         return out
@@ -208,7 +208,9 @@ class AdminService:
                                    if caps.memory_sources else None),
                 "scope": namespace, "workers": {"ok": expired == 0, "jobs_past_lease": expired},
                 "namespace_count": listed["total"] if listed else None,
-                "namespaces": listed["namespaces"] if listed else []}
+                "namespaces": listed["namespaces"] if listed else [],
+                # webhook deliveries per status (pending, delivered, dead)
+                "webhooks": await storage.webhook_backlog() if caps.webhooks else None}
 
     async def export(self, actor: str, namespace: Any, *, active_only: bool = False
                      ) -> AsyncIterator[str]:

@@ -12,13 +12,13 @@ import threading
 from typing import Any
 
 from ..errors import ConfigError
-from . import admin, data, oauth, serve, status, tokens
+from . import admin, data, oauth, serve, status, tokens, webhooks
 from .common import db_arguments, run_async
 
 __all__ = ["add_plugin_commands", "build_parser", "main", "run_async"]
 
 #: The modules whose `add_commands(sub)` make the built-in subcommands, in `--help` order.
-COMMAND_GROUPS = (serve, tokens, status, data, admin, oauth)
+COMMAND_GROUPS = (serve, tokens, status, data, admin, oauth, webhooks)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, Any]:

@@ -69,6 +69,11 @@ def _print(info: dict[str, Any]) -> None:
         print(f"{key}: {val}")
     for f in info["recent_failures"]:
         print(f"failed job {f.get('id')}: {f.get('error')}")
+    if info.get("webhooks"):
+        w = info["webhooks"]
+        print(f"webhooks:  {w['pending']} pending, {w['delivered']} delivered, {w['dead']} dead"
+              + ("  (`recall webhooks deliveries NS --status dead`, then replay)"
+                 if w["dead"] else ""))
     _print_namespaces(info["namespace_count"], info["namespaces"])
 
 

@@ -19,6 +19,8 @@ from .capabilities import (Capabilities, EmbeddingModels, HistoricalReads, Memor
                            NearDuplicateSearch, SessionNeighbours, TimeRanges)
 from .oauth import (OAuthCode, OAuthGrant, OAuthStorage, OAuthTokenGrant, OAuthTokenRow,
                     RotateOutcome)
+from .events import (BODY_PREFIX_CHARS, DELIVERY_STATUSES, EVENT_TYPES, Delivery, OutboxEvent,
+                     Subscription, Webhooks, extraction_failed, new_id)
 from .extraction import ExtractionError, Extractor, KnownFact
 from .ranking import Embedder, NotReady, Ranker, RankerSlot, model_id
 from .records import ERASED_TOKEN_NAMESPACE, DecayRow, Erased, TaskKeys, TaskPage, TaskQuery, TaskRow, TokenGrant, VectorToRedo
@@ -32,6 +34,8 @@ __all__ = [
     "NearDuplicateSearch", "SessionNeighbours", "TimeRanges",
     "ExtractionError", "Extractor", "KnownFact",
     "OAuthCode", "OAuthGrant", "OAuthStorage", "OAuthTokenGrant", "OAuthTokenRow", "RotateOutcome",
+    "BODY_PREFIX_CHARS", "DELIVERY_STATUSES", "EVENT_TYPES", "Delivery", "OutboxEvent",
+    "Subscription", "Webhooks", "extraction_failed", "new_id",
     "Embedder", "NotReady", "Ranker", "RankerSlot", "model_id",
     "ERASED_TOKEN_NAMESPACE", "DecayRow", "Erased", "TaskKeys", "TaskPage", "TaskQuery", "TaskRow", "TokenGrant", "VectorToRedo",
     "JobQueue", "MemoryStore", "Records", "Retrieval", "Storage", "TokenStore", "WriteTx",

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from ..models import Memory, ScoredId
+from .events import Webhooks
 from .records import VectorToRedo
 
 
@@ -45,6 +46,9 @@ class Capabilities:
     #: `recall_core.contracts.oauth.OAuthStorage`: Recall's own OAuth authorization server
     #: ([oauth] mode = "builtin").
     oauth: bool = False
+    #: `recall_core.contracts.events.Webhooks`: subscriptions and the outbox's deliveries
+    #: (`WriteTx.emit` writes events; without this flag core never calls it).
+    webhooks: bool = False
 
     def missing(self) -> list[str]:
         """Names of the capabilities not offered (for `recall status` and error messages)."""
@@ -138,4 +142,5 @@ class MemorySources(Protocol):
 
 PROTOCOLS.update(near_duplicates=NearDuplicateSearch, history=HistoricalReads,
                  session_neighbours=SessionNeighbours, time_ranges=TimeRanges,
-                 embedding_models=EmbeddingModels, memory_sources=MemorySources)
+                 embedding_models=EmbeddingModels, memory_sources=MemorySources,
+                 webhooks=Webhooks)

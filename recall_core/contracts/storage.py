@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..models import Memory, Operation, ScoredId, ToolCallRecord
 from .capabilities import Capabilities
+from .events import OutboxEvent
 from .records import DecayRow, Erased, TaskKeys, TaskPage, TaskQuery, TokenGrant
 from .transaction import WriteTx
 
@@ -76,11 +77,15 @@ class JobQueue(Protocol):
         is still current (False otherwise). The worker renews while a job runs."""
 
     async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
-                       retry_at: datetime | None = None) -> bool:
+                       retry_at: datetime | None = None, event: OutboxEvent | None = None
+                       ) -> bool:
         """Record `error`; back to queued when `retry` (not claimable before `retry_at`, if
         given: backoff that holds across workers and processes), else failed for good. Like
         complete_job, only applies while the job is running with the same `attempts`;
-        returns False (and changes nothing) for a stale claim."""
+        returns False (and changes nothing) for a stale claim. `event` (extraction.failed)
+        is emitted in the same transaction, as `WriteTx.emit`, only if the job changed.
+        With the webhooks capability, a claim that ends a job failed (`max_attempts`) emits
+        `events.extraction_failed` for it too."""
 
     async def release_job(self, op_id: str, attempts: int, retry_at: datetime | None = None
                           ) -> bool:
@@ -155,11 +160,17 @@ class MemoryStore(Protocol):
         May also name a partition whose rows are all gone. Must be an index range scan, not a
         scan of memories: the owner's every read calls it."""
 
-    async def delete_namespace(self, namespace: str) -> Erased:
+    async def delete_namespace(self, namespace: str, event: OutboxEvent | None = None
+                               ) -> Erased:
         """Erase every row of the namespace (memories including superseded ones, operations,
         A2A tasks, audit rows, counters, change logs) and revoke its tokens, in one
         transaction: afterwards no row names it. A token row keeps only its hash, revoked
-        (so the token still answers 401 and its hash cannot be registered again)."""
+        (so the token still answers 401 and its hash cannot be registered again).
+
+        Webhooks (with the capability): the namespace's events and deliveries go too, then
+        `event` (namespace.erased, no text) is emitted as `WriteTx.emit` and the
+        namespace's "api" subscriptions are marked erased: they and that event's deliveries
+        are the only rows left naming it, until delivered or dead (`prune_webhooks`)."""
 
     async def update_importance(self, updates: Sequence[tuple[str, str, float]]) -> None:
         """(namespace, id, importance) triples: set the importance as a new undecayed value

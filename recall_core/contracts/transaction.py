@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..models import Memory, Operation
+from .events import OutboxEvent
 
 
 class WriteTx(Protocol):
@@ -82,3 +83,10 @@ class WriteTx(Protocol):
         (the ids written) is kept in the operation's payload under "result". With
         `attempts=None` the operation is a record created done (A2A): it only has to still
         exist in this namespace (an erase deletes it), and only `result` is written."""
+
+    async def emit(self, event: OutboxEvent) -> int:
+        """The transactional outbox: store `event` in this transaction with one pending
+        delivery per subscription of this namespace (not erased) whose events include its
+        type, and return how many; with none, store nothing. `event.texts` is kept only if
+        one of those subscriptions has include_text. Every WriteTx has it: a backend without
+        the `webhooks` capability stores nothing and returns 0."""

@@ -29,7 +29,8 @@ from .decay import run_decay
 from .retention import expire_tasks, scrub_old_payloads
 from ..memory.writes import process
 from ..models import utcnow
-from ..contracts import Embedder, ExtractionError, Extractor, NotReady, Storage
+from ..contracts import Embedder, ExtractionError, Extractor, NotReady, Storage, extraction_failed
+from ..events.deliverer import wake as wake_deliverer
 from ..memory.storage_faults import StorageFaults
 from .breaker import ExtractionBreaker
 
@@ -230,9 +231,18 @@ class Worker:
         """Record the failure, retrying the write a few times: storage may be briefly
         unavailable (e.g. "database is locked" while a CLI holds the write lock). If it
         still fails, the job stays running and its lease expiry hands it back (counted)."""
+        event = None  # a failure for good is an event (extraction.failed), written with it
+        if not retry and self.storage.capabilities.webhooks:
+            event = extraction_failed(op.id, op.namespace, op.idempotency_key, op.attempts, error)
         for attempt in range(4):
             try:
-                await self.storage.fail_job(op.id, op.attempts, error, retry, self._retry_at(op))
+                if event is None:
+                    await self.storage.fail_job(op.id, op.attempts, error, retry,
+                                                self._retry_at(op))
+                else:
+                    await self.storage.fail_job(op.id, op.attempts, error, retry,
+                                                self._retry_at(op), event=event)
+                    wake_deliverer()
                 return
             except Exception:  # noqa: BLE001
                 log.warning("recording the failure of job %s failed (try %d)", op.id, attempt + 1,

@@ -21,7 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..contracts import Erased
+from ..contracts import Erased, Storage
+from ..events import payloads
+from ..events.deliverer import wake as wake_deliverer
 from ..models import utcnow
 
 DIGEST_OF = "sha256 of the receipt without `digest` and `digest_of`: JSON, keys sorted, no spaces"
@@ -59,3 +61,13 @@ def receipt(namespace: str, erased: Erased, at: datetime | None = None) -> dict[
 def erased_label(receipt_digest: str) -> str:
     """How the audit names an erased namespace: by its receipt's digest."""
     return "erased:" + receipt_digest[:16]
+
+
+async def erase_with_event(storage: Storage, namespace: str) -> Erased:
+    """Erase, with the namespace.erased event (no text) in the same transaction when the
+    storage has webhooks: the one event that outlives the namespace's rows."""
+    if not storage.capabilities.webhooks:
+        return await storage.delete_namespace(namespace)
+    erased = await storage.delete_namespace(namespace, payloads.erased(namespace))
+    wake_deliverer()
+    return erased

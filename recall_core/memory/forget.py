@@ -27,6 +27,8 @@ from ..errors import MemoryNotFound
 from ..models import Memory
 from ..contracts import Storage
 from .writes import transaction
+from ..events import payloads
+from ..events.deliverer import wake as wake_deliverer
 
 SCRUBBED = "scrubbed"
 
@@ -75,9 +77,11 @@ async def forget(storage: Storage, namespace: str, memory_id: str) -> dict[str, 
         gone = list(rows.values())
         await tx.delete([m.id for m in gone])
         await _scrub(tx, gone)
+        await tx.emit(payloads.deleted(namespace, memory_id, sorted(rows)))  # the outbox
         return sorted(rows)
 
     forgotten = await transaction(storage, namespace, keys, body)
+    wake_deliverer()
     return {"deleted": memory_id, "forgotten_ids": forgotten}
 
 

@@ -38,6 +38,8 @@ from ..errors import NamespaceErased
 from ..models import ExtractedMemory, Memory, Operation
 from . import validation as v
 from . import writes
+from ..events import payloads
+from ..events.deliverer import wake as wake_deliverer
 from ..kit.attributes import normalise_triple
 from .facts import same_value
 
@@ -152,9 +154,12 @@ async def store_extracted(storage: Storage, embedder: Embedder | None, op: Opera
             raise NamespaceErased(
                 "The namespace was erased while this task ran (delete_namespace_data): "
                 "nothing was stored, and its tokens no longer work.")
+        # An A2A store is an extraction too: its event commits with it (the outbox).
+        await tx.emit(payloads.extraction_completed(op, result, written.stored))
         return written
 
     written = await writes.transaction(storage, op.namespace, prepared.keys, body)
+    wake_deliverer()
     return {"stored": [m.public() for m in written.stored],
             "superseded_ids": written.superseded_ids,
             "refreshed_ids": written.refreshed_ids, "restated_ids": written.restated_ids,

@@ -35,7 +35,7 @@ from . import validation as v
 from . import views
 from ..access.partitions import home, write_partition
 from .views import Caller, view_of
-from .erase import receipt
+from .erase import erase_with_event, receipt
 from .consolidate import consolidate
 from .facts import norm_key, told
 from .forget import forget, same_store
@@ -250,7 +250,7 @@ class MemoryService(PersonMethods):
                 f"confirm={CONFIRM_PHRASE!r} exactly.")
         principal = views.principal_of(who)
         namespace = home(principal)
-        erased = [await self.storage.delete_namespace(namespace)]
+        erased = [await erase_with_event(self.storage, namespace)]
         spaces = [namespace]
         if principal.is_owner:
             # After the namespace: its tokens (agents' too) are revoked, so no store can

@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 
 from . import facts
 from .known import extract_with_known
+from ..events import payloads
+from ..events.deliverer import wake as wake_deliverer
 from .session_context import attach_context, embed_in_context
 from ..errors import StaleClaim, TransientConflict
 from ..models import ExtractedMemory, Memory, Operation
@@ -143,6 +145,8 @@ async def apply(tx: WriteTx, changes: facts.Changes, now: datetime) -> Written:
     """Apply planned changes in the one safe order: ends, inserts, refreshes."""
     if changes.ends:
         await tx.end(changes.ends)
+        for event in payloads.superseded(tx.namespace, changes.ends):  # the outbox
+            await tx.emit(event)
     if changes.inserts:
         await tx.insert(changes.inserts)
     if changes.refresh:
@@ -191,14 +195,18 @@ async def commit_job(storage: Storage, op: Operation, prepared: Prepared, now: d
     written) when the claim went stale: another worker re-ran or finished the job."""
     async def body(tx: WriteTx) -> Written:
         written = await commit(tx, prepared, now)
-        if not await tx.finish_job(op.id, op.attempts, {**written.result(), **(extra or {})}):
+        result = {**written.result(), **(extra or {})}
+        if not await tx.finish_job(op.id, op.attempts, result):
             raise StaleClaim(op.id)
+        await tx.emit(payloads.extraction_completed(op, result, written.stored))
         return written
 
     try:
-        return await transaction(storage, op.namespace, prepared.keys, body)
+        written = await transaction(storage, op.namespace, prepared.keys, body)
     except StaleClaim:
         return None
+    wake_deliverer()
+    return written
 
 
 async def process(storage: Storage, extractor: Any, embedder: Embedder | None,

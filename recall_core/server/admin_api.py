@@ -34,10 +34,12 @@ from ..access.principal import MAX_AGENT_LEN
 
 #: `access.principal.valid_agent_name`'s rule, for the OpenAPI document (ECMA and Python agree).
 AGENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+from .webhook_routes import add_webhook_routes
 
 OPENAPI_PATH = "/openapi.json"
 
 STATUS = {"INVALID_PARAM": 400, "CONFIRM_REQUIRED": 400, "NOT_FOUND": 404,
+          "SUBSCRIPTION_NOT_FOUND": 404,
           "UNAUTHORIZED": 401, "FORBIDDEN": 403, "UNSUPPORTED": 501, **HTTP_STATUS}
 
 
@@ -181,6 +183,7 @@ def build_admin_api(admin: AdminService) -> FastAPI:
     add_queue_routes(api, admin, Actor)
     add_retrieval_routes(api, admin, Actor)
     add_oauth_routes(api, admin.storage, Actor, NamespacePath, ERRORS, NOT_FOUND)
+    add_webhook_routes(api, admin, Actor, NamespacePath, {**ERRORS, **NOT_FOUND})
     return api
 
 

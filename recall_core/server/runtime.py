@@ -13,6 +13,8 @@ import pluggy
 
 from ..config import RecallConfig
 from ..contracts import Embedder, Extractor, RankerSlot, Storage
+from ..events.deliverer import Deliverer
+from ..events.subscriptions import static_subscriptions
 from ..jobs.worker import Worker
 from ..memory.service import MemoryService
 from ..observability.audit import AuditLog
@@ -40,6 +42,8 @@ class Runtime:
     service: MemoryService
     audit: AuditLog
     worker: Worker | None = None
+    #: The webhook deliverer (recall_core/events), started with the worker.
+    deliverer: Deliverer | None = None
     #: OpenTelemetry tracing when `[tracing] enabled` (observability.tracing).
     tracing: Tracing | None = None
     #: The MCP server of the HTTP app, once built (the start-up warm-up calls it).
@@ -51,6 +55,8 @@ class Runtime:
     inspector: Any = None
 
     async def close(self) -> None:
+        if self.deliverer is not None:
+            await self.deliverer.stop()
         if self.worker is not None:
             await self.worker.stop()
         await self.service.close()
@@ -89,6 +95,22 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
                                 service.activity, faults=service.faults,
                                 breaker=service.extraction)
         await runtime.worker.start()
+    await start_webhooks(runtime, start_worker)
     log.info("recall ready: storage=%s extractor=%s rankers=%s", storage.description,
              extractor.name, ",".join(f"{s.ranker.name}:{s.weight:g}" for s in rankers))
     return runtime
+
+
+async def start_webhooks(runtime: Runtime, start_worker: bool) -> None:
+    """Sync the static subscriptions of recall.toml, and start the deliverer beside the
+    worker (a process without a worker delivers nothing: another process does)."""
+    config, storage = runtime.config, runtime.storage
+    if not storage.capabilities.webhooks:
+        if config.webhooks.subscriptions:
+            log.warning("[[webhooks.subscriptions]] ignored: storage %s has no webhooks "
+                        "capability", storage.description)
+        return
+    await storage.sync_config_subscriptions(static_subscriptions(config))
+    if start_worker and config.worker.concurrency > 0:
+        runtime.deliverer = Deliverer(storage, config.webhooks)
+        await runtime.deliverer.start()

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 import asyncpg
 
 from recall_core import Memory
-from recall_core.contracts import ERASED_TOKEN_NAMESPACE as ERASED_TOKEN, DecayRow, Erased
+from recall_core.contracts import (ERASED_TOKEN_NAMESPACE as ERASED_TOKEN, DecayRow, Erased,
+                                   OutboxEvent)
 
 from .fulltext import TYPES, Counts, sync
 from .retry import conflict, in_transaction
@@ -24,6 +25,7 @@ from .rows import (CURRENT_BY_IDS, IN_NAMESPACE, INSERT_MEMORY, MEMORY_COLUMNS, 
                    memory_from_row, memory_params, utc)
 
 from .vectors import PRUNE_EVERY, ArrayIndex, prune_vector_changes
+from .webhooks import erase as erase_webhooks
 
 # The active memories just before and after each candidate in its session (created_at, then
 # insertion order, as latest_in_session): two seeks a candidate on memories_session_newest.
@@ -269,8 +271,10 @@ class MemoryMethods:
             'ORDER BY 1', namespace + "/", namespace + "0")
         return sorted(r[0] for r in rows)
 
-    async def delete_namespace(self, namespace: str) -> Erased:
+    async def delete_namespace(self, namespace: str, event: OutboxEvent | None = None
+                               ) -> Erased:
         async def body(con: asyncpg.Connection) -> Erased:
+            hooks = await erase_webhooks(con, namespace, event)
             # Unindex exactly the rows this statement deleted: a memory another transaction
             # committed meanwhile survives (this statement never saw it), and so must its
             # index row and counts.
@@ -306,7 +310,7 @@ class MemoryMethods:
             tables["namespaces"] = _rows(await con.execute(
                 f"""DELETE FROM namespaces WHERE namespace = $1 AND ft_docs = 0
                       AND {" AND ".join(f"active_{t} = 0" for t in TYPES)}""", namespace))
-            return Erased(len(deleted), tokens, tables)
+            return Erased(len(deleted), tokens, {**tables, **hooks})
 
         out = await in_transaction(self.pool, body)
         forget = getattr(self.vectors, "forget", None)

@@ -25,6 +25,7 @@ from recall_core import ConfigError
 
 from .respell import respell_keys
 from .queue import FAIR_QUEUE
+from .webhooks import SCHEMA as WEBHOOK_SCHEMA
 
 log = logging.getLogger("recall_postgres")
 
@@ -436,6 +437,8 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     (14, "tool_call_records.call_id and retrieval_results (the retrieval audit)", _V14),
     (15, "oauth_clients, oauth_codes, oauth_grants, oauth_tokens (built-in OAuth server)",
      _V15),
+    # Webhooks (issue 30): one self-contained step, 16.
+    (16, "webhook subscriptions, the outbox (events) and deliveries", WEBHOOK_SCHEMA),
 ]
 
 LATEST = MIGRATIONS[-1][0]

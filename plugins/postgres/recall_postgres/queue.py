@@ -30,8 +30,10 @@ from collections.abc import Sequence
 import asyncpg
 
 from recall_core import Operation, exhausted_message
+from recall_core.contracts import OutboxEvent, extraction_failed
 
 from .rows import OPERATION_COLUMNS, aware, operation_from_row
+from .webhooks import emit
 
 LOCK_CLASS = 0x52434C4C  # "RCLL": first key of the per-process owner advisory lock
 
@@ -112,15 +114,11 @@ async def claim_job(pool: asyncpg.Pool, owner: int, lease_seconds: float,
     if max_attempts is not None:
         # Jobs whose lease expired on their last allowed attempt end failed, not re-run.
         for r in await pool.fetch(
-                f"""SELECT id, attempts FROM operations
+                f"""SELECT id, attempts, namespace, idempotency_key FROM operations
                      WHERE status = 'running' AND attempts >= $1
                        AND (lease_until < clock_timestamp()
                             OR (claimed_by IS NOT NULL AND NOT {_OWNER_ALIVE}))""", max_attempts):
-            await pool.execute(
-                """UPDATE operations SET status = 'failed', error = $3, lease_until = NULL,
-                          claimed_by = NULL, finished_at = clock_timestamp()
-                    WHERE id = $1 AND attempts = $2 AND status = 'running'""",
-                r["id"], r["attempts"], exhausted_message(r["attempts"]))
+            await _exhausted(pool, r)
     row = await _take(pool, owner, lease_seconds, f"SELECT id FROM operations WHERE "
                       f"{_CLAIMABLE_RUNNING} ORDER BY queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED")
     if row is None:
@@ -133,6 +131,20 @@ async def claim_job(pool: asyncpg.Pool, owner: int, lease_seconds: float,
             if row is not None:
                 break
     return operation_from_row(row) if row is not None else None
+
+
+async def _exhausted(pool: asyncpg.Pool, r: asyncpg.Record) -> None:
+    """End a job failed whose lease expired on its last attempt, with its event."""
+    error = exhausted_message(r["attempts"])
+    async with pool.acquire() as con, con.transaction():
+        result = await con.execute(
+            """UPDATE operations SET status = 'failed', error = $3, lease_until = NULL,
+                      claimed_by = NULL, finished_at = clock_timestamp()
+                WHERE id = $1 AND attempts = $2 AND status = 'running'""",
+            r["id"], r["attempts"], error)
+        if result.split()[-1] != "0":
+            await emit(con, extraction_failed(r["id"], r["namespace"], r["idempotency_key"],
+                                              r["attempts"], error, "EXHAUSTED"))
 
 
 async def _take(pool: asyncpg.Pool, owner: int, lease_seconds: float, pick: str,
@@ -158,10 +170,20 @@ async def renew_lease(pool: asyncpg.Pool, op_id: str, attempts: int, lease_secon
 
 
 async def fail_job(pool: asyncpg.Pool, op_id: str, attempts: int, error: str, retry: bool,
-                   retry_at=None) -> bool:
+                   retry_at=None, event: OutboxEvent | None = None) -> bool:
     # Guarded like complete_job: a stale claimer must not undo a newer claim's state.
-    # A queued job's lease_until is its "not before" time.
-    result = await pool.execute(
+    # A queued job's lease_until is its "not before" time. The event (extraction.failed)
+    # commits with the failure or not at all.
+    async with pool.acquire() as con, con.transaction():
+        changed = await _fail(con, op_id, attempts, error, retry, retry_at)
+        if changed and event is not None:
+            await emit(con, event)
+    return changed
+
+
+async def _fail(con: asyncpg.Connection, op_id: str, attempts: int, error: str, retry: bool,
+                retry_at) -> bool:
+    result = await con.execute(
         """UPDATE operations
               SET status = CASE WHEN $4 THEN 'queued' ELSE 'failed' END,
                   error = $3, lease_until = CASE WHEN $4 THEN $5::timestamptz ELSE NULL END,

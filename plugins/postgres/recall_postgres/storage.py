@@ -25,7 +25,7 @@ import asyncpg
 
 from recall_core import ConfigError, TransientConflict
 from recall_core import Operation, ToolCallRecord
-from recall_core.contracts import Capabilities, TaskKeys, TaskPage, TaskQuery, TaskRow, TokenGrant
+from recall_core.contracts import Capabilities, OutboxEvent, TaskKeys, TaskPage, TaskQuery, TaskRow, TokenGrant
 
 from . import queue
 from .admin import AdminMethods
@@ -40,6 +40,7 @@ from .settings import PostgresSettings
 from .retry import RETRYABLE
 from .tx import PgWriteTx
 from .vectors import ArrayIndex, PgVectorIndex, choose, setup_vector_column
+from .webhooks import WebhookMethods
 
 log = logging.getLogger("recall_postgres")
 
@@ -55,11 +56,12 @@ def redact(url: str) -> str:
     return f"{user}{host}{port}/{db}"
 
 
-class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods, OAuthMethods):
+class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods, OAuthMethods,
+                      WebhookMethods):
     capabilities = Capabilities(fulltext=True, vectors=True, near_duplicates=True, history=True,
                                 session_neighbours=True, time_ranges=True,
                                 embedding_models=True, memory_sources=True, admin=True,
-                                oauth=True)
+                                oauth=True, webhooks=True)
 
     def __init__(self, url: str, settings: PostgresSettings | None = None):
         self.url = url
@@ -264,8 +266,9 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods, OAuthMethod
             await self.vectors.ensure_indexes(self.pool, tx.dims)
 
     async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
-                       retry_at: datetime | None = None) -> bool:
-        return await queue.fail_job(self.pool, op_id, attempts, error, retry, retry_at)
+                       retry_at: datetime | None = None, event: OutboxEvent | None = None
+                       ) -> bool:
+        return await queue.fail_job(self.pool, op_id, attempts, error, retry, retry_at, event)
 
     async def release_job(self, op_id: str, attempts: int, retry_at: datetime | None = None
                           ) -> bool:

@@ -20,9 +20,11 @@ import asyncpg
 
 from recall_core.kit import check_namespace
 from recall_core import Memory, Operation
+from recall_core.contracts import OutboxEvent
 from recall_core.kit.text import fold
 
 from .fulltext import sync
+from .webhooks import emit, forget_texts
 from .retry import conflict
 from .rows import (CURRENT_BY_IDS, IN_NAMESPACE, MEMORY_COLUMNS, OPERATION_COLUMNS, aware, memory_from_row,
                    operation_from_row)
@@ -123,9 +125,10 @@ class PgWriteTx:
         rows = await self.con.fetch(
             f"""DELETE FROM memories WHERE id = ANY($2::text[]) AND {IN_NAMESPACE}
                 RETURNING id, valid_until IS NULL AS current""", self.namespace, list(ids))
-        if rows:  # a forgotten memory leaves the retrieval audit too
+        if rows:  # a forgotten memory leaves the retrieval audit too, and the outbox
             await self.con.execute("DELETE FROM retrieval_results WHERE memory_id = ANY($1)",
                                    [r["id"] for r in rows])
+            await forget_texts(self.con, self.namespace, [r["id"] for r in rows])
         self.removed.extend(r["id"] for r in rows if r["current"])
         if rows:
             self.changed = True
@@ -203,6 +206,9 @@ class PgWriteTx:
                           error = NULL, lease_until = NULL, claimed_by = NULL, payload = $2
                     WHERE id = $1""", op_id, payload)
         return True
+
+    async def emit(self, event: OutboxEvent) -> int:
+        return await emit(self.con, event)
 
     async def settle(self) -> None:
         """Before commit: apply keyword statistics and bump the version (the last lock)."""

@@ -13,7 +13,7 @@ from typing import Any
 import aiosqlite
 
 from recall_core import MEMORY_TYPES, Memory
-from recall_core.contracts import ERASED_TOKEN_NAMESPACE as ERASED_TOKEN, DecayRow, Erased
+from recall_core.contracts import ERASED_TOKEN_NAMESPACE as ERASED_TOKEN, DecayRow, Erased, OutboxEvent
 
 from .codec import (
     INSERT_MEMORY,
@@ -28,6 +28,7 @@ from .codec import (
 from .connection import chunks
 from .tx import SQLiteWriteTx, conflict
 from .vectors import PRUNE_EVERY, RESET, prune_vector_events
+from .webhooks import erase as erase_webhooks
 
 # The active memories just before and after each candidate in its session (created_at, then
 # insertion order, as latest_in_session): two seeks a candidate on memories_session_order.
@@ -220,10 +221,12 @@ class MemoryMethods:
             "ORDER BY 1", (lo, hi))
         return [r[0] for r in rows]
 
-    async def delete_namespace(self, namespace: str) -> Erased:
+    async def delete_namespace(self, namespace: str, event: OutboxEvent | None = None
+                               ) -> Erased:
         now = now_text()
         tables: dict[str, int] = {}
         async with self.db.transaction() as db:
+            tables.update(await erase_webhooks(db, namespace, event))
             for table in ("memories", "operations", "a2a_tasks", "tool_call_records",
                           "retrieval_results", "active_counts"):
                 cur = await db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))

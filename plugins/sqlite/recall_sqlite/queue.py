@@ -8,9 +8,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from recall_core import Operation, exhausted_message, utcnow
-from recall_core.contracts import TokenGrant
+from recall_core.contracts import OutboxEvent, TokenGrant, extraction_failed
 
 from .codec import OPERATION_COLUMNS, now_text, operation_from_row, operation_params, to_db
+from .webhooks import emit
 
 
 class QueueMethods:
@@ -98,13 +99,16 @@ class QueueMethods:
         async with self.db.transaction() as db:
             now = utcnow()  # again: waiting for the write lock may have taken a while
             if max_attempts is not None:
-                for op_id, attempts in await db.execute_fetchall(
-                        "SELECT id, attempts FROM operations WHERE status = 'running' "
-                        "AND lease_until < ? AND attempts >= ?", (to_db(now), max_attempts)):
+                for op_id, attempts, ns, key in await db.execute_fetchall(
+                        "SELECT id, attempts, namespace, idempotency_key FROM operations "
+                        "WHERE status = 'running' AND lease_until < ? AND attempts >= ?",
+                        (to_db(now), max_attempts)):
                     await db.execute(
                         "UPDATE operations SET status = 'failed', error = ?, finished_at = ?, "
                         "lease_until = NULL WHERE id = ?",
                         (exhausted_message(attempts), to_db(now), op_id))
+                    await emit(db, extraction_failed(op_id, ns, key, attempts,
+                                                     exhausted_message(attempts), "EXHAUSTED"))
             rows = (await db.execute_fetchall(self._EXPIRED, (to_db(now),))
                     or await db.execute_fetchall(self._FAIR, (to_db(now),)))
             if not rows:
@@ -138,15 +142,19 @@ class QueueMethods:
             "AND attempts = ?", (until, op_id, attempts)) == 1
 
     async def fail_job(self, op_id: str, attempts: int, error: str, retry: bool,
-                       retry_at: datetime | None = None) -> bool:
+                       retry_at: datetime | None = None, event: OutboxEvent | None = None
+                       ) -> bool:
         # Guarded like complete_job: a stale claim must not touch a job someone else now runs.
         # A queued job's lease_until is its "not before" time.
-        changed = await self.db.write(
-            "UPDATE operations SET status = ?, error = ?, lease_until = ?, finished_at = ? "
-            "WHERE id = ? AND status = 'running' AND attempts = ?",
-            ("queued" if retry else "failed", error, to_db(retry_at) if retry else None,
-             None if retry else now_text(), op_id, attempts))
-        return changed > 0
+        async with self.db.transaction() as db:
+            cur = await db.execute(
+                "UPDATE operations SET status = ?, error = ?, lease_until = ?, finished_at = ? "
+                "WHERE id = ? AND status = 'running' AND attempts = ?",
+                ("queued" if retry else "failed", error, to_db(retry_at) if retry else None,
+                 None if retry else now_text(), op_id, attempts))
+            if cur.rowcount and event is not None:  # the outbox, in the same transaction
+                await emit(db, event)
+        return cur.rowcount > 0
 
     async def release_job(self, op_id: str, attempts: int, retry_at: datetime | None = None
                           ) -> bool:

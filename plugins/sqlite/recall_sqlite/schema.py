@@ -12,6 +12,7 @@ import aiosqlite
 
 from .codec import now_text
 from .respell import respell_keys
+from .webhooks import SCHEMA as WEBHOOK_SCHEMA
 
 #: A step is SQL, or an async function of the connection (for a rule core writes in Python).
 Migration = tuple[int, tuple[Any, ...]]
@@ -446,6 +447,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         )""",
         "CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id)",
     )),
+    # Webhooks (issue 30): subscriptions, the transactional outbox and its deliveries
+    # (webhooks.py), in one step.
+    (15, WEBHOOK_SCHEMA),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -25,14 +25,15 @@ from .records import RecordMethods
 from .retrieval import RetrievalMethods
 from .settings import SQLiteSettings
 from .vectors import VectorSearch, prune_vector_events
+from .webhooks import WebhookMethods
 
 
 class SQLiteStorage(QueueMethods, MemoryMethods, RetrievalMethods, RecordMethods,
-                    AdminMethods, OAuthMethods):
+                    AdminMethods, OAuthMethods, WebhookMethods):
     capabilities = Capabilities(fulltext=True, vectors=True, near_duplicates=True, history=True,
                                 session_neighbours=True, time_ranges=True,
                                 embedding_models=True, memory_sources=True, admin=True,
-                                oauth=True)
+                                oauth=True, webhooks=True)
 
     def __init__(self, path: str, settings: SQLiteSettings | None = None):
         self.settings = settings or SQLiteSettings()

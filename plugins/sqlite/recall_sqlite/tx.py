@@ -18,10 +18,12 @@ import aiosqlite
 from recall_core import StorageConflict
 from recall_core.kit import check_namespace
 from recall_core import Memory, Operation
+from recall_core.contracts import OutboxEvent
 
 from .codec import (INSERT_MEMORY, MEMORY_COLUMNS, by_ids, OPERATION_COLUMNS, memory_from_row,
                     memory_params, now_text, operation_from_row, to_db)
 from .connection import chunks
+from .webhooks import emit, forget_texts
 
 
 def conflict(exc: sqlite3.IntegrityError, namespace: str) -> StorageConflict:
@@ -118,6 +120,7 @@ class SQLiteWriteTx:
             if cur.rowcount:  # a forgotten memory leaves the retrieval audit too
                 await self.db.execute(f"DELETE FROM retrieval_results WHERE memory_id IN "
                                       f"({self._in(len(part))})", part)
+                await forget_texts(self.db, self.namespace, part)  # and the outbox
             n += cur.rowcount
         if n:
             self.changed = True
@@ -147,6 +150,9 @@ class SQLiteWriteTx:
             "lease_until = NULL, payload = ? WHERE id = ?",
             (now_text(), json.dumps(payload, ensure_ascii=False), op_id))
         return True
+
+    async def emit(self, event: OutboxEvent) -> int:
+        return await emit(self.db, event)
 
     def _in(self, n: int) -> str:
         return ", ".join("?" * n)

@@ -21,6 +21,7 @@ from .access import require_session
 from .admin_pages import ADMIN_PAGES
 from .oauth_pages import OAUTH_PAGES, consent_endpoint, safe_next
 from .pages import PAGES
+from .webhook_pages import WEBHOOK_PAGES
 from .render import page, redirect
 from .session import (COOKIE, clear_session, csrf_ok, holder, identify, same_origin,
                       set_session, transport_is_safe)
@@ -113,6 +114,6 @@ class Inspector:
                  Route("/signin", self.signin, methods=["POST"]),
                  Route("/signout", self.signout, methods=["POST"])]
         table.append(Route("/oauth/consent", consent_endpoint(self), methods=["GET", "POST"]))
-        for path, handler, methods, access in [*PAGES, *OAUTH_PAGES, *ADMIN_PAGES]:
+        for path, handler, methods, access in [*PAGES, *OAUTH_PAGES, *WEBHOOK_PAGES, *ADMIN_PAGES]:
             table.append(Route(path, require_session(self, handler, access), methods=methods))
         return table

@@ -33,11 +33,13 @@ from .partitions import PartitionTests
 from .queue import QueueTests
 from .records import RecordTests
 from .retrieval import RetrievalTests
+from .webhooks import WebhookTests
 from .writes import WriteTests
 
 
 class StorageContract(LifecycleTests, QueueTests, MemoryTests, CapabilityTests, WriteTests,
-                      DecayTests, RecordTests, RetrievalTests, FaultTests, PartitionTests):
+                      DecayTests, RecordTests, RetrievalTests, FaultTests, PartitionTests,
+                      WebhookTests):
     """Base class of a backend's conformance tests. Override `make_storage`; optionally the
     `storage_location` fixture and `embedding_dim` (see `base.ContractBase`)."""
 
