@@ -13,7 +13,7 @@ from ...access.principal import FORGET, parse_scopes
 from ...contracts import EVENT_TYPES
 from ...errors import InvalidParam
 from ...events.subscriptions import WebhookAdmin
-from .access import Context
+from .access import Access, Context
 from .render import redirect
 
 
@@ -71,5 +71,9 @@ async def replay(request: Request, ctx: Context) -> Response:
 
 
 #: (path under /ui, handler, methods); namespace pages (admins pick one with ?ns=).
-WEBHOOK_PAGES = [("/webhooks", webhooks, ["GET"]), ("/webhooks", create, ["POST"]),
-                 ("/webhooks/delete", delete, ["POST"]), ("/webhooks/replay", replay, ["POST"])]
+#: Reading the page takes memory:read; changing subscriptions memory:forget (and the owner's
+#: token: `may_manage` checks that too), as the OAuth grants pages do.
+_READ, _MANAGE = Access(operation="inspect_memories"), Access(operation="delete_memory")
+WEBHOOK_PAGES = [("/webhooks", webhooks, ["GET"], _READ), ("/webhooks", create, ["POST"], _MANAGE),
+                 ("/webhooks/delete", delete, ["POST"], _MANAGE),
+                 ("/webhooks/replay", replay, ["POST"], _MANAGE)]
