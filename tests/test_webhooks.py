@@ -20,19 +20,20 @@ from standardwebhooks import Webhook
 
 from recall_core.events.signing import new_secret
 from recall_testkit.inspector import admin_token, backends, database
-from recall_testkit.serverproc import Agent, ServerProcess
+from recall_testkit.serverproc import Agent, ServerProcess, free_port
 from recall_testkit.webhook_receiver import Receiver, config_toml
 
 FAST = {"retry_base": 0.2, "retry_max": 1.0, "poll_interval": 0.2, "timeout": 5.0}
 
 
-def serve(work: Path, db: str, toml: str, name: str = "recall.toml") -> ServerProcess:
+def serve(work: Path, db: str, toml: str, name: str = "recall.toml",
+          args: tuple[str, ...] = ()) -> ServerProcess:
     path = work / name
     path.write_text(toml)
     flag = work / "fail"
     env = {"RECALL_PLUGIN_MODULES": "recall_testkit.plugins.switch_extractor",
            "RECALL_EXTRACTOR": "switch", "RECALL_TEST_FAIL_FILE": str(flag)}
-    srv = ServerProcess(db, work, env=env, args=("--config", str(path)))
+    srv = ServerProcess(db, work, env=env, args=("--config", str(path), *args))
     srv.fail_flag = flag
     return srv.start()
 
@@ -464,5 +465,28 @@ def test_include_text_adds_texts_to_extraction_events_only(tmp_path, receiver):
         asyncio.run(forget())
         deleted = receiver.wait_for(1, "memory.deleted")[0]
         assert "texts" not in deleted.data and b"Tallinn" not in deleted.body
+    finally:
+        srv.stop()
+
+
+def test_metrics_show_the_outbox_and_its_deliveries(tmp_path, receiver):
+    """Prometheus: recall_webhook_deliveries{status} (the outbox's depth, read at scrape
+    time), recall_webhook_attempts_total{outcome} and the commit-to-2xx latency histogram."""
+    port = free_port()
+    srv = serve(tmp_path, str(tmp_path / "m.db"),
+                config_toml("mia", receiver.url, receiver.secret, **FAST),
+                args=("--metrics-port", str(port)))
+    try:
+        asyncio.run(store(srv, srv.token("mia"), "I live in Oslo.", "I live in Bergen."))
+        receiver.wait_for(2, "extraction.completed")
+        receiver.wait_for(1, "memory.superseded")
+        time.sleep(0.5)
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+        values = {line.rpartition(" ")[0]: float(line.rpartition(" ")[2])
+                  for line in text.splitlines() if line and not line.startswith("#")}
+        assert values['recall_webhook_deliveries{status="delivered"}'] >= 3
+        assert values.get('recall_webhook_deliveries{status="pending"}', 0) == 0
+        assert values['recall_webhook_attempts_total{outcome="delivered"}'] >= 3
+        assert values["recall_webhook_delivery_latency_seconds_count"] >= 3
     finally:
         srv.stop()

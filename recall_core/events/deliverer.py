@@ -22,6 +22,7 @@ import httpx
 
 from ..contracts import Delivery, Storage, Subscription
 from ..models import utcnow
+from ..observability.metrics import observe_delivery
 from .sender import Attempt, send
 
 log = logging.getLogger("recall.webhooks")
@@ -129,10 +130,11 @@ class Deliverer:
     async def _record(self, delivery: Delivery, sub: Subscription, attempt: Attempt) -> None:
         s = self.settings
         attempts = delivery.attempts + 1
+        latency = None
         if attempt.ok:
             status, at = "delivered", None
-            self.latencies = [*self.latencies[-999:],
-                              (utcnow() - delivery.event_at).total_seconds()]
+            latency = (utcnow() - delivery.event_at).total_seconds()
+            self.latencies = [*self.latencies[-999:], latency]
         elif attempts >= s.max_attempts:
             status, at = "dead", None
             log.warning("webhook delivery %s to subscription %s is dead after %d attempts: %s",
@@ -140,7 +142,9 @@ class Deliverer:
         else:
             status = "pending"
             at = utcnow() + timedelta(seconds=self.backoff(attempts))
-        self.counts["retried" if status == "pending" else status] += 1
+        outcome = "retried" if status == "pending" else status
+        self.counts[outcome] += 1
+        observe_delivery(outcome, latency)
         for i in range(4):
             try:
                 await self.storage.finish_delivery(delivery.id, delivery.claim, status, at,

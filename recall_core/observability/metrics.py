@@ -10,6 +10,9 @@ answers `GET /metrics` on `metrics_host` (127.0.0.1 by default) with:
 - recall_extraction_duration_seconds{extractor,outcome}, recall_embedding_duration_seconds{kind}
   (kind = query or batch);
 - recall_jobs{status} (queue depth and job outcomes, read from storage at scrape time),
+  recall_webhook_deliveries{status} (the webhook outbox's depth: pending, delivered, dead,
+  read at scrape time), recall_webhook_attempts_total{outcome} and
+  recall_webhook_delivery_latency_seconds (commit to the receiver's 2xx),
   recall_embedder_ready, recall_storage_pool_connections{state} (backends that report a
   pool), recall_build_info{version}; plus prometheus-client's process and Python metrics.
 
@@ -56,12 +59,29 @@ EMBEDDING_SECONDS = Histogram("recall_embedding_duration_seconds",
                               "Embedding calls: a search's query, or a batch of stored texts.",
                               ["kind"], buckets=WORK_BUCKETS)
 JOBS = Gauge("recall_jobs", "Jobs in the durable queue by status (read at scrape time).", ["status"])
+# Webhooks (recall_core/events): the outbox's deliveries, and how they end.
+WEBHOOK_DELIVERIES = Gauge("recall_webhook_deliveries",
+                           "Webhook deliveries by status (pending = outbox depth; read at "
+                           "scrape time).", ["status"])
+WEBHOOK_ATTEMPTS = Counter("recall_webhook_attempts",
+                           "Webhook delivery attempts by outcome (delivered, retried, dead).",
+                           ["outcome"])
+WEBHOOK_LATENCY = Histogram("recall_webhook_delivery_latency_seconds",
+                            "From the change's commit to the receiver's 2xx.",
+                            buckets=WORK_BUCKETS)
 EMBEDDER_READY = Gauge("recall_embedder_ready", "1 when the embedding model is loaded.")
 POOL = Gauge("recall_storage_pool_connections", "Storage connection pool (backends with a pool).",
              ["state"])
 BUILD = Gauge("recall_build_info", "Recall's version.", ["version"])
 BUILD.labels(version=__version__).set(1)
 SCRAPE_FAILURES = Counter("recall_metrics_scrape_errors", "Scrapes whose storage reads failed.")
+
+
+def observe_delivery(outcome: str, latency_s: float | None) -> None:
+    """One webhook delivery attempt (events/deliverer.py): delivered, retried or dead."""
+    WEBHOOK_ATTEMPTS.labels(outcome=outcome).inc()
+    if latency_s is not None:
+        WEBHOOK_LATENCY.observe(latency_s)
 
 
 def observe_call(tool: str, status: str, code: str | None, seconds: float) -> None:
@@ -132,6 +152,13 @@ async def refresh(runtime: Any) -> None:
     except Exception:  # noqa: BLE001 - a scrape never fails because storage is slow
         SCRAPE_FAILURES.inc()
         log.warning("metrics: reading queue depth failed", exc_info=True)
+    if runtime.storage.capabilities.webhooks:
+        try:
+            for status, n in (await runtime.storage.webhook_backlog()).items():
+                WEBHOOK_DELIVERIES.labels(status=status).set(n)
+        except Exception:  # noqa: BLE001 - as above
+            SCRAPE_FAILURES.inc()
+            log.warning("metrics: reading the webhook backlog failed", exc_info=True)
     emb = runtime.embedder
     EMBEDDER_READY.set(1 if emb is not None and emb.ready else 0)
     status = runtime.storage.status()

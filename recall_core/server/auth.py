@@ -149,6 +149,6 @@ def unauthorized_response(authorization: str) -> JSONResponse:
         {"error": error,
          "error_description": f"{reason} Send 'Authorization: Bearer <token>' with a token "
                               f"from `recall create-token NAMESPACE`, run where the server's "
-                              f"database is (Recall has no OAuth; the same tokens work for "
-                              f"MCP and A2A)."},
+                              f"database is (OAuth is off on this server: [oauth] mode; the "
+                              f"same tokens work for MCP and A2A)."},
         status_code=401, headers={"WWW-Authenticate": challenge})
