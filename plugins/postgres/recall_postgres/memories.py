@@ -83,15 +83,6 @@ def with_context(rows: Sequence[asyncpg.Record]) -> list[Memory]:
     return out
 
 
-async def ensure_partition_index(con: asyncpg.Connection) -> None:
-    """The index `list_partitions` range-scans: namespaces in code point order, whatever the
-    database's collation (20k namespaces: 1.4 ms per owner call as a scan, see
-    bench/speed_partitions.py). Made at open under the migration lock, as the vector indexes
-    are, so it needs no migration number; small (one row per namespace)."""
-    await con.execute('CREATE INDEX IF NOT EXISTS namespaces_code_points '
-                      'ON namespaces (namespace COLLATE "C")')
-
-
 class MemoryMethods:
     pool: asyncpg.Pool
     vectors: PgVectorIndex | ArrayIndex | None

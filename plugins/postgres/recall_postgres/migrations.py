@@ -439,6 +439,13 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
      _V15),
     # Webhooks (issue 30): one self-contained step, 16.
     (16, "webhook subscriptions, the outbox (events) and deliveries", WEBHOOK_SCHEMA),
+    # list_partitions range-scans namespaces in code point order whatever the database's
+    # collation (memories.list_partitions). A migration, not a CREATE INDEX IF NOT EXISTS at
+    # every open: that took a SHARE lock on namespaces and then on memories while the server's
+    # writers hold them in the other order (a deadlock seen when a CLI opened the database
+    # beside a busy server).
+    (17, "namespaces in code point order (agents' partitions)",
+     'CREATE INDEX IF NOT EXISTS namespaces_code_points ON namespaces (namespace COLLATE "C")'),
 ]
 
 LATEST = MIGRATIONS[-1][0]

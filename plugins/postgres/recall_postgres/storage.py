@@ -29,7 +29,7 @@ from recall_core.contracts import Capabilities, OutboxEvent, TaskKeys, TaskPage,
 
 from . import queue
 from .admin import AdminMethods
-from .memories import MemoryMethods, ensure_partition_index
+from .memories import MemoryMethods
 from .oauth import OAuthMethods
 from .fulltext import FullText
 from .faults import PROBE, classify
@@ -102,7 +102,6 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods, OAuthMethod
                 await con.execute("SET LOCAL statement_timeout = 0")
                 await con.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
                 await migrate(con)
-                await ensure_partition_index(con)
                 choice = await choose(con, self.settings.vector)
                 await setup_vector_column(con, choice, self.settings.hnsw_m,
                                           self.settings.hnsw_ef_construction)
