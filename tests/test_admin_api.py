@@ -108,8 +108,8 @@ def test_openapi_document_describes_every_route(srv, admin):
                      ("POST", "/namespaces/{namespace}/webhooks"),
                      ("DELETE", "/namespaces/{namespace}/webhooks/{sub_id}"),
                      ("POST", "/namespaces/{namespace}/webhooks/{sub_id}/rotate"),
-                     ("GET", "/namespaces/{namespace}/webhooks/deliveries"),
-                     ("POST", "/namespaces/{namespace}/webhooks/deliveries/{delivery_id}/replay")}
+                     ("GET", "/namespaces/{namespace}/webhook-deliveries"),
+                     ("POST", "/namespaces/{namespace}/webhook-deliveries/{delivery_id}/replay")}
     assert doc["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
 
 

@@ -148,8 +148,9 @@ class WebhookAdmin:
     async def replay(self, namespace: str, delivery_id: str) -> dict[str, Any]:
         self._check()
         if not await self.storage.replay_delivery(namespace, delivery_id):
-            raise InvalidParam(f"Delivery {delivery_id!r} of namespace {namespace!r} is not "
-                               f"dead (only dead deliveries are replayed) or does not exist. "
-                               f"List the deliveries with status=dead.")
+            raise RecallError(f"No dead delivery {delivery_id!r} in namespace {namespace!r} "
+                              f"(only dead deliveries are replayed; a delivered or pending one "
+                              f"is not). List the deliveries with status=dead.",
+                              code="NOT_FOUND")
         wake()
         return {"replayed": delivery_id}

@@ -6,7 +6,7 @@ replay of a dead delivery. Every change is recorded in the admin audit (never a 
 from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Path, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..admin.service import AdminService
 from ..contracts import EVENT_TYPES
@@ -16,13 +16,19 @@ Id = Annotated[str, Path(min_length=1, max_length=200)]
 
 
 class NewSubscription(BaseModel):
-    url: str = Field(max_length=2000, description="http(s) URL of the receiver")
-    events: list[str] = Field(min_length=1, description=f"some of {', '.join(EVENT_TYPES)}")
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(min_length=8, max_length=2000, pattern=r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#]+",
+                     description="http(s) URL of the receiver")
+    events: list[Literal[EVENT_TYPES]] = Field(  # type: ignore[valid-type]
+        min_length=1, description=f"some of {', '.join(EVENT_TYPES)}")
     include_text: bool = Field(False, description="add memory texts to extraction events "
                                                   "(never to erase or delete events)")
 
 
 class Rotation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     finish: bool = Field(False, description="false: add a new secret (both sign during the "
                                             "overlap); true: keep only the newest")
 
@@ -58,7 +64,11 @@ def add_webhook_routes(api: FastAPI, admin: AdminService, Actor: Any, NamespaceP
         return await admin._audited(who, "delete_webhook", namespace, {"id": sub_id},
                                     lambda: hooks.delete(namespace, sub_id))
 
-    @api.get(base + "/deliveries", responses=errors,
+    # The delivery log beside, not under, /webhooks/{sub_id}: a path of its own, so no
+    # subscription id route also matches it (its Allow header lists exactly GET).
+    deliveries_path = "/namespaces/{namespace}/webhook-deliveries"
+
+    @api.get(deliveries_path, responses=errors,
              summary="The namespace's delivery log, newest first")
     async def deliveries(who: Actor, namespace: NamespacePath,
                          status: Literal["pending", "delivered", "dead"] | None = None,
@@ -66,7 +76,7 @@ def add_webhook_routes(api: FastAPI, admin: AdminService, Actor: Any, NamespaceP
         return {"namespace": namespace,
                 "deliveries": await hooks.deliveries(namespace, status, limit)}
 
-    @api.post(base + "/deliveries/{delivery_id}/replay", responses=errors,
+    @api.post(deliveries_path + "/{delivery_id}/replay", responses=errors,
               summary="Send a dead delivery again (attempts start over)")
     async def replay(who: Actor, namespace: NamespacePath, delivery_id: Id) -> Any:
         return await admin._audited(who, "replay_webhook", namespace, {"id": delivery_id},

@@ -78,6 +78,17 @@ def _named(entity: str, said: set[str]) -> bool:
                if w not in _COMMON and len(w) > 2)
 
 
+def _marks(entity: str) -> set[str]:
+    """The tokens that tell things of one family apart: numbers and single letters
+    ("server 1" / "server 2", "team A" / "team B")."""
+    return {w for w in re.split(r"[\s_#-]+", entity.lower()) if w.isdigit() or len(w) == 1}
+
+
+def _distinct(a: str, b: str) -> bool:
+    """Two names that differ in such a mark are two things, however many words they share."""
+    return (_marks(a) or _marks(b)) and _marks(a) != _marks(b)
+
+
 def _mentions(text: str, value: str) -> bool:
     """The known value is named: whole, or by its last word ("the Golf" for "VW Golf")."""
     low = text.lower()
@@ -110,7 +121,7 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
         # known fact's memory named it ("We use Django for the API" -> "The API runs on ...")
         near = {k.entity for k in known
                 if ((k.entity not in (USER, TEAM) and _named(k.entity, words))
-                    or _named(entity, _said(k.text)))
+                    or _named(entity, _said(k.text))) and not _distinct(k.entity, entity)
                 and (base_attribute(k.attribute) == base_attribute(attribute)
                      or (kind(k.value) is not None and kind(k.value) == kind(value)))}
         if len(near) == 1:

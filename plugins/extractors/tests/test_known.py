@@ -177,3 +177,16 @@ async def test_which_of_two_known_values_ended_is_unsure(stub):
     nord, gruv = K("user", "uses:nord_theme", "Nord theme"), K("user", "uses:gruvbox", "Gruvbox")
     got = await facts(stub, "I'm on Dracula now.", nord, gruv)
     assert ("user", "theme", "Dracula") in got and not any(v == ENDED for _, _, v in got)
+
+
+@pytest.mark.parametrize("known,text,expected", [
+    # names of one family that differ in a number or a single letter are two things, however
+    # many words they share: never one fact (a false merge would lose the other's value)
+    (K("staging server number 0", "os", "Debian", "The staging server number 0 runs Debian."),
+     "The staging server number 1 runs Debian.", ("staging server number 1", "os", "Debian")),
+    (K("team a", "standup_time", "9:30"), "Team B has standup at 10.",
+     ("team b", "standup_time", "10")),
+])
+async def test_names_that_differ_in_a_number_or_letter_stay_apart(stub, known, text, expected):
+    got = await facts(stub, text, known)
+    assert got and got[0][0] == expected[0], got
