@@ -195,7 +195,9 @@ def test_admin_api_subscriptions_rotation_dead_and_replay(tmp_path, db, receiver
         r = admin.post("/namespaces/frank/webhooks", json={
             "url": receiver.url, "events": ["extraction.completed"]})
         assert r.status_code == 400 and "allow_private_targets" in r.json()["error"]
-        for url in ("http://169.254.169.254/latest", "http://[::1]/x"):
+        # (the last: a DNS label over 63 characters, a 400 naming the host, never a 500)
+        for url in ("http://169.254.169.254/latest", "http://[::1]/x",
+                    "https://" + "a" * 70 + ".example.com/x"):
             assert admin.post("/namespaces/frank/webhooks", json={
                 "url": url, "events": ["memory.deleted"]}).status_code == 400
         # Not http(s) at all: the schema says so (422, FastAPI's validation answer).

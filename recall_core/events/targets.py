@@ -62,6 +62,9 @@ async def resolve(url: str, allow_private: bool) -> Target:
     except socket.gaierror as exc:
         raise TargetRefused(f"Webhook host {host!r} does not resolve ({exc}). Check the URL "
                             f"or the DNS of the receiver.") from None
+    except (UnicodeError, ValueError) as exc:  # e.g. a label over 63 characters (IDNA)
+        raise TargetRefused(f"Webhook host {host[:80]!r} is not a valid host name ({exc}). "
+                            f"Check the URL.") from None
     addresses = list(dict.fromkeys(info[4][0] for info in infos))
     refused = [a for a in addresses if private(a)]
     if refused and not allow_private:
