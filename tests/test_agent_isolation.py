@@ -16,8 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from recall_testkit.backends import bundled
-from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
+from recall_testkit.serverproc import token_in_process, Agent, ServerProcess, recall_cli
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 
@@ -55,17 +54,7 @@ async def database(request, tmp_path):
 
 async def agent_token(db: str, namespace: str, agent: str) -> str:
     """An agent's token, made with the same function the CLI and admin API use."""
-    from recall_core.admin.tokens import create_token
-    from recall_core.config import RecallConfig
-    from recall_core.plugins import Registries, build_storage
-
-    pm = bundled(postgres=db.startswith("postgresql"))
-    storage = build_storage(RecallConfig(db=db), Registries.from_pm(pm))
-    await storage.open()
-    try:
-        return await create_token(storage, namespace, agent=agent)
-    finally:
-        await storage.close()
+    return await token_in_process(db, namespace, agent=agent)
 
 
 def words_of(texts: Any) -> set[str]:

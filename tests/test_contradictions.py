@@ -13,10 +13,7 @@ from datetime import datetime
 
 import pytest
 
-from recall_core.server.auth import create_token
-from recall_core.cli.common import open_storage
-from recall_core.config import load_config
-from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
+from recall_testkit.serverproc import token_in_process, Agent, ServerProcess, recall_cli
 
 try:
     from recall_testkit.postgres import Schemas, pg_scratch, pg_url  # noqa: F401 - for the postgres param
@@ -47,12 +44,7 @@ def server(request, tmp_path_factory):
 
 
 async def token(srv: ServerProcess, namespace: str) -> str:
-    """A token made in-process on the server's database (the CLI costs seconds per call)."""
-    storage = await open_storage(load_config(None, db=srv.db))
-    try:
-        return await create_token(storage, namespace)
-    finally:
-        await storage.close()
+    return await token_in_process(srv.db, namespace)
 
 
 def history(srv: ServerProcess, namespace: str) -> list[dict]:

@@ -11,10 +11,7 @@ import json
 
 import pytest
 
-from recall_core.cli.common import open_storage
-from recall_core.config import load_config
-from recall_core.server.auth import create_token
-from recall_testkit.serverproc import Agent, ServerProcess, recall_cli
+from recall_testkit.serverproc import token_in_process, Agent, ServerProcess, recall_cli
 
 try:
     from recall_testkit.postgres import Schemas, pg_scratch, pg_url  # noqa: F401 - for the postgres param
@@ -45,11 +42,7 @@ def server(request, tmp_path_factory):
 
 
 async def token(srv: ServerProcess, namespace: str) -> str:
-    storage = await open_storage(load_config(None, db=srv.db))
-    try:
-        return await create_token(storage, namespace)
-    finally:
-        await storage.close()
+    return await token_in_process(srv.db, namespace)
 
 
 def history(srv: ServerProcess, namespace: str, attribute: str) -> list[tuple[str, bool]]:

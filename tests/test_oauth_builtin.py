@@ -18,7 +18,7 @@ from recall_testkit.inspector import (admin_token, backends, chromium_missing, d
                                       signed_in)
 from recall_testkit.oauth import (BrowserConsent, MemoryTokenStorage, RawClient, code_from,
                                   consent_form, mcp_status, pkce)
-from recall_testkit.serverproc import Agent, ServerProcess, free_port, recall_cli
+from recall_testkit.serverproc import token_in_process, Agent, ServerProcess, free_port, recall_cli
 
 TTL = 5  # access tokens live 5 s here, so the client really refreshes
 
@@ -281,21 +281,8 @@ async def test_an_admin_grants_any_namespace_and_an_agent(srv):
 
 
 async def _scoped_token(srv, agent: str, scopes: str) -> str:
-    """An agent-bound, read-only token of alice, made on the server's database (the CLI's
-    --agent/--scopes options come with the scopes work)."""
-    from recall_core.admin.tokens import create_token
-
-    if srv.db.startswith("postgresql"):
-        from recall_postgres import PostgresSettings, make_postgres
-        storage = make_postgres(srv.db, PostgresSettings(pool_max=2))
-    else:
-        from recall_sqlite import SQLiteSettings, make_storage
-        storage = make_storage(f"sqlite:///{srv.db}", SQLiteSettings())
-    await storage.open()
-    try:
-        return await create_token(storage, "alice", agent=agent, scopes=scopes)
-    finally:
-        await storage.close()
+    """An agent-bound, scoped token of alice, made on the server's database."""
+    return await token_in_process(srv.db, "alice", agent=agent, scopes=scopes)
 
 
 async def test_an_agent_token_grants_only_its_agent_and_scopes(srv):

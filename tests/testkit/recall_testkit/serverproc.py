@@ -133,3 +133,18 @@ class Agent:
             if time.monotonic() > deadline:
                 raise AssertionError(f"extractions still pending: {stats}")
             await asyncio.sleep(0.1)
+
+
+async def token_in_process(db: str, namespace: str, *, agent: str | None = None,
+                           scopes: Any = None) -> str:
+    """A token made in this process on a server's database (SQLite path or Postgres URL),
+    with the same function the CLI and admin API use: the CLI costs seconds per call."""
+    from recall_core.admin.tokens import create_token
+    from recall_core.cli.common import open_storage
+    from recall_core.config import load_config
+
+    storage = await open_storage(load_config(None, db=db))
+    try:
+        return await create_token(storage, namespace, agent=agent, scopes=scopes)
+    finally:
+        await storage.close()
