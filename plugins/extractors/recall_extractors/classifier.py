@@ -52,6 +52,10 @@ class AttributeClassifier:
         self._lock = threading.Lock()
         self._names = _NameKinds(encode)
 
+    def encode(self, texts: list[str]) -> Any:
+        """Unit vectors of `texts` from the classifier's model."""
+        return self._encode(texts)
+
     def name_kind(self, name: str) -> str | None:
         """"org" when a name reads clearly as a company or organisation, else None."""
         return self._names.kind(name)

@@ -38,7 +38,7 @@ _I = re.IGNORECASE
 
 _DAY = re.compile(r"^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$", _I)
 # Wordings that say a value holds now (besides the rules' own frames).
-_CURRENT = re.compile(
+CURRENT = re.compile(
     r"\b(?:now|these days|nowadays|currently|at the moment|anymore|no more|instead|"
     r"switched|moved (?:to|over)|migrated|went with|going with|all in on|converted|swapped|"
     r"as usual|like always|as always|(?:i|we)(?:'m| am|'re| are) (?:using|on|running)|"
@@ -131,7 +131,7 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
     keep = Fact(entity, attribute, value, text=fact.text) if entity != triple[0] else fact
     if value_kind is None or any(k.attribute == attribute for k in mine):
         return keep
-    if is_many(attribute) and (not _CURRENT.search(clause)
+    if is_many(attribute) and (not CURRENT.search(clause)
                                or re.search(r"\b(?:also|too|as well)\b", clause, _I)):
         return keep
     same = _one([k for k in mine if kind(k.value) == value_kind
@@ -172,7 +172,7 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
         ended = _mentions(sentence, k.value) and _ENDS.search(sentence)
         # "MongoDB is gone now": with the old value unnamed, a word that ends the one named
         # says it is the old one
-        if ended or (_CURRENT.search(sentence) and not _ENDS_ONE.search(sentence)):
+        if ended or (CURRENT.search(sentence) and not _ENDS_ONE.search(sentence)):
             fits.append(KnownFact(k.entity, k.attribute, new.pop()))
     chosen = _one(fits)
     return [Fact(chosen.entity, chosen.attribute, chosen.value)] if chosen else []
@@ -182,7 +182,7 @@ def ends_used(facts: list[Fact], known: Sequence[KnownFact], sentence: str) -> l
     """A tool stored as one of several used (`uses:<tool>`), ended by a new value of its
     kind held one at a time, said as current ("I'm on Gruvbox Dark now" after "I use the
     Solarized Light theme")."""
-    if not _CURRENT.search(sentence):
+    if not CURRENT.search(sentence):
         return []
     out = []
     for f in facts:

@@ -33,6 +33,7 @@ from .lexicon import TOOL_CATEGORIES
 from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
 from .classifier import load as load_classifier
+from .prior import read_with_known
 from .reading import read_all
 from .triples import Fact, Reading
 
@@ -169,15 +170,20 @@ class Unit:
     alone: bool = False
 
 
-def classify_unread(read: list[list[tuple[str, Reading]]], classifier: Any) -> None:
-    """Statements no rule read: the attribute classifier's guess, shaped into facts; and a
-    place only a move verb suggests, checked ("moved to Red Hat" is a new employer)."""
+def classify_unread(read: list[list[tuple[str, Reading]]], classifier: Any,
+                    known: Sequence[KnownFact] = ()) -> None:
+    """Statements no rule read: the attribute classifier's guess, shaped into facts, then
+    read again with the known facts of their subject (`prior`); and a place only a move verb
+    suggests, checked ("moved to Red Hat" is a new employer)."""
     for statements in read:
         for _, reading in statements:
             if not reading.facts and reading.predicate:
                 guess = classifier.guess(reading.predicate)
                 if guess is not None:
                     reading.facts = reading.classified(guess.attribute)
+    read_with_known(read, classifier, known)
+    for statements in read:
+        for _, reading in statements:
             reading.facts = [Fact(f.entity, "employer", f.value, f.ended, f.text)
                              if f.check == "place" and classifier.name_kind(f.value) == "org"
                              else f for f in reading.facts]
@@ -285,7 +291,7 @@ class StubExtractor(Extractor):
         read = read_all(kept, speaker)
         if self.classifier is not None and needs_classifier(read):
             try:
-                await asyncio.to_thread(classify_unread, read, self.classifier)
+                await asyncio.to_thread(classify_unread, read, self.classifier, known)
             except Exception as exc:  # noqa: BLE001 - the model is loaded at first use
                 # As when it cannot load at start: the rules read alone from now on, said once.
                 log.warning("stub: the attribute classifier could not run (%s: %s); "

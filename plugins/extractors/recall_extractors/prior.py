@@ -1,0 +1,143 @@
+"""A known fact makes its attribute the likelier reading of a statement about its subject.
+
+The attribute classifier (`classifier`) reads a statement no rule reads, and names an
+attribute only when it is clearly nearest of all (`MIN_SCORE`, `MIN_MARGIN`): among ~60
+attributes, "ride it to the office every day" or "am with Naomi now" rarely are. But when the
+namespace already holds a single-valued fact about the statement's subject ("I take the bus
+to work": the user's commute), a statement about that subject is far likelier to be about
+that fact than about any other: people tell an agent what changed. So, for statements no rule
+and no plain guess read, the known attributes of the subject are weighed with a lower bar:
+
+* the known attribute scores at least `PRIOR_MIN`, is within `PRIOR_LEAD` of the best of all
+  attributes, and beats the examples of statements that state nothing (`prototypes.NONE`);
+* one known attribute only (two close ones: unsure, nothing changes);
+* the statement says that something holds now or changed ("now", "these days", "again",
+  "switched", "started", ...): the lower bar is earned by the change being said, not by the
+  subject alone ("I work in Munich" after "I live in Berlin" is no move);
+* the statement does not hedge, ask, negate or tell the past (`cues`);
+* a value of the attribute's kind is read in the statement (`typed_values`), or, where the
+  attribute has no typed reading, the words nearest the known value in the model's space
+  (`VALUE_MIN`), never the known value itself.
+
+When unsure nothing is read: the statement stays a memory without a fact, as before (a
+missed supersession is cheaper than a lost fact). The fact model then does the rest: the
+new value supersedes the known one because they share the key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from recall_core.contracts import KnownFact
+from recall_core.kit.attributes import is_many
+
+from .cues import UNSURE
+from .fact import Fact
+from .known import CURRENT
+from .prototypes import PROTOTYPES
+from .triples import Reading
+
+#: The known attribute's score (mean cosine to its two nearest examples) must reach this ...
+PRIOR_MIN = 0.33
+#: ... trail the best attribute of all by at most this ...
+PRIOR_LEAD = 0.06
+#: ... and beat the examples of statements that state nothing by this.
+NONE_MARGIN = 0.02
+#: A value read by nearness must be this close to the known value (a word of its kind).
+VALUE_MIN = 0.45
+
+_I = re.IGNORECASE
+_NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|used to|back then|years ago|"
+                  r"wasn't|isn't)\b", _I)
+# Wordings that say a value holds now or changed (with known.CURRENT's).
+_NOW = re.compile(r"\b(?:again|instead|started|starting|switched|changed|new|since)\b", _I)
+_TOKEN = re.compile(r"[A-Za-z][\w'+#.-]*[\w+#]|[A-Za-z]|\d+")
+# Words that are never a value on their own (function words, time words, fillers).
+_STOP = frozenset("""
+i me my we our us you your he she his her they them their it its a an the and or but so to of
+in on at for with from by as is are was were be been being am do does did have has had this
+that these those now just really still again finally also too very not no never more less any
+all some every each about into over after before since until up down out off new old last
+first next week month year day today yesterday tomorrow days weeks months years lol haha btw
+tbh got get gets go went gone going moved move started start starting switched use used using
+work works working live lives than then there here what which who when where how why can
+i'm i've it's we're we've that's one two three way thing things stuff lot bit
+""".split())
+
+
+def read_with_known(read: list[list[tuple[str, Reading]]], classifier: Any,
+                    known: Sequence[KnownFact]) -> None:
+    """Statements no rule or plain guess read, read again with the known facts of their
+    subject (in place). Runs in the worker's thread: it encodes."""
+    single: dict[str, list[KnownFact]] = {}
+    for k in known:
+        if not is_many(k.attribute) and k.attribute in PROTOTYPES:
+            single.setdefault(k.entity, []).append(k)
+    if not single:
+        return
+    for statements in read:
+        for clause, reading in statements:
+            if reading.facts or not reading.predicate or reading.subject.entity is None:
+                continue
+            mine = single.get(reading.subject.entity)
+            if not mine or UNSURE.search(clause) or _NOT.search(clause) \
+                    or not (CURRENT.search(clause) or _NOW.search(clause)):
+                continue
+            fact = _read(clause, reading, classifier, mine)
+            if fact is not None:
+                reading.facts = [fact]
+
+
+def _read(clause: str, reading: Reading, classifier: Any,
+          mine: Sequence[KnownFact]) -> Fact | None:
+    assert reading.predicate is not None and reading.subject.entity is not None
+    scores = dict(classifier.scores(reading.predicate))
+    best = max(s for a, s in scores.items())
+    ranked = sorted({k.attribute for k in mine}, key=lambda a: -scores.get(a, 0.0))
+    attribute = ranked[0]
+    score = scores.get(attribute, 0.0)
+    if score < PRIOR_MIN or score < best - PRIOR_LEAD \
+            or score < scores.get("NONE", 0.0) + NONE_MARGIN:
+        return None
+    if len(ranked) > 1 and scores.get(ranked[1], 0.0) > score - PRIOR_LEAD:
+        return None  # two known facts fit: unsure which one changed
+    old = next(k for k in mine if k.attribute == attribute)
+    facts = [f for f in reading.classified(attribute) if not f.ended]
+    if facts:
+        fact = facts[0]
+        if _same(fact.value, old.value):
+            return None  # the known value restated: nothing new (the rules refresh it)
+        return Fact(old.entity, old.attribute, fact.value)
+    value = _nearest(reading.predicate, old.value, classifier)
+    return Fact(old.entity, old.attribute, value) if value else None
+
+
+def _same(a: str, b: str) -> bool:
+    a, b = a.lower().strip(), b.lower().strip()
+    return a == b or a in b.split() or b in a.split()
+
+
+def _nearest(predicate: str, known_value: str, classifier: Any) -> str | None:
+    """The words of `predicate` nearest `known_value` (one to three words, never the known
+    value itself), when near enough to be a value of its kind."""
+    tokens = _TOKEN.findall(predicate)
+    spans = []
+    for n in (1, 2, 3):
+        for i in range(len(tokens) - n + 1):
+            words = tokens[i:i + n]
+            if words[0].lower() in _STOP or words[-1].lower() in _STOP:
+                continue
+            span = " ".join(words)
+            if known_value.lower() in span.lower() or span.lower() in known_value.lower():
+                continue
+            spans.append(span)
+    if not spans:
+        return None
+    vectors = np.asarray(classifier.encode([known_value, *spans]), dtype=np.float32)
+    sims = vectors[1:] @ vectors[0]
+    best = int(np.argmax(sims))
+    return spans[best] if sims[best] >= VALUE_MIN else None
