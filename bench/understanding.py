@@ -228,6 +228,7 @@ class Timed(Extractor):
         self.prompt_version = inner.prompt_version
         # Known facts are handed on to an extractor that reads them (and only to one).
         self.reads_known = inner.reads_known
+        self.reads_statements = getattr(inner, "reads_statements", False)
 
     async def merge(self, memories: Any, topic: str = "") -> Any:
         return await self.inner.merge(memories, topic)

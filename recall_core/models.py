@@ -117,6 +117,9 @@ class ExtractedMemory(BaseModel):
     entity: str | None = None
     attribute: str | None = None
     value: str | None = None
+    #: Ids of current memories stating no fact that said an earlier value of this memory's
+    #: single-valued fact (`Extractor.reads_statements`): ended when this one is written.
+    replaces: list[str] = Field(default_factory=list, max_length=8)
 
 
 class Returned(BaseModel):

@@ -8,19 +8,17 @@ value said in words that name no fact takes the stored fact's key, so it superse
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import pytest
 
-from recall_core import Extractor, hookimpl
-from recall_core.config import RecallConfig
+from recall_core import Extractor
 from recall_core.contracts import KnownFact
 from recall_core.memory.known import KEEP, relevant
 from recall_core.models import ExtractedMemory
-from recall_core.server.runtime import build_runtime
 
-from recall_testkit.backends import BACKENDS, PG_URL, bundled
+from recall_testkit.backends import BACKENDS
+from recall_testkit.extraction import runtime, stored
 
 
 class Recording(Extractor):
@@ -49,36 +47,6 @@ class Plain(Recording):
 
     async def extract(self, text, topic=""):  # type: ignore[override]
         return await super().extract(text, topic)
-
-
-class Extractors:
-    def __init__(self, *extractors: Extractor):
-        self.extractors = extractors
-
-    @hookimpl
-    def register_extractors(self, register):
-        for ex in self.extractors:
-            register(ex.name, lambda settings, ex=ex: ex)
-
-
-async def runtime(backend: str, tmp_path, extractor: str, *extra: Extractor):
-    db = str(tmp_path / "r.db") if backend == "sqlite" else PG_URL
-    pm = bundled(postgres=backend != "sqlite")
-    if extra:
-        pm.register(Extractors(*extra), name="test-extractors")
-    cfg = RecallConfig(db=db, worker={"concurrency": 1, "poll_interval": 0.02, "yield_pause": 0},
-                       decay={"interval": 0}, extractor=extractor)
-    return await build_runtime(cfg, pm)
-
-
-async def stored(rt, ns: str, text: str, day: int) -> None:
-    ack = await rt.service.store(ns, text, created_at=f"2026-03-{day:02d}T10:00:00+00:00")
-    for _ in range(400):
-        op = await rt.storage.get_operation(ns, ack["job_id"])
-        if op.status in ("done", "failed"):
-            break
-        await asyncio.sleep(0.025)
-    assert op.status == "done", op.error
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

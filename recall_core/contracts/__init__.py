@@ -21,7 +21,7 @@ from .oauth import (OAuthCode, OAuthGrant, OAuthStorage, OAuthTokenGrant, OAuthT
                     RotateOutcome)
 from .events import (BODY_PREFIX_CHARS, DELIVERY_STATUSES, EVENT_TYPES, Delivery, OutboxEvent,
                      Subscription, Webhooks, extraction_failed, new_id)
-from .extraction import ExtractionError, Extractor, KnownFact
+from .extraction import ExtractionError, Extractor, KnownFact, KnownStatement
 from .ranking import Embedder, NotReady, Ranker, RankerSlot, model_id
 from .records import ERASED_TOKEN_NAMESPACE, DecayRow, Erased, TaskKeys, TaskPage, TaskQuery, TaskRow, TokenGrant, VectorToRedo
 from .storage import JobQueue, MemoryStore, Records, Retrieval, Storage, TokenStore
@@ -32,7 +32,7 @@ __all__ = [
     "NamespaceSummary", "TokenInfo", "token_id",
     "Capabilities", "EmbeddingModels", "HistoricalReads", "MemorySources",
     "NearDuplicateSearch", "SessionNeighbours", "TimeRanges",
-    "ExtractionError", "Extractor", "KnownFact",
+    "ExtractionError", "Extractor", "KnownFact", "KnownStatement",
     "OAuthCode", "OAuthGrant", "OAuthStorage", "OAuthTokenGrant", "OAuthTokenRow", "RotateOutcome",
     "BODY_PREFIX_CHARS", "DELIVERY_STATUSES", "EVENT_TYPES", "Delivery", "OutboxEvent",
     "Subscription", "Webhooks", "extraction_failed", "new_id",

@@ -19,6 +19,15 @@ class KnownFact(NamedTuple):
     text: str = ""
 
 
+class KnownStatement(NamedTuple):
+    """A current memory of the namespace that states no fact (no triple), newest first: what
+    was said before in words no rule keyed ("We monitor with Nagios"), so a later statement
+    that gives the fact a new value can say which earlier statement it replaces."""
+
+    id: str
+    text: str
+
+
 class Extractor(abc.ABC):
     """Turns stored text into typed memories. Subclass it; `extract` and `merge` are required.
 
@@ -36,6 +45,11 @@ class Extractor(abc.ABC):
     #: at Globex now" after user.employer = Acme). Core passes `known` only to extractors that
     #: set this, so an extractor written against `extract(text, topic)` keeps working.
     reads_known: bool = False
+    #: True (with `reads_known`): `extract` also accepts `statements=`, the namespace's newest
+    #: current memories that state no fact (`KnownStatement`), and may name in a memory's
+    #: `replaces` the ids of those that stated an earlier value of its single-valued fact.
+    #: Core ends them when the memory is written, as a superseded value is ended.
+    reads_statements: bool = False
 
     @abc.abstractmethod
     async def extract(self, text: str, topic: str = "") -> list[ExtractedMemory]:
@@ -45,7 +59,11 @@ class Extractor(abc.ABC):
         bounded list of facts current before this text (newest first; possibly empty). They
         are context, never output: return only what `text` says. Reuse a known fact's
         (entity, attribute) for a statement that gives it a new value; when unsure, use a key
-        of your own (a missed supersession is cheaper than a lost fact)."""
+        of your own (a missed supersession is cheaper than a lost fact).
+
+        With `reads_statements = True`, also accept `statements: Sequence[KnownStatement] =
+        ()`; set `ExtractedMemory.replaces` only on a memory with a single-valued fact, only to
+        ids given, and only when sure the statement gave that fact's earlier value."""
 
     @abc.abstractmethod
     async def merge(self, memories: Sequence[Memory], topic: str = "") -> ExtractedMemory:

@@ -7,6 +7,11 @@ about are read, so that "I just started a new job at Globex" can take the key of
 then only those whose entity the text may be about (the user, the team, the line's speaker,
 an entity one of whose words the text says, or a value the text names), at most `KEEP` of
 them, newest first.
+
+An extractor that also reads statements (`Extractor.reads_statements`) gets the newest
+`READ_STATEMENTS` current memories that state no fact, so that "Datadog is our monitoring now"
+can say it replaces "We monitor with Nagios", a statement no rule keyed when it was stored
+(one more indexed read, newest first, whatever the namespace's size).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..contracts import Extractor, KnownFact, Storage
+from ..contracts import Extractor, KnownFact, KnownStatement, Storage
 from ..kit.attributes import TEAM, USER
 from ..kit.transcripts import speaker_of
 
@@ -22,6 +27,8 @@ from ..kit.transcripts import speaker_of
 READ = 300
 #: facts handed to the extractor at most
 KEEP = 40
+#: newest current memories read for the keyless statements among them
+READ_STATEMENTS = 60
 
 _WORD = re.compile(r"[\w'.+#-]+")
 # Entity words too common to tie a text to an entity ("the billing service" -> "billing").
@@ -30,6 +37,10 @@ _COMMON = frozenset("the a an my our your his her their new old app team service
 
 def reads_known(extractor: object) -> bool:
     return bool(getattr(extractor, "reads_known", False))
+
+
+def reads_statements(extractor: object) -> bool:
+    return reads_known(extractor) and bool(getattr(extractor, "reads_statements", False))
 
 
 def relevant(facts: Sequence[KnownFact], text: str, keep: int = KEEP) -> list[KnownFact]:
@@ -62,4 +73,13 @@ async def extract_with_known(storage: Storage, extractor: Extractor, namespace: 
     if not reads_known(extractor):
         return await extractor.extract(text, topic)
     known = await known_facts(storage, namespace, text)
-    return await extractor.extract(text, topic, known=known)  # type: ignore[call-arg]
+    if not reads_statements(extractor):
+        return await extractor.extract(text, topic, known=known)  # type: ignore[call-arg]
+    statements = await known_statements(storage, namespace)
+    return await extractor.extract(text, topic, known=known,  # type: ignore[call-arg]
+                                   statements=statements)
+
+
+async def known_statements(storage: Storage, namespace: str) -> list[KnownStatement]:
+    rows, _ = await storage.list_memories(namespace, READ_STATEMENTS, 0)
+    return [KnownStatement(m.id, m.text) for m in rows if m.key is None]

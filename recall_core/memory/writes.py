@@ -26,6 +26,7 @@ from .session_context import attach_context, embed_in_context
 from ..errors import StaleClaim, TransientConflict
 from ..models import ExtractedMemory, Memory, Operation
 from ..contracts import Embedder, Extractor, NotReady, Storage, WriteTx
+from ..kit.attributes import is_many
 from ..kit.text import jaccard, query_terms, token_set
 
 log = logging.getLogger("recall.writes")
@@ -44,6 +45,9 @@ class Prepared:
     memories: list[Memory] = field(default_factory=list)
     #: Keyless memories that repeat a stored one: (stored id, importance) to refresh instead.
     duplicates: list[tuple[str, float]] = field(default_factory=list)
+    #: memory id -> ids of keyless statements its single-valued fact replaces (the extractor's
+    #: `replaces`), ended at commit when still current and said before it
+    replaces: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def keys(self) -> list[tuple[str, str]]:
@@ -122,6 +126,8 @@ async def prepare(storage: Storage, embedder: Embedder | None, namespace: str,
                 out.duplicates.append((dup.id, m.importance))
                 continue
             seen.append(tokens)
+        if em.replaces and m.key is not None and not is_many(m.key[1]):
+            out.replaces[m.id] = list(dict.fromkeys(em.replaces))
         out.memories.append(m)
     await attach_context(storage, namespace, out.memories)
     await embed_memories(embedder, out.memories, storage)
@@ -170,7 +176,32 @@ async def commit(tx: WriteTx, prepared: Prepared, now: datetime) -> Written:
         changes = facts.plan(timeline, [m.model_copy() for m in prepared.memories],
                              prepared.at, keep_restatement=True)
     changes.refresh.extend(prepared.duplicates)
+    if prepared.replaces:
+        changes.ends.extend(await replaced_statements(tx, prepared.replaces, changes))
     return await apply(tx, changes, now)
+
+
+async def replaced_statements(tx: WriteTx, replaces: dict[str, list[str]],
+                              changes: facts.Changes) -> list[tuple[str, datetime, str | None]]:
+    """Ends for the keyless statements an extractor said a new fact replaces: read inside
+    the transaction, so only rows still current, of this namespace (partition), stating no
+    fact and said before the new memory are ended, each by the memory that replaces it."""
+    current = {m.id: m for m in changes.inserts if m.valid_until is None}
+    wanted = {i for mid, ids in replaces.items() if mid in current for i in ids}
+    if not wanted:
+        return []
+    ending = {i for i, _, _ in changes.ends}
+    rows = {r.id: r for r in await tx.current(sorted(wanted))}
+    ends: list[tuple[str, datetime, str | None]] = []
+    for mid, ids in replaces.items():
+        new = current.get(mid)
+        for i in ids if new is not None else ():
+            row = rows.get(i)
+            if row is None or row.key is not None or i in ending or row.valid_from > new.valid_from:
+                continue
+            ends.append((i, new.valid_from, mid))
+            ending.add(i)
+    return ends
 
 
 async def transaction(storage: Storage, namespace: str, keys: Sequence[tuple[str, str]],

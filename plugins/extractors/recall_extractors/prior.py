@@ -51,7 +51,7 @@ NONE_MARGIN = 0.02
 VALUE_MIN = 0.45
 
 _I = re.IGNORECASE
-_NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|used to|back then|years ago|"
+NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|used to|back then|years ago|"
                   r"wasn't|isn't)\b", _I)
 # Wordings that say a value holds now or changed (with known.CURRENT's).
 _NOW = re.compile(r"\b(?:again|instead|started|starting|switched|changed|new|since)\b", _I)
@@ -84,7 +84,7 @@ def read_with_known(read: list[list[tuple[str, Reading]]], classifier: Any,
             if reading.facts or not reading.predicate or reading.subject.entity is None:
                 continue
             mine = single.get(reading.subject.entity)
-            if not mine or UNSURE.search(clause) or _NOT.search(clause) \
+            if not mine or UNSURE.search(clause) or NOT.search(clause) \
                     or not (CURRENT.search(clause) or _NOW.search(clause)):
                 continue
             fact = _read(clause, reading, classifier, mine)
@@ -96,12 +96,10 @@ def _read(clause: str, reading: Reading, classifier: Any,
           mine: Sequence[KnownFact]) -> Fact | None:
     assert reading.predicate is not None and reading.subject.entity is not None
     scores = dict(classifier.scores(reading.predicate))
-    best = max(s for a, s in scores.items())
     ranked = sorted({k.attribute for k in mine}, key=lambda a: -scores.get(a, 0.0))
     attribute = ranked[0]
     score = scores.get(attribute, 0.0)
-    if score < PRIOR_MIN or score < best - PRIOR_LEAD \
-            or score < scores.get("NONE", 0.0) + NONE_MARGIN:
+    if not near(scores, attribute):
         return None
     if len(ranked) > 1 and scores.get(ranked[1], 0.0) > score - PRIOR_LEAD:
         return None  # two known facts fit: unsure which one changed
@@ -109,14 +107,22 @@ def _read(clause: str, reading: Reading, classifier: Any,
     facts = [f for f in reading.classified(attribute) if not f.ended]
     if facts:
         fact = facts[0]
-        if _same(fact.value, old.value):
+        if same(fact.value, old.value):
             return None  # the known value restated: nothing new (the rules refresh it)
         return Fact(old.entity, old.attribute, fact.value)
     value = _nearest(reading.predicate, old.value, classifier)
     return Fact(old.entity, old.attribute, value) if value else None
 
 
-def _same(a: str, b: str) -> bool:
+def near(scores: dict[str, float], attribute: str) -> bool:
+    """Whether the classifier's `scores` of a statement place it near `attribute` by the
+    lower bar a known fact earns (see the module docstring)."""
+    score = scores.get(attribute, 0.0)
+    return score >= PRIOR_MIN and score >= max(scores.values()) - PRIOR_LEAD \
+        and score >= scores.get("NONE", 0.0) + NONE_MARGIN
+
+
+def same(a: str, b: str) -> bool:
     a, b = a.lower().strip(), b.lower().strip()
     return a == b or a in b.split() or b in a.split()
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recall_core import ExtractedMemory, Extractor, Memory
-from recall_core.contracts import ExtractionError, KnownFact
+from recall_core.contracts import ExtractionError, KnownFact, KnownStatement
 
 from .fragments import group_fragments, split_speaker
 from .kinds import by_kind
@@ -33,6 +33,7 @@ from .lexicon import TOOL_CATEGORIES
 from .sentences import is_chitchat, split_sentences, words
 from .settings import StubSettings
 from .classifier import load as load_classifier
+from .earlier import Earlier
 from .prior import read_with_known
 from .reading import read_all
 from .triples import Fact, Reading
@@ -269,6 +270,7 @@ class StubExtractor(Extractor):
     name = "stub"
     prompt_version = "rules-v3"
     reads_known = True
+    reads_statements = True
 
     def __init__(self, settings: StubSettings | None = None, classifier: Any = _AUTO):
         self.settings = settings or StubSettings()
@@ -276,9 +278,10 @@ class StubExtractor(Extractor):
             classifier = load_classifier() if self.settings.classifier == "auto" else None
         #: reads the statements no rule reads (`classifier`); None: rules alone
         self.classifier = classifier
+        self._earlier = Earlier()
 
-    async def extract(self, text: str, topic: str = "",
-                      known: Sequence[KnownFact] = ()) -> list[ExtractedMemory]:
+    async def extract(self, text: str, topic: str = "", known: Sequence[KnownFact] = (),
+                      statements: Sequence[KnownStatement] = ()) -> list[ExtractedMemory]:
         speaker, body = split_speaker(text)
         seen: set[str] = set()
         kept = []
@@ -297,8 +300,8 @@ class StubExtractor(Extractor):
                 log.warning("stub: the attribute classifier could not run (%s: %s); "
                             "statements are read by rules alone", type(exc).__name__, exc)
                 self.classifier = None
-        for statements in read:
-            for clause, reading in statements:
+        for clauses in read:
+            for clause, reading in clauses:
                 if not reading.facts:
                     reading.facts = by_kind(clause, reading.subject, speaker)
         apply_known(kept, read, known, speaker)
@@ -318,6 +321,14 @@ class StubExtractor(Extractor):
                     own = f"{speaker}: {fact.text}" if speaker else fact.text
                 # Classified on the whole group (cue phrases may sit in any of its sentences).
                 out.append(memory(own, fact, joined))
+        if statements and self.classifier is not None and any(m.entity for m in out):
+            try:
+                await asyncio.to_thread(self._earlier.mark, out, known, statements,
+                                        self.classifier)
+            except Exception as exc:  # noqa: BLE001 - as for classify_unread above
+                log.warning("stub: the attribute classifier could not run (%s: %s); "
+                            "statements are read by rules alone", type(exc).__name__, exc)
+                self.classifier = None
         return out
 
     async def merge(self, memories: Sequence[Memory], topic: str = "") -> ExtractedMemory:

@@ -1,0 +1,98 @@
+"""Which earlier statement, stored without a fact, a new value replaces.
+
+"We monitor with Nagios." was stored as a memory without a fact: no rule keyed it, and the
+attribute classifier alone was not sure enough (`classifier.MIN_SCORE`). When "Datadog is our
+monitoring now" later gives (team, monitoring) a value, the old statement is read again
+knowing what to look for: the same subject, a predicate the classifier places near that
+attribute (`prior`'s bar: the attribute is as good as the best and beats statements that
+state nothing), a value of the attribute's kind other than the new one, and no hedge,
+question, negation or past. Then the new memory `replaces` it and the fact model ends it as
+it ends a superseded value (`recall_core.memory.writes.replaced_statements`).
+
+Only the newest such statement is named, and none when the new fact's key is already known
+(the known fact is what it supersedes). Readings and the classifier's scores of a statement
+are kept by its id, so each stored statement is read once per process, not once per job.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from recall_core import ExtractedMemory
+from recall_core.contracts import KnownFact, KnownStatement
+from recall_core.kit.attributes import is_many
+from recall_core.kit.transcripts import speaker_of
+
+from . import prior
+from .cues import UNSURE
+from .prototypes import PROTOTYPES
+from .reading import read_all
+from .sentences import split_sentences
+from .triples import Reading
+
+#: statement readings kept (by memory id)
+CACHE = 4096
+
+
+class Earlier:
+    """Reads stored statements once each and finds the one a new value replaces."""
+
+    def __init__(self) -> None:
+        self._readings: OrderedDict[str, list[tuple[str, Reading]]] = OrderedDict()
+        self._scores: OrderedDict[str, dict[str, float]] = OrderedDict()
+
+    def mark(self, out: Sequence[ExtractedMemory], known: Sequence[KnownFact],
+             statements: Sequence[KnownStatement], classifier: Any) -> None:
+        """Set `replaces` on the memories of `out` whose single-valued fact a statement
+        stated before (in place). Runs in the worker's thread: it may encode."""
+        keys = {(k.entity, k.attribute) for k in known}
+        for em in out:
+            if not (em.entity and em.attribute and em.value) or is_many(em.attribute) \
+                    or em.attribute not in PROTOTYPES or (em.entity, em.attribute) in keys:
+                continue
+            for s in statements:  # newest first
+                if s.text.strip() == em.text.strip():
+                    continue
+                if self._states(s, em, classifier):
+                    em.replaces = [s.id]
+                    break
+
+    def _states(self, s: KnownStatement, em: ExtractedMemory, classifier: Any) -> bool:
+        for clause, reading in self._read(s):
+            if reading.subject.entity != em.entity or not reading.predicate \
+                    or UNSURE.search(clause) or prior.NOT.search(clause):
+                continue
+            values = [f.value for f in reading.classified(em.attribute) if not f.ended]
+            if not values or any(prior.same(v, em.value or "") for v in values):
+                continue
+            scores = self._scored(s.id, reading.predicate, classifier)
+            if prior.near(scores, em.attribute):
+                return True
+        return False
+
+    def _read(self, s: KnownStatement) -> list[tuple[str, Reading]]:
+        if (found := self._readings.get(s.id)) is not None:
+            self._readings.move_to_end(s.id)
+            return found
+        speaker = speaker_of(s.text)
+        body = s.text.split(":", 1)[1].strip() if speaker else s.text
+        found = [pair for statements in read_all(split_sentences(body), speaker)
+                 for pair in statements]
+        _keep(self._readings, s.id, found)
+        return found
+
+    def _scored(self, sid: str, predicate: str, classifier: Any) -> dict[str, float]:
+        key = f"{sid}\x00{predicate}"
+        if (found := self._scores.get(key)) is not None:
+            return found
+        found = dict(classifier.scores(predicate))
+        _keep(self._scores, key, found)
+        return found
+
+
+def _keep(cache: OrderedDict, key: str, value: Any) -> None:
+    cache[key] = value
+    while len(cache) > CACHE:
+        cache.popitem(last=False)
