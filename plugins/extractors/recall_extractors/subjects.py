@@ -335,11 +335,25 @@ def _head(words_text: str, bare: bool = False) -> tuple[str, str] | None:
     chat is ..."), else before the first verb ("my wife drives to work", "our Node services
     use Sequelize")."""
     words = words_text.split()
+    # A subject never runs past a comma ("Standup moved again, it's async": the subject is
+    # "Standup", not "Standup moved again, it").
+    comma = next((i + 1 for i, w in enumerate(words) if w.endswith(",")), len(words))
     for test in (_AUX_ONLY, _VERB_ONLY if not bare else re.compile(_BARE_VERB + r"$", _I)):
-        for i, w in enumerate(words[:5]):
-            if i > 0 and test.match(w.strip(",.")):
+        for i, w in enumerate(words[:min(5, comma)]):
+            if i > 0 and (test.match(w.strip(",.")) or
+                          bare and test is not _AUX_ONLY and _past_after_noun(words, i)):
                 return " ".join(words[:i]), " ".join(words[i:])
     return None
+
+
+_DETERMINERS = frozenset("the a an our my your their his her its this that these those".split())
+
+
+def _past_after_noun(words: list[str], i: int) -> bool:
+    """ "team voted to move", "billing crashed": a word in -ed after a noun is its verb (after
+    a determiner it is an adjective: "the shared drive")."""
+    return bool(re.fullmatch(r"[a-z]{2,}ed", words[i])) and \
+        words[i - 1].lower() not in _DETERMINERS
 
 
 def _after_relation(words_text: str) -> tuple[str, str] | None:
