@@ -125,6 +125,11 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
     return [_tidy(s) for s in out if s.strip(" ,;")]
 
 
+def opens_with_subject(clause: str) -> bool:
+    """Whether `clause` opens with a subject of its own ("they split up years ago")."""
+    return bool(_SUBJECT.match(clause))
+
+
 def _until_cut(text: str) -> str:
     """The text up to the next place a statement may end."""
     return _CUT.split(text, maxsplit=1)[0]

@@ -35,6 +35,7 @@ from .settings import StubSettings
 from .classifier import load as load_classifier
 from .earlier import Earlier
 from .prior import read_with_known
+from .statements import opens_with_subject
 from .reading import read_all
 from .triples import Fact, Reading
 
@@ -202,7 +203,8 @@ def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) ->
     for sentence, statements in zip(sentences, read):
         found = [Unit(clause, [f for f in r.facts if f.triple() is not None],
                       alone=len(statements) > 1 and (r.subject.entity is not None
-                                                     or bool(_REQUEST.match(clause))))
+                                                     or bool(_REQUEST.match(clause))
+                                                     or opens_with_subject(clause)))
                  for clause, r in statements]
         side_by_side(found, sentence)
         if not any(u.facts for u in found):
