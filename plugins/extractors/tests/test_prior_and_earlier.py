@@ -1,0 +1,98 @@
+"""The rule-based extractor with the attribute classifier (the default install): a known fact
+makes its attribute the likelier reading of a statement about its subject that says a change
+(`prior`), and a new value names the earlier statement without a fact that it replaces
+(`earlier`). When unsure, nothing is read: the statement stays a memory without a fact."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_core.contracts import KnownFact as K
+from recall_core.contracts import KnownStatement as S
+from recall_extractors import StubSettings, make_stub
+from recall_extractors.stub import StubExtractor
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubExtractor:
+    ex = make_stub(StubSettings())
+    if ex.classifier is None:
+        pytest.skip("the packaged MiniLM (recall-embeddings) is not installed")
+    return ex
+
+
+async def facts(stub, text, *known):
+    return [(m.entity, m.attribute, m.value) for m in await stub.extract(text, known=known)
+            if m.attribute]
+
+
+@pytest.mark.parametrize("known,text,expected", [
+    (K("user", "partner", "Rachel"), "I'm with Naomi now, we met at a climbing gym.",
+     ("user", "partner", "Naomi")),
+    (K("user", "occupation", "teacher"), "I do instructional design at Coursera now",
+     ("user", "occupation", "design at Coursera")),
+])
+async def test_a_known_fact_reads_a_change_said_in_other_words(stub, known, text, expected):
+    assert expected in await facts(stub, text, known)
+    # the same statement with nothing known states no fact of that key
+    assert all((e, a) != expected[:2] for e, a, _ in await facts(stub, text))
+
+
+@pytest.mark.parametrize("known,text", [
+    (K("user", "partner", "Rachel"), "I'm with Naomi, we met at a climbing gym."),  # no change said
+    (K("user", "location", "Berlin"), "I work in Munich."),
+    (K("user", "employer", "Atlassian"), "I've got an interview at Canva now, fingers crossed?"),
+    (K("user", "partner", "Rachel"), "I might be with Naomi now."),                   # a hedge
+])
+async def test_unsure_statements_keep_the_known_fact(stub, known, text):
+    assert all((e, a) != (known.entity, known.attribute) for e, a, _ in
+               await facts(stub, text, known))
+
+
+async def test_a_new_value_names_the_earlier_statement_it_replaces(stub):
+    told = [S("m3", "The dashboards are way better."), S("m2", "We monitor with Nagios."),
+            S("m1", "I live in Lisbon.")]
+    out = await stub.extract("Datadog is our monitoring now", statements=told)
+    [datadog] = [m for m in out if m.attribute]
+    assert (datadog.entity, datadog.attribute, datadog.value) == ("team", "monitoring", "Datadog")
+    assert datadog.replaces == ["m2"]
+
+
+@pytest.mark.parametrize("earlier", [
+    "We might monitor with Nagios someday.",         # a hedge
+    "We don't monitor with Nagios.",                 # negated
+    "My brother's team monitors with Nagios.",       # another subject
+    "We monitor with Datadog.",                      # the same value
+])
+async def test_no_earlier_statement_is_named_when_unsure(stub, earlier):
+    out = await stub.extract("Datadog is our monitoring now", statements=[S("m1", earlier)])
+    assert all(not m.replaces for m in out)
+
+
+async def test_a_known_key_is_what_a_new_value_supersedes(stub):
+    out = await stub.extract("Datadog is our monitoring now",
+                             known=[K("team", "monitoring", "Grafana")],
+                             statements=[S("m1", "We monitor with Nagios.")])
+    assert all(not m.replaces for m in out)
+
+
+@pytest.mark.parametrize("text,statements", [
+    ("We use Auth0 for auth and Grafana for monitoring; chat is Mattermost.",
+     ["We use Auth0 for auth", "We use Grafana for monitoring", "chat is Mattermost."]),
+    ("my son is 7 and goes to Riverside Primary",
+     ["my son is 7", "my son goes to Riverside Primary"]),
+    ("My mum lives in Leeds, my dad lives in Hull, they split up years ago.",
+     ["My mum lives in Leeds", "my dad lives in Hull", "they split up years ago."]),
+])
+async def test_compound_sentences_are_their_statements(stub, text, statements):
+    out = [m.text for m in await stub.extract(text)]
+    for s in statements:
+        assert any(s in t for t in out), (s, out)
+    assert len(out) >= len(statements)
+
+
+async def test_a_plural_after_i_is_no_verb(stub):
+    """After "I" or "we", "dogs from shelters" is a noun, never a clause given "I" back."""
+    out = [m.text for m in await stub.extract("I like cats and dogs from shelters.")]
+    assert not any(t.startswith(("I dogs", "I cats")) for t in out)
+    assert any("dogs from shelters" in t for t in out)
