@@ -62,6 +62,8 @@ _DANGLING = re.compile(r"(?:\s+(?:in|on|at|for|with|to|of|and|or|the|a|an|my|our
 def value(raw: str, stops: str = COMMON, max_words: int = 6) -> str | None:
     """Cut `raw` at the first clause boundary; None when what is left is not a clean value."""
     head = re.split(stops, " " + raw + " ", maxsplit=1, flags=_I)[0]
+    # A clause after a comma opens with a verb in -ed/-ing ("..., started last week"); a
+    # capitalised word there is a name in the list ("Java, Spring and Oracle").
     out = clean_value(_DANGLING.sub("", head))
     tokens = out.split()
     if not tokens or len(tokens) > max_words:
@@ -81,7 +83,7 @@ def items(raw: str, stops: str = LIST, max_words: int = 4) -> list[str]:
     list. The list ends where a value would (`stops` minus its commas)."""
     head = re.split(stops, " " + raw + " ", maxsplit=1, flags=_I)[0]
     head = re.split(r"\s+(?:and|but|so)\s+(?:i|we|my|our|he|she|they)\b|,\s+(?:i|we|my|our|he|"
-                    r"she|they)\b|,\s+(?:\w+ed|\w+ing|no more|not)\b", head, maxsplit=1,
+                    r"she|they)\b|,\s+(?:(?-i:[a-z]\w*ed|[a-z]\w*ing)|no more|not)\b", head, maxsplit=1,
                     flags=_I)[0]
     parts = [p for p in _ITEM_SPLIT.split(head.strip()) if p.strip()]
     out = []
