@@ -222,7 +222,7 @@ def find_subject(clause: str, speaker: str | None = None,
         return Subject(TEAM, "team", m["rest"], surface="we")
     if m := re.match(r"^(?P<who>my|our)\s+(?:(?:new|current|old|own|usual|little|older|"
                      r"younger|big|baby|main|primary|go-to|default)\s+)*(?P<all>.+)$", text, _I):
-        if split := _head(m["all"]) or _after_relation(m["all"]):
+        if split := _head(m["all"]):
             np, rest = split
             owner_np, sep, noun2 = np.partition("'s ")
             if not sep:
@@ -354,16 +354,6 @@ def _past_after_noun(words: list[str], i: int) -> bool:
     a determiner it is an adjective: "the shared drive")."""
     return bool(re.fullmatch(r"[a-z]{2,}ed", words[i])) and \
         words[i - 1].lower() not in _DETERMINERS
-
-
-def _after_relation(words_text: str) -> tuple[str, str] | None:
-    """ "my roommate eats meat again": a relation noun after "my" is the whole subject, so
-    the word after it is its verb even when no verb list knows it ("eats", "teaches")."""
-    words = words_text.split()
-    if len(words) > 1 and words[0].lower() in RELATIONS | _RELATION_WORDS \
-            and re.fullmatch(r"[a-z]{3,}s", words[1]):
-        return words[0], " ".join(words[1:])
-    return None
 
 
 def _possessed(who: str, np: str, noun2: str | None, rest: str, surface: str,
