@@ -46,7 +46,7 @@ CURRENT = re.compile(
 # Words that end the value they name ("gave up on emacs", "Keycloak is gone").
 _ENDS = re.compile(
     r"\b(?:no more|no longer|anymore|gave up|given up|ditched|dropped|replaced|retired|"
-    r"gone|dead|shut (?:\w+ )?down|killed|sold|left|quit|stop|stopped|swapped|switched|moved|"
+    r"gone|dead|shut (?:\w+ )?down|killed|sold|left|quit|swapped|switched|moved|"
     r"instead of|overtaken|over)\b", _I)
 _NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|used to|back then|"
                   r"years ago|last year)\b", _I)

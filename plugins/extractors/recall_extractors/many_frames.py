@@ -165,10 +165,7 @@ def read(predicate: str, person: bool = True) -> tuple[str, list[str]] | None:
         if found and all(category_of(v) == "language" for v in found):
             return "skills", found
     if m := re.match(r"^do (?P<v>\w+ing)\b", p, _I):
-        # "I do climbing, yoga and cycling": each a hobby; an ended one, as `triples`
-        # restates it, is the one word
-        listed = V.items(p[3:], V.LIST, 3)
-        return "hobbies", listed if len(listed) > 1 and listed[0] == m["v"] else [m["v"]]
+        return "hobbies", [m["v"]]  # an ended hobby, as `triples` restates it
     if m := _PLAYS.match(p):
         found = [_hobby_head(v) for v in V.items(m["v"], V.LIST, 4)]
         if found and all(found):

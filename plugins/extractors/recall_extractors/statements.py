@@ -8,9 +8,7 @@ first without touching the second. A sentence is cut at ";" (between clauses of 
 * it opens with a subject ("I", "we", "my sister", "our CI", "he", a person's name, "the
   billing service"): "I live in Berlin and I prefer tea";
 * or, after and/but/";", with a verb whose subject was left out ("I live in Berlin and work
-  at Globex"; after a subject in the third person, any verb in -s before a preposition or an
-  article: "my son is 7 and goes to Riverside"): the clause gets the subject back ("I work
-  at Globex").
+  at Globex"): the clause gets the subject back ("I work at Globex").
 
 Never cut: before "it", "that", "which", "so", "there" (they lean on what came before:
 "I went to the group and it was powerful"), inside a list ("I like Python, Go and Rust" is
@@ -61,10 +59,6 @@ _GAPPED_HEAD = re.compile(r"^(?P<head>.*?\b(?i:use|uses|using|run|runs|keep|keep
                           r"(?i:for|to)\s+\S")
 _GAPPED = re.compile(r"^(?:(?:our|the|my)\s+)?[\w.+#-]+(?:\s[\w.+#-]+){0,2}\s+(?i:for|to)\s+"
                      r"[\w-]+(?:\s[\w-]+)?[.!]?$")
-# "my son is 7 and goes to Riverside": a verb in -s, by its form, before what verbs take;
-# only after a subject in the third person (after "I"/"we", "dogs from shelters" is a noun).
-_THIRD_PERSON_VERB = re.compile(r"^[a-z]{2,}s\s+(?:to|at|in|on|for|with|into|from|by|the|a|an|"
-                                r"his|her|their|its)\b")
 _LEANS = re.compile(r"^(?:it|it's|its|that|that's|this|these|those|which|who|so|there|"
                     r"there's|then|too|as well|not|or|(?:is|are|was|isn't|aren't)\s+(?:that|"
                     r"it|this|there)|right\?)\b", _I)
@@ -110,12 +104,10 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
             out.append(left)
             start, prefix, subject = m.end(), "", None
             continue
-        third = _THIRD_PERSON_VERB.match(right)
-        if not _ELIDED.match(right) and not third:
+        if not _ELIDED.match(right):
             continue
         subject = subject or find_subject(left, speaker)
-        if subject.entity is None or not subject.surface or \
-                third and not _ELIDED.match(right) and subject.surface.lower() in ("i", "we"):
+        if subject.entity is None or not subject.surface:
             subject = None
             continue
         # The clause gets its subject back, and so does the next one that leaves it out.
