@@ -1,9 +1,15 @@
 """Full-text search over the FTS5 index (`memories_fts`, see schema.py).
 
-The index holds active rows only, one `text` column and one `ns` column with a token per
-namespace, so a MATCH is scoped to the namespace by FTS5 itself and never scores other
-tenants' rows. Terms are quoted (see `codec.quote_terms`), so no input can reach the FTS5
-query syntax.
+The index holds active rows only. Its words are prefixed with the namespace's number
+(fts_terms.py, schema.py migration 16), so a query's terms are the namespace's own: FTS5 never
+reads, counts or scores other tenants' postings, and a small tenant's search costs what its
+own rows cost, whatever the file holds. Terms are quoted (see `fts_terms.quote_terms`), so no
+input can reach the FTS5 query syntax.
+
+Statistics: a term's document frequency (bm25()'s IDF) is the namespace's, since its
+doclist is. The row count and the average row length bm25() uses are the whole index's, as
+they always were (FTS5 keeps them per table); with lengths ignored (below) the average only
+sets how fast repeated words saturate.
 
 Scores are FTS5's bm25() without length normalisation (the index has no per-row sizes,
 schema.py migration 4): a term's weight is its IDF, saturated by how often it occurs, with the
@@ -27,27 +33,23 @@ from collections.abc import Sequence
 
 from recall_core import ScoredId
 
-from .codec import fts_match, quote_terms
+from .codec import fts_match
+from .fts_terms import quote_terms
 from .connection import Database
 
 #: Below this many active memories a search uses every term as given.
 COMMON_TERM_MIN_ROWS = 2000
-#: When the other namespaces hold at most this many active memories together (one tenant, or
-#: nearly), the MATCH leaves out the namespace token and over-fetches by that many rows
-#: instead: the token makes FTS5 walk the namespace's whole doclist to compute its IDF, which
-#: costs ~5 ms per query at 100k rows even for a rare term.
-UNSCOPED_MAX_OTHERS = 2000
 #: A split is tried when the rare side holds at most this share of the rows the plain query
 #: would score: it runs two queries over the rare side (measured: each costs about what the
 #: plain query costs per row). Only speed depends on it; the answer is the same either way.
 SPLIT_MAX_SHARE = 0.35
-# Namespace size, the other namespaces' (count of (namespace, type) groups, rows), an upper
-# bound of the rows in the index (max rowid; IDF grows with it, so bounds stay bounds), and
-# the data version (bumped by every write that changes memories, in any process).
-_SIZES = ("SELECT (SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace = ?), "
-          "count(*), coalesce(sum(n), 0), (SELECT coalesce(max(seq), 0) FROM memories), "
-          "(SELECT value FROM version_counter WHERE id = 1) "
-          "FROM (SELECT n FROM active_counts WHERE namespace <> ? AND n > 0 LIMIT 64)")
+# The namespace's number in the index (None: it never had a searchable row), its size, an
+# upper bound of the rows in the index (max rowid; IDF grows with it, so bounds stay bounds),
+# and the data version (bumped by every write that changes memories, in any process).
+_SIZES = ("SELECT (SELECT id FROM fts_namespaces WHERE namespace = ?), "
+          "(SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace = ?), "
+          "(SELECT coalesce(max(seq), 0) FROM memories), "
+          "(SELECT value FROM version_counter WHERE id = 1)")
 #: Term counts kept between searches (until the data version changes).
 HITS_CACHE_SIZE = 20_000
 
@@ -67,43 +69,43 @@ def idf(rows: int, hits: int) -> float:
 class FullText:
     def __init__(self, db: Database):
         self.db = db
-        # (scope, term) -> rows matching; valid for one data version. Counting "project" in
+        # (namespace number, term) -> rows matching; valid for one data version. Counting "project" in
         # 42% of 100k rows costs 2.4 ms, and the same words come back query after query.
-        self._hit_cache: dict[tuple[str | None, str], int] = {}
+        self._hit_cache: dict[tuple[int, str], int] = {}
         self._hit_version: int | None = None
         # The same counts, kept across writes, for choosing near-duplicate candidates (where
         # a stale count costs speed, never correctness).
-        self._loose_hits: dict[tuple[str | None, str], int] = {}
+        self._loose_hits: dict[tuple[int, str], int] = {}
         #: How each search was answered (single query / split / split then plain); tests and
         #: benchmarks read it.
         self.plans: Counter[str] = Counter()
 
     async def search(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
-        quoted = quote_terms(terms)
-        if not quoted or limit <= 0:
+        if limit <= 0:
             return []
-        mine, scope, rows = await self._sizes(namespace)
+        code, mine, rows = await self._sizes(namespace)
+        quoted = quote_terms(code, terms) if code is not None else []
+        if not quoted:
+            return []
         if len(quoted) > 1 and mine >= COMMON_TERM_MIN_ROWS:
-            hits = await self._hits(scope, quoted)
+            hits = await self._hits(code, quoted)
             quoted, hits = _informative(quoted, hits, rows)
-            found = await self._by_splits(namespace, scope, quoted, hits, rows, limit)
+            found = await self._by_splits(namespace, code, quoted, hits, rows, limit)
             if found is not None:
                 return found
         else:
             self.plans["single"] += 1
-        return await self._ranked(namespace, scope, quoted, None, limit)
+        return await self._ranked(namespace, quoted, None, limit)
 
-    async def _sizes(self, namespace: str) -> tuple[int, str | None, int]:
-        """(the namespace's active rows, the MATCH scope: None = unscoped, an upper bound of
-        the rows in the index); drops the cached term counts when the data changed."""
-        mine, groups, others, max_rowid, version = await self.db.fetch_one(
-            _SIZES, (namespace, namespace))
+    async def _sizes(self, namespace: str) -> tuple[int | None, int, int]:
+        """(the namespace's number in the index, its active rows, an upper bound of the rows
+        in the index); drops the cached term counts when the data changed."""
+        code, mine, max_rowid, version = await self.db.fetch_one(_SIZES, (namespace, namespace))
         if version != self._hit_version or len(self._hit_cache) > HITS_CACHE_SIZE:
             self._hit_cache, self._hit_version = {}, version
-        scope = None if groups < 64 and others <= UNSCOPED_MAX_OTHERS else namespace
-        return mine, scope, max(int(max_rowid), mine + others)
+        return code, int(mine), max(int(max_rowid), int(mine))
 
-    async def _by_splits(self, namespace: str, scope: str | None, quoted: list[str],
+    async def _by_splits(self, namespace: str, code: int, quoted: list[str],
                          hits: list[int], rows: int, limit: int) -> list[ScoredId] | None:
         """The split answer when one is likely to be provable and cheaper; None otherwise
         (the caller then runs the plain query)."""
@@ -112,7 +114,7 @@ class FullText:
             self.plans["single"] += 1
             return None
         rare, common, bound = split
-        found = await self._split(namespace, scope, rare, common, bound, limit)
+        found = await self._split(namespace, rare, common, bound, limit)
         self.plans["split" if found is not None else "split, then plain"] += 1
         return found
 
@@ -121,25 +123,27 @@ class FullText:
         """See recall_core.contracts.storage.NearDuplicateSearch: only rows holding one of the
         `max_missing + 1` rarest terms are scored (by every term; the rare ones count twice,
         which suits a search for rows holding them all)."""
-        quoted = quote_terms(terms)
-        if not quoted or limit <= 0:
+        if limit <= 0:
             return []
-        mine, scope, _ = await self._sizes(namespace)
+        code, mine, _ = await self._sizes(namespace)
+        quoted = quote_terms(code, terms) if code is not None else []
+        if not quoted:
+            return []
         if len(quoted) <= max_missing + 1 or mine < COMMON_TERM_MIN_ROWS:
-            return await self._ranked(namespace, scope, quoted, None, limit)
+            return await self._ranked(namespace, quoted, None, limit)
         # Any max_missing + 1 terms would be correct (a near-duplicate holds one of them); the
         # rarest are merely the cheapest, so counts of an older data version serve too.
-        unknown = [t for t in quoted if (scope, t) not in self._loose_hits]
+        unknown = [t for t in quoted if (code, t) not in self._loose_hits]
         if unknown:
             if len(self._loose_hits) > HITS_CACHE_SIZE:
                 self._loose_hits = {}
-            self._loose_hits.update(zip(((scope, t) for t in unknown),
-                                        await self._hits(scope, unknown)))
-        rarest = sorted(quoted, key=lambda t: self._loose_hits[(scope, t)])[:max_missing + 1]
+            self._loose_hits.update(zip(((code, t) for t in unknown),
+                                        await self._hits(code, unknown)))
+        rarest = sorted(quoted, key=lambda t: self._loose_hits[(code, t)])[:max_missing + 1]
         self.plans["near-duplicates"] += 1
-        return await self._ranked(namespace, scope, rarest, quoted, limit)
+        return await self._ranked(namespace, rarest, quoted, limit)
 
-    async def _split(self, namespace: str, scope: str | None, rare: list[str],
+    async def _split(self, namespace: str, rare: list[str],
                      common: list[str], bound: float, limit: int) -> list[ScoredId] | None:
         """The top `limit` of the plain query, computed from the rare terms, or None.
 
@@ -150,8 +154,8 @@ class FullText:
         `bound` (every common term at full weight), so if the `limit`-th best row found beats
         the bound, none of them can enter.
         """
-        alone = await self._rows(namespace, scope, rare, None, limit)
-        both = await self._rows(namespace, scope, rare, common, limit)
+        alone = await self._rows(namespace, rare, None, limit)
+        both = await self._rows(namespace, rare, common, limit)
         best: dict[str, Row] = {}
         for row in (*alone, *both):  # a row in both: the second (full) score is the larger
             if row[0] not in best or row[1] > best[row[0]][1]:
@@ -161,47 +165,41 @@ class FullText:
             return None
         return _scored(ranked)
 
-    async def _ranked(self, namespace: str, scope: str | None, terms: list[str],
-                      also: list[str] | None, limit: int) -> list[ScoredId]:
-        return _scored(await self._rows(namespace, scope, terms, also, limit))
+    async def _ranked(self, namespace: str, terms: list[str], also: list[str] | None,
+                      limit: int) -> list[ScoredId]:
+        return _scored(await self._rows(namespace, terms, also, limit))
 
-    async def _rows(self, namespace: str, scope: str | None, terms: list[str],
-                    also: list[str] | None, limit: int) -> list[Row]:
-        # Ranked inside FTS5 (active rows only; the ns and pad columns weighted 0), then only
-        # the top rowids are joined, re-checking namespace and activity. Unscoped, the inner
-        # LIMIT grows by every active row of other namespaces (read in the same statement, so
-        # the same snapshot): even if all of them outrank ours, `limit` of ours remain.
+    async def _rows(self, namespace: str, terms: list[str], also: list[str] | None,
+                    limit: int) -> list[Row]:
+        # Ranked inside FTS5 (active rows of the namespace only: the terms carry its prefix;
+        # the ns and pad columns weighted 0), then only the top rowids are joined, which
+        # re-checks namespace and activity (defence in depth: they always hold).
         # bm25() is lower-is-better, so it is negated into higher-is-better. Scores ignore
         # length (schema.py, migration 4), so rows holding the same terms tie: the newer row
         # (higher rowid) goes first, in every query alike, so a split answer stays the plain one.
-        if scope is None:
-            inner_limit = "? + (SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace <> ?)"
-            limit_params: tuple[object, ...] = (limit, namespace)
-        else:
-            inner_limit, limit_params = "?", (limit,)
         rows = await self.db.fetch(
             "SELECT m.id, -hit.rank, hit.rowid FROM ("
             f" SELECT rowid, bm25(memories_fts, 1.0, 0.0, {CONTEXT_WEIGHT}, 0.0) AS rank"
             f" FROM memories_fts WHERE memories_fts MATCH ?"
-            f" ORDER BY rank, rowid DESC LIMIT {inner_limit}) AS hit "
+            f" ORDER BY rank, rowid DESC LIMIT ?) AS hit "
             "JOIN memories AS m ON m.seq = hit.rowid "
             "WHERE m.namespace = ? AND m.valid_until IS NULL ORDER BY hit.rank, hit.rowid DESC "
             "LIMIT ?",
-            (fts_match(scope, terms, also), *limit_params, namespace, limit))
+            (fts_match(terms, also), limit, namespace, limit))
         return [(r[0], float(r[1]), r[2]) for r in rows]
 
-    async def _hits(self, scope: str | None, quoted: list[str]) -> list[int]:
-        """How many rows each term matches (in the namespace when scoped). Counting walks a
-        doclist without scoring it: ~0.05 us a row against bm25()'s ~0.2 us."""
-        missing = [t for t in quoted if (scope, t) not in self._hit_cache]
+    async def _hits(self, code: int, quoted: list[str]) -> list[int]:
+        """How many of the namespace's rows each term matches. Counting walks a doclist
+        without scoring it: ~0.05 us a row against bm25()'s ~0.2 us."""
+        missing = [t for t in quoted if (code, t) not in self._hit_cache]
         if missing:
             counts = (await self.db.fetch(
                 "SELECT " + ", ".join(
                     "(SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?)"
                     for _ in missing),
-                [fts_match(scope, [term]) for term in missing]))[0]
-            self._hit_cache.update(((scope, t), int(n)) for t, n in zip(missing, counts))
-        return [self._hit_cache[(scope, t)] for t in quoted]
+                [fts_match([term]) for term in missing]))[0]
+            self._hit_cache.update(((code, t), int(n)) for t, n in zip(missing, counts))
+        return [self._hit_cache[(code, t)] for t in quoted]
 
 
 #: (memory id, score, rowid) of one full-text hit.
