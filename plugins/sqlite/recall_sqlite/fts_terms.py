@@ -18,8 +18,10 @@ a vowel). The `z` makes (prefix, word) -> term injective.
 The text is split here into the runs of letters and digits unicode61 would make tokens of
 (after case folding and removing diacritics, which FTS5 would do anyway), so the number of
 tokens per row, hence bm25()'s average length, is what it was. Triggers call
-`recall_fts_terms(code, text)`: every connection of this plugin registers it (`register`);
-a writer without it (the sqlite3 shell) gets "no such function" instead of a wrong index.
+`recall_fts_terms(code, text)` and `recall_fts_count(text)` (per-namespace token totals for
+the namespace's own average length, fulltext.py): every connection of this plugin registers
+them; a writer without them (the sqlite3 shell) gets "no such function" instead of a wrong
+index.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from collections.abc import Sequence
 
 from recall_core.kit.text import fold
 
-#: SQL name of the function the triggers call.
+#: SQL names of the functions the triggers call.
 FUNCTION = "recall_fts_terms"
+COUNT = "recall_fts_count"
 _DIGITS = "bcdfghjklmnpqrstv"
 _END = "z"
 _TOKEN = re.compile(r"[^\W_]+")
@@ -55,6 +58,11 @@ def index_text(code: int | None, text: str | None) -> str:
     return " ".join(p + t for t in _TOKEN.findall(fold(text)))
 
 
+def count_tokens(text: str | None) -> int:
+    """How many tokens `index_text` gives `text` (fts_namespaces.tokens adds them up)."""
+    return len(_TOKEN.findall(fold(text))) if text else 0
+
+
 def quote_terms(code: int, terms: Sequence[str]) -> list[str]:
     """Each query term as a quoted FTS5 string of the namespace's prefixed tokens (a term
     the query folding left in several pieces becomes a phrase of them), empty ones and
@@ -70,5 +78,6 @@ def quote_terms(code: int, terms: Sequence[str]) -> list[str]:
 
 
 def register(conn: sqlite3.Connection) -> None:
-    """Make `recall_fts_terms` available on a (sync) connection; aiosqlite forwards to it."""
+    """Make the triggers' functions available on a plain sqlite3 connection (tests, tools)."""
     conn.create_function(FUNCTION, 2, index_text, deterministic=True)
+    conn.create_function(COUNT, 1, count_tokens, deterministic=True)

@@ -43,13 +43,16 @@ COMMON_TERM_MIN_ROWS = 2000
 #: would score: it runs two queries over the rare side (measured: each costs about what the
 #: plain query costs per row). Only speed depends on it; the answer is the same either way.
 SPLIT_MAX_SHARE = 0.35
-# The namespace's number in the index (None: it never had a searchable row), its size, an
-# upper bound of the rows in the index (max rowid; IDF grows with it, so bounds stay bounds),
-# and the data version (bumped by every write that changes memories, in any process).
-_SIZES = ("SELECT (SELECT id FROM fts_namespaces WHERE namespace = ?), "
-          "(SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace = ?), "
-          "(SELECT coalesce(max(seq), 0) FROM memories), "
-          "(SELECT value FROM version_counter WHERE id = 1)")
+# The namespace's number in the index (NULL: it never had a searchable row), its indexed rows
+# and tokens, FTS5's own record of the index's rows and tokens (bm25() reads the same), and
+# the data version (bumped by every write that changes memories, in any process).
+_AVERAGES = "(SELECT block FROM memories_fts_data WHERE id = 1)"
+_SIZES = ("SELECT f.id, coalesce(f.docs, 0), coalesce(f.tokens, 0), " + _AVERAGES + ", "
+          "(SELECT value FROM version_counter WHERE id = 1) "
+          "FROM (SELECT 1) LEFT JOIN fts_namespaces AS f ON f.namespace = ?")
+#: Columns of memories_fts; with columnsize=0 FTS5 takes every row to be -1 token per column.
+COLUMNS = 4
+B = 0.75
 #: Term counts kept between searches (until the data version changes).
 HITS_CACHE_SIZE = 20_000
 
@@ -58,6 +61,31 @@ CONTEXT_WEIGHT = 0.4
 # FTS5's bm25() constants (fts5_aux.c); a term adds at most idf * (K1 + 1) to a row's score
 # (the pad column keeps the saturation term positive, schema.py).
 K1 = 1.2
+
+
+def saturation(avgdl: float) -> float:
+    """bm25()'s k1 * (1 - b + b * D / avgdl), with D = -COLUMNS (see COLUMNS)."""
+    return K1 * (1 - B + B * -COLUMNS / avgdl)
+
+
+def averages(block: bytes | None) -> tuple[int, int]:
+    """(rows, tokens in all columns) from FTS5's averages record (memories_fts_data id 1: a
+    varint of the row count, then one per column of its tokens), as bm25() reads them."""
+    values: list[int] = []
+    i, data = 0, block or b""
+    while i < len(data):
+        value = 0
+        for j in range(9):  # SQLite varint: 7 bits a byte, big-endian; the 9th byte whole
+            byte = data[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    return (values[0], sum(values[1:])) if values else (0, 0)
 
 
 def idf(rows: int, hits: int) -> float:
@@ -83,10 +111,15 @@ class FullText:
     async def search(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
         if limit <= 0:
             return []
-        code, mine, rows = await self._sizes(namespace)
-        quoted = quote_terms(code, terms) if code is not None else []
+        code, mine, tokens, rows = await self._sizes(namespace)
+        quoted = quote_terms(code, terms) if code is not None and mine > 0 else []
         if not quoted:
             return []
+        if mine != rows:
+            # Other namespaces share the index: bm25()'s row count and average length would
+            # be the file's, so the namespace's own statistics are applied per term.
+            self.plans["per term"] += 1
+            return await self._per_term(namespace, quoted, mine, tokens, limit)
         if len(quoted) > 1 and mine >= COMMON_TERM_MIN_ROWS:
             hits = await self._hits(code, quoted)
             quoted, hits = _informative(quoted, hits, rows)
@@ -97,13 +130,57 @@ class FullText:
             self.plans["single"] += 1
         return await self._ranked(namespace, quoted, None, limit)
 
-    async def _sizes(self, namespace: str) -> tuple[int | None, int, int]:
-        """(the namespace's number in the index, its active rows, an upper bound of the rows
-        in the index); drops the cached term counts when the data changed."""
-        code, mine, max_rowid, version = await self.db.fetch_one(_SIZES, (namespace, namespace))
+    async def _sizes(self, namespace: str) -> tuple[int | None, int, int, int]:
+        """(the namespace's number in the index, its indexed rows and tokens, the rows in the
+        whole index); drops the cached term counts when the data changed."""
+        code, mine, tokens, block, version = await self.db.fetch_one(_SIZES, (namespace,))
         if version != self._hit_version or len(self._hit_cache) > HITS_CACHE_SIZE:
             self._hit_cache, self._hit_version = {}, version
-        return code, int(mine), max(int(max_rowid), int(mine))
+        return code, int(mine), int(tokens), averages(block)[0]
+
+    async def _per_term(self, namespace: str, quoted: list[str], docs: int, tokens: int,
+                        limit: int) -> list[ScoredId]:
+        """BM25 with the namespace's own statistics, in a file other namespaces share.
+
+        One statement runs a single-term query per term (each walks only the namespace's
+        doclist of that term: the terms carry its prefix) and reads FTS5's averages in the
+        same snapshot. From each row's single-term bm25() and the IDF and saturation FTS5
+        used, the term's weighted frequency in the row is recovered exactly (it is a sum of
+        1.0s for the text and CONTEXT_WEIGHTs for the context); the row's score is then what
+        bm25() would give it in an index holding the namespace alone: the same formula, the
+        same order of terms, with the namespace's row count and average length. Costs what
+        the namespace's own rows holding the terms cost, whatever the file holds.
+        """
+        sql = " UNION ALL ".join(
+            [f"SELECT -1, 0, 0.0, {_AVERAGES}"] + [
+                f"SELECT {i}, rowid, bm25(memories_fts, 1.0, 0.0, {CONTEXT_WEIGHT}, 0.0), NULL "
+                f"FROM memories_fts WHERE memories_fts MATCH ?" for i in range(len(quoted))])
+        found = await self.db.fetch(sql, [fts_match([t]) for t in quoted])
+        index_rows, index_tokens = averages(found[0][3])
+        per_term: list[list[tuple[int, float]]] = [[] for _ in quoted]
+        for i, rowid, score, _ in found[1:]:
+            per_term[i].append((rowid, -score))
+        hits = [len(rows) for rows in per_term]
+        kept = list(range(len(quoted)))
+        if len(quoted) > 1 and docs >= COMMON_TERM_MIN_ROWS:  # as the single-namespace path
+            kept = [quoted.index(t) for t in _informative(quoted, hits, docs)[0]]
+        file_k = saturation(index_tokens / index_rows) if index_rows else 0.0
+        own_k = saturation(tokens / docs)
+        scores: dict[int, float] = {}
+        for i in kept:
+            file_idf, own_idf = idf(index_rows, hits[i]), idf(docs, hits[i])
+            for rowid, score in per_term[i]:
+                g = score / file_idf
+                freq = round(g * file_k / (K1 + 1 - g) * 5) / 5  # a + 0.4 b, a and b whole
+                scores[rowid] = scores.get(rowid, 0.0) + own_idf * (
+                    (freq * (K1 + 1)) / (freq + own_k))
+        top = sorted(scores.items(), key=lambda r: (-r[1], -r[0]))[:limit]
+        if not top:
+            return []
+        ids = dict(await self.db.fetch(
+            f"SELECT seq, id FROM memories WHERE seq IN ({', '.join('?' * len(top))}) "
+            "AND namespace = ? AND valid_until IS NULL", [r for r, _ in top] + [namespace]))
+        return [ScoredId(id=ids[r], score=s) for r, s in top if r in ids]
 
     async def _by_splits(self, namespace: str, code: int, quoted: list[str],
                          hits: list[int], rows: int, limit: int) -> list[ScoredId] | None:
@@ -125,8 +202,8 @@ class FullText:
         which suits a search for rows holding them all)."""
         if limit <= 0:
             return []
-        code, mine, _ = await self._sizes(namespace)
-        quoted = quote_terms(code, terms) if code is not None else []
+        code, mine, _, _ = await self._sizes(namespace)
+        quoted = quote_terms(code, terms) if code is not None and mine > 0 else []
         if not quoted:
             return []
         if len(quoted) <= max_missing + 1 or mine < COMMON_TERM_MIN_ROWS:
