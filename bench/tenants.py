@@ -130,7 +130,7 @@ async def one_costs(db: str, passes: int, http: bool) -> dict[str, Any]:
                 svc.append((time.perf_counter() - t0) * 1000)
         out["fulltext_ms"] = summary(ft)
         out["service_ms"] = summary(svc)
-        plans = getattr(getattr(rt.storage, "fulltext", None), "plans", None)
+        plans = getattr(getattr(rt.storage, "_fulltext", None), "plans", None)
         if plans:
             out["plans"] = dict(plans)
     finally:

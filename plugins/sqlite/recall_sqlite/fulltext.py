@@ -53,6 +53,9 @@ _SIZES = ("SELECT f.id, coalesce(f.docs, 0), coalesce(f.tokens, 0), " + _AVERAGE
 #: Columns of memories_fts; with columnsize=0 FTS5 takes every row to be -1 token per column.
 COLUMNS = 4
 B = 0.75
+#: Up to this many rows, a namespace sharing the file gets its rows' ids in the same
+#: statement as their scores (`_per_term`).
+IDS_INLINE_MAX_ROWS = 5000
 #: Term counts kept between searches (until the data version changes).
 HITS_CACHE_SIZE = 20_000
 
@@ -151,15 +154,28 @@ class FullText:
         same order of terms, with the namespace's row count and average length. Costs what
         the namespace's own rows holding the terms cost, whatever the file holds.
         """
-        sql = " UNION ALL ".join(
-            [f"SELECT -1, 0, 0.0, {_AVERAGES}"] + [
-                f"SELECT {i}, rowid, bm25(memories_fts, 1.0, 0.0, {CONTEXT_WEIGHT}, 0.0), NULL "
-                f"FROM memories_fts WHERE memories_fts MATCH ?" for i in range(len(quoted))])
-        found = await self.db.fetch(sql, [fts_match([t]) for t in quoted])
+        # A small namespace's rows come with their ids (one round trip less); a large one's
+        # ids are looked up for the top rows only.
+        with_ids = docs <= IDS_INLINE_MAX_ROWS
+        row = ("SELECT {i}, h.rowid, h.s, m.id FROM (SELECT rowid, bm25(memories_fts, 1.0, 0.0, "
+               f"{CONTEXT_WEIGHT}, 0.0) AS s FROM memories_fts WHERE memories_fts MATCH ?) AS h "
+               "JOIN memories AS m ON m.seq = h.rowid AND m.namespace = ? AND m.valid_until IS NULL"
+               if with_ids else
+               f"SELECT {{i}}, rowid, bm25(memories_fts, 1.0, 0.0, {CONTEXT_WEIGHT}, 0.0), NULL "
+               "FROM memories_fts WHERE memories_fts MATCH ?")
+        sql = " UNION ALL ".join([f"SELECT -1, 0, 0.0, {_AVERAGES}"] +
+                                 [row.format(i=i) for i in range(len(quoted))])
+        params: list[object] = []
+        for t in quoted:
+            params += [fts_match([t]), namespace] if with_ids else [fts_match([t])]
+        found = await self.db.fetch(sql, params)
         index_rows, index_tokens = averages(found[0][3])
         per_term: list[list[tuple[int, float]]] = [[] for _ in quoted]
-        for i, rowid, score, _ in found[1:]:
+        ids: dict[int, str] = {}
+        for i, rowid, score, memory_id in found[1:]:
             per_term[i].append((rowid, -score))
+            if memory_id is not None:
+                ids[rowid] = memory_id
         hits = [len(rows) for rows in per_term]
         kept = list(range(len(quoted)))
         if len(quoted) > 1 and docs >= COMMON_TERM_MIN_ROWS:  # as the single-namespace path
@@ -175,8 +191,8 @@ class FullText:
                 scores[rowid] = scores.get(rowid, 0.0) + own_idf * (
                     (freq * (K1 + 1)) / (freq + own_k))
         top = sorted(scores.items(), key=lambda r: (-r[1], -r[0]))[:limit]
-        if not top:
-            return []
+        if not top or with_ids:
+            return [ScoredId(id=ids[r], score=s) for r, s in top if r in ids]
         ids = dict(await self.db.fetch(
             f"SELECT seq, id FROM memories WHERE seq IN ({', '.join('?' * len(top))}) "
             "AND namespace = ? AND valid_until IS NULL", [r for r, _ in top] + [namespace]))
