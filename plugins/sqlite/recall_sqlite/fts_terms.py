@@ -2,8 +2,8 @@
 holds in its text and context columns, so that every term's doclist is one namespace's.
 
 Before, one doclist per word spanned every tenant: FTS5 walks a query term's whole doclist
-to count it for bm25()'s IDF, so a 100-row tenant's search cost grew with the file (0.26 ms
-in a 10k-row file, 14-17 ms in a 1M-row one, bench/RESULTS.md). Now each word is indexed as
+to count it for bm25()'s IDF, so a 100-row tenant's search cost grew with the file (bench/
+RESULTS.md, "Full text per tenant"). Now each word is indexed as
 `<prefix><word>`: the prefix names the namespace (its number in `fts_namespaces`), the word
 still goes through FTS5's own `porter unicode61 remove_diacritics 2`, so stemming and folding
 stay FTS5's and a query meets the same stems. Counting and scoring then read the tenant's

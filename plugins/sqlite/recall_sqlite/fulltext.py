@@ -6,10 +6,13 @@ reads, counts or scores other tenants' postings, and a small tenant's search cos
 own rows cost, whatever the file holds. Terms are quoted (see `fts_terms.quote_terms`), so no
 input can reach the FTS5 query syntax.
 
-Statistics: a term's document frequency (bm25()'s IDF) is the namespace's, since its
-doclist is. The row count and the average row length bm25() uses are the whole index's, as
-they always were (FTS5 keeps them per table); with lengths ignored (below) the average only
-sets how fast repeated words saturate.
+Statistics are the namespace's own. A term's document frequency is, since its doclist is.
+bm25() takes the row count and average length from the whole table, so it is used as is only
+when the namespace is the whole index (`search`: one tenant per file, the 1M-row case); a
+namespace sharing the file is scored per term with its own row count and average length
+(`_per_term`), which gives exactly what bm25() gives it in a file of its own. (Before
+migration 16 all three statistics were the file's, so tenants moved each other's rankings.)
+The near-duplicate search (a candidate finder for the worker) uses bm25() as is.
 
 Scores are FTS5's bm25() without length normalisation (the index has no per-row sizes,
 schema.py migration 4): a term's weight is its IDF, saturated by how often it occurs, with the

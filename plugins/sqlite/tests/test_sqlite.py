@@ -337,6 +337,12 @@ async def test_fulltext_index_stays_consistent_under_churn(storage: SQLiteStorag
                               "IS NULL AND text LIKE 'churn%'", (ns,)).fetchone()[0]
         assert len(await storage.search_fulltext(ns, ["churn"], 1000)) == active
         assert sum((await storage.stats(ns)).values()) == active
+    # The per-namespace counts BM25 uses (migration 16) follow every change; an erased
+    # namespace keeps no row there.
+    docs = dict(conn.execute("SELECT namespace, docs FROM fts_namespaces"))
+    assert docs == dict(conn.execute("SELECT namespace, count(*) FROM memories "
+                                     "WHERE valid_until IS NULL GROUP BY namespace"))
+    assert "n2" not in docs
 
 
 async def test_fulltext_skips_terms_in_most_of_a_large_namespace(storage: SQLiteStorage) -> None:
