@@ -162,7 +162,10 @@ class FullText:
         with_ids = docs <= IDS_INLINE_MAX_ROWS
         row = ("SELECT {i}, h.rowid, h.s, m.id FROM (SELECT rowid, bm25(memories_fts, 1.0, 0.0, "
                f"{CONTEXT_WEIGHT}, 0.0) AS s FROM memories_fts WHERE memories_fts MATCH ?) AS h "
-               "JOIN memories AS m ON m.seq = h.rowid AND m.namespace = ? AND m.valid_until IS NULL"
+               # CROSS JOIN keeps the full-text side outside: the other way round, SQLite
+               # ran the MATCH (and bm25()'s doclist walk) once per memory of the namespace.
+               "CROSS JOIN memories AS m ON m.seq = h.rowid AND m.namespace = ? "
+               "AND m.valid_until IS NULL"
                if with_ids else
                f"SELECT {{i}}, rowid, bm25(memories_fts, 1.0, 0.0, {CONTEXT_WEIGHT}, 0.0), NULL "
                "FROM memories_fts WHERE memories_fts MATCH ?")
