@@ -96,32 +96,13 @@ def namespace_token(namespace: str) -> str:
     return "ns" + namespace.encode("utf-8").hex()
 
 
-def quote_terms(terms: Sequence[str]) -> list[str]:
-    """Each term as a quoted FTS5 string, empty ones dropped, duplicates removed.
-
-    Inside double quotes FTS5 only tokenizes (AND, NEAR, *, ^, :, parentheses are plain
-    text), and doubling an inner quote is the only escape needed. NUL would end the C string
-    early, so it is dropped.
-    """
-    quoted = []
-    for term in terms:
-        term = term.replace("\x00", "").strip()
-        if term:
-            quoted.append('"' + term.replace('"', '""') + '"')
-    return list(dict.fromkeys(quoted))
-
-
-def fts_match(namespace: str | None, quoted: Sequence[str],
-              also: Sequence[str] | None = None) -> str:
-    """MATCH expression: any of the quoted terms in the text columns, AND (when given) any of
-    the `also` terms, AND the namespace's token unless `namespace` is None (the caller then
-    filters rows by namespace itself)."""
+def fts_match(quoted: Sequence[str], also: Sequence[str] | None = None) -> str:
+    """MATCH expression: any of the quoted terms (fts_terms.quote_terms: already the
+    namespace's) in the text columns, AND (when given) any of the `also` terms."""
     text = f'{{text context}} : ({" OR ".join(quoted)})'
     if also:
         text += f' AND {{text context}} : ({" OR ".join(also)})'
-    if namespace is None:
-        return text
-    return f'ns : "{namespace_token(namespace)}" AND {text}'
+    return text
 
 
 def by_ids(columns: str, condition: str, n: int) -> str:

@@ -25,7 +25,7 @@ import aiosqlite
 
 from recall_core import ConfigError
 
-from . import schema
+from . import fts_terms, schema
 from .schema import migrate
 from .settings import SQLiteSettings
 
@@ -167,6 +167,12 @@ class Database:
             raise ConfigError(f"Cannot open database file {self.path}: {exc} {WHERE}. Check "
                               f"that the path and its directory are writable.") from exc
         try:
+            # The full-text triggers call them (fts_terms.py): on every connection, before
+            # the migrations that may rebuild the index.
+            await db.create_function(fts_terms.FUNCTION, 2, fts_terms.index_text,
+                                     deterministic=True)
+            await db.create_function(fts_terms.COUNT, 1, fts_terms.count_tokens,
+                                     deterministic=True)
             for pragma in (f"busy_timeout = {int(s.busy_timeout_ms)}",
                            f"synchronous = {s.synchronous}",
                            f"cache_size = {-int(s.cache_size_kib)}",

@@ -231,6 +231,9 @@ class MemoryMethods:
                           "retrieval_results", "active_counts"):
                 cur = await db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
                 tables[table] = cur.rowcount
+            # Its number in the full-text index (its rows left the index with the memories);
+            # a namespace made again later gets a new one.
+            await db.execute("DELETE FROM fts_namespaces WHERE namespace = ?", (namespace,))
             cur = await db.execute(
                 "UPDATE api_tokens SET revoked_at = ? WHERE namespace = ? AND revoked_at IS NULL",
                 (now, namespace))

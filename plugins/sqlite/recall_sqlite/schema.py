@@ -11,6 +11,7 @@ from typing import Any
 import aiosqlite
 
 from .codec import now_text
+from .fts_terms import COUNT as FTS_COUNT, FUNCTION as FTS_TERMS
 from .respell import respell_keys
 from .webhooks import SCHEMA as WEBHOOK_SCHEMA
 
@@ -450,6 +451,83 @@ MIGRATIONS: tuple[Migration, ...] = (
     # Webhooks (issue 30): subscriptions, the transactional outbox and its deliveries
     # (webhooks.py), in one step.
     (15, WEBHOOK_SCHEMA),
+    (16, (
+        # Full text per tenant (issue 31): the text and context columns hold each word
+        # prefixed with the namespace's number (fts_terms.py), so a term's doclist is one
+        # namespace's and a small tenant's search no longer walks every tenant's postings.
+        # The columns, the ns token and the pad stay as they were; the index is rebuilt from
+        # the active rows. fts_namespaces also counts each namespace's indexed rows and
+        # tokens (all columns, as FTS5 counts them: text, context, 1 ns token, the pad), so
+        # BM25's row count and average length can be the namespace's (fulltext.py).
+        # AUTOINCREMENT: a number is never given to another namespace, even after an erase.
+        """CREATE TABLE fts_namespaces (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            namespace TEXT NOT NULL UNIQUE,
+            docs INTEGER NOT NULL DEFAULT 0,
+            tokens INTEGER NOT NULL DEFAULT 0
+        )""",
+        "DROP TRIGGER memories_fts_insert",
+        "DROP TRIGGER memories_fts_delete",
+        "DROP TRIGGER memories_fts_update",
+        "DROP TABLE memories_fts",
+        """CREATE VIRTUAL TABLE memories_fts USING fts5(
+            text, ns, context, pad, content='', columnsize=0,
+            tokenize='porter unicode61 remove_diacritics 2'
+        )""",
+        f"""INSERT INTO fts_namespaces (namespace, docs, tokens)
+            SELECT namespace, count(*),
+                   sum({FTS_COUNT}(text) + {FTS_COUNT}(context) + {1 + PAD_TOKENS})
+              FROM memories WHERE valid_until IS NULL GROUP BY namespace ORDER BY namespace""",
+        f"""INSERT INTO memories_fts (rowid, text, ns, context, pad)
+            SELECT m.seq, {FTS_TERMS}(f.id, m.text), 'ns' || hex(m.namespace),
+                   {FTS_TERMS}(f.id, m.context), {PAD}
+              FROM memories AS m JOIN fts_namespaces AS f ON f.namespace = m.namespace
+             WHERE m.valid_until IS NULL""",
+        f"""CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories
+            WHEN new.valid_until IS NULL BEGIN
+            INSERT INTO fts_namespaces (namespace) VALUES (new.namespace)
+                ON CONFLICT (namespace) DO NOTHING;
+            UPDATE fts_namespaces SET docs = docs + 1, tokens = tokens + {FTS_COUNT}(new.text)
+                   + {FTS_COUNT}(new.context) + {1 + PAD_TOKENS}
+             WHERE namespace = new.namespace;
+            INSERT INTO memories_fts (rowid, text, ns, context, pad)
+                SELECT new.seq, {FTS_TERMS}(f.id, new.text), 'ns' || hex(new.namespace),
+                       {FTS_TERMS}(f.id, new.context), {PAD}
+                  FROM fts_namespaces AS f WHERE f.namespace = new.namespace;
+        END""",
+        f"""CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories
+            WHEN old.valid_until IS NULL BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text, ns, context, pad)
+                SELECT 'delete', old.seq, {FTS_TERMS}(f.id, old.text), 'ns' || hex(old.namespace),
+                       {FTS_TERMS}(f.id, old.context), {PAD}
+                  FROM fts_namespaces AS f WHERE f.namespace = old.namespace;
+            UPDATE fts_namespaces SET docs = docs - 1, tokens = tokens - {FTS_COUNT}(old.text)
+                   - {FTS_COUNT}(old.context) - {1 + PAD_TOKENS}
+             WHERE namespace = old.namespace;
+        END""",
+        f"""CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, valid_until, namespace, context
+            ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text, ns, context, pad)
+                SELECT 'delete', old.seq, {FTS_TERMS}(f.id, old.text), 'ns' || hex(old.namespace),
+                       {FTS_TERMS}(f.id, old.context), {PAD}
+                  FROM fts_namespaces AS f
+                 WHERE f.namespace = old.namespace AND old.valid_until IS NULL;
+            UPDATE fts_namespaces SET docs = docs - 1, tokens = tokens - {FTS_COUNT}(old.text)
+                   - {FTS_COUNT}(old.context) - {1 + PAD_TOKENS}
+             WHERE namespace = old.namespace AND old.valid_until IS NULL;
+            INSERT INTO fts_namespaces (namespace) SELECT new.namespace
+                WHERE new.valid_until IS NULL ON CONFLICT (namespace) DO NOTHING;
+            UPDATE fts_namespaces SET docs = docs + 1, tokens = tokens + {FTS_COUNT}(new.text)
+                   + {FTS_COUNT}(new.context) + {1 + PAD_TOKENS}
+             WHERE namespace = new.namespace AND new.valid_until IS NULL;
+            INSERT INTO memories_fts (rowid, text, ns, context, pad)
+                SELECT new.seq, {FTS_TERMS}(f.id, new.text), 'ns' || hex(new.namespace),
+                       {FTS_TERMS}(f.id, new.context), {PAD}
+                  FROM fts_namespaces AS f
+                 WHERE f.namespace = new.namespace AND new.valid_until IS NULL;
+        END""",
+        "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from recall_core.testing import StorageContract
-from recall_sqlite import SQLiteSettings, fulltext, make_storage
+from recall_sqlite import SQLiteSettings, make_storage
 
 
 class TestSQLiteStorage(StorageContract):
@@ -34,13 +34,3 @@ class TestSQLiteInMemory(StorageContract):
 
     @pytest.mark.skip(reason=_ONE_INSTANCE)
     async def test_concurrent_claims_take_each_job_once(self) -> None: ...
-
-
-class TestSQLiteScopedFullText(TestSQLiteStorage):
-    """The contract's full-text tests again with the namespace-scoped MATCH forced (with few
-    other namespaces around, as in these tests, the unscoped shape is used). conftest.py
-    deselects this class's other tests."""
-
-    @pytest.fixture(autouse=True)
-    def _scoped_match(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(fulltext, "UNSCOPED_MAX_OTHERS", -1)

@@ -272,18 +272,7 @@ async def test_not_opened_is_a_clear_error(db_path: Path) -> None:
 
 
 # -- full text specifics ------------------------------------------------------------------
-@pytest.fixture(params=["unscoped", "scoped"])
-def fts_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run a test through both MATCH shapes: without the namespace token (the default while
-    other namespaces are small) and with it (forced here)."""
-    from recall_sqlite import fulltext
-
-    if request.param == "scoped":
-        monkeypatch.setattr(fulltext, "UNSCOPED_MAX_OTHERS", -1)
-    return request.param
-
-
-async def test_fulltext_isolation_and_ranking_in_both_modes(storage: SQLiteStorage, fts_mode: str) -> None:
+async def test_fulltext_isolation_and_ranking(storage: SQLiteStorage) -> None:
     # B's rows outrank all of A's (the term twice); A must still get its own best 5.
     await storage.insert_memories([Memory(namespace="b", text="zebra zebra") for _ in range(1500)])
     mine = [Memory(namespace="a", text="zebra " + " ".join(["filler"] * i)) for i in range(1, 11)]
@@ -302,7 +291,7 @@ async def test_fulltext_isolation_and_ranking_in_both_modes(storage: SQLiteStora
 
 
 async def test_fulltext_text_hits_outrank_context_hits_however_short_the_memories(
-        storage: SQLiteStorage, fts_mode: str) -> None:
+        storage: SQLiteStorage) -> None:
     # Scores ignore length; FTS5 then saturates a term by k1 * (1 - b - b * columns / avgdl),
     # which turns negative for short rows unless the pad column keeps avgdl up (migration 4):
     # a one-word context hit would then outscore a one-word text hit.
@@ -315,14 +304,14 @@ async def test_fulltext_text_hits_outrank_context_hits_however_short_the_memorie
     assert hits[0].score > hits[1].score > 0
 
 
-async def test_fulltext_stems_and_folds_diacritics(storage: SQLiteStorage, fts_mode: str) -> None:
+async def test_fulltext_stems_and_folds_diacritics(storage: SQLiteStorage) -> None:
     run = Memory(namespace="a", text="She runs every morning at the Café Müller")
     await storage.insert_memories([run, Memory(namespace="a", text="unrelated")])
     for term in ("running", "run", "cafe", "café", "muller", "MÜLLER".lower()):
         assert [h.id for h in await storage.search_fulltext("a", [term], 5)] == [run.id], term
 
 
-async def test_fulltext_namespace_token_is_exact(storage: SQLiteStorage, fts_mode: str) -> None:
+async def test_fulltext_namespace_token_is_exact(storage: SQLiteStorage) -> None:
     names = ["a", "ab", "a b", "ns-a", "user:42", "ünï 🚀", "x" * 300, '"quoted" ns', "NOT"]
     for ns in names:
         await storage.insert_memories([Memory(namespace=ns, text=f"shared word for {len(ns)}")])
@@ -331,8 +320,7 @@ async def test_fulltext_namespace_token_is_exact(storage: SQLiteStorage, fts_mod
         assert len(hits) == 1 and (await storage.get_memories(ns, [hits[0].id])), ns
 
 
-async def test_fulltext_index_stays_consistent_under_churn(storage: SQLiteStorage, db_path: Path,
-                                                            fts_mode: str) -> None:
+async def test_fulltext_index_stays_consistent_under_churn(storage: SQLiteStorage, db_path: Path) -> None:
     rows = [Memory(namespace=f"n{i % 3}", text=f"churn word{i % 7} item{i}") for i in range(300)]
     await storage.insert_memories(rows)
     for i, m in enumerate(rows):
@@ -349,10 +337,15 @@ async def test_fulltext_index_stays_consistent_under_churn(storage: SQLiteStorag
                               "IS NULL AND text LIKE 'churn%'", (ns,)).fetchone()[0]
         assert len(await storage.search_fulltext(ns, ["churn"], 1000)) == active
         assert sum((await storage.stats(ns)).values()) == active
+    # The per-namespace counts BM25 uses (migration 16) follow every change; an erased
+    # namespace keeps no row there.
+    docs = dict(conn.execute("SELECT namespace, docs FROM fts_namespaces"))
+    assert docs == dict(conn.execute("SELECT namespace, count(*) FROM memories "
+                                     "WHERE valid_until IS NULL GROUP BY namespace"))
+    assert "n2" not in docs
 
 
-async def test_fulltext_skips_terms_in_most_of_a_large_namespace(storage: SQLiteStorage,
-                                                                 fts_mode: str) -> None:
+async def test_fulltext_skips_terms_in_most_of_a_large_namespace(storage: SQLiteStorage) -> None:
     rows = [Memory(namespace="a", text=f"the user said note {i}") for i in range(2100)]
     zebra = Memory(namespace="a", text="the user saw a zebra")
     await storage.insert_memories([*rows, zebra])
@@ -363,7 +356,7 @@ async def test_fulltext_skips_terms_in_most_of_a_large_namespace(storage: SQLite
 
 
 async def test_fulltext_split_answers_exactly_what_the_plain_query_answers(
-        storage: SQLiteStorage, fts_mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        storage: SQLiteStorage, monkeypatch: pytest.MonkeyPatch) -> None:
     # Zipf-like words: a few in a large share of rows, most rare, so queries mixing them take
     # the split path (rare terms first, common ones bounded; fulltext.py).
     import random
@@ -375,8 +368,9 @@ async def test_fulltext_split_answers_exactly_what_the_plain_query_answers(
     weights = [1 / (i + 1) ** 1.1 for i in range(len(vocab))]
     rows = [Memory(namespace="a", text=" ".join(rng.choices(vocab, weights, k=rng.randint(3, 14))))
             for _ in range(4000)]
+    # Namespace "a" alone in the file: FTS5's bm25() statistics are its own, so the split
+    # applies (a namespace sharing the file is scored per term: test_fulltext_tenants.py).
     await storage.insert_memories(rows)
-    await storage.insert_memories([Memory(namespace="b", text="w0 w1 w2 w300") for _ in range(50)])
     queries = [[vocab[rng.randrange(1, 4)], vocab[rng.randrange(4, 40)], vocab[rng.randrange(40, 400)]]
                for _ in range(60)]
     queries += [[vocab[i] for i in rng.sample(range(len(vocab)), 3)] + ["w0"] for _ in range(20)]
@@ -405,8 +399,7 @@ async def test_fulltext_split_answers_exactly_what_the_plain_query_answers(
     assert eager_plans.get("split, then plain", 0) >= 5, eager_plans
 
 
-async def test_fulltext_term_counts_are_refreshed_by_writes(storage: SQLiteStorage,
-                                                            fts_mode: str) -> None:
+async def test_fulltext_term_counts_are_refreshed_by_writes(storage: SQLiteStorage) -> None:
     # Term counts are cached per data version. A word that was common and became rare must
     # not keep its old count: its bound would be too low and the split would prune the rows
     # that now lead.
@@ -423,8 +416,7 @@ async def test_fulltext_term_counts_are_refreshed_by_writes(storage: SQLiteStora
     assert {h.id for h in again[:5]} == {m.id for m in common[:5]}
 
 
-async def test_near_duplicate_search_scores_only_rows_with_a_rare_term(storage: SQLiteStorage,
-                                                                       fts_mode: str) -> None:
+async def test_near_duplicate_search_scores_only_rows_with_a_rare_term(storage: SQLiteStorage) -> None:
     rows = [Memory(namespace="a", text=f"the team project update number {i % 50}") for i in range(3000)]
     twin = Memory(namespace="a", text="the team project update about Zorblax migration")
     await storage.insert_memories([*rows, twin])
