@@ -54,9 +54,11 @@ MAX_QUICK_EXITS = 5
 def resolve_workers(value: int | str, transport: str) -> int:
     """The number of server processes: stdio is one; "auto" is the CPUs this process may
     use; Windows is one (see the module docstring)."""
-    if transport != "http":
-        return 1
     n = _cpus() if value == "auto" else int(value)
+    if transport != "http":
+        if n > 1:
+            log.info("--workers %s ignored: stdio serves one client, with 1 process", value)
+        return 1
     if n > 1 and not hasattr(socket, "AF_UNIX"):  # Windows
         log.warning("--workers %d: several processes need POSIX socket inheritance; this "
                     "platform serves with 1 process", n)
