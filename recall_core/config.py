@@ -227,6 +227,9 @@ class RecallConfig(BaseSettings):
     metrics_host: str = "127.0.0.1"
     # Seconds SIGTERM waits for open requests before closing them (docker stop, systemd).
     shutdown_grace: float = Field(10.0, ge=0)
+    # Server processes behind the one HTTP port (cli/supervisor.py); stdio is always one.
+    # 1 (default): one process, as before; "auto": one per CPU this process may run on.
+    workers: int | Literal["auto"] = 1
     limits: Limits = Field(default_factory=Limits)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
@@ -259,6 +262,13 @@ class RecallConfig(BaseSettings):
             raise ValueError(f"{value!r} is not an http(s) URL with a host; use the address "
                              f"clients reach Recall at, e.g. https://recall.example.org")
         return value.strip().rstrip("/")
+
+    @field_validator("workers")
+    @classmethod
+    def _workers(cls, value: int | str) -> int | str:
+        if value != "auto" and not 1 <= int(value) <= 64:
+            raise ValueError(f"{value} worker processes: use 1..64, or \"auto\" for one per CPU")
+        return value
 
     @field_validator("port", "metrics_port")
     @classmethod

@@ -4,7 +4,10 @@ stands in for time (the HTTP behaviour is in test_inspector_security.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from recall_core.server.inspector.sessions import Sessions, SignInThrottle
+from recall_core.server.inspector.shared_sessions import SharedSessions, SharedThrottle
 
 
 class Clock:
@@ -15,9 +18,18 @@ class Clock:
         return self.now
 
 
-def test_sessions_expire_when_idle_or_old_and_stay_bounded():
+@pytest.fixture(params=["process", "group"])
+def make_sessions(request, tmp_path):
+    """One process's sessions, or a `--workers N` group's (a file in its run directory:
+    two objects on one file stand for two processes)."""
+    if request.param == "process":
+        return lambda **kw: Sessions(**kw)
+    return lambda **kw: SharedSessions(tmp_path / "inspector.db", **kw)
+
+
+def test_sessions_expire_when_idle_or_old_and_stay_bounded(make_sessions):
     clock = Clock()
-    s = Sessions(idle=60, lifetime=300, limit=3, clock=clock)
+    s = make_sessions(idle=60, lifetime=300, limit=3, clock=clock)
     a = s.open("h1")
     assert s.get(a).token_hash == "h1" and s.get("forged") is None and s.get(None) is None
     clock.now += 59
@@ -34,8 +46,8 @@ def test_sessions_expire_when_idle_or_old_and_stay_bounded():
     assert len(s) == 3 and s.get(ids[0]) is None and s.get(ids[-1]) is not None
 
 
-def test_closing_a_token_ends_all_its_sessions_only():
-    s = Sessions()
+def test_closing_a_token_ends_all_its_sessions_only(make_sessions):
+    s = make_sessions()
     mine = [s.open("h1"), s.open("h1")]
     other = s.open("h2")
     assert s.close_token("h1") == 2
@@ -59,3 +71,21 @@ def test_the_throttle_counts_failures_per_address_in_a_window():
     assert t.retry_after("a") is None
     t.failed("b"), t.failed("c")
     assert len(t._failed) == 2  # bounded: the least recently failing address went
+
+
+def test_a_group_shares_sessions_and_the_throttle_across_processes(tmp_path):
+    clock = Clock()
+    path = tmp_path / "inspector.db"
+    one, two = (SharedSessions(path, clock=clock) for _ in range(2))
+    sid = one.open("h1")
+    assert two.get(sid).token_hash == "h1"  # signed in on one, signed in on the other
+    two.close(sid)
+    assert one.get(sid) is None  # signed out on the other, signed out everywhere
+    a, b = (SharedThrottle(path, failures=3, window=100, clock=clock) for _ in range(2))
+    a.failed("x"), b.failed("x")
+    assert a.retry_after("x") is None
+    clock.now += 10
+    a.failed("x")
+    assert b.retry_after("x") == 90  # three failures over the group, not per process
+    clock.now += 100
+    assert a.retry_after("x") is None

@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         add_plugin_commands(sub, get_plugin_manager())
         args = parser.parse_args(argv)
+        # `serve --workers N` starts its children with the same arguments.
+        args.argv = list(sys.argv[1:] if argv is None else argv)
         if args.command is None:
             parser.print_help()
             return 0

@@ -8,11 +8,14 @@ import asyncio
 import logging
 import os
 import shlex
+import socket
+import sys
 import threading
 from typing import Any
 
 from ..config import LOG_LEVELS
 from ..errors import ConfigError
+from ..server.group import heartbeat
 from .common import config_from_args, database_label, db_arguments, setup_logging
 
 log = logging.getLogger("recall")
@@ -28,6 +31,9 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--transport", choices=["http", "stdio"],
                    help="http: streamable HTTP at /mcp plus A2A; stdio: one MCP client on "
                         "stdin/stdout, token in RECALL_TOKEN (default: http)")
+    p.add_argument("--workers", metavar="N", type=_workers,
+                   help="server processes behind the one port, each using a core: a number, "
+                        "or auto (one per CPU); HTTP only (default: 1; env RECALL_WORKERS)")
     p.add_argument("--metrics-port", type=int, metavar="PORT",
                    help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics (host: "
                         "metrics_host in recall.toml) (default: off; env RECALL_METRICS_PORT)")
@@ -37,6 +43,18 @@ def add_commands(sub: Any) -> None:
                    help="json: one JSON object per line, third-party loggers included "
                         "(default: text; env RECALL_LOG_FORMAT)")
     p.set_defaults(afunc=serve)
+
+
+def _workers(value: str) -> int | str:
+    if value == "auto":
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 64:
+        raise argparse.ArgumentTypeError(f"{value!r}: use a number of processes 1..64, or auto")
+    return n
 
 
 def bind(host: str, port: int):
@@ -80,7 +98,7 @@ def announce(runtime: Any, base: str, listening: str) -> None:
              db, shlex.quote(db))
 
 
-async def serve_http(runtime: Any, sock: Any) -> None:
+async def serve_http(runtime: Any, sock: Any) -> None:  # noqa: C901
     import signal
 
     import uvicorn
@@ -103,7 +121,7 @@ async def serve_http(runtime: Any, sock: Any) -> None:
     async def started() -> None:
         while not server.started and not server.should_exit:
             await asyncio.sleep(0.02)
-        if server.started:
+        if server.started and (runtime.group is None or runtime.group.leader):
             announce(runtime, public_url, listening)
 
     announcer = asyncio.create_task(started())
@@ -149,39 +167,58 @@ async def serve(args: argparse.Namespace) -> int:
     from ..server.runtime import build_runtime
     from .preflight import check_config
 
+    from ..server.group import Group
+    from .supervisor import resolve_workers
+
     config = config_from_args(args, host=args.host, port=args.port, transport=args.transport,
                               log_level=args.log_level, log_format=args.log_format,
-                              metrics_port=args.metrics_port)
+                              metrics_port=args.metrics_port, workers=args.workers)
     setup_logging(config.log_level, config.log_format)
     pm = get_plugin_manager()
     check_config(config, Registries.from_pm(pm), middleware=True)  # before anything is created
-    socks = []
     if config.transport == "http":
         allowed_hosts(config)  # a wildcard bind without public_url/allowed_hosts: refused now
+    group = Group.from_env()
+    if group is None:
+        workers = resolve_workers(config.workers, config.transport)
+        if workers > 1:
+            return await supervise(config, pm, workers, getattr(args, "argv", None))
+    socks = []
     try:
-        if config.transport == "http":
-            socks.append(bind(config.host, config.port))
-        if config.metrics_port is not None:
-            socks.append(bind(config.metrics_host, config.metrics_port))
-        runtime = await build_runtime(config, pm)
+        if group is not None:  # a child of --workers: the parent bound the sockets
+            socks.append(socket.socket(fileno=group.listen_fd))
+            if group.metrics_fd is not None:
+                socks.append(socket.socket(fileno=group.metrics_fd))
+        else:
+            if config.transport == "http":
+                socks.append(bind(config.host, config.port))
+            if config.metrics_port is not None:
+                socks.append(bind(config.metrics_host, config.metrics_port))
+        runtime = await build_runtime(config, pm, group=group)
     except BaseException:
         for sock in socks:
             sock.close()
         raise
     metrics_server = None
+    beating = None
     try:
         if config.metrics_port is not None:
             from ..observability.metrics import instrument, serve_metrics
 
-            instrument(runtime)
-            metrics_server = await serve_metrics(runtime, socks[-1])
-            host, port = socks[-1].getsockname()[:2]
-            log.info("metrics on http://%s:%d/metrics", host, port)
+            instrument(runtime)  # every process records; one serves the group's sum
+            if group is None or group.metrics_fd is not None:
+                metrics_server = await serve_metrics(runtime, socks[-1])
+                host, port = socks[-1].getsockname()[:2]
+                log.info("metrics on http://%s:%d/metrics", host, port)
+        if group is not None:
+            beating = asyncio.create_task(heartbeat(group, lambda: beat_state(runtime)))
         if config.transport == "stdio":
             await serve_stdio(runtime)
         else:
             await serve_http(runtime, socks[0])
     finally:
+        if beating is not None:
+            beating.cancel()
         if metrics_server is not None:
             metrics_server.close()
         # Bounded like the requests: a worker stuck in a slow extraction must not keep a
@@ -193,3 +230,44 @@ async def serve(args: argparse.Namespace) -> int:
                         "(running jobs are re-queued at the next start)", config.shutdown_grace)
     log.info("stopped")
     return 0
+
+
+def beat_state(runtime: Any) -> dict[str, Any]:
+    """What this child's heartbeat tells the group's /health (server/group.py)."""
+    from ..server.health import degraded
+
+    worker = runtime.worker.health() if runtime.worker is not None else {"ok": True}
+    return {"ok": worker["ok"], "degraded": degraded(runtime, detail=False, group=False)}
+
+
+async def supervise(config: Any, pm: Any, workers: int, argv: list[str] | None) -> int:
+    """The parent of `--workers N` (supervisor.py): bind, migrate and re-queue once, then
+    keep N children serving until SIGTERM."""
+    from ..plugins import Registries, build_storage
+    from .supervisor import Supervisor, bind_group
+
+    if argv is None:
+        argv = sys.argv[1:]
+    socks = bind_group(config.host, config.port, workers, bind)
+    metrics = None
+    try:
+        if config.metrics_port is not None:
+            metrics = bind(config.metrics_host, config.metrics_port)
+        storage = build_storage(config, Registries.from_pm(pm))
+        await storage.open()  # migrations run here, once, before any child opens it
+        try:
+            requeued = await storage.requeue_running()
+        finally:
+            await storage.close()
+    except BaseException:
+        for sock in [*socks, metrics]:
+            if sock is not None:
+                sock.close()
+        raise
+    if requeued:
+        log.info("re-queued %d job(s) that were running when the server last stopped", requeued)
+    how = ("SO_REUSEPORT, one socket each" if len(socks) > 1
+           else "one shared socket (no balancing SO_REUSEPORT on this platform)")
+    host, port = socks[0].getsockname()[:2]
+    log.info("serving on %s:%d with %d worker processes (%s)", host, port, workers, how)
+    return await Supervisor(argv, workers, socks, metrics, config.shutdown_grace).run()

@@ -41,8 +41,16 @@ class Worker:
     def __init__(self, storage: Storage, extractor: Extractor, embedder: Embedder | None,
                  config: RecallConfig, signal: asyncio.Event | None = None,
                  activity: Activity | None = None, faults: StorageFaults | None = None,
-                 breaker: ExtractionBreaker | None = None):
+                 breaker: ExtractionBreaker | None = None, *, requeue: bool = True,
+                 singletons: bool = True):
         self.storage = storage
+        #: Re-queue at start the jobs left running by a previous run. False in a child of
+        #: `--workers N`: its siblings' running jobs are theirs (the supervisor re-queued
+        #: once, before any child started; a dead child's jobs come back with their lease).
+        self.requeue = requeue
+        #: Run decay, retention and the embedding backfill here. Only one process of a
+        #: group does (server/group.py): their work is not claimed row by row.
+        self.singletons = singletons
         #: Storage faults named and reported on /health (shared with the service).
         self.faults = faults or StorageFaults(storage)
         cfg = config.worker
@@ -64,17 +72,17 @@ class Worker:
         self.clock: Callable[[], datetime] = utcnow
 
     async def start(self) -> None:
-        requeued = await self.storage.requeue_running()
+        requeued = await self.storage.requeue_running() if self.requeue else 0
         if requeued:
             log.info("re-queued %d job(s) that were running when the server last stopped", requeued)
         loops: list[tuple[str, Callable[[], Any]]] = [
             (f"recall-worker-{i}", functools.partial(self._loop, f"recall-worker-{i}"))
             for i in range(self.config.worker.concurrency)]
-        if self.embedder is not None:
+        if self.embedder is not None and self.singletons:
             loops.append(("recall-backfill", self._backfill_loop))
-        if self.config.decay.interval > 0:
+        if self.config.decay.interval > 0 and self.singletons:
             loops.append(("recall-decay", self._decay_loop))
-        if self.config.retention.interval > 0:
+        if self.config.retention.interval > 0 and self.singletons:
             loops.append(("recall-retention", self._retention_loop))
         for name, factory in loops:
             self._busy_since[name] = None

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import time
 from typing import Any, Callable
 
@@ -58,21 +59,26 @@ EXTRACTION_SECONDS = Histogram("recall_extraction_duration_seconds", "Extractor 
 EMBEDDING_SECONDS = Histogram("recall_embedding_duration_seconds",
                               "Embedding calls: a search's query, or a batch of stored texts.",
                               ["kind"], buckets=WORK_BUCKETS)
-JOBS = Gauge("recall_jobs", "Jobs in the durable queue by status (read at scrape time).", ["status"])
+# multiprocess_mode: how a `--workers N` group's processes' values of a gauge combine
+# (prometheus-client's multiprocess mode; ignored in one process). Values read from storage
+# at scrape time are set by the scraped process: its latest write is the answer.
+JOBS = Gauge("recall_jobs", "Jobs in the durable queue by status (read at scrape time).", ["status"],
+             multiprocess_mode="mostrecent")
 # Webhooks (recall_core/events): the outbox's deliveries, and how they end.
 WEBHOOK_DELIVERIES = Gauge("recall_webhook_deliveries",
                            "Webhook deliveries by status (pending = outbox depth; read at "
-                           "scrape time).", ["status"])
+                           "scrape time).", ["status"], multiprocess_mode="mostrecent")
 WEBHOOK_ATTEMPTS = Counter("recall_webhook_attempts",
                            "Webhook delivery attempts by outcome (delivered, retried, dead).",
                            ["outcome"])
 WEBHOOK_LATENCY = Histogram("recall_webhook_delivery_latency_seconds",
                             "From the change's commit to the receiver's 2xx.",
                             buckets=WORK_BUCKETS)
-EMBEDDER_READY = Gauge("recall_embedder_ready", "1 when the embedding model is loaded.")
+EMBEDDER_READY = Gauge("recall_embedder_ready", "1 when the embedding model is loaded.",
+                       multiprocess_mode="mostrecent")
 POOL = Gauge("recall_storage_pool_connections", "Storage connection pool (backends with a pool).",
-             ["state"])
-BUILD = Gauge("recall_build_info", "Recall's version.", ["version"])
+             ["state"], multiprocess_mode="mostrecent")  # the scraped process's pool
+BUILD = Gauge("recall_build_info", "Recall's version.", ["version"], multiprocess_mode="max")
 BUILD.labels(version=__version__).set(1)
 SCRAPE_FAILURES = Counter("recall_metrics_scrape_errors", "Scrapes whose storage reads failed.")
 
@@ -169,6 +175,20 @@ async def refresh(runtime: Any) -> None:
                 POOL.labels(state=state).set(pool[state])
 
 
+def _registry() -> Any:
+    """This process's registry; in a `--workers N` group, the sum over every process's
+    files in PROMETHEUS_MULTIPROC_DIR (set by the supervisor before any child starts, as
+    prometheus-client requires; process and Python metrics are per process and absent)."""
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not path:
+        return REGISTRY
+    from prometheus_client import CollectorRegistry, multiprocess
+
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=path)
+    return registry
+
+
 async def serve_metrics(runtime: Any, sock: Any) -> asyncio.AbstractServer:
     """Start the /metrics listener on a bound socket in the running loop (the caller closes
     it)."""
@@ -184,7 +204,7 @@ async def serve_metrics(runtime: Any, sock: Any) -> asyncio.AbstractServer:
                 code, body, ctype = b"404 Not Found", b"GET /metrics\n", b"text/plain"
             else:
                 await refresh(runtime)
-                code, body, ctype = b"200 OK", generate_latest(REGISTRY), CONTENT_TYPE_LATEST.encode()
+                code, body, ctype = b"200 OK", generate_latest(_registry()), CONTENT_TYPE_LATEST.encode()
             writer.write(b"HTTP/1.1 " + code + b"\r\nContent-Type: " + ctype
                          + b"\r\nContent-Length: " + str(len(body)).encode()
                          + b"\r\nConnection: close\r\n\r\n" + (body if method != b"HEAD" else b""))

@@ -61,8 +61,17 @@ async def build_http_app(runtime: Runtime, *, public_url: str | None = None) -> 
     # manager, whose lifespan ours runs. A Route, not a Mount: a Mount matches /mcp/... only,
     # and clients POST to /mcp exactly.
     limits = runtime.config.limits
+    # In a --workers group, the older (stateful) handshake is served statelessly: the SDK
+    # keeps a session in one process's memory, and SO_REUSEPORT spreads a client's
+    # connections over processes by a hash we cannot steer, so pinning is not possible and
+    # a session id known to one process is a 404 in another. Without an Mcp-Session-Id an
+    # older client sends every request on its own (the protocol allows a server that issues
+    # none); Recall pushes nothing to clients, so nothing is lost. 2026-07-28 clients are
+    # stateless anyway.
+    stateless = runtime.group is not None and runtime.group.count > 1
     mcp_app = mcp.http_app(path="/mcp", json_response=True, middleware=auth.mcp_middleware,
-                           session_idle_timeout=limits.session_idle_timeout)
+                           session_idle_timeout=limits.session_idle_timeout,
+                           stateless_http=stateless or None)
     a2a_handler = build_handler(runtime, public_url, auth)
     routes: list[BaseRoute] = [
         *health_routes(runtime),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -10,6 +11,7 @@ from starlette.routing import Route
 
 from .. import __version__
 from ..admin.tokens import hash_token
+from .group import group_reasons, read_beats
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -37,13 +39,18 @@ def loading(runtime: Runtime) -> list[str]:
             f"background; their searches answer from full text until it ends"] if n else []
 
 
-def degraded(runtime: Runtime, *, detail: bool = True) -> list[str]:
+def degraded(runtime: Runtime, *, detail: bool = True, group: bool = True) -> list[str]:
     """Everything /health and the inspector call degraded: a model warming up, vectors
     loading, a storage fault (storage_faults.py), extraction paused while the model
-    provider is down."""
+    provider is down; with `--workers N`, another process of the group not answering or
+    unhealthy (its heartbeat, server/group.py). `group=False`: this process alone."""
     service = runtime.service
-    return (readiness(runtime, detail=detail) + loading(runtime)
-            + service.faults.reasons(detail=detail) + service.extraction.describe(detail=detail))
+    reasons = (readiness(runtime, detail=detail) + loading(runtime)
+               + service.faults.reasons(detail=detail)
+               + service.extraction.describe(detail=detail))
+    if group and runtime.group is not None:
+        reasons += group_reasons(runtime.group)
+    return reasons
 
 
 class Health:
@@ -65,6 +72,11 @@ class Health:
                         extraction=runtime.service.extraction.status(),
                         rankers=[s.ranker.name for s in runtime.rankers],
                         extractor=runtime.extractor.name)
+            if runtime.group is not None:  # which process answered, and the others
+                body["process"] = {"index": runtime.group.index, "pid": os.getpid(),
+                                   "group": [{k: b.get(k) for k in ("index", "pid", "answering",
+                                                                    "ok", "degraded")}
+                                             for b in read_beats(runtime.group)]}
         if runtime.worker is not None:
             workers = runtime.worker.health()
             if "version" in body:  # a caller with a token sees which loops

@@ -15,6 +15,7 @@ from ..config import RecallConfig
 from ..contracts import Embedder, Extractor, RankerSlot, Storage
 from ..events.deliverer import Deliverer
 from ..events.subscriptions import static_subscriptions
+from .group import Group
 from ..jobs.worker import Worker
 from ..memory.service import MemoryService
 from ..observability.audit import AuditLog
@@ -53,6 +54,9 @@ class Runtime:
     admin: AdminService | None = None
     #: The inspector's state (sessions, sign-in), when served.
     inspector: Any = None
+    #: This process's place in a `recall serve --workers N` group (server/group.py); None
+    #: for a single process.
+    group: Group | None = None
 
     async def close(self) -> None:
         if self.deliverer is not None:
@@ -67,7 +71,7 @@ class Runtime:
 
 
 async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = None,
-                        *, start_worker: bool = True) -> Runtime:
+                        *, start_worker: bool = True, group: Group | None = None) -> Runtime:
     pm = pm or get_plugin_manager()
     registries = Registries.from_pm(pm)
     storage = build_storage(config, registries)
@@ -84,7 +88,7 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
     service = MemoryService(storage, config, extractor=extractor, rankers=rankers,
                             embedder=embedder)
     runtime = Runtime(config, pm, registries, storage, extractor, rankers, embedder, service,
-                      AuditLog(storage))
+                      AuditLog(storage), group=group)
     runtime.audit.faults = service.access.faults = service.faults
     service.on_erase.append(runtime.audit.forget_namespace)
     for slot in rankers:  # rankers with per-namespace caches drop the erased namespace's
@@ -93,7 +97,8 @@ async def build_runtime(config: RecallConfig, pm: pluggy.PluginManager | None = 
     if start_worker and config.worker.concurrency > 0:
         runtime.worker = Worker(storage, extractor, embedder, config, service.job_signal,
                                 service.activity, faults=service.faults,
-                                breaker=service.extraction)
+                                breaker=service.extraction, requeue=group is None,
+                                singletons=group is None or group.leader)
         await runtime.worker.start()
     await start_webhooks(runtime, start_worker)
     log.info("recall ready: storage=%s extractor=%s rankers=%s", storage.description,
@@ -111,6 +116,9 @@ async def start_webhooks(runtime: Runtime, start_worker: bool) -> None:
                         "capability", storage.description)
         return
     await storage.sync_config_subscriptions(static_subscriptions(config))
-    if start_worker and config.worker.concurrency > 0:
+    # One deliverer per group: the leader's (its claims would allow more, but one keeps a
+    # subscription's events from racing between processes for no gain on one machine).
+    leader = runtime.group is None or runtime.group.leader
+    if start_worker and config.worker.concurrency > 0 and leader:
         runtime.deliverer = Deliverer(storage, config.webhooks)
         await runtime.deliverer.start()

@@ -46,8 +46,18 @@ class Inspector:
         self.storage = runtime.storage
         self.admin = admin
         self.public_url = public_url
-        self.sessions = Sessions()
-        self.throttle = SignInThrottle()
+        group = getattr(runtime, "group", None)
+        if group is not None and group.count > 1:  # a browser may land on any process
+            from pathlib import Path
+
+            from .shared_sessions import SharedSessions, SharedThrottle
+
+            shared = Path(group.dir) / "inspector.db"
+            self.sessions = SharedSessions(shared)
+            self.throttle = SharedThrottle(shared)
+        else:
+            self.sessions = Sessions()
+            self.throttle = SignInThrottle()
 
     async def _principal(self, request: Request) -> Any:
         return await identify(self.storage, self.sessions, request.cookies.get(COOKIE))

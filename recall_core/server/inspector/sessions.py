@@ -11,8 +11,9 @@ Sessions live in this process's memory, keyed by the SHA-256 of their id, becaus
 * the token behind a session is looked up in storage on every request anyway, so revoking
   the token (or erasing its namespace) ends all its sessions at once, in every process;
 * no schema change on either backend for what is hygiene.
-The cost: with several `recall serve` processes behind one address, a balancer must keep a
-browser on one process (sticky sessions), or the person signs in again on another.
+The processes of one `recall serve --workers N` share them through a file in the group's
+run directory instead (shared_sessions.py), with the same rules. Separate `recall serve`
+servers behind one balancer still need sticky sessions, or the person signs in again.
 
 Bounds: a session ends after `IDLE` without a request or `LIFETIME` after sign-in, and at
 most `MAX_SESSIONS` are kept (the least recently used goes first), so memory stays bounded
