@@ -42,11 +42,13 @@ class BackgroundLoads:
         return sorted({ns for (ns, _), task in self._tasks.items() if not task.done()})
 
     async def load(self, namespace: str, dim: int, rows: int,
-                   loader: Callable[[], Awaitable[Any]], lock: asyncio.Lock) -> Any:
+                   loader: Callable[[], Awaitable[Any]], lock: asyncio.Lock,
+                   need: int | None = None) -> Any:
         """`await loader()` inline for a small namespace (the caller holds `lock`);
         otherwise start it in the background (once, under `lock`) and raise NotReady.
-        Refuses (NotReady) a namespace whose `rows` would not fit the cache."""
-        need = estimated_bytes(rows, dim)
+        Refuses (NotReady) a namespace whose `rows` would not fit the cache (`need`: the
+        bytes its index takes, when not the exact matrix's)."""
+        need = estimated_bytes(rows, dim) if need is None else need
         if not self.cache.fits(need):
             raise NotReady(
                 f"dense: this namespace's {rows} vectors need about {need >> 20} MB, more "

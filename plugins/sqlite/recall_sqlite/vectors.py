@@ -10,15 +10,30 @@ events after its cursor (drop those rows, re-add the ones still active). So a st
 by a search costs a few rows, not a reload, and writes by other processes are seen too. A full
 load happens on first use, after the event log was pruned past the cursor, or when a
 `RESET` event (delete_namespace) says so.
+
+Namespaces of `ann_min_rows` rows or more are served by an approximate index instead
+(recall_core.kit.ann_index: faiss IVF over int8 vectors, candidates re-scored exactly with
+the stored float32 vectors read here by seq), saved per namespace in `index_dir` (beside the
+database file by default), so a restart loads it and applies only the events after its
+cursor. An erase deletes the namespace's files.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import shutil
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import numpy as np
 
+from recall_core.contracts import NotReady
+from recall_core.kit import ann_index
+from recall_core.kit.ann_index import AnnIndex
 from recall_core.kit.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
 from recall_core.kit.vector_loads import INLINE_ROWS, BackgroundLoads
 
@@ -33,18 +48,45 @@ PRUNE_EVERY = 1000
 #: Vectors of one embedding model (parameters: model, model): those recorded with that
 #: model id, and those stored before ids were recorded; every vector when the model is NULL.
 OF_MODEL = "(? IS NULL OR embedding_model IS NULL OR embedding_model = ?)"
+#: Rows streamed per query while an approximate index is built.
+BUILD_CHUNK = 20_000
+#: Namespaces of at least this many rows get the approximate index (bench/RESULTS.md,
+#: "Approximate nearest neighbours": where the exact scan stops paying).
+ANN_MIN_ROWS = 20_000
+
+log = logging.getLogger("recall_sqlite")
 
 
 class VectorSearch:
     """Per-namespace indexes of one storage instance, refreshed from the event log."""
 
     def __init__(self, db: Database, max_namespaces: int, max_bytes: int = 0,
-                 inline_rows: int = INLINE_ROWS):
+                 inline_rows: int = INLINE_ROWS, ann_min_rows: int = ANN_MIN_ROWS,
+                 index_dir: str | None = None):
         self.db = db
         self._cache = VectorCache(max_namespaces, max_bytes)
         self._locks = NamespaceLocks()
         #: A big namespace loads in the background; searches meanwhile get NotReady.
         self._loads = BackgroundLoads(self._cache, inline_rows)
+        self.ann_min_rows = ann_min_rows
+        self._index_dir = Path(index_dir) if index_dir else None
+        self._own_dir: str | None = None
+        self._saves: dict[tuple[str, int], asyncio.Task[Any]] = {}
+        #: Erases per namespace: a save or rebuild that began before one deletes its file.
+        self._erased: dict[str, int] = {}
+
+    @property
+    def index_dir(self) -> Path:
+        """Where approximate indexes are saved: the setting, else `<database>.vectors`
+        beside the file; an in-memory database gets a temporary one."""
+        if self._index_dir is None:
+            path = self.db.path
+            if not path or path == ":memory:" or path.startswith("file::memory:"):
+                self._own_dir = tempfile.mkdtemp(prefix="recall-vectors-")
+                self._index_dir = Path(self._own_dir)
+            else:
+                self._index_dir = Path(path + ".vectors")
+        return self._index_dir
 
     def loading(self) -> list[str]:
         return self._loads.loading()
@@ -54,11 +96,21 @@ class VectorSearch:
         return self._cache.nbytes
 
     def forget(self, namespace: str) -> None:
+        """Erase: the namespace's indexes leave memory and disk."""
         self._cache.drop(namespace)
         self._loads.forget(namespace)
+        self._erased[namespace] = self._erased.get(namespace, 0) + 1
+        ann_index.remove_namespace(self.index_dir, namespace)
+        # (A save of it already running still writes its file after this: it checks.)
 
     async def close(self) -> None:
         await self._loads.close()
+        await asyncio.gather(*self._saves.values(), return_exceptions=True)
+        if self._own_dir:
+            shutil.rmtree(self._own_dir, ignore_errors=True)
+
+    def _path(self, namespace: str, dim: int) -> Path:
+        return self.index_dir / (ann_index.file_stem(namespace, dim) + ".faiss")
 
     async def search(self, namespace: str, vector: Sequence[float], limit: int,
                      model: str | None = None) -> list[tuple[str, float]]:
@@ -67,7 +119,63 @@ class VectorSearch:
             return []
         async with self._locks(namespace):
             index = await self._fresh_index(namespace, dim, model)
-            return await maybe_in_thread(len(index) * dim, index.search, vector, limit)
+            if not isinstance(index, AnnIndex):
+                return await maybe_in_thread(len(index) * dim, index.search, vector, limit)
+            seqs = await asyncio.to_thread(index.candidates, vector, limit)
+            self._save_soon(namespace, index)
+        return await self._rescore(namespace, vector, seqs, limit, model)
+
+    async def _rescore(self, namespace: str, vector: Sequence[float], seqs: np.ndarray,
+                       limit: int, model: str | None) -> list[tuple[str, float]]:
+        """Exact cosine of the candidates, from their stored vectors; only rows still
+        active, of this namespace and model, count."""
+        q = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        if not len(seqs) or not np.isfinite(norm) or norm == 0.0:
+            return []
+        rows: list[Any] = []
+        for part in chunks(sorted(int(s) for s in seqs)):
+            rows += await self.db.fetch(
+                "SELECT id, embedding FROM memories WHERE seq IN "
+                f"({', '.join('?' * len(part))}) AND namespace = ? AND valid_until IS NULL "
+                f"AND embedding IS NOT NULL AND {OF_MODEL} AND length(embedding) = ?",
+                (*part, namespace, model, model, len(q) * 4))
+        if not rows:
+            return []
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+            len(rows), len(q))
+        norms = np.linalg.norm(mat, axis=1)
+        norms[norms == 0] = 1.0
+        scores = (mat @ (q / norm)) / norms
+        top = np.argsort(-scores, kind="stable")[:limit]
+        return [(rows[i][0], float(scores[i])) for i in top]
+
+    def _save_soon(self, namespace: str, index: AnnIndex) -> None:
+        """Save in the background when removed vectors must leave the file or many changes
+        are unsaved (rebuild instead when stale). While a save runs the index takes no
+        changes (searches still answer; the changes wait in the log)."""
+        key = (namespace, index.dim)
+        if key in self._saves and not self._saves[key].done():
+            return
+        if index.stale:
+            self._saves[key] = asyncio.create_task(self._rebuild(namespace, index))
+            return
+        if not index.must_save or (key in self._saves and not self._saves[key].done()):
+            return
+        index.saving = True
+        self._saves[key] = asyncio.create_task(self._save(namespace, index))
+
+    async def _save(self, namespace: str, index: AnnIndex) -> None:
+        path = self._path(namespace, index.dim)
+        erased = self._erased.get(namespace, 0)
+        try:
+            await asyncio.to_thread(index.save, path)
+        except Exception:  # noqa: BLE001 - logged; the next change tries again
+            log.exception("saving the vector index %s failed", path)
+        finally:
+            index.saving = False
+            if self._erased.get(namespace, 0) != erased:
+                ann_index.remove_files(path)
 
     async def _fresh_index(self, namespace: str, dim: int, model: str | None) -> VectorIndex:
         """The namespace's index of `model`'s vectors (and those without a model id; all
@@ -75,54 +183,126 @@ class VectorSearch:
         index = self._cache.get(namespace, dim)
         if index is not None and getattr(index, "model", None) != model:
             index = None  # another model's index: rebuilt (a process embeds with one model)
-        if index is not None:
-            pruned = await self.db.fetch_one("SELECT upto FROM vector_events_pruned")
-            if index.cursor < pruned[0]:
-                index = None
-        if index is not None:
-            events = await self.db.fetch(
-                "SELECT seq, memory_seq FROM vector_events WHERE namespace = ? AND seq > ? "
-                "ORDER BY seq", (namespace, index.cursor))
-            changed = {e[1] for e in events}
-            if RESET in changed:
-                index = None
-            elif events:
-                rows: list[Any] = []
-                for part in chunks(sorted(changed)):
-                    rows += await self.db.fetch(
-                        "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
-                        f"AND valid_until IS NULL AND embedding IS NOT NULL AND {OF_MODEL} "
-                        f"AND seq IN ({', '.join('?' * len(part))})",
-                        (namespace, model, model, *part))
-                index.remove(changed)
-                index.add(rows)
-                index.cursor = events[-1][0]
-                self._cache.trim()  # it may have grown past the byte budget
+        if index is not None and getattr(index, "saving", False):
+            return index  # changes wait in the log until the save ends (see _save_soon)
+        if index is not None and not await self._catch_up(namespace, index, model):
+            index = None
         if index is None:
             (rows_now,) = await self.db.fetch_one(
                 "SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace = ?",
                 (namespace,))
-            index = await self._loads.load(
-                namespace, dim, rows_now, lambda: self._load(namespace, dim, model),
-                self._locks(namespace))
+            if rows_now >= self.ann_min_rows:
+                index = await self._loads.load(
+                    namespace, dim, rows_now, lambda: self._load_ann(namespace, dim, model),
+                    self._locks(namespace), ann_index.estimated_bytes(rows_now, dim))
+            else:
+                index = await self._loads.load(
+                    namespace, dim, rows_now, lambda: self._load(namespace, dim, model),
+                    self._locks(namespace))
         return index
 
-    async def _load(self, namespace: str, dim: int, model: str | None) -> VectorIndex:
-        """Every current vector of the namespace of width `dim` (and `model`), into the
-        cache."""
-        # Cursor first: rows written after it are loaded now and re-applied later, which
-        # is harmless (remove then add); the other order could miss a change.
-        cursor = (await self.db.fetch_one(
-            "SELECT coalesce(max(seq), 0) FROM vector_events"))[0]
-        rows = await self.db.fetch(
-            "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
-            f"AND valid_until IS NULL AND embedding IS NOT NULL AND {OF_MODEL} "
-            "AND length(embedding) = ?", (namespace, model, model, dim * 4))
-        index = VectorIndex(dim, cursor)
-        index.model = model  # type: ignore[attr-defined]
-        await maybe_in_thread(len(rows) * dim, index.add, rows)
+    async def _catch_up(self, namespace: str, index: Any, model: str | None) -> bool:
+        """Apply the events after the index's cursor; False when it must reload instead
+        (log pruned past its cursor, or a RESET)."""
+        pruned = await self.db.fetch_one("SELECT upto FROM vector_events_pruned")
+        if index.cursor < pruned[0]:
+            return False
+        events = await self.db.fetch(
+            "SELECT seq, memory_seq FROM vector_events WHERE namespace = ? AND seq > ? "
+            "ORDER BY seq", (namespace, index.cursor))
+        changed = {e[1] for e in events}
+        if RESET in changed:
+            return False
+        if events:
+            rows: list[Any] = []
+            for part in chunks(sorted(changed)):
+                rows += await self.db.fetch(
+                    "SELECT seq, id, embedding FROM memories WHERE namespace = ? "
+                    f"AND valid_until IS NULL AND embedding IS NOT NULL AND {OF_MODEL} "
+                    f"AND seq IN ({', '.join('?' * len(part))})",
+                    (namespace, model, model, *part))
+            await maybe_in_thread(len(rows) * index.dim, self._apply, index, changed, rows)
+            index.cursor = events[-1][0]
+            self._cache.trim()  # it may have grown past the byte budget
+        return True
+
+    @staticmethod
+    def _apply(index: Any, changed: set[int], rows: list[Any]) -> None:
+        index.remove(changed)
+        index.add(rows)
+
+    async def _load_ann(self, namespace: str, dim: int, model: str | None) -> AnnIndex:
+        """The saved approximate index with the events after its cursor applied, or a new
+        one built from the rows (streamed) and saved."""
+        path = self._path(namespace, dim)
+        index = await asyncio.to_thread(AnnIndex.open, path, dim, model)
+        if index is not None:
+            (last,) = await self.db.fetch_one("SELECT coalesce(max(seq), 0) FROM vector_events")
+            if index.cursor > last or not await self._catch_up(namespace, index, model):
+                # Log pruned past it, or a file from another database (restored backup).
+                log.info("vector index %s is behind the event log or not this database's; "
+                         "rebuilding", path)
+                ann_index.remove_files(path)
+                index = None
+        if index is None:
+            erased = self._erased.get(namespace, 0)
+            index = await self._build_ann(namespace, dim, model)
+            if self._erased.get(namespace, 0) != erased:
+                raise NotReady("dense: this namespace was erased while its index was built")
+            await asyncio.to_thread(index.save, path)
         self._cache.put(namespace, index)
         return index
+
+    async def _build_ann(self, namespace: str, dim: int, model: str | None) -> AnnIndex:
+        """Two streamed passes over the rows (never all vectors in memory at once): a
+        sample trains the lists, then every row is added."""
+        cursor = (await self.db.fetch_one(
+            "SELECT coalesce(max(seq), 0) FROM vector_events"))[0]  # first: see _load
+        (rows_now,) = await self.db.fetch_one(
+            "SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace = ?", (namespace,))
+        every = max(1, rows_now // max(1, ann_index.sample_size(rows_now)))
+        sample: list[np.ndarray] = []
+        async for seqs, block in self._stream(namespace, dim, model):
+            sample.append(block[::every].copy())
+        index = AnnIndex.trained(dim, cursor, model,
+                                 np.concatenate(sample) if sample else np.zeros((0, dim)),
+                                 rows_now)
+        del sample
+        async for seqs, block in self._stream(namespace, dim, model):
+            await asyncio.to_thread(index.add_matrix, seqs, None, block, False)
+        index.unsaved = index.removed_unsaved = 0
+        return index
+
+    async def _stream(self, namespace: str, dim: int, model: str | None):
+        """(seqs, float32 block) of the namespace's current vectors, BUILD_CHUNK at a time."""
+        after = -1
+        while True:
+            rows = await self.db.fetch(
+                "SELECT seq, embedding FROM memories WHERE namespace = ? AND seq > ? "
+                f"AND valid_until IS NULL AND embedding IS NOT NULL AND {OF_MODEL} "
+                "AND length(embedding) = ? ORDER BY seq LIMIT ?",
+                (namespace, after, model, model, dim * 4, BUILD_CHUNK))
+            if not rows:
+                return
+            after = rows[-1][0]
+            block = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            yield [r[0] for r in rows], block.reshape(len(rows), dim)
+
+    async def _rebuild(self, namespace: str, old: AnnIndex) -> None:
+        """A stale index is replaced by a freshly trained one; the old one answers until
+        then."""
+        erased = self._erased.get(namespace, 0)
+        try:
+            new = await self._build_ann(namespace, old.dim, old.model)
+            async with self._locks(namespace):
+                if (self._cache.get(namespace, old.dim) is not old
+                        or self._erased.get(namespace, 0) != erased):
+                    return  # erased or reloaded meanwhile
+                if await self._catch_up(namespace, new, old.model):
+                    await asyncio.to_thread(new.save, self._path(namespace, old.dim))
+                    self._cache.put(namespace, new)
+        except Exception:  # noqa: BLE001 - logged; the old index keeps answering
+            log.exception("rebuilding the vector index of a namespace failed")
 
 
 async def prune_vector_events(db: aiosqlite.Connection) -> None:
