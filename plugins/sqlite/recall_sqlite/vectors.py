@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ import numpy as np
 
 from recall_core.contracts import NotReady
 from recall_core.kit import ann_index
+from recall_core.kit.ann_files import AnnFiles
 from recall_core.kit.ann_index import AnnIndex
 from recall_core.kit.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
 from recall_core.kit.vector_loads import INLINE_ROWS, BackgroundLoads
@@ -69,24 +68,14 @@ class VectorSearch:
         #: A big namespace loads in the background; searches meanwhile get NotReady.
         self._loads = BackgroundLoads(self._cache, inline_rows)
         self.ann_min_rows = ann_min_rows
-        self._index_dir = Path(index_dir) if index_dir else None
-        self._own_dir: str | None = None
-        self._saves: dict[tuple[str, int], asyncio.Task[Any]] = {}
-        #: Erases per namespace: a save or rebuild that began before one deletes its file.
-        self._erased: dict[str, int] = {}
+        path = db.path
+        in_memory = not path or path == ":memory:" or path.startswith("file::memory:")
+        # Beside the database file by default; an in-memory database gets a temporary one.
+        self.files = AnnFiles(index_dir or (None if in_memory else path + ".vectors"))
 
     @property
     def index_dir(self) -> Path:
-        """Where approximate indexes are saved: the setting, else `<database>.vectors`
-        beside the file; an in-memory database gets a temporary one."""
-        if self._index_dir is None:
-            path = self.db.path
-            if not path or path == ":memory:" or path.startswith("file::memory:"):
-                self._own_dir = tempfile.mkdtemp(prefix="recall-vectors-")
-                self._index_dir = Path(self._own_dir)
-            else:
-                self._index_dir = Path(path + ".vectors")
-        return self._index_dir
+        return self.files.directory
 
     def loading(self) -> list[str]:
         return self._loads.loading()
@@ -99,18 +88,11 @@ class VectorSearch:
         """Erase: the namespace's indexes leave memory and disk."""
         self._cache.drop(namespace)
         self._loads.forget(namespace)
-        self._erased[namespace] = self._erased.get(namespace, 0) + 1
-        ann_index.remove_namespace(self.index_dir, namespace)
-        # (A save of it already running still writes its file after this: it checks.)
+        self.files.forget(namespace)
 
     async def close(self) -> None:
         await self._loads.close()
-        await asyncio.gather(*self._saves.values(), return_exceptions=True)
-        if self._own_dir:
-            shutil.rmtree(self._own_dir, ignore_errors=True)
-
-    def _path(self, namespace: str, dim: int) -> Path:
-        return self.index_dir / (ann_index.file_stem(namespace, dim) + ".faiss")
+        await self.files.close()
 
     async def search(self, namespace: str, vector: Sequence[float], limit: int,
                      model: str | None = None) -> list[tuple[str, float]]:
@@ -122,7 +104,7 @@ class VectorSearch:
             if not isinstance(index, AnnIndex):
                 return await maybe_in_thread(len(index) * dim, index.search, vector, limit)
             seqs = await asyncio.to_thread(index.candidates, vector, limit)
-            self._save_soon(namespace, index)
+            self.files.after_search(namespace, index, lambda: self._rebuild(namespace, index))
         return await self._rescore(namespace, vector, seqs, limit, model)
 
     async def _rescore(self, namespace: str, vector: Sequence[float], seqs: np.ndarray,
@@ -149,33 +131,6 @@ class VectorSearch:
         scores = (mat @ (q / norm)) / norms
         top = np.argsort(-scores, kind="stable")[:limit]
         return [(rows[i][0], float(scores[i])) for i in top]
-
-    def _save_soon(self, namespace: str, index: AnnIndex) -> None:
-        """Save in the background when removed vectors must leave the file or many changes
-        are unsaved (rebuild instead when stale). While a save runs the index takes no
-        changes (searches still answer; the changes wait in the log)."""
-        key = (namespace, index.dim)
-        if key in self._saves and not self._saves[key].done():
-            return
-        if index.stale:
-            self._saves[key] = asyncio.create_task(self._rebuild(namespace, index))
-            return
-        if not index.must_save or (key in self._saves and not self._saves[key].done()):
-            return
-        index.saving = True
-        self._saves[key] = asyncio.create_task(self._save(namespace, index))
-
-    async def _save(self, namespace: str, index: AnnIndex) -> None:
-        path = self._path(namespace, index.dim)
-        erased = self._erased.get(namespace, 0)
-        try:
-            await asyncio.to_thread(index.save, path)
-        except Exception:  # noqa: BLE001 - logged; the next change tries again
-            log.exception("saving the vector index %s failed", path)
-        finally:
-            index.saving = False
-            if self._erased.get(namespace, 0) != erased:
-                ann_index.remove_files(path)
 
     async def _fresh_index(self, namespace: str, dim: int, model: str | None) -> VectorIndex:
         """The namespace's index of `model`'s vectors (and those without a model id; all
@@ -234,7 +189,7 @@ class VectorSearch:
     async def _load_ann(self, namespace: str, dim: int, model: str | None) -> AnnIndex:
         """The saved approximate index with the events after its cursor applied, or a new
         one built from the rows (streamed) and saved."""
-        path = self._path(namespace, dim)
+        path = self.files.path(namespace, dim)
         index = await asyncio.to_thread(AnnIndex.open, path, dim, model)
         if index is not None:
             (last,) = await self.db.fetch_one("SELECT coalesce(max(seq), 0) FROM vector_events")
@@ -245,11 +200,11 @@ class VectorSearch:
                 ann_index.remove_files(path)
                 index = None
         if index is None:
-            erased = self._erased.get(namespace, 0)
+            erased = self.files.generation(namespace)
             index = await self._build_ann(namespace, dim, model)
-            if self._erased.get(namespace, 0) != erased:
+            if self.files.generation(namespace) != erased:
                 raise NotReady("dense: this namespace was erased while its index was built")
-            await asyncio.to_thread(index.save, path)
+            await self.files.save_now(namespace, index)
         self._cache.put(namespace, index)
         return index
 
@@ -291,18 +246,15 @@ class VectorSearch:
     async def _rebuild(self, namespace: str, old: AnnIndex) -> None:
         """A stale index is replaced by a freshly trained one; the old one answers until
         then."""
-        erased = self._erased.get(namespace, 0)
-        try:
-            new = await self._build_ann(namespace, old.dim, old.model)
-            async with self._locks(namespace):
-                if (self._cache.get(namespace, old.dim) is not old
-                        or self._erased.get(namespace, 0) != erased):
-                    return  # erased or reloaded meanwhile
-                if await self._catch_up(namespace, new, old.model):
-                    await asyncio.to_thread(new.save, self._path(namespace, old.dim))
-                    self._cache.put(namespace, new)
-        except Exception:  # noqa: BLE001 - logged; the old index keeps answering
-            log.exception("rebuilding the vector index of a namespace failed")
+        erased = self.files.generation(namespace)
+        new = await self._build_ann(namespace, old.dim, old.model)
+        async with self._locks(namespace):
+            if (self._cache.get(namespace, old.dim) is not old
+                    or self.files.generation(namespace) != erased):
+                return  # erased or reloaded meanwhile
+            if await self._catch_up(namespace, new, old.model):
+                await self.files.save_now(namespace, new)
+                self._cache.put(namespace, new)
 
 
 async def prune_vector_events(db: aiosqlite.Connection) -> None:
