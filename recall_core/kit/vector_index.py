@@ -66,6 +66,23 @@ class VectorIndex:
         if self._dead > 1024 and self._dead * 4 > self._n:
             self._compact()
 
+    def reserve(self, rows: int) -> None:
+        """Room for `rows` rows in all, so a streamed load fills one matrix instead of
+        copying it as it grows (peak memory near the final size)."""
+        if rows > len(self._data):
+            self._grow(rows)
+
+    def _grow(self, capacity: int) -> None:
+        data = np.zeros((capacity, self.dim), dtype=np.float32)
+        data[:self._n] = self._data[:self._n]
+        alive = np.zeros(capacity, dtype=bool)
+        alive[:self._n] = self._alive[:self._n]
+        seq_arr = np.zeros(capacity, dtype=np.int64)
+        seq_arr[:self._n] = self._seqs[:self._n]
+        id_arr = np.zeros(capacity, dtype=self._ids.dtype)
+        id_arr[:self._n] = self._ids[:self._n]
+        self._data, self._alive, self._seqs, self._ids = data, alive, seq_arr, id_arr
+
     def add(self, rows: Sequence[tuple[int, str, bytes]]) -> None:
         """(memory seq, id, native float32 blob) of active rows; blobs of another width are
         skipped."""
@@ -88,16 +105,7 @@ class VectorIndex:
         if need > len(self._data):
             # Headroom, so the writes that follow a load append in place instead of copying
             # the whole matrix each time.
-            capacity = max(_MIN_CAPACITY, need + need // 4, len(self._data) * 3 // 2)
-            data = np.zeros((capacity, self.dim), dtype=np.float32)
-            data[:self._n] = self._data[:self._n]
-            alive = np.zeros(capacity, dtype=bool)
-            alive[:self._n] = self._alive[:self._n]
-            seq_arr = np.zeros(capacity, dtype=np.int64)
-            seq_arr[:self._n] = self._seqs[:self._n]
-            id_arr = np.zeros(capacity, dtype=self._ids.dtype)
-            id_arr[:self._n] = self._ids[:self._n]
-            self._data, self._alive, self._seqs, self._ids = data, alive, seq_arr, id_arr
+            self._grow(max(_MIN_CAPACITY, need + need // 4, len(self._data) * 3 // 2))
         new_ids = np.array([str(i).encode() for i in ids])
         if new_ids.dtype.itemsize > self._ids.dtype.itemsize:
             self._ids = self._ids.astype(new_ids.dtype)

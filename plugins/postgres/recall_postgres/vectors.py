@@ -537,19 +537,19 @@ class ArrayIndex:
             "SELECT coalesce(ft_docs, 0) FROM namespaces WHERE namespace = $1", namespace) or 0
         every = max(1, rows_now // max(1, ann_index.sample_size(rows_now)))
         sample: list[np.ndarray] = []
-        async for _, block in self._stream(pool, namespace, dim, model):
+        async for _, _, block in self._stream(pool, namespace, dim, model):
             sample.append(block[::every].copy())
         index = AnnIndex.trained(dim, version, model,
                                  np.concatenate(sample) if sample else np.zeros((0, dim)),
                                  rows_now)
         del sample
-        async for seqs, block in self._stream(pool, namespace, dim, model):
+        async for seqs, _, block in self._stream(pool, namespace, dim, model):
             await asyncio.to_thread(index.add_matrix, seqs, None, block, False)
         index.unsaved = index.removed_unsaved = 0
         return index
 
     async def _stream(self, pool: asyncpg.Pool, namespace: str, dim: int, model: str | None):
-        """(seqs, float32 block) of the namespace's current vectors, in chunks."""
+        """(seqs, ids, float32 block) of the namespace's current vectors, in chunks."""
         after = -1
         while True:
             rows = await pool.fetch(_VECTORS + " AND seq > $4 ORDER BY seq LIMIT $5",
@@ -557,9 +557,9 @@ class ArrayIndex:
             if not rows:
                 return
             after = rows[-1][0]
-            seqs, _, block = await asyncio.to_thread(_array_rows, rows, dim)
+            seqs, ids, block = await asyncio.to_thread(_array_rows, rows, dim)
             del rows
-            yield seqs, block
+            yield seqs, ids, block
 
     async def _rebuild(self, pool: asyncpg.Pool, namespace: str, old: AnnIndex) -> None:
         """A stale index is replaced by a freshly trained one; the old one answers until
@@ -583,17 +583,19 @@ class ArrayIndex:
     async def _load(self, pool: asyncpg.Pool, namespace: str, dim: int,
                     model: str | None) -> VectorIndex:
         """Every current vector of the namespace of width `dim` (and `model`), into the
-        cache: the version and the rows from one snapshot."""
-        async with pool.acquire() as con:
-            async with con.transaction(isolation="repeatable_read", readonly=True):
-                version = await con.fetchval(
-                    "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
-                rows = await con.fetch(_VECTORS, namespace, dim, model)
+        cache, streamed into a matrix sized once (peak memory near the final size). The
+        version is read first: rows written after it are re-applied later, which is
+        harmless (remove, then add); the other order could miss a change."""
+        version = await pool.fetchval(
+            "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
+        rows_now = await pool.fetchval(
+            "SELECT coalesce(ft_docs, 0) FROM namespaces WHERE namespace = $1", namespace) or 0
         self.refreshes["reload"] += 1
         index = VectorIndex(dim, version)
         index.model = model  # type: ignore[attr-defined]
-        seqs, ids, mat = await maybe_in_thread(len(rows) * dim, _array_rows, rows, dim)
-        await maybe_in_thread(len(rows) * dim, index.add_matrix, seqs, ids, mat)
+        index.reserve(rows_now + rows_now // 8)
+        async for seqs, ids, block in self._stream(pool, namespace, dim, model):
+            await maybe_in_thread(len(seqs) * dim, index.add_matrix, seqs, ids, block)
         self._cache.put(namespace, index)
         return index
 

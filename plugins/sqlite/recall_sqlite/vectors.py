@@ -156,6 +156,23 @@ class VectorSearch:
                     self._locks(namespace))
         return index
 
+    async def _load(self, namespace: str, dim: int, model: str | None) -> VectorIndex:
+        """Every current vector of the namespace of width `dim` (and `model`), into the
+        cache, streamed into a matrix sized once (peak memory near the final size)."""
+        # Cursor first: rows written after it are loaded now and re-applied later, which
+        # is harmless (remove then add); the other order could miss a change.
+        cursor = (await self.db.fetch_one(
+            "SELECT coalesce(max(seq), 0) FROM vector_events"))[0]
+        (rows_now,) = await self.db.fetch_one(
+            "SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace = ?", (namespace,))
+        index = VectorIndex(dim, cursor)
+        index.model = model  # type: ignore[attr-defined]
+        index.reserve(rows_now + rows_now // 8)
+        async for seqs, ids, block in self._stream(namespace, dim, model):
+            await maybe_in_thread(len(seqs) * dim, index.add_matrix, seqs, ids, block)
+        self._cache.put(namespace, index)
+        return index
+
     async def _catch_up(self, namespace: str, index: Any, model: str | None) -> bool:
         """Apply the events after the index's cursor; False when it must reload instead
         (log pruned past its cursor, or a RESET)."""
@@ -217,23 +234,24 @@ class VectorSearch:
             "SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace = ?", (namespace,))
         every = max(1, rows_now // max(1, ann_index.sample_size(rows_now)))
         sample: list[np.ndarray] = []
-        async for seqs, block in self._stream(namespace, dim, model):
+        async for _, _, block in self._stream(namespace, dim, model):
             sample.append(block[::every].copy())
         index = AnnIndex.trained(dim, cursor, model,
                                  np.concatenate(sample) if sample else np.zeros((0, dim)),
                                  rows_now)
         del sample
-        async for seqs, block in self._stream(namespace, dim, model):
+        async for seqs, _, block in self._stream(namespace, dim, model):
             await asyncio.to_thread(index.add_matrix, seqs, None, block, False)
         index.unsaved = index.removed_unsaved = 0
         return index
 
     async def _stream(self, namespace: str, dim: int, model: str | None):
-        """(seqs, float32 block) of the namespace's current vectors, BUILD_CHUNK at a time."""
+        """(seqs, ids, float32 block) of the namespace's current vectors, BUILD_CHUNK at a
+        time."""
         after = -1
         while True:
             rows = await self.db.fetch(
-                "SELECT seq, embedding FROM memories WHERE namespace = ? AND seq > ? "
+                "SELECT seq, embedding, id FROM memories WHERE namespace = ? AND seq > ? "
                 f"AND valid_until IS NULL AND embedding IS NOT NULL AND {OF_MODEL} "
                 "AND length(embedding) = ? ORDER BY seq LIMIT ?",
                 (namespace, after, model, model, dim * 4, BUILD_CHUNK))
@@ -241,7 +259,7 @@ class VectorSearch:
                 return
             after = rows[-1][0]
             block = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-            yield [r[0] for r in rows], block.reshape(len(rows), dim)
+            yield [r[0] for r in rows], [r[2] for r in rows], block.reshape(len(rows), dim)
 
     async def _rebuild(self, namespace: str, old: AnnIndex) -> None:
         """A stale index is replaced by a freshly trained one; the old one answers until
