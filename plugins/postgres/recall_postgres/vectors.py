@@ -539,7 +539,9 @@ class ArrayIndex:
         sample: list[np.ndarray] = []
         async for _, _, block in self._stream(pool, namespace, dim, model):
             sample.append(block[::every].copy())
-        index = AnnIndex.trained(dim, version, model,
+        # Training (k-means) takes seconds to minutes: off the event loop.
+        index = await asyncio.to_thread(
+            AnnIndex.trained, dim, version, model,
                                  np.concatenate(sample) if sample else np.zeros((0, dim)),
                                  rows_now)
         del sample

@@ -236,7 +236,9 @@ class VectorSearch:
         sample: list[np.ndarray] = []
         async for _, _, block in self._stream(namespace, dim, model):
             sample.append(block[::every].copy())
-        index = AnnIndex.trained(dim, cursor, model,
+        # Training (k-means) takes seconds to minutes: off the event loop.
+        index = await asyncio.to_thread(
+            AnnIndex.trained, dim, cursor, model,
                                  np.concatenate(sample) if sample else np.zeros((0, dim)),
                                  rows_now)
         del sample
