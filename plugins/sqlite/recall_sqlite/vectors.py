@@ -253,7 +253,9 @@ class VectorSearch:
         after = -1
         while True:
             rows = await self.db.fetch(
-                "SELECT seq, embedding, id FROM memories WHERE namespace = ? AND seq > ? "
+                # `+namespace`: walk the rowid range (each chunk reads only its rows); on
+                # the namespace index SQLite read and sorted the whole namespace per chunk.
+                "SELECT seq, embedding, id FROM memories WHERE +namespace = ? AND seq > ? "
                 f"AND valid_until IS NULL AND embedding IS NOT NULL AND {OF_MODEL} "
                 "AND length(embedding) = ? ORDER BY seq LIMIT ?",
                 (namespace, after, model, model, dim * 4, BUILD_CHUNK))
