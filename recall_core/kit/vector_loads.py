@@ -37,6 +37,16 @@ class BackgroundLoads:
         self.setting = setting
         self._tasks: dict[tuple[str, int], asyncio.Task[Any]] = {}
 
+    def refuse_while_loading(self, namespace: str, dim: int) -> None:
+        """NotReady at once while the namespace's load runs: the load holds the namespace's
+        lock for its whole length (minutes for a 1M approximate index), and a search that
+        waited for that lock would time out instead of answering from full text."""
+        task = self._tasks.get((namespace, dim))
+        if task is not None and not task.done():
+            raise NotReady("dense: this namespace's vectors are still loading in the "
+                           "background; full text answered this search, semantic search "
+                           "joins when the load ends.")
+
     def loading(self) -> list[str]:
         """Namespaces whose vectors are loading now."""
         return sorted({ns for (ns, _), task in self._tasks.items() if not task.done()})

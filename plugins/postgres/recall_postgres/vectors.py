@@ -643,6 +643,7 @@ class ArrayIndex:
         norm = float(np.linalg.norm(q))
         if not np.isfinite(norm) or norm == 0.0 or limit < 1:
             return []
+        self._loads.refuse_while_loading(namespace, int(q.size))
         index = await self._index(pool, namespace, int(q.size), model)
         # Under the namespace lock: another coroutine applying writes to this same index
         # (remove, add, compact) while a thread searches it gave IndexErrors and, after a

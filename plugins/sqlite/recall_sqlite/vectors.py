@@ -99,6 +99,7 @@ class VectorSearch:
         dim = len(vector)
         if dim == 0 or limit <= 0:
             return []
+        self._loads.refuse_while_loading(namespace, dim)
         async with self._locks(namespace):
             index = await self._fresh_index(namespace, dim, model)
             if not isinstance(index, AnnIndex):
