@@ -21,15 +21,14 @@ import numpy as np
 #: Above this many floats, loading and multiplying run in a worker thread, off the event loop.
 THREAD_FLOATS = 2_000_000
 _MIN_CAPACITY = 64
-#: Python objects per row beside its floats: the id string, its list slot, the seq -> row
-#: entry (measured with tracemalloc on 100k uuid rows: ~190 bytes).
-ROW_OVERHEAD = 200
+#: Bytes per row beside its floats: the seq (int64), the id (a uuid as 36 bytes), alive (1).
+ROW_OVERHEAD = 48
 
 
 def estimated_bytes(rows: int, dim: int) -> int:
     """What an index of `rows` vectors of width `dim` holds, headroom of a load included."""
     capacity = max(_MIN_CAPACITY, rows + rows // 4)  # as add_matrix grows it
-    return capacity * (dim * 4 + 1) + rows * ROW_OVERHEAD
+    return capacity * (dim * 4 + ROW_OVERHEAD)
 
 
 class VectorIndex:
@@ -41,8 +40,9 @@ class VectorIndex:
         self.cursor = cursor
         self._data = np.zeros((0, dim), dtype=np.float32)
         self._alive = np.zeros(0, dtype=bool)
-        self._ids: list[str] = []
-        self._row_of: dict[int, int] = {}  # memory seq -> row
+        # Row maps as arrays, not Python objects (issue 31: ~200 bytes a row at 1M rows).
+        self._seqs = np.zeros(0, dtype=np.int64)
+        self._ids = np.zeros(0, dtype="S36")  # utf-8; widened when a longer id comes
         self._n = 0
         self._dead = 0
 
@@ -51,17 +51,37 @@ class VectorIndex:
 
     @property
     def nbytes(self) -> int:
-        """Memory held: the matrix with its headroom, and the rows' Python objects."""
-        return self._data.nbytes + self._alive.nbytes + self._n * ROW_OVERHEAD
+        """Memory held: the matrix and its row maps, headroom included."""
+        return self._data.nbytes + self._alive.nbytes + self._seqs.nbytes + self._ids.nbytes
 
     def remove(self, seqs: Iterable[int]) -> None:
-        for seq in seqs:
-            row = self._row_of.pop(seq, None)
-            if row is not None:
-                self._alive[row] = False
-                self._dead += 1
+        wanted = np.fromiter((int(s) for s in seqs), dtype=np.int64)
+        if not len(wanted) or not self._n:
+            return
+        hit = np.isin(self._seqs[:self._n], wanted) & self._alive[:self._n]
+        gone = int(hit.sum())
+        if gone:
+            self._alive[:self._n][hit] = False
+            self._dead += gone
         if self._dead > 1024 and self._dead * 4 > self._n:
             self._compact()
+
+    def reserve(self, rows: int) -> None:
+        """Room for `rows` rows in all, so a streamed load fills one matrix instead of
+        copying it as it grows (peak memory near the final size)."""
+        if rows > len(self._data):
+            self._grow(rows)
+
+    def _grow(self, capacity: int) -> None:
+        data = np.zeros((capacity, self.dim), dtype=np.float32)
+        data[:self._n] = self._data[:self._n]
+        alive = np.zeros(capacity, dtype=bool)
+        alive[:self._n] = self._alive[:self._n]
+        seq_arr = np.zeros(capacity, dtype=np.int64)
+        seq_arr[:self._n] = self._seqs[:self._n]
+        id_arr = np.zeros(capacity, dtype=self._ids.dtype)
+        id_arr[:self._n] = self._ids[:self._n]
+        self._data, self._alive, self._seqs, self._ids = data, alive, seq_arr, id_arr
 
     def add(self, rows: Sequence[tuple[int, str, bytes]]) -> None:
         """(memory seq, id, native float32 blob) of active rows; blobs of another width are
@@ -85,27 +105,22 @@ class VectorIndex:
         if need > len(self._data):
             # Headroom, so the writes that follow a load append in place instead of copying
             # the whole matrix each time.
-            capacity = max(_MIN_CAPACITY, need + need // 4, len(self._data) * 3 // 2)
-            data = np.zeros((capacity, self.dim), dtype=np.float32)
-            data[:self._n] = self._data[:self._n]
-            alive = np.zeros(capacity, dtype=bool)
-            alive[:self._n] = self._alive[:self._n]
-            self._data, self._alive = data, alive
+            self._grow(max(_MIN_CAPACITY, need + need // 4, len(self._data) * 3 // 2))
+        new_ids = np.array([str(i).encode() for i in ids])
+        if new_ids.dtype.itemsize > self._ids.dtype.itemsize:
+            self._ids = self._ids.astype(new_ids.dtype)
         self._data[self._n:need] = block / norms
         self._alive[self._n:need] = True
-        for offset, (seq, mid) in enumerate(zip(seqs, ids)):
-            self._row_of[int(seq)] = self._n + offset
-            self._ids.append(mid)
+        self._seqs[self._n:need] = np.asarray(seqs, dtype=np.int64)
+        self._ids[self._n:need] = new_ids
         self._n = need
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self._alive[:self._n])
         self._data = np.ascontiguousarray(self._data[keep])
         self._alive = np.ones(len(keep), dtype=bool)
-        old_ids = self._ids
-        self._ids = [old_ids[i] for i in keep]
-        new_row = {int(old): new for new, old in enumerate(keep)}
-        self._row_of = {seq: new_row[row] for seq, row in self._row_of.items()}
+        self._seqs = self._seqs[keep]
+        self._ids = self._ids[keep]
         self._n, self._dead = len(keep), 0
 
     def search(self, vector: Sequence[float], limit: int) -> list[tuple[str, float]]:
@@ -123,7 +138,7 @@ class VectorIndex:
         k = min(limit, live)
         top = np.argpartition(-scores, k - 1)[:k] if k < self._n else np.arange(self._n)
         top = top[np.argsort(-scores[top], kind="stable")][:k]
-        return [(self._ids[i], float(scores[i])) for i in top]
+        return [(self._ids[i].decode(), float(scores[i])) for i in top]
 
 
 class VectorCache:

@@ -37,16 +37,28 @@ class BackgroundLoads:
         self.setting = setting
         self._tasks: dict[tuple[str, int], asyncio.Task[Any]] = {}
 
+    def refuse_while_loading(self, namespace: str, dim: int) -> None:
+        """NotReady at once while the namespace's load runs: the load holds the namespace's
+        lock for its whole length (minutes for a 1M approximate index), and a search that
+        waited for that lock would time out instead of answering from full text."""
+        task = self._tasks.get((namespace, dim))
+        if task is not None and not task.done():
+            raise NotReady("dense: this namespace's vectors are still loading in the "
+                           "background; full text answered this search, semantic search "
+                           "joins when the load ends.")
+
     def loading(self) -> list[str]:
         """Namespaces whose vectors are loading now."""
         return sorted({ns for (ns, _), task in self._tasks.items() if not task.done()})
 
     async def load(self, namespace: str, dim: int, rows: int,
-                   loader: Callable[[], Awaitable[Any]], lock: asyncio.Lock) -> Any:
+                   loader: Callable[[], Awaitable[Any]], lock: asyncio.Lock,
+                   need: int | None = None) -> Any:
         """`await loader()` inline for a small namespace (the caller holds `lock`);
         otherwise start it in the background (once, under `lock`) and raise NotReady.
-        Refuses (NotReady) a namespace whose `rows` would not fit the cache."""
-        need = estimated_bytes(rows, dim)
+        Refuses (NotReady) a namespace whose `rows` would not fit the cache (`need`: the
+        bytes its index takes, when not the exact matrix's)."""
+        need = estimated_bytes(rows, dim) if need is None else need
         if not self.cache.fits(need):
             raise NotReady(
                 f"dense: this namespace's {rows} vectors need about {need >> 20} MB, more "

@@ -36,6 +36,14 @@ class PostgresSettings(BaseModel):
     #: Below this many rows a namespace's matrix loads inline on first search; a bigger one
     #: loads in the background while its searches answer from full text (and say so).
     array_inline_rows: int = Field(20_000, ge=0)
+    #: The real[] fallback serves a namespace of at least this many rows through an
+    #: approximate index (IVF over int8 vectors, the top candidates re-scored exactly);
+    #: smaller ones keep the exact scan (bench/RESULTS.md). 0: every namespace.
+    array_ann_min_rows: int = Field(20_000, ge=0)
+    #: Where the real[] fallback saves approximate indexes (a folder per database and
+    #: schema inside), so a restart loads them instead of rebuilding. Unset: a temporary
+    #: folder per process, rebuilt at each start. (pgvector keeps its HNSW in the database.)
+    vector_index_dir: str | None = None
 
     @model_validator(mode="after")
     def _pool_bounds(self) -> "PostgresSettings":

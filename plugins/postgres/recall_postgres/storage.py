@@ -114,7 +114,8 @@ class PostgresStorage(MemoryMethods, RetrievalMethods, AdminMethods, OAuthMethod
                                              s.hnsw_ef_construction)
             else:
                 self.vectors = ArrayIndex(choice, s.array_cache_namespaces,
-                                          s.array_cache_mb << 20, s.array_inline_rows)
+                                          s.array_cache_mb << 20, s.array_inline_rows,
+                                          s.array_ann_min_rows, s.vector_index_dir)
             await self.vectors.load(con)
             self._owner = await queue.hold_owner_lock(con)
             self._pool = await asyncpg.create_pool(

@@ -27,15 +27,24 @@ those rows with the namespace's new version. Versions of a namespace are handed 
 change stamped <= V: a search reads the version and the changes after its cursor in one
 snapshot, applies those few rows, and moves the cursor to V. It reloads when the log was
 pruned past its cursor or when most of the namespace changed.
+
+Namespaces of `array_ann_min_rows` rows or more are served by an approximate index instead
+(recall_core.kit.ann_index: faiss IVF over int8 vectors, candidates re-scored exactly with the
+stored vectors read here by seq), following the same version cursor. With
+`vector_index_dir` set it is saved there (under a folder per database and schema), so a
+restart loads it and applies only the changes after its cursor; without it, in a temporary
+folder, rebuilt at each start.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -43,6 +52,10 @@ import numpy as np
 
 from recall_core import ConfigError
 from recall_core import ScoredId
+from recall_core.contracts import NotReady
+from recall_core.kit import ann_index
+from recall_core.kit.ann_files import AnnFiles
+from recall_core.kit.ann_index import AnnIndex
 from recall_core.kit.vector_index import NamespaceLocks, VectorCache, VectorIndex, maybe_in_thread
 from recall_core.kit.vector_loads import INLINE_ROWS, BackgroundLoads
 
@@ -385,6 +398,9 @@ def _array_rows(rows: Sequence[Any], dim: int) -> tuple[list[int], list[str], np
 #: every vector when the parameter is NULL.
 OF_MODEL = "(${p}::text IS NULL OR embedding_model IS NULL OR embedding_model = ${p}::text)"
 
+#: Rows streamed per query while an approximate index is built.
+BUILD_CHUNK = 20_000
+
 _VECTORS = ("SELECT seq, id, array_send(embedding) FROM memories WHERE namespace = $1 "
             "AND valid_until IS NULL AND array_length(embedding, 1) = $2 AND "
             + OF_MODEL.format(p=3))
@@ -397,8 +413,12 @@ class ArrayIndex:
     mode = "array"
 
     def __init__(self, choice: VectorChoice, cache_size: int, max_bytes: int = 0,
-                 inline_rows: int = INLINE_ROWS):
+                 inline_rows: int = INLINE_ROWS, ann_min_rows: int = 20_000,
+                 index_dir: str | None = None):
         self.choice = choice
+        self.ann_min_rows = ann_min_rows
+        self._index_root = index_dir
+        self.files = AnnFiles(None)  # replaced in load(), once the database is known
         self._cache = VectorCache(cache_size, max_bytes)
         self._locks = NamespaceLocks()
         #: A big namespace loads in the background; searches meanwhile get NotReady.
@@ -409,7 +429,8 @@ class ArrayIndex:
     column_type = "real[]"
 
     def describe(self) -> str:
-        return f"real[] + numpy exact cosine (no pgvector: {self.choice.reason})"
+        return (f"real[] + numpy exact cosine, faiss IVF (int8, re-scored) from "
+                f"{self.ann_min_rows} rows (no pgvector: {self.choice.reason})")
 
     def server_settings(self) -> dict[str, str]:
         return {}
@@ -418,7 +439,20 @@ class ArrayIndex:
         return None
 
     async def load(self, con: asyncpg.Connection) -> None:
-        return None
+        if self._index_root:
+            # One folder per cluster, database and schema: a shared setting never mixes
+            # two databases' files.
+            try:
+                async with con.transaction():
+                    cluster = await con.fetchval(
+                        "SELECT system_identifier::text FROM pg_control_system()")
+            except asyncpg.PostgresError:
+                cluster = await con.fetchval(
+                    "SELECT coalesce(host(inet_server_addr()), 'local') || ':' || "
+                    "current_setting('port')")
+            where = await con.fetchval("SELECT current_database() || '/' || current_schema()")
+            key = hashlib.sha256(f"{cluster}/{where}".encode()).hexdigest()[:24]
+            self.files = AnnFiles(Path(self._index_root) / key)
 
     def param(self, vec: Sequence[float] | None) -> Any:
         return None if vec is None or len(vec) == 0 else as_float32(vec).tolist()
@@ -432,8 +466,8 @@ class ArrayIndex:
         version = await pool.fetchval(
             "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
         index = self._of_model(namespace, dim, model)
-        if index is not None and index.cursor == version:
-            self.refreshes["fresh"] += 1
+        if index is not None and (index.cursor == version or getattr(index, "saving", False)):
+            self.refreshes["fresh"] += 1  # (while saving, changes wait in the log)
             return index
         async with self._locks(namespace):
             async with pool.acquire() as con:
@@ -454,24 +488,116 @@ class ArrayIndex:
                         "SELECT coalesce(ft_docs, 0) FROM namespaces WHERE namespace = $1",
                         namespace) or 0
             # Inline (small) under this lock, else in the background under it (NotReady now).
+            if rows_now >= self.ann_min_rows:
+                return await self._loads.load(
+                    namespace, dim, rows_now, lambda: self._load_ann(pool, namespace, dim, model),
+                    self._locks(namespace), ann_index.estimated_bytes(rows_now, dim))
             return await self._loads.load(namespace, dim, rows_now,
                                           lambda: self._load(pool, namespace, dim, model),
                                           self._locks(namespace))
 
+    async def _load_ann(self, pool: asyncpg.Pool, namespace: str, dim: int,
+                        model: str | None) -> AnnIndex:
+        """The saved approximate index with the changes after its cursor applied, or a new
+        one built from the rows (streamed) and saved."""
+        path = self.files.path(namespace, dim)
+        index = await asyncio.to_thread(AnnIndex.open, path, dim, model)
+        if index is not None:
+            async with pool.acquire() as con:
+                async with con.transaction(isolation="repeatable_read", readonly=True):
+                    version = await con.fetchval(
+                        "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
+                    # A cursor ahead of the namespace: another database's file.
+                    fresh = index.cursor <= version and (
+                        index.cursor == version
+                        or await self._apply_changes(con, namespace, index, version))
+            if not fresh:
+                log.info("vector index %s is behind the change log or not this database's; "
+                         "rebuilding", path)
+                ann_index.remove_files(path)
+                index = None
+        if index is None:
+            erased = self.files.generation(namespace)
+            index = await self._build_ann(pool, namespace, dim, model)
+            if self.files.generation(namespace) != erased:
+                raise NotReady("dense: this namespace was erased while its index was built")
+            await self.files.save_now(namespace, index)
+        self.refreshes["reload"] += 1
+        self._cache.put(namespace, index)
+        return index
+
+    async def _build_ann(self, pool: asyncpg.Pool, namespace: str, dim: int,
+                         model: str | None) -> AnnIndex:
+        """Two streamed passes over the rows (never all vectors in memory at once): a
+        sample trains the lists, then every row is added. The cursor is read first: rows
+        written after it are re-applied later, which is harmless (remove, then add)."""
+        version = await pool.fetchval(
+            "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
+        rows_now = await pool.fetchval(
+            "SELECT coalesce(ft_docs, 0) FROM namespaces WHERE namespace = $1", namespace) or 0
+        every = max(1, rows_now // max(1, ann_index.sample_size(rows_now)))
+        sample: list[np.ndarray] = []
+        async for _, _, block in self._stream(pool, namespace, dim, model):
+            sample.append(block[::every].copy())
+        # Training (k-means) takes seconds to minutes: off the event loop.
+        index = await asyncio.to_thread(
+            AnnIndex.trained, dim, version, model,
+                                 np.concatenate(sample) if sample else np.zeros((0, dim)),
+                                 rows_now)
+        del sample
+        async for seqs, _, block in self._stream(pool, namespace, dim, model):
+            await asyncio.to_thread(index.add_matrix, seqs, None, block, False)
+        index.unsaved = index.removed_unsaved = 0
+        return index
+
+    async def _stream(self, pool: asyncpg.Pool, namespace: str, dim: int, model: str | None):
+        """(seqs, ids, float32 block) of the namespace's current vectors, in chunks."""
+        after = -1
+        while True:
+            rows = await pool.fetch(_VECTORS + " AND seq > $4 ORDER BY seq LIMIT $5",
+                                    namespace, dim, model, after, BUILD_CHUNK)
+            if not rows:
+                return
+            after = rows[-1][0]
+            seqs, ids, block = await asyncio.to_thread(_array_rows, rows, dim)
+            del rows
+            yield seqs, ids, block
+
+    async def _rebuild(self, pool: asyncpg.Pool, namespace: str, old: AnnIndex) -> None:
+        """A stale index is replaced by a freshly trained one; the old one answers until
+        then."""
+        erased = self.files.generation(namespace)
+        new = await self._build_ann(pool, namespace, old.dim, old.model)
+        async with self._locks(namespace):
+            if (self._cache.get(namespace, old.dim) is not old
+                    or self.files.generation(namespace) != erased):
+                return  # erased or reloaded meanwhile
+            async with pool.acquire() as con:
+                async with con.transaction(isolation="repeatable_read", readonly=True):
+                    version = await con.fetchval(
+                        "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
+                    ok = new.cursor == version or await self._apply_changes(
+                        con, namespace, new, version)
+            if ok:
+                await self.files.save_now(namespace, new)
+                self._cache.put(namespace, new)
+
     async def _load(self, pool: asyncpg.Pool, namespace: str, dim: int,
                     model: str | None) -> VectorIndex:
         """Every current vector of the namespace of width `dim` (and `model`), into the
-        cache: the version and the rows from one snapshot."""
-        async with pool.acquire() as con:
-            async with con.transaction(isolation="repeatable_read", readonly=True):
-                version = await con.fetchval(
-                    "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
-                rows = await con.fetch(_VECTORS, namespace, dim, model)
+        cache, streamed into a matrix sized once (peak memory near the final size). The
+        version is read first: rows written after it are re-applied later, which is
+        harmless (remove, then add); the other order could miss a change."""
+        version = await pool.fetchval(
+            "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
+        rows_now = await pool.fetchval(
+            "SELECT coalesce(ft_docs, 0) FROM namespaces WHERE namespace = $1", namespace) or 0
         self.refreshes["reload"] += 1
         index = VectorIndex(dim, version)
         index.model = model  # type: ignore[attr-defined]
-        seqs, ids, mat = await maybe_in_thread(len(rows) * dim, _array_rows, rows, dim)
-        await maybe_in_thread(len(rows) * dim, index.add_matrix, seqs, ids, mat)
+        index.reserve(rows_now + rows_now // 8)
+        async for seqs, ids, block in self._stream(pool, namespace, dim, model):
+            await maybe_in_thread(len(seqs) * dim, index.add_matrix, seqs, ids, block)
         self._cache.put(namespace, index)
         return index
 
@@ -480,6 +606,7 @@ class ArrayIndex:
 
     async def close(self) -> None:
         await self._loads.close()
+        await self.files.close()
 
     async def _apply_changes(self, con: asyncpg.Connection, namespace: str, index: VectorIndex,
                              version: int) -> bool:
@@ -516,15 +643,39 @@ class ArrayIndex:
         norm = float(np.linalg.norm(q))
         if not np.isfinite(norm) or norm == 0.0 or limit < 1:
             return []
+        self._loads.refuse_while_loading(namespace, int(q.size))
         index = await self._index(pool, namespace, int(q.size), model)
         # Under the namespace lock: another coroutine applying writes to this same index
         # (remove, add, compact) while a thread searches it gave IndexErrors and, after a
         # compaction, wrong ids (issue 13 #5). SQLite's index is searched the same way.
         async with self._locks(namespace):
-            hits = await maybe_in_thread(len(index) * index.dim, index.search, q, limit)
-        return [ScoredId(id=mid, score=score) for mid, score in hits]
+            if not isinstance(index, AnnIndex):
+                hits = await maybe_in_thread(len(index) * index.dim, index.search, q, limit)
+                return [ScoredId(id=mid, score=score) for mid, score in hits]
+            seqs = await asyncio.to_thread(index.candidates, q, limit)
+            self.files.after_search(namespace, index,
+                                    lambda: self._rebuild(pool, namespace, index))
+        return await self._rescore(pool, namespace, q, seqs, limit, model)
+
+    async def _rescore(self, pool: asyncpg.Pool, namespace: str, q: np.ndarray,
+                       seqs: np.ndarray, limit: int, model: str | None) -> list[ScoredId]:
+        """Exact cosine of the candidates, from their stored vectors; only rows still
+        active, of this namespace and model, count."""
+        if not len(seqs):
+            return []
+        rows = await pool.fetch(_VECTORS + " AND seq = ANY($4::bigint[])", namespace,
+                                int(q.size), model, [int(x) for x in seqs])
+        _, ids, mat = _array_rows(rows, int(q.size))
+        if not ids:
+            return []
+        norms = np.linalg.norm(mat, axis=1)
+        norms[norms == 0] = 1.0
+        scores = (mat @ (q / np.linalg.norm(q))) / norms
+        top = np.argsort(-scores, kind="stable")[:limit]
+        return [ScoredId(id=ids[i], score=float(scores[i])) for i in top]
 
     def forget(self, namespace: str) -> None:
         """Drop the namespace's vectors from this process (erase)."""
         self._cache.drop(namespace)
         self._loads.forget(namespace)
+        self.files.forget(namespace)

@@ -366,3 +366,48 @@ async def test_array_vectors_beyond_the_cache_budget_are_never_loaded(array_url,
 
     s = await make_storage(array_url, vector="array", array_cache_mb=1)
     await too_big_for_the_cache_is_refused(s)
+
+
+# -- the real[] fallback's approximate index (recall_core.kit.ann_index), forced on ----------
+def _ann_opener(array_url, make_storage, tmp_path):
+    async def open_storage():
+        return await make_storage(array_url, vector="array", array_ann_min_rows=0,
+                                  vector_index_dir=str(tmp_path / "ix"))
+    return open_storage
+
+
+async def test_array_ann_answers_equal_exact_on_small_data(array_url, make_storage, tmp_path):
+    from recall_core.testing.ann_vectors import ann_answers_equal_exact
+
+    await ann_answers_equal_exact(_ann_opener(array_url, make_storage, tmp_path))
+
+
+async def test_array_ann_restart_reuses_the_saved_index(array_url, make_storage, tmp_path):
+    from recall_core.testing.ann_vectors import restart_reuses_the_saved_index
+
+    opener = _ann_opener(array_url, make_storage, tmp_path)
+    s = await opener()
+    folder = s.vectors.files.directory
+    await s.close()
+    await restart_reuses_the_saved_index(opener, folder)
+
+
+async def test_array_ann_forgotten_vectors_leave_answers_and_file(array_url, make_storage,
+                                                                  tmp_path):
+    from recall_core.testing.ann_vectors import forgotten_vectors_leave_answers_and_file
+
+    opener = _ann_opener(array_url, make_storage, tmp_path)
+    s = await opener()
+    folder = s.vectors.files.directory
+    await s.close()
+    await forgotten_vectors_leave_answers_and_file(opener, folder)
+
+
+async def test_array_ann_corrupt_file_is_rebuilt(array_url, make_storage, tmp_path):
+    from recall_core.testing.ann_vectors import corrupt_or_foreign_file_is_rebuilt
+
+    opener = _ann_opener(array_url, make_storage, tmp_path)
+    s = await opener()
+    folder = s.vectors.files.directory
+    await s.close()
+    await corrupt_or_foreign_file_is_rebuilt(opener, folder)

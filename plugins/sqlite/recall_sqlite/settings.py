@@ -34,3 +34,10 @@ class SQLiteSettings(BaseModel):
     #: A namespace with fewer rows loads its vectors inline on first search; a bigger one
     #: loads in the background while its searches answer from full text (and say so).
     vector_inline_rows: int = Field(20_000, ge=0)
+    #: A namespace with at least this many rows is searched through an approximate index
+    #: (HNSW over int8 vectors, the top candidates re-scored exactly), saved per namespace
+    #: in `vector_index_dir` so a restart loads it instead of rebuilding; smaller ones keep
+    #: the exact scan, which is as fast there (bench/RESULTS.md). 0: every namespace.
+    vector_ann_min_rows: int = Field(20_000, ge=0)
+    #: Where approximate indexes are saved; default `<database file>.vectors/` beside it.
+    vector_index_dir: str | None = None

@@ -41,7 +41,9 @@ class SQLiteStorage(QueueMethods, MemoryMethods, RetrievalMethods, RecordMethods
         self._fulltext = FullText(self.db)
         self._vectors = VectorSearch(self.db, self.settings.vector_cache_namespaces,
                                      self.settings.vector_cache_mb << 20,
-                                     self.settings.vector_inline_rows)
+                                     self.settings.vector_inline_rows,
+                                     self.settings.vector_ann_min_rows,
+                                     self.settings.vector_index_dir)
         self._writes = 0
 
     @property
@@ -69,7 +71,9 @@ class SQLiteStorage(QueueMethods, MemoryMethods, RetrievalMethods, RecordMethods
         return {"backend": "sqlite", "path": self.db.path, "journal_mode": self.db.journal_mode,
                 "sqlite_version": sqlite3.sqlite_version,
                 "fulltext": "FTS5 (BM25, context column weighted)",
-                "vectors": "in-process exact cosine index per namespace",
+                "vectors": ("in-process exact cosine index per namespace; approximate (faiss "
+                            f"IVF, int8, re-scored) from {self.settings.vector_ann_min_rows} "
+                            f"rows, saved in {self._vectors.index_dir}"),
                 "vector_cache": {"bytes": self._vectors.cached_bytes,
                                  "max_bytes": self.settings.vector_cache_mb << 20,
                                  "loading": len(self._vectors.loading())}}

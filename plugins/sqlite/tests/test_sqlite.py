@@ -625,3 +625,49 @@ async def test_vectors_beyond_the_cache_budget_are_never_loaded(tmp_path):
         await too_big_for_the_cache_is_refused(s)
     finally:
         await s.close()
+
+
+# -- the approximate index (recall_core.kit.ann_index), forced on with a threshold of 0 ------
+def _ann_opener(tmp_path):
+    def settings() -> SQLiteSettings:
+        return SQLiteSettings(vector_ann_min_rows=0, vector_index_dir=str(tmp_path / "ix"))
+
+    async def open_storage() -> SQLiteStorage:
+        s = SQLiteStorage(str(tmp_path / "ann.db"), settings())
+        await s.open()
+        return s
+    return open_storage, tmp_path / "ix"
+
+
+async def test_ann_answers_equal_exact_on_small_data(tmp_path):
+    from recall_core.testing.ann_vectors import ann_answers_equal_exact
+
+    await ann_answers_equal_exact(_ann_opener(tmp_path)[0])
+
+
+async def test_ann_restart_reuses_the_saved_index(tmp_path):
+    from recall_core.testing.ann_vectors import restart_reuses_the_saved_index
+
+    await restart_reuses_the_saved_index(*_ann_opener(tmp_path))
+
+
+async def test_ann_forgotten_vectors_leave_answers_and_file(tmp_path):
+    from recall_core.testing.ann_vectors import forgotten_vectors_leave_answers_and_file
+
+    await forgotten_vectors_leave_answers_and_file(*_ann_opener(tmp_path))
+
+
+async def test_ann_corrupt_file_is_rebuilt(tmp_path):
+    from recall_core.testing.ann_vectors import corrupt_or_foreign_file_is_rebuilt
+
+    await corrupt_or_foreign_file_is_rebuilt(*_ann_opener(tmp_path))
+
+
+async def test_ann_index_is_saved_beside_the_database_by_default(tmp_path):
+    from recall_core.testing.ann_vectors import restart_reuses_the_saved_index
+
+    async def open_storage() -> SQLiteStorage:
+        s = SQLiteStorage(str(tmp_path / "beside.db"), SQLiteSettings(vector_ann_min_rows=0))
+        await s.open()
+        return s
+    await restart_reuses_the_saved_index(open_storage, tmp_path / "beside.db.vectors")
