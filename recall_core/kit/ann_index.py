@@ -22,6 +22,7 @@ far past the rows its centroids were trained on (`stale`) is rebuilt in the back
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -29,7 +30,7 @@ import math
 import os
 import time
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,26 @@ def _crc(path: Path) -> int:
         while chunk := f.read(_CHUNK):
             crc = zlib.crc32(chunk, crc)
     return crc
+
+
+async def build_streamed(dim: int, cursor: int, model: str | None, rows_now: int,
+                         stream: Callable[[], AsyncIterator[tuple[Any, Any, np.ndarray]]]
+                         ) -> AnnIndex:
+    """A namespace's index from two streamed passes over its rows (never all vectors in
+    memory at once): a sample trains the lists, then every row is added. `stream()` yields
+    (seqs, ids, float32 block) and is called once per pass; `cursor` is the storage's change
+    marker read before the first pass (rows written after it are re-applied later, which is
+    harmless: remove, then add). Shared by both storage plugins."""
+    every = max(1, rows_now // max(1, sample_size(rows_now)))
+    sample: list[np.ndarray] = []
+    async for _, _, block in stream():
+        sample.append(block[::every].copy())
+    # Training (k-means) takes seconds to minutes: off the event loop.
+    index = await asyncio.to_thread(
+        AnnIndex.trained, dim, cursor, model,
+        np.concatenate(sample) if sample else np.zeros((0, dim)), rows_now)
+    del sample
+    async for seqs, _, block in stream():
+        await asyncio.to_thread(index.add_matrix, seqs, None, block, False)
+    index.unsaved = index.removed_unsaved = 0
+    return index

@@ -528,27 +528,13 @@ class ArrayIndex:
 
     async def _build_ann(self, pool: asyncpg.Pool, namespace: str, dim: int,
                          model: str | None) -> AnnIndex:
-        """Two streamed passes over the rows (never all vectors in memory at once): a
-        sample trains the lists, then every row is added. The cursor is read first: rows
-        written after it are re-applied later, which is harmless (remove, then add)."""
+        """`ann_index.build_streamed` over this namespace's rows; the version is read first."""
         version = await pool.fetchval(
             "SELECT version FROM namespaces WHERE namespace = $1", namespace) or 0
         rows_now = await pool.fetchval(
             "SELECT coalesce(ft_docs, 0) FROM namespaces WHERE namespace = $1", namespace) or 0
-        every = max(1, rows_now // max(1, ann_index.sample_size(rows_now)))
-        sample: list[np.ndarray] = []
-        async for _, _, block in self._stream(pool, namespace, dim, model):
-            sample.append(block[::every].copy())
-        # Training (k-means) takes seconds to minutes: off the event loop.
-        index = await asyncio.to_thread(
-            AnnIndex.trained, dim, version, model,
-                                 np.concatenate(sample) if sample else np.zeros((0, dim)),
-                                 rows_now)
-        del sample
-        async for seqs, _, block in self._stream(pool, namespace, dim, model):
-            await asyncio.to_thread(index.add_matrix, seqs, None, block, False)
-        index.unsaved = index.removed_unsaved = 0
-        return index
+        return await ann_index.build_streamed(
+            dim, version, model, rows_now, lambda: self._stream(pool, namespace, dim, model))
 
     async def _stream(self, pool: asyncpg.Pool, namespace: str, dim: int, model: str | None):
         """(seqs, ids, float32 block) of the namespace's current vectors, in chunks."""

@@ -227,26 +227,13 @@ class VectorSearch:
         return index
 
     async def _build_ann(self, namespace: str, dim: int, model: str | None) -> AnnIndex:
-        """Two streamed passes over the rows (never all vectors in memory at once): a
-        sample trains the lists, then every row is added."""
+        """`ann_index.build_streamed` over this namespace's rows; the cursor is read first."""
         cursor = (await self.db.fetch_one(
             "SELECT coalesce(max(seq), 0) FROM vector_events"))[0]  # first: see _load
         (rows_now,) = await self.db.fetch_one(
             "SELECT coalesce(sum(n), 0) FROM active_counts WHERE namespace = ?", (namespace,))
-        every = max(1, rows_now // max(1, ann_index.sample_size(rows_now)))
-        sample: list[np.ndarray] = []
-        async for _, _, block in self._stream(namespace, dim, model):
-            sample.append(block[::every].copy())
-        # Training (k-means) takes seconds to minutes: off the event loop.
-        index = await asyncio.to_thread(
-            AnnIndex.trained, dim, cursor, model,
-                                 np.concatenate(sample) if sample else np.zeros((0, dim)),
-                                 rows_now)
-        del sample
-        async for seqs, _, block in self._stream(namespace, dim, model):
-            await asyncio.to_thread(index.add_matrix, seqs, None, block, False)
-        index.unsaved = index.removed_unsaved = 0
-        return index
+        return await ann_index.build_streamed(
+            dim, cursor, model, rows_now, lambda: self._stream(namespace, dim, model))
 
     async def _stream(self, namespace: str, dim: int, model: str | None):
         """(seqs, ids, float32 block) of the namespace's current vectors, BUILD_CHUNK at a
