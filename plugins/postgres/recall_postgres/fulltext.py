@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import asyncpg
 
 from recall_core import ScoredId
+from recall_core.kit.levels import by_levels, minimal_sets
 
 K1 = 1.2
 B = 0.75
@@ -52,13 +53,6 @@ COMMON_SHARE = 0.9
 UNSCOPED_MAX_OTHERS = 1000
 #: When the query's lexemes match at most this many rows together, they are all scored.
 PLAIN_MAX_ROWS = 1500
-#: The levels tried, highest first: where about this many times `limit` rows are expected
-#: to score (terms taken as independent; words that go together make it more).
-TARGETS = (0.25, 4.0, 32.0)
-#: Most conjunctions one query ORs (each is a GIN scan); more and the cover is coarser.
-MAX_SETS = 16
-#: How many of the query's lexemes (the weightiest) the estimate looks at.
-ESTIMATE_TERMS = 8
 # Bounds are inflated by this much so that float rounding never makes a bound too low.
 _SLACK = 1e-9
 
@@ -170,6 +164,11 @@ class Term:
     in_context: bool   # ... in its session context
     bound: float       # the most it adds to any row's score
 
+    @property
+    def weight(self) -> float:
+        """What a row holding it typically gets, for the level estimate (kit.levels)."""
+        return self.idf
+
 
 def quote(lexeme: str, weight: str = "") -> str:
     """A tsquery operand that matches exactly `lexeme` (no input can form query syntax)."""
@@ -206,59 +205,6 @@ def weigh(lexemes: Sequence[tuple[str, int, int, int]], docs: int, total_len: in
         terms.append(Term(lexeme, df, idf, in_text, in_context, bound))
     terms.sort(key=lambda t: (-t.bound, t.lexeme))
     return terms, avglen
-
-
-def minimal_sets(terms: Sequence[Term], level: float, cap: int = MAX_SETS) -> list[list[int]]:
-    """Indexes (into `terms`, heaviest first) of the minimal sets of terms whose bounds sum
-    to `level` or more: a row holds one of them exactly when its terms' bounds reach the
-    level. Beyond `cap` sets, a coarser cover: each of the heaviest terms alone, as many as
-    the remaining ones cannot reach the level without (the max-score split)."""
-    n = len(terms)
-    if level <= 0:
-        return [[i] for i in range(n)]
-    suffix = [0.0] * (n + 1)
-    for i in range(n - 1, -1, -1):
-        suffix[i] = suffix[i + 1] + terms[i].bound
-    out: list[list[int]] = []
-
-    def walk(start: int, chosen: list[int], total: float) -> bool:
-        for i in range(start, n):
-            if total + suffix[i] < level:
-                return True
-            reached = total + terms[i].bound
-            if reached >= level:
-                out.append(chosen + [i])
-                if len(out) > cap:
-                    return False
-            elif not walk(i + 1, chosen + [i], reached):
-                return False
-        return True
-
-    if walk(0, [], 0.0):
-        return out
-    split = next(i for i in range(n + 1) if suffix[i] < level)
-    return [[i] for i in range(split)]
-
-
-def first_level(terms: Sequence[Term], docs: int, want: float) -> float:
-    """The highest score that about `want` rows are expected to reach (terms independent,
-    a row holding term t typically scoring idf(t))."""
-    dist: dict[float, float] = {0.0: 1.0}
-    for t in terms[:ESTIMATE_TERMS]:
-        p = min(1.0, t.df / docs) if docs else 1.0
-        nxt: dict[float, float] = {}
-        for s, q in dist.items():
-            nxt[s] = nxt.get(s, 0.0) + q * (1 - p)
-            k = round(s + t.idf, 9)
-            nxt[k] = nxt.get(k, 0.0) + q * p
-        dist = nxt
-    need = want / max(docs, 1)
-    acc = 0.0
-    for s in sorted(dist, reverse=True):
-        acc += dist[s]
-        if acc >= need:
-            return s
-    return 0.0
 
 
 def scoring_statement(terms: Sequence[Term], avglen: float) -> tuple[str, list[object]]:
@@ -366,23 +312,10 @@ class FullText:
     async def _ranked(self, scoring: _Scoring, terms: list[Term], limit: int,
                       docs: int) -> list[ScoredId]:
         if len(terms) > 1 and sum(t.df for t in terms) > max(PLAIN_MAX_ROWS, 2 * limit):
-            tried = math.inf
-            for want in TARGETS:
-                level = first_level(terms, docs, want * limit)
-                if level >= tried:
-                    continue
-                if scoring.covers_all(level):
-                    break
-                found = await scoring.run(level)
-                if len(found) == limit and found[-1].score >= level:
-                    self.plans[f"level {want:g}"] += 1
-                    return found
-                if len(found) == limit:
-                    # The limit-th score found is a lower bound of the true one, so the
-                    # rows that can reach it hold the answer: exact at that level.
-                    self.plans[f"level {want:g}, then its score"] += 1
-                    return await scoring.run(found[-1].score)
-                tried = level
+            found, plan = await by_levels(terms, docs, limit, scoring.run)
+            if found is not None:
+                self.plans[plan] += 1
+                return found
         self.plans["plain"] += 1
         return await scoring.run(0.0)
 
@@ -397,9 +330,6 @@ class _Scoring:
         self.terms = terms
         self.limit = limit
         self.sql, self.params = scoring_statement(terms, avglen)
-
-    def covers_all(self, level: float) -> bool:
-        return level <= min(t.bound for t in self.terms)
 
     async def run(self, level: float) -> list[ScoredId]:
         return await self.run_sets(minimal_sets(self.terms, level))

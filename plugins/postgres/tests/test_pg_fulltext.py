@@ -10,6 +10,7 @@ import random
 import asyncpg
 import pytest
 
+from recall_core.kit import levels
 from recall_postgres import fulltext
 from recall_postgres.fulltext import CONTEXT_WEIGHT, K1, B
 from recall_postgres.migrations import LATEST
@@ -202,7 +203,7 @@ def test_minimal_sets_cover_exactly_the_rows_that_reach_the_level():
     terms = [fulltext.Term(f"t{i}", 10, b, True, False, b) for i, b in
              enumerate([5.0, 3.0, 2.5, 1.0, 0.5])]
     for level in (0.4, 1.0, 3.0, 5.5, 6.0, 8.0, 11.9, 12.0, 12.1):
-        sets = fulltext.minimal_sets(terms, level)
+        sets = levels.minimal_sets(terms, level)
         for mask in range(1, 32):
             held = {i for i in range(5) if mask >> i & 1}
             covered = any(set(s) <= held for s in sets)
@@ -210,7 +211,7 @@ def test_minimal_sets_cover_exactly_the_rows_that_reach_the_level():
     # Too many sets: the coarser cover (the heaviest terms alone) still holds every row that
     # can reach the level.
     many = [fulltext.Term(f"t{i}", 10, 1.0, True, False, 1.0) for i in range(12)]
-    sets = fulltext.minimal_sets(many, 6.0, cap=16)
+    sets = levels.minimal_sets(many, 6.0, cap=16)
     assert all(len(s) == 1 for s in sets) and len(sets) == 7
     rng = random.Random(5)
     for _ in range(300):
@@ -219,7 +220,7 @@ def test_minimal_sets_cover_exactly_the_rows_that_reach_the_level():
         terms = [fulltext.Term(f"t{i}", 10, b, True, False, b) for i, b in enumerate(bounds)]
         level = rng.uniform(0.1, sum(bounds) * 1.1)
         cap = rng.choice([2, 4, 8, 32])
-        sets = fulltext.minimal_sets(terms, level, cap=cap)
+        sets = levels.minimal_sets(terms, level, cap=cap)
         assert len(sets) <= max(cap, n)
         for mask in range(1, 2 ** n):
             held = {i for i in range(n) if mask >> i & 1}

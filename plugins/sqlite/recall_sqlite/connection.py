@@ -182,6 +182,11 @@ class Database:
                            # forgotten text must not be recoverable from the file.
                            "secure_delete = ON"):
                 await db.execute(f"PRAGMA {pragma}")
+            # FTS5's vocabulary of the full-text index, per connection (temp: nothing is
+            # written to the file; it reads memories_fts only when queried): term counts
+            # for the level search (fulltext.py `_counts`).
+            await db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_rows "
+                             "USING fts5vocab(main, memories_fts, 'row')")
         except BaseException as exc:
             # An unclosed connection keeps its (non-daemon) thread alive: the process would
             # print the error and then hang instead of exiting.

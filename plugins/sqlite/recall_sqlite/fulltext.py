@@ -37,15 +37,13 @@ from collections.abc import Sequence
 from recall_core import ScoredId
 
 from .codec import fts_match
-from .fts_terms import quote_terms
 from .connection import Database
+from .fts_levels import LevelSearch, Query
+from .fts_rescore import B, COLUMNS, CONTEXT_WEIGHT, K1, Stems, saturation
+from .fts_terms import quote_terms
 
 #: Below this many active memories a search uses every term as given.
 COMMON_TERM_MIN_ROWS = 2000
-#: A split is tried when the rare side holds at most this share of the rows the plain query
-#: would score: it runs two queries over the rare side (measured: each costs about what the
-#: plain query costs per row). Only speed depends on it; the answer is the same either way.
-SPLIT_MAX_SHARE = 0.35
 # The namespace's number in the index (NULL: it never had a searchable row), its indexed rows
 # and tokens, FTS5's own record of the index's rows and tokens (bm25() reads the same), and
 # the data version (bumped by every write that changes memories, in any process).
@@ -53,25 +51,15 @@ _AVERAGES = "(SELECT block FROM memories_fts_data WHERE id = 1)"
 _SIZES = ("SELECT f.id, coalesce(f.docs, 0), coalesce(f.tokens, 0), " + _AVERAGES + ", "
           "(SELECT value FROM version_counter WHERE id = 1) "
           "FROM (SELECT 1) LEFT JOIN fts_namespaces AS f ON f.namespace = ?")
-#: Columns of memories_fts; with columnsize=0 FTS5 takes every row to be -1 token per column.
-COLUMNS = 4
-B = 0.75
+#: FTS5's vocabulary of memories_fts, one row per stored token: rows holding it and its
+#: instances (connection.py creates it in each connection's temp schema).
+VOCABULARY = "temp.memories_fts_rows"
 #: Up to this many rows, a namespace sharing the file gets its rows' ids in the same
 #: statement as their scores (`_per_term`).
 IDS_INLINE_MAX_ROWS = 5000
 #: Term counts kept between searches (until the data version changes).
 HITS_CACHE_SIZE = 20_000
 
-# Weight of the session context column (the previous turn) against the memory's own text.
-CONTEXT_WEIGHT = 0.4
-# FTS5's bm25() constants (fts5_aux.c); a term adds at most idf * (K1 + 1) to a row's score
-# (the pad column keeps the saturation term positive, schema.py).
-K1 = 1.2
-
-
-def saturation(avgdl: float) -> float:
-    """bm25()'s k1 * (1 - b + b * D / avgdl), with D = -COLUMNS (see COLUMNS)."""
-    return K1 * (1 - B + B * -COLUMNS / avgdl)
 
 
 def averages(block: bytes | None) -> tuple[int, int]:
@@ -110,6 +98,12 @@ class FullText:
         # The same counts, kept across writes, for choosing near-duplicate candidates (where
         # a stale count costs speed, never correctness).
         self._loose_hits: dict[tuple[int, str], int] = {}
+        #: FTS5 tokens of index tokens (fts_rescore.py), kept across searches.
+        self._stems = Stems()
+        self._levels = LevelSearch(db, self._stems)
+        #: Levels (kit.levels) for a large namespace alone in its file; False: always the
+        #: plain query (benchmarks compare the two).
+        self.levels = True
         #: How each search was answered (single query / split / split then plain); tests and
         #: benchmarks read it.
         self.plans: Counter[str] = Counter()
@@ -117,7 +111,7 @@ class FullText:
     async def search(self, namespace: str, terms: Sequence[str], limit: int) -> list[ScoredId]:
         if limit <= 0:
             return []
-        code, mine, tokens, rows = await self._sizes(namespace)
+        code, mine, tokens, rows, index_tokens = await self._sizes(namespace)
         quoted = quote_terms(code, terms) if code is not None and mine > 0 else []
         if not quoted:
             return []
@@ -127,22 +121,32 @@ class FullText:
             self.plans["per term"] += 1
             return await self._per_term(namespace, quoted, mine, tokens, limit)
         if len(quoted) > 1 and mine >= COMMON_TERM_MIN_ROWS:
-            hits = await self._hits(code, quoted)
-            quoted, hits = _informative(quoted, hits, rows)
-            found = await self._by_splits(namespace, code, quoted, hits, rows, limit)
-            if found is not None:
-                return found
+            counts = await self._counts(code, quoted)
+            version = self._hit_version
+            kept = _informative(quoted, [n for n, _ in counts], rows)[0]
+            if self.levels:
+                counts = [counts[quoted.index(t)] for t in kept]
+                found, plan = await self._levels.search(Query(
+                    namespace, code, kept, [n for n, _ in counts], [e for _, e in counts],
+                    rows, index_tokens / rows, version,
+                    [idf(rows, n) for n, _ in counts]), limit)
+                self.plans[plan] += 1
+                if found is not None:
+                    return found
+            else:
+                self.plans["plain"] += 1
+            quoted = kept
         else:
             self.plans["single"] += 1
         return await self._ranked(namespace, quoted, None, limit)
 
-    async def _sizes(self, namespace: str) -> tuple[int | None, int, int, int]:
+    async def _sizes(self, namespace: str) -> tuple[int | None, int, int, int, int]:
         """(the namespace's number in the index, its indexed rows and tokens, the rows in the
         whole index); drops the cached term counts when the data changed."""
         code, mine, tokens, block, version = await self.db.fetch_one(_SIZES, (namespace,))
         if version != self._hit_version or len(self._hit_cache) > HITS_CACHE_SIZE:
             self._hit_cache, self._hit_version = {}, version
-        return code, int(mine), int(tokens), averages(block)[0]
+        return code, int(mine), int(tokens), *averages(block)
 
     async def _per_term(self, namespace: str, quoted: list[str], docs: int, tokens: int,
                         limit: int) -> list[ScoredId]:
@@ -204,19 +208,6 @@ class FullText:
             "AND namespace = ? AND valid_until IS NULL", [r for r, _ in top] + [namespace]))
         return [ScoredId(id=ids[r], score=s) for r, s in top if r in ids]
 
-    async def _by_splits(self, namespace: str, code: int, quoted: list[str],
-                         hits: list[int], rows: int, limit: int) -> list[ScoredId] | None:
-        """The split answer when one is likely to be provable and cheaper; None otherwise
-        (the caller then runs the plain query)."""
-        split = choose_split(sorted(zip(hits, quoted)), rows, limit)
-        if split is None:
-            self.plans["single"] += 1
-            return None
-        rare, common, bound = split
-        found = await self._split(namespace, rare, common, bound, limit)
-        self.plans["split" if found is not None else "split, then plain"] += 1
-        return found
-
     async def near_duplicates(self, namespace: str, terms: Sequence[str], max_missing: int,
                               limit: int) -> list[ScoredId]:
         """See recall_core.contracts.storage.NearDuplicateSearch: only rows holding one of the
@@ -224,7 +215,7 @@ class FullText:
         which suits a search for rows holding them all)."""
         if limit <= 0:
             return []
-        code, mine, _, _ = await self._sizes(namespace)
+        code, mine, _, _, _ = await self._sizes(namespace)
         quoted = quote_terms(code, terms) if code is not None and mine > 0 else []
         if not quoted:
             return []
@@ -241,28 +232,6 @@ class FullText:
         rarest = sorted(quoted, key=lambda t: self._loose_hits[(code, t)])[:max_missing + 1]
         self.plans["near-duplicates"] += 1
         return await self._ranked(namespace, rarest, quoted, limit)
-
-    async def _split(self, namespace: str, rare: list[str],
-                     common: list[str], bound: float, limit: int) -> list[ScoredId] | None:
-        """The top `limit` of the plain query, computed from the rare terms, or None.
-
-        Rows matching a rare term: those without a common term are scored exactly by the
-        rare-only query, those with one by `rare AND common`; a row of either kind that
-        belongs in the top `limit` is in that query's top `limit` (rows above it there score
-        at least as much in the plain query too). Rows with only common terms score at most
-        `bound` (every common term at full weight), so if the `limit`-th best row found beats
-        the bound, none of them can enter.
-        """
-        alone = await self._rows(namespace, rare, None, limit)
-        both = await self._rows(namespace, rare, common, limit)
-        best: dict[str, Row] = {}
-        for row in (*alone, *both):  # a row in both: the second (full) score is the larger
-            if row[0] not in best or row[1] > best[row[0]][1]:
-                best[row[0]] = row
-        ranked = sorted(best.values(), key=_order)[:limit]
-        if len(ranked) < limit or ranked[-1][1] <= bound:
-            return None
-        return _scored(ranked)
 
     async def _ranked(self, namespace: str, terms: list[str], also: list[str] | None,
                       limit: int) -> list[ScoredId]:
@@ -288,16 +257,40 @@ class FullText:
         return [(r[0], float(r[1]), r[2]) for r in rows]
 
     async def _hits(self, code: int, quoted: list[str]) -> list[int]:
-        """How many of the namespace's rows each term matches. Counting walks a doclist
-        without scoring it: ~0.05 us a row against bm25()'s ~0.2 us."""
+        return [n for n, _ in await self._counts(code, quoted)]
+
+    async def _counts(self, code: int, quoted: list[str]) -> list[tuple[int, int | None]]:
+        """For each term, how many of the namespace's rows hold it and how many instances
+        they hold beyond one each (None for a phrase of several tokens). A one-token term
+        is read from FTS5's vocabulary (`VOCABULARY`: rows and instances, one doclist walk,
+        ~0.03 us a row), a phrase is counted by a MATCH (its rows only); bm25() takes the
+        same counts for its IDF. Kept per data version."""
         missing = [t for t in quoted if (code, t) not in self._hit_cache]
         if missing:
-            counts = (await self.db.fetch(
-                "SELECT " + ", ".join(
-                    "(SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?)"
-                    for _ in missing),
-                [fts_match([term]) for term in missing]))[0]
-            self._hit_cache.update(((code, t), int(n)) for t, n in zip(missing, counts))
+            tokens = self._stems.of(p for t in missing for p in t.strip('"').split(" "))
+            parts, params = [], []
+            for t in missing:
+                stored = [x for p in t.strip('"').split(" ") for x in tokens[p]]
+                if len(stored) == 1:
+                    parts.append(f"(SELECT doc || ' ' || cnt FROM {VOCABULARY} WHERE term = ?)")
+                    params.append(stored[0])
+                else:
+                    parts.append("(SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?)")
+                    params.append(fts_match([t]))
+            *counts, version = (await self.db.fetch(
+                "SELECT " + ", ".join(parts) +
+                ", (SELECT value FROM version_counter WHERE id = 1)", params))[0]
+            if version != self._hit_version:
+                # Written since `_sizes`: these counts are of a newer snapshot than the
+                # cached ones. Answer with them, but keep no version the level search
+                # could take them for (it then declines).
+                self._hit_cache, self._hit_version = {}, None
+            for t, n in zip(missing, counts):
+                if isinstance(n, str):  # "rows instances" from the vocabulary
+                    docs, instances = map(int, n.split())
+                    self._hit_cache[(code, t)] = (docs, instances - docs)
+                else:  # a phrase's count, or NULL: a token the vocabulary lacks
+                    self._hit_cache[(code, t)] = (int(n or 0), None if n is not None else 0)
         return [self._hit_cache[(code, t)] for t in quoted]
 
 
@@ -312,31 +305,6 @@ def _order(row: Row) -> tuple[float, int]:
 
 def _scored(rows: Sequence[Row]) -> list[ScoredId]:
     return [ScoredId(id=r[0], score=r[1]) for r in rows]
-
-
-def choose_split(order: list[tuple[int, str]], rows: int, limit: int
-                 ) -> tuple[list[str], list[str], float] | None:
-    """(rare terms, common terms, bound on what the common ones add) or None.
-
-    `order` is (hits, term), rarest first. The rare side is the fewest rarest terms that can
-    find `limit` rows and whose most frequent term, at full weight, is worth more than all the
-    common terms together: the rows found then usually beat the bound and the proof (see
-    `FullText._split`) holds. Measured on bench/speed.py's queries at 100k rows (limit 50):
-    comparing with that term's bare IDF instead split 27% of the queries (p50 7.5 ms); this
-    splits 64% (p50 4.7 ms), and the proof failed for 0.5% (they ran the plain query too).
-    """
-    total = sum(n for n, _ in order)
-    found = 0
-    for i in range(1, len(order)):
-        found += order[i - 1][0]
-        if found < limit:
-            continue
-        bound = sum(idf(rows, n) * (K1 + 1) for n, _ in order[i:])
-        if bound < idf(rows, order[i - 1][0]) * (K1 + 1):
-            if found > SPLIT_MAX_SHARE * total:
-                return None
-            return [t for _, t in order[:i]], [t for _, t in order[i:]], bound
-    return None
 
 
 def _informative(quoted: list[str], hits: list[int], rows: int) -> tuple[list[str], list[int]]:
