@@ -355,50 +355,6 @@ async def test_fulltext_skips_terms_in_most_of_a_large_namespace(storage: SQLite
     assert len(await storage.search_fulltext("a", ["the"], 5)) == 5
 
 
-async def test_fulltext_split_answers_exactly_what_the_plain_query_answers(
-        storage: SQLiteStorage, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Zipf-like words: a few in a large share of rows, most rare, so queries mixing them take
-    # the split path (rare terms first, common ones bounded; fulltext.py).
-    import random
-
-    from recall_sqlite import fulltext
-
-    rng = random.Random(7)
-    vocab = [f"w{i}" for i in range(400)]
-    weights = [1 / (i + 1) ** 1.1 for i in range(len(vocab))]
-    rows = [Memory(namespace="a", text=" ".join(rng.choices(vocab, weights, k=rng.randint(3, 14))))
-            for _ in range(4000)]
-    # Namespace "a" alone in the file: FTS5's bm25() statistics are its own, so the split
-    # applies (a namespace sharing the file is scored per term: test_fulltext_tenants.py).
-    await storage.insert_memories(rows)
-    queries = [[vocab[rng.randrange(1, 4)], vocab[rng.randrange(4, 40)], vocab[rng.randrange(40, 400)]]
-               for _ in range(60)]
-    queries += [[vocab[i] for i in rng.sample(range(len(vocab)), 3)] + ["w0"] for _ in range(20)]
-    split = [await storage.search_fulltext("a", q, 30) for q in queries]
-    plans = dict(storage._fulltext.plans)
-
-    def eager(order, rows, limit):  # splits even where the bound is unlikely to hold
-        for i in range(1, len(order)):
-            if sum(n for n, _ in order[:i]) >= limit:
-                return ([t for _, t in order[:i]], [t for _, t in order[i:]],
-                        sum(fulltext.idf(rows, n) * (fulltext.K1 + 1) for n, _ in order[i:]))
-        return None
-
-    storage._fulltext.plans.clear()
-    monkeypatch.setattr(fulltext, "choose_split", eager)
-    eager_split = [await storage.search_fulltext("a", q, 30) for q in queries]
-    eager_plans = dict(storage._fulltext.plans)
-    monkeypatch.setattr(fulltext, "choose_split", lambda *a: None)
-    plain = [await storage.search_fulltext("a", q, 30) for q in queries]
-    for q, got, eager_got, want in zip(queries, split, eager_split, plain):
-        for answer in (got, eager_got):
-            assert [h.id for h in answer] == [h.id for h in want], q
-            assert [round(h.score, 9) for h in answer] == [round(h.score, 9) for h in want], q
-    assert plans.get("split", 0) >= 20, plans  # the split path really ran
-    # and where the bound could not prove a split answer, the plain query was used instead
-    assert eager_plans.get("split, then plain", 0) >= 5, eager_plans
-
-
 async def test_fulltext_term_counts_are_refreshed_by_writes(storage: SQLiteStorage) -> None:
     # Term counts are cached per data version. A word that was common and became rare must
     # not keep its old count: its bound would be too low and the split would prune the rows
