@@ -26,7 +26,8 @@ AND-queries)`). When the `limit`-th score found is at least L, no other row can 
 answer, which is therefore exactly the plain query's (same order, same ties). Otherwise the
 `limit`-th score found is a lower bound of the true one and one more query at that level is
 exact. L is chosen from the document frequencies (rows expected to score L or more, terms
-taken as independent); the plain query (every matching row) only runs for small sets.
+taken as independent); the plain query (every matching row) only runs for small sets. The
+level math (sets, levels, the proof) is recall_core.kit.levels, shared with the SQLite plugin.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from recall_core import ScoredId
 from recall_core.kit.levels import by_levels, minimal_sets
 
 from .connection import Database
-from .fts_rescore import K1, Scorer, Stems, saturation
+from .fts_rescore import Scorer, Stems
 
 #: Rows read per step of the newest-first scan of a level.
 CHUNK = 256
@@ -153,5 +153,3 @@ def _match(quoted: Sequence[str], sets: Sequence[Sequence[int]]) -> str:
     return "{text context} : (" + " OR ".join(
         "(" + " AND ".join(quoted[i] for i in s) + ")" for s in sets) + ")"
 
-
-__all__ = ["LevelSearch", "Query", "above", "saturation", "K1"]

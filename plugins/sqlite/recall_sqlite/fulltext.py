@@ -19,13 +19,15 @@ schema.py migration 4): a term's weight is its IDF, saturated by how often it oc
 session context column at CONTEXT_WEIGHT. Rows holding the same terms tie and the newer one goes
 first.
 
-Speed: FTS5's bm25() scores every row that matches any query term before it sorts: ~0.2 us a
-row without the per-row size lookup (~1 us with it). One common word ("project" in 42% of 100k
-memories) still makes a plain query cost ~8 ms however rare its other words are. `search`
-therefore splits the terms in two (max-score, as search engines do): the rare terms find the
-candidates and the common ones only add to their scores; a bound on what the common terms can
-add proves the split answer equals the plain one, and when the bound cannot prove it the plain
-query runs. Same ranking, a fraction of the work (bench/RESULTS.md).
+Speed: FTS5's bm25() scores every row that matches any query term before it sorts (~0.2 us
+a row), and first walks each term's whole doclist for its IDF: "project", in 43% of a 1M-row
+namespace, cost ~11 ms that way alone, the plain query over it ~70 ms. A large namespace alone
+in its file is therefore searched by levels (kit.levels, fts_levels.py): term counts are read
+once per data version from FTS5's vocabulary, only the rows that can reach a level are read
+(a MATCH of conjunctions, no bm25()), newest first where thousands tie, and scored in Python
+from their text exactly as bm25() scores them (fts_rescore.py). Same rows, order and scores
+as the plain query (tests compare them); at 1M rows a search reads ~100-500 rows instead of
+scoring ~100k (bench/RESULTS.md). When no level pays, the plain query runs.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from recall_core import ScoredId
 from .codec import fts_match
 from .connection import Database
 from .fts_levels import LevelSearch, Query
-from .fts_rescore import B, COLUMNS, CONTEXT_WEIGHT, K1, Stems, saturation
+from .fts_rescore import CONTEXT_WEIGHT, K1, Stems, saturation
 from .fts_terms import quote_terms
 
 #: Below this many active memories a search uses every term as given.
@@ -104,7 +106,7 @@ class FullText:
         #: Levels (kit.levels) for a large namespace alone in its file; False: always the
         #: plain query (benchmarks compare the two).
         self.levels = True
-        #: How each search was answered (single query / split / split then plain); tests and
+        #: How each search was answered (single / plain / level ... / per term); tests and
         #: benchmarks read it.
         self.plans: Counter[str] = Counter()
 
@@ -244,7 +246,7 @@ class FullText:
         # re-checks namespace and activity (defence in depth: they always hold).
         # bm25() is lower-is-better, so it is negated into higher-is-better. Scores ignore
         # length (schema.py, migration 4), so rows holding the same terms tie: the newer row
-        # (higher rowid) goes first, in every query alike, so a split answer stays the plain one.
+        # (higher rowid) goes first, in every query alike (fts_levels.py orders ties the same).
         rows = await self.db.fetch(
             "SELECT m.id, -hit.rank, hit.rowid FROM ("
             f" SELECT rowid, bm25(memories_fts, 1.0, 0.0, {CONTEXT_WEIGHT}, 0.0) AS rank"
@@ -296,11 +298,6 @@ class FullText:
 
 #: (memory id, score, rowid) of one full-text hit.
 Row = tuple[str, float, int]
-
-
-def _order(row: Row) -> tuple[float, int]:
-    """Best first: higher score, then the newer row (see `FullText._rows`)."""
-    return (-row[1], -row[2])
 
 
 def _scored(rows: Sequence[Row]) -> list[ScoredId]:
