@@ -9,12 +9,13 @@ bench/cold_start.py does: minutes, not hours; no embeddings, BM25 only):
   random tenants, p50/p95, side by side;
 - **one**: BM25 search of one namespace of --size memories, in-process (`search_fulltext`,
   and `MemoryService.search` with the BM25 ranker only) and over MCP/HTTP against a real
-  `recall serve` (search_memories, p50/p95).
+  `recall serve` (search_memories, p50/p95); `--compare` adds the plain query against the
+  level search (SQLite: same queries back to back, answers checked equal).
 
     python bench/tenants.py build --db /tmp/t.db --tenants 10000 --per-tenant 100
     python bench/tenants.py build --db /tmp/one.db --size 1000000
     python bench/tenants.py tenants --db /tmp/small.db --db /tmp/t.db [--json out.json]
-    python bench/tenants.py one --db /tmp/one.db [--http] [--json out.json]
+    python bench/tenants.py one --db /tmp/one.db [--http] [--compare] [--json out.json]
 
 `--db` is a SQLite file or a postgresql:// URL (an existing, empty database for `build`).
 """
@@ -110,7 +111,34 @@ async def tenant_costs(db: str, tenants: int, samples: int, seed: int = 5) -> di
     return {"fulltext_ms": summary(lat), "hits_per_query": round(hits / len(pairs), 1)}
 
 
-async def one_costs(db: str, passes: int, http: bool) -> dict[str, Any]:
+async def plain_vs_levels(storage: Any, queries: list[str], passes: int) -> dict[str, Any]:
+    """SQLite only: `search_fulltext` with the level search off (the plain query, bm25()
+    over every matching row) and on, query by query back to back, and whether the answers
+    are equal (ids, order and scores), at limits 50 and 10."""
+    from recall_core.kit.text import query_terms
+
+    ft = storage._fulltext
+    out: dict[str, Any] = {}
+    for limit in (50, 10):
+        lat: dict[bool, list[float]] = {False: [], True: []}
+        differ = 0
+        for p in range(passes):
+            for q in queries:
+                answers = {}
+                for levels in ((False, True) if p % 2 == 0 else (True, False)):
+                    ft.levels = levels
+                    t0 = time.perf_counter()
+                    answers[levels] = await storage.search_fulltext(ONE_NS, query_terms(q), limit)
+                    lat[levels].append((time.perf_counter() - t0) * 1000)
+                differ += [(h.id, h.score) for h in answers[False]] != [
+                    (h.id, h.score) for h in answers[True]]
+        ft.levels = True
+        out[f"limit {limit}"] = {"plain_ms": summary(lat[False]), "levels_ms": summary(lat[True]),
+                                 "answers_differ": differ}
+    return out
+
+
+async def one_costs(db: str, passes: int, http: bool, compare: bool = False) -> dict[str, Any]:
     from recall_core.kit.text import query_terms
 
     queries = [q for _, q in make_queries(200)]
@@ -133,6 +161,8 @@ async def one_costs(db: str, passes: int, http: bool) -> dict[str, Any]:
         plans = getattr(getattr(rt.storage, "_fulltext", None), "plans", None)
         if plans:
             out["plans"] = dict(plans)
+        if compare:
+            out["compare"] = await plain_vs_levels(rt.storage, queries, passes)
     finally:
         await rt.close()
     if http:
@@ -176,6 +206,8 @@ async def main() -> None:
     ap.add_argument("--samples", type=int, default=1000)
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--http", action="store_true")
+    ap.add_argument("--compare", action="store_true",
+                    help="one: also the plain query vs the level search, in-process (SQLite)")
     ap.add_argument("--json")
     args = ap.parse_args()
     out: dict[str, Any] = {"what": args.what, "machine": machine(), "load_before": loadavg()}
@@ -185,7 +217,7 @@ async def main() -> None:
         elif args.what == "tenants":
             res = await tenant_costs(db, await count_tenants(db), args.samples)
         else:
-            res = await one_costs(db, args.passes, args.http)
+            res = await one_costs(db, args.passes, args.http, args.compare)
         res["load"] = loadavg()
         out[db] = res
         print(db, json.dumps(res), flush=True)

@@ -26,6 +26,8 @@ from .fts_terms import _TOKEN, prefix
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 #: Stems kept (index tokens -> FTS5 tokens); beyond it the cache starts over.
 STEMS_CACHE_SIZE = 200_000
+#: Texts whose words are kept (a few MB); beyond it the cache starts over.
+WORDS_CACHE_SIZE = 20_000
 #: Weight of the session context column (the previous turn) against the memory's own text.
 CONTEXT_WEIGHT = 0.4
 #: Columns of memories_fts; with columnsize=0 FTS5 takes every row to be -1 token per column.
@@ -51,6 +53,20 @@ class Stems:
         self._db.execute(f"CREATE VIRTUAL TABLE s USING fts5(x, tokenize='{TOKENIZE}')")
         self._db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(s, 'instance')")
         self._cache: dict[str, tuple[str, ...]] = {}
+        # Texts -> their index words (folded, split as fts_terms splits them). The level
+        # search reads the same rows query after query (the newest of a tie, a rare word's
+        # rows): splitting was a third of its Python time.
+        self._words: dict[str, list[str]] = {}
+
+    def words(self, text: str | None) -> list[str]:
+        if not text:
+            return []
+        found = self._words.get(text)
+        if found is None:
+            if len(self._words) >= WORDS_CACHE_SIZE:
+                self._words.clear()
+            found = self._words[text] = _TOKEN.findall(fold(text))
+        return found
 
     def of(self, tokens: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """The cache, holding every one of `tokens`."""
@@ -104,12 +120,10 @@ class Scorer:
             return idf * (K1 + 1.0)
         return idf * ((freq * (K1 + 1.0)) / (freq + self._k))
 
-    def _words(self, text: str | None) -> list[str]:
-        return _TOKEN.findall(fold(text)) if text else []
-
     def scores(self, rows: Sequence[tuple[str | None, str | None]]) -> list[float]:
         """bm25() of each (text, context)."""
-        words = [(self._words(t), self._words(c)) for t, c in rows]
+        split = self._stems.words
+        words = [(split(t), split(c)) for t, c in rows]
         p = self._prefix
         new = {w for a, b in words for w in (*a, *b) if w not in self._which}
         if new:
