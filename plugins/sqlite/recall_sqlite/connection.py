@@ -187,6 +187,8 @@ class Database:
             # for the level search (fulltext.py `_counts`).
             await db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_rows "
                              "USING fts5vocab(main, memories_fts, 'row')")
+            await db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instances "
+                             "USING fts5vocab(main, memories_fts, 'instance')")
         except BaseException as exc:
             # An unclosed connection keeps its (non-daemon) thread alive: the process would
             # print the error and then hang instead of exiting.

@@ -12,8 +12,11 @@ rows of 1M, one score). So a level's rows are read newest first, a chunk at a ti
 *above* s, i.e. by holding a set of terms whose largest possible score exceeds s
 (`above`). A term's largest possible contribution is exact when no row holds it twice
 (FTS5's vocabulary counts its rows and its instances: equal): then rows of the tied pattern
-cannot exceed s, the scan narrows to heavier patterns and usually ends at once. A term some
-row holds several times gets the bound of the most instances one row can hold.
+cannot exceed s, the scan narrows to heavier patterns and usually ends at once. Where a few
+rows hold a term several times ("mobile": 348 extra instances in 60k rows), those rows are
+listed once per data version (FTS5's instance vocabulary) and scored apart, so the bound of
+every other row stays one instance; past REPEATS_MAX extra instances a term gets the bound of
+the most instances one row can hold.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ class Query:
     quoted: list[str]      # the plain query's phrases, in its order
     hits: list[int]        # rows holding each
     extra: list[int | None]  # instances beyond one per row (None: unknown, a phrase)
+    repeated: list[tuple[int, ...] | None]  # rows holding it more than once (None: unknown)
     rows: int              # rows in the index (the namespace's: it is alone in the file)
     avgdl: float           # FTS5's average row size, as bm25() reads it
     version: int | None    # the data version the counts are of
@@ -83,10 +87,16 @@ class LevelSearch:
         scorer = Scorer(self.stems, q.code, q.quoted, q.idfs, q.avgdl)
         if not scorer.usable:
             return None, "plain"
-        # The most each term adds to a row: bm25()'s weight at the largest frequency a row
-        # can have (one instance per row when the counts say so).
-        most = [scorer.weight(i, 1.0 + e if e is not None else None)
-                for i, e in enumerate(q.extra)]
+        # The most each term adds to a row outside `repeated`: bm25()'s weight at one
+        # instance where the rows holding it more than once are known (they are scored
+        # apart, below), else at the most instances one row can hold.
+        most = [scorer.weight(i, 1.0) if r is not None else
+                scorer.weight(i, 1.0 + e if e is not None else None)
+                for i, (e, r) in enumerate(zip(q.extra, q.repeated))]
+        apart = sorted({seq for r in q.repeated if r for seq in r})
+        first = await self._rows_apart(q, scorer, apart, limit)
+        if first is None:
+            return None, "plain"
         once = [scorer.weight(i, 1.0) for i in range(len(q.quoted))]
         terms = sorted((Term(i, q.hits[i], once[i], most[i] * (1 + _SLACK))
                         for i in range(len(q.quoted))), key=lambda t: (-t.bound, t.index))
@@ -94,16 +104,38 @@ class LevelSearch:
 
         async def run(level: float) -> list[ScoredId] | None:
             sets = [[terms[i].index for i in s] for s in minimal_sets(terms, level)]
-            return await self._scan(q, scorer, most, sets, limit, budget)
+            return await self._scan(q, scorer, most, sets, limit, budget, first, set(apart))
 
         return await by_levels(terms, q.rows, limit, run)
 
+    async def _rows_apart(self, q: Query, scorer: Scorer, seqs: list[int], limit: int
+                          ) -> list[tuple[float, int, str]] | None:
+        """The rows holding a query term more than once, scored (best first, at most
+        `limit`); None when the snapshot moved."""
+        best: list[tuple[float, int, str]] = []
+        for start in range(0, len(seqs), 500):
+            part = seqs[start:start + 500]
+            found = await self.db.fetch(
+                "SELECT -1, NULL, (SELECT value FROM version_counter WHERE id = 1), NULL "
+                "UNION ALL SELECT seq, text, context, id FROM memories WHERE seq IN "
+                f"({', '.join('?' * len(part))}) AND namespace = ? AND valid_until IS NULL",
+                [*part, q.namespace])
+            if found[0][2] != q.version:
+                return None
+            rows = found[1:]
+            scores = scorer.scores([(r[1], r[2]) for r in rows])
+            best = sorted([*best, *((sc, r[0], r[3]) for sc, r in zip(scores, rows))],
+                          key=lambda r: (-r[0], -r[1]))[:limit]
+        return best
+
     async def _scan(self, q: Query, scorer: Scorer, most: list[float], sets: list[list[int]],
-                    limit: int, budget: list[int]) -> list[ScoredId] | None:
+                    limit: int, budget: list[int], first: list[tuple[float, int, str]],
+                    apart: set[int]) -> list[ScoredId] | None:
         """The top `limit` (plain order) of the rows holding one of `sets` (or of more rows:
         a superset only makes the caller's proof stronger), newest first, narrowing as the
-        `limit`-th score rises; None when the budget runs out or the snapshot moved."""
-        best: list[tuple[float, int, str]] = []
+        `limit`-th score rises; None when the budget runs out or the snapshot moved. `first`:
+        the rows set apart (`apart`, their seqs), already scored; the scan skips them."""
+        best = list(first)
         below = 1 << 62
         while sets:
             found = await self.db.fetch(_CHUNK, (_match(q.quoted, sets), below, q.namespace,
@@ -115,8 +147,9 @@ class LevelSearch:
             budget[0] -= len(rows)
             if budget[0] < 0:
                 return None
-            scores = scorer.scores([(r[1], r[2]) for r in rows])
-            best = sorted([*best, *((s, r[0], r[3]) for s, r in zip(scores, rows))],
+            fresh = [r for r in rows if r[0] not in apart]
+            scores = scorer.scores([(r[1], r[2]) for r in fresh])
+            best = sorted([*best, *((s, r[0], r[3]) for s, r in zip(scores, fresh))],
                           key=lambda r: (-r[0], -r[1]))[:limit]
             if len(rows) < CHUNK:
                 break

@@ -56,6 +56,11 @@ _SIZES = ("SELECT f.id, coalesce(f.docs, 0), coalesce(f.tokens, 0), " + _AVERAGE
 #: FTS5's vocabulary of memories_fts, one row per stored token: rows holding it and its
 #: instances (connection.py creates it in each connection's temp schema).
 VOCABULARY = "temp.memories_fts_rows"
+#: FTS5's instance vocabulary (term, doc, col, offset), created with VOCABULARY.
+INSTANCES = "temp.memories_fts_instances"
+#: A term with at most this many instances beyond one per row has its repeating rows listed
+#: (one walk of its instances, ~0.4 us each, per data version) for fts_levels.py.
+REPEATS_MAX = 5000
 #: Up to this many rows, a namespace sharing the file gets its rows' ids in the same
 #: statement as their scores (`_per_term`).
 IDS_INLINE_MAX_ROWS = 5000
@@ -125,13 +130,13 @@ class FullText:
         if len(quoted) > 1 and mine >= COMMON_TERM_MIN_ROWS:
             counts = await self._counts(code, quoted)
             version = self._hit_version
-            kept = _informative(quoted, [n for n, _ in counts], rows)[0]
+            kept = _informative(quoted, [n for n, _, _ in counts], rows)[0]
             if self.levels:
                 counts = [counts[quoted.index(t)] for t in kept]
                 found, plan = await self._levels.search(Query(
-                    namespace, code, kept, [n for n, _ in counts], [e for _, e in counts],
-                    rows, index_tokens / rows, version,
-                    [idf(rows, n) for n, _ in counts]), limit)
+                    namespace, code, kept, [n for n, _, _ in counts], [e for _, e, _ in counts],
+                    [r for _, _, r in counts], rows, index_tokens / rows, version,
+                    [idf(rows, n) for n, _, _ in counts]), limit)
                 self.plans[plan] += 1
                 if found is not None:
                     return found
@@ -259,11 +264,13 @@ class FullText:
         return [(r[0], float(r[1]), r[2]) for r in rows]
 
     async def _hits(self, code: int, quoted: list[str]) -> list[int]:
-        return [n for n, _ in await self._counts(code, quoted)]
+        return [n for n, _, _ in await self._counts(code, quoted)]
 
-    async def _counts(self, code: int, quoted: list[str]) -> list[tuple[int, int | None]]:
-        """For each term, how many of the namespace's rows hold it and how many instances
-        they hold beyond one each (None for a phrase of several tokens). A one-token term
+    async def _counts(self, code: int, quoted: list[str]
+                      ) -> list[tuple[int, int | None, tuple[int, ...] | None]]:
+        """For each term, how many of the namespace's rows hold it, how many instances they
+        hold beyond one each (None for a phrase of several tokens) and, when those are few,
+        which rows hold it more than once (else None). A one-token term
         is read from FTS5's vocabulary (`VOCABULARY`: rows and instances, one doclist walk,
         ~0.03 us a row), a phrase is counted by a MATCH (its rows only); bm25() takes the
         same counts for its IDF. Kept per data version."""
@@ -290,9 +297,25 @@ class FullText:
             for t, n in zip(missing, counts):
                 if isinstance(n, str):  # "rows instances" from the vocabulary
                     docs, instances = map(int, n.split())
-                    self._hit_cache[(code, t)] = (docs, instances - docs)
-                else:  # a phrase's count, or NULL: a token the vocabulary lacks
-                    self._hit_cache[(code, t)] = (int(n or 0), None if n is not None else 0)
+                    self._hit_cache[(code, t)] = (docs, instances - docs, None)
+                elif n is None:  # a token the vocabulary lacks: no row holds it
+                    self._hit_cache[(code, t)] = (0, 0, ())
+                else:  # a phrase's count: how often a row holds it is unknown
+                    self._hit_cache[(code, t)] = (int(n), None, None)
+            for t, stored in zip(missing, params):
+                docs, extra, _ = self._hit_cache[(code, t)]
+                if extra == 0:
+                    self._hit_cache[(code, t)] = (docs, 0, ())
+                elif extra is not None and extra <= REPEATS_MAX:
+                    # The few rows holding it more than once (fts_levels.py scores them
+                    # apart): one walk of its instances.
+                    found = await self.db.fetch(
+                        f"SELECT -1 UNION ALL SELECT * FROM (SELECT doc FROM {INSTANCES} "
+                        "WHERE term = ? GROUP BY doc HAVING count(*) > 1) UNION ALL "
+                        "SELECT (SELECT value FROM version_counter WHERE id = 1)", (stored,))
+                    if found[-1][0] != self._hit_version:
+                        self._hit_cache, self._hit_version = {}, None
+                    self._hit_cache[(code, t)] = (docs, extra, tuple(r[0] for r in found[1:-1]))
         return [self._hit_cache[(code, t)] for t in quoted]
 
 

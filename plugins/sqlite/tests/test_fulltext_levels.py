@@ -96,11 +96,14 @@ async def test_ties_are_read_newest_first_and_the_scan_stops(
     assert sum(read) < 300, read
 
 
+@pytest.mark.parametrize("repeats_max", [5000, 0])
 async def test_a_word_repeated_in_some_row_keeps_the_answer_exact(
-        storage: SQLiteStorage, monkeypatch: pytest.MonkeyPatch) -> None:
+        storage: SQLiteStorage, monkeypatch: pytest.MonkeyPatch, repeats_max: int) -> None:
     # One old row says "rec" three times: it outscores the tied rows, so the narrowing must
-    # not assume one instance per row for "rec".
+    # not assume one instance per row for "rec" (its row is listed and scored apart; or,
+    # past REPEATS_MAX, "rec" is bounded at the most instances a row can hold).
     monkeypatch.setattr(fts_levels, "CHUNK", 32)
+    monkeypatch.setattr(fulltext, "REPEATS_MAX", repeats_max)
     old = Memory(namespace="a", text="ticket rec rec rec")
     rows = [Memory(namespace="a", text=f"ticket rec n{i}") for i in range(1200)]
     rows += [Memory(namespace="a", text=f"filler f{i}") for i in range(1300)]
@@ -123,11 +126,14 @@ async def test_vocabulary_counts_follow_deletes_and_supersedes(storage: SQLiteSt
     code, *_ = await ft._sizes("a")
     quoted = fulltext.quote_terms(code, ["alpha", "beta", "delta", "gamma3", "nothing"])
     counts = await ft._counts(code, quoted)
-    for t, (n, extra) in zip(quoted, counts):
+    for t, (n, extra, repeated) in zip(quoted, counts):
         want = (await ft.db.fetch("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
                                   (fulltext.fts_match([t]),)))[0][0]
         assert n == want, t
-    assert counts[0][1] == 50  # alpha twice in each of the 50 new rows
+        if extra == 0:
+            assert repeated == ()
+    assert counts[0][1] == 50  # alpha twice in each of the 50 new rows, listed
+    assert len(counts[0][2]) == 50
     for q in (["alpha", "beta"], ["delta", "beta", "gamma3"], ["alpha", "gamma2", "gamma5"]):
         _same(*await _both(storage, "a", q, 25), q)
 
@@ -163,11 +169,11 @@ PLANS: Counter[str] = Counter()
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(20, 300), skew=st.floats(0.3, 2.0),
        repeat=st.floats(0, 0.3), with_context=st.floats(0, 0.6), deleted=st.floats(0, 0.3),
-       limit=st.integers(1, 20), chunk=st.integers(1, 12),
+       limit=st.integers(1, 20), chunk=st.integers(1, 12), repeats_max=st.sampled_from([0, 3, 5000]),
        targets=st.sampled_from([levels.TARGETS, (0.01, 0.05, 0.2), (0.002,), (0.1, 1.0)]))
 async def test_levels_equal_the_plain_query_on_random_corpora(
         tmp_path_factory: pytest.TempPathFactory, seed, n, skew, repeat, with_context,
-        deleted, limit, chunk, targets) -> None:
+        deleted, limit, chunk, repeats_max, targets) -> None:
     # Corpora drawn from a seed (Hypothesis alone draws mostly tiny ones): Zipf-like words
     # (some with the same stem, a phrase, non-ASCII), repeated words, session contexts,
     # deleted rows; queries of two to five words.
@@ -183,6 +189,7 @@ async def test_levels_equal_the_plain_query_on_random_corpora(
     mp = pytest.MonkeyPatch()
     mp.setattr(fulltext, "COMMON_TERM_MIN_ROWS", 0)  # levels at any size
     mp.setattr(fts_levels, "CHUNK", chunk)
+    mp.setattr(fulltext, "REPEATS_MAX", repeats_max)
     # Higher levels than a small corpus would get: more levels tried, more proofs to fail.
     mp.setattr(levels, "TARGETS", targets)
     s = make_storage(f"sqlite:///{tmp_path_factory.mktemp('lv') / 'r.db'}", SQLiteSettings())
