@@ -37,7 +37,7 @@ from .budget import BudgetExceeded, RateBudget, Reservation
 from .chunking import estimate_tokens, split_text
 from .prompts import load_prompt
 from .schema import (EXTRACT_DESCRIPTION, EXTRACT_TOOL, MERGE_DESCRIPTION, MERGE_TOOL,
-                     MemoryItem, RecordMemories, to_extracted)
+                     MemoryItem, RecordMemories, RecordReplacing, to_extracted)
 
 _Out = TypeVar("_Out", bound=BaseModel)
 
@@ -215,8 +215,9 @@ class LLMExtractor(Extractor):
         content = ((f"<topic>{topic}</topic>\n" if topic else "") + context
                    + f"<text>\n{piece}\n</text>")
         try:
+            schema = RecordReplacing if earlier else RecordMemories
             reply = await self._metered(self.prompt + content, lambda: self._request(
-                self.prompt, content, EXTRACT_TOOL, EXTRACT_DESCRIPTION, RecordMemories))
+                self.prompt, content, EXTRACT_TOOL, EXTRACT_DESCRIPTION, schema))
         except OutputCutOff as exc:
             size = estimate_tokens(piece)
             halves = split_text(piece, max(MIN_PIECE_TOKENS, size // 2 + 1))

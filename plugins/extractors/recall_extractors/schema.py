@@ -42,9 +42,6 @@ class MemoryItem(BaseModel):
                                   "there is no triple.")
     value: str | None = Field(None, description="The current value as written; null when "
                               "there is no triple.")
-    replaces: list[int] = Field(default_factory=list, description="Numbers of <earlier> "
-                                "statements whose value this one-valued fact replaces; [] "
-                                "when none or unsure.")
 
     @field_validator("type", mode="before")
     @classmethod
@@ -58,21 +55,6 @@ class MemoryItem(BaseModel):
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return min(1.0, max(0.0, float(v)))
         return v
-
-    @field_validator("replaces", mode="before")
-    @classmethod
-    def _numbers(cls, v: Any) -> Any:
-        # Small models write null, "2", or "[2]"; anything not a number is no number: a
-        # replacement is never guessed from malformed output.
-        if v is None:
-            return []
-        items = v if isinstance(v, list) else [v]
-        out = []
-        for item in items:
-            text = str(item).strip(" []#")
-            if text.isdigit():
-                out.append(int(text))
-        return out
 
     @field_validator("entity", "attribute", "value", mode="before")
     @classmethod
@@ -92,6 +74,38 @@ class RecordMemories(BaseModel):
 
     memories: list[MemoryItem] = Field(description="Every memory in the text; empty for "
                                        "chit-chat.")
+
+
+class ReplacingItem(MemoryItem):
+    """A memory as the model records it when the prompt lists earlier statements
+    (`<earlier>`): the field is asked for only then, since a small model given one more
+    field it has no use for can run off its output budget (SmolLM2-135M did)."""
+
+    replaces: list[int] = Field(default_factory=list, description="Numbers of <earlier> "
+                                "statements whose value this one-valued fact replaces; [] "
+                                "when none or unsure.")
+
+    @field_validator("replaces", mode="before")
+    @classmethod
+    def _numbers(cls, v: Any) -> Any:
+        # Small models write null, "2", or "[2]"; anything not a number is no number: a
+        # replacement is never guessed from malformed output.
+        if v is None:
+            return []
+        items = v if isinstance(v, list) else [v]
+        out = []
+        for item in items:
+            text = str(item).strip(" []#")
+            if text.isdigit():
+                out.append(int(text))
+        return out
+
+
+class RecordReplacing(RecordMemories):
+    """RecordMemories when the prompt lists earlier statements."""
+
+    memories: list[ReplacingItem] = Field(description="Every memory in the text; empty for "
+                                          "chit-chat.")
 
 
 def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -158,7 +172,7 @@ def to_extracted(item: MemoryItem, earlier: Sequence[str] = ()) -> ExtractedMemo
     if triple is None and (item.entity or item.attribute or item.value):
         log.debug("dropping partial triple %r/%r/%r", item.entity, item.attribute, item.value)
     replaces: list[str] = []
-    if triple is not None and not is_many(triple[1]):
+    if isinstance(item, ReplacingItem) and triple is not None and not is_many(triple[1]):
         replaces = list(dict.fromkeys(earlier[n - 1] for n in item.replaces
                                       if 1 <= n <= len(earlier)))[:8]
     return ExtractedMemory(

@@ -32,6 +32,11 @@ class FakeAPI:
             "stop_reason": "tool_use", "stop_sequence": None,
             "usage": {"input_tokens": 400, "output_tokens": 50}})
 
+    def asks_replaces(self, i: int = -1) -> bool:
+        """Whether the tool's schema offered `replaces` (only with an <earlier> block: a
+        field a small model has no use for can make it run off its output budget)."""
+        return "replaces" in json.dumps(json.loads(self.requests[i].content)["tools"])
+
     def sent(self, i: int = -1) -> str:
         content = json.loads(self.requests[i].content)["messages"][0]["content"]
         return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
@@ -66,6 +71,7 @@ async def test_the_related_statements_are_numbered_and_named_back_by_id():
     assert "<earlier>" in sent and "[1] We monitor with Nagios." in sent
     assert "Slack" not in sent and "Lunch" not in sent   # unrelated: not sent, not paid for
     assert sent.index("</earlier>") < sent.index("<text>")
+    assert api.asks_replaces()
     await ex.aclose()
 
 
@@ -81,6 +87,7 @@ async def test_nothing_is_replaced_by_a_fact_of_several_values_or_without_statem
     out = await ex.extract("Datadog is our monitoring now.",
                            statements=[S("id-chat", "Chat is on Slack.")])
     assert out[0].replaces == [] and "<earlier>" not in api.sent()
+    assert not api.asks_replaces()
     await ex.aclose()
 
 

@@ -121,8 +121,7 @@ async def test_json_schema_mode_sends_a_strict_schema():
     schema = fmt["json_schema"]["schema"]
     item = schema["properties"]["memories"]["items"]
     assert item["additionalProperties"] is False
-    assert set(item["required"]) == {"text", "type", "importance", "entity", "attribute", "value",
-                                     "replaces"}
+    assert set(item["required"]) == {"text", "type", "importance", "entity", "attribute", "value"}
     assert "maximum" not in json.dumps(schema) and "default" not in json.dumps(schema)
     assert body["model"] == "test-model" and body["temperature"] == 0.0
     system, user = body["messages"]
