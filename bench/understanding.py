@@ -458,8 +458,14 @@ async def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     ap.add_argument("--ids", nargs="+", help="only these items (e.g. to compare one by one)")
     ap.add_argument("--json", help="write figures and every item's outcome and rows here")
+    ap.add_argument("--lowercase", action="store_true",
+                    help="every text in lower case, as people often type in chat (names "
+                         "included): how much the reading leans on capitals")
     args = ap.parse_args(argv)
     items = load_set(args.half, tuple(args.kinds), set(args.ids) if args.ids else None)
+    if args.lowercase:
+        items = [{**item, "texts": [t.lower() for t in texts_of(item)]} if "texts" in item
+                 else {**item, "text": item["text"].lower()} for item in items]
     if not items:
         raise SystemExit("no items selected")
     runs = runs_from(args)

@@ -129,5 +129,59 @@ async def test_the_default_extractor_ends_an_unkeyed_earlier_value(backend, tmp_
         await rt.close()
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_claude_names_the_statement_it_replaces(backend, tmp_path):
+    """The Claude extractor (the real anthropic SDK, its HTTP transport replaced by a model
+    that answers as Claude would): the worker tells it this namespace's related statements,
+    its `replaces` number becomes their id, and core ends the statement."""
+    import json
+
+    import httpx2
+
+    from recall_extractors.haiku import EXTRACT_TOOL, HaikuExtractor
+    from recall_extractors.settings import DEFAULT_MODEL, HaikuSettings
+
+    prompts: list[str] = []
+
+    async def claude(request: httpx2.Request) -> httpx2.Response:
+        sent = json.loads(request.content)["messages"][0]["content"]
+        sent = sent if isinstance(sent, str) else "".join(p.get("text", "") for p in sent)
+        prompts.append(sent)
+        text = sent.rsplit("<text>", 1)[1].split("</text>")[0].strip()
+        item = {"text": text, "type": "fact", "importance": 0.7}
+        if text.startswith("Datadog"):
+            number = next(line[1:line.index("]")] for line in sent.splitlines()
+                          if line.startswith("[") and "Nagios" in line)
+            item.update(entity="team", attribute="monitoring", value="Datadog",
+                        replaces=[int(number)])
+        return httpx2.Response(200, json={
+            "id": "msg_01", "type": "message", "role": "assistant", "model": DEFAULT_MODEL,
+            "content": [{"type": "tool_use", "id": "toolu_01", "name": EXTRACT_TOOL,
+                         "input": {"memories": [item]}}],
+            "stop_reason": "tool_use", "stop_sequence": None,
+            "usage": {"input_tokens": 400, "output_tokens": 50}})
+
+    ex = HaikuExtractor(HaikuSettings(), api_key="sk-ant-test-0000",
+                        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(claude)))
+    ex.name = "claude-replaced-transport"
+    rt = await runtime(backend, tmp_path, ex.name, ex)
+    try:
+        ns, other = (f"claude-{uuid.uuid4().hex[:8]}" for _ in range(2))
+        await stored(rt, other, "We monitor with Nagios and Zabbix.", 1)
+        await stored(rt, ns, "We monitor with Nagios.", 1)
+        await stored(rt, ns, "Chat is on Slack.", 2)
+        await stored(rt, ns, "Datadog is our monitoring now.", 3)
+        assert "[1] We monitor with Nagios." in prompts[-1]
+        assert "Slack" not in prompts[-1] and "Zabbix" not in prompts[-1]
+        now = await current(rt, ns)
+        assert "We monitor with Nagios." not in now and "Chat is on Slack." in now
+        found = await rt.service.search(ns, "What do we use for monitoring?")
+        assert not any("Nagios" in r["text"] for r in found["results"])
+        assert "We monitor with Nagios and Zabbix." in await current(rt, other)
+    finally:
+        await rt.close()
+        await ex.aclose()
+
+
 def test_statements_read_are_bounded():
     assert 0 < READ_STATEMENTS <= 100

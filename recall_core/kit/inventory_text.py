@@ -3,6 +3,7 @@ extractors tell their model, so switching extractors does not change what a key 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .attributes import INVENTORY
@@ -43,3 +44,43 @@ def known_facts_text(known: Sequence[tuple[str, ...]]) -> str:
             "block). When the text gives one of these facts a new value, however it is "
             "phrased, use the same entity and attribute; when unsure whether it is the same "
             f"fact, use a key of its own.\n{lines}\n</known>\n")
+
+
+#: At most this many earlier statements go into one prompt (each costs ~15-30 tokens).
+EARLIER_MAX = 10
+# Words too common to say two texts are about one thing.
+_COMMON = frozenset("""
+about after again also always been before being could does doing done down even every from
+going have having here into just like made make more most much never only other over really
+said same should some still such than that them then there these they thing things this those
+very want well were what when where which while will with would your yours ours mine their
+""".split())
+_WORD = re.compile(r"[a-z0-9][a-z0-9+#.'-]{2,}")
+
+
+def _stems(text: str) -> set[str]:
+    # First five letters: "monitor" / "monitoring" / "monitors" meet; enough for a filter.
+    return {w[:5] for w in _WORD.findall(text.lower()) if w not in _COMMON}
+
+
+def related_statements(text: str, statements: Sequence[tuple[str, str]],
+                       limit: int = EARLIER_MAX) -> list[tuple[str, str]]:
+    """The earlier statements (id, text), newest first, that share a word with `text`: the
+    ones it can replace are about the same thing, and telling a model all 60 a worker reads
+    would cost ~1,000 tokens a job."""
+    mine = _stems(text)
+    return [s for s in statements if mine & _stems(s[1])][:limit]
+
+
+def earlier_statements_text(statements: Sequence[tuple[str, str]]) -> str:
+    """Earlier statements stored without a fact, numbered for the model's `replaces`
+    (`Extractor.reads_statements`), or "" when there are none."""
+    if not statements:
+        return ""
+    lines = "\n".join(f"[{i}] {' '.join(s[1].split())}" for i, s in enumerate(statements, 1))
+    return ("<earlier>\nEarlier statements stored without a fact (context only: extract "
+            "nothing from this block). When a memory you record states a fact with one current "
+            "value and one of these statements gave that fact's earlier value (\"We monitor "
+            "with Nagios\" before \"Datadog is our monitoring now\"), put its number in the "
+            "memory's `replaces`; otherwise, or when unsure, leave `replaces` empty.\n"
+            f"{lines}\n</earlier>\n")

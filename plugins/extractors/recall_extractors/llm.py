@@ -29,14 +29,15 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from recall_core import ExtractedMemory, Extractor, Memory
-from recall_core.contracts import ExtractionError, KnownFact
-from recall_core.kit.inventory_text import known_facts_text
+from recall_core.contracts import ExtractionError, KnownFact, KnownStatement
+from recall_core.kit.inventory_text import (earlier_statements_text, known_facts_text,
+                                           related_statements)
 
 from .budget import BudgetExceeded, RateBudget, Reservation
 from .chunking import estimate_tokens, split_text
 from .prompts import load_prompt
 from .schema import (EXTRACT_DESCRIPTION, EXTRACT_TOOL, MERGE_DESCRIPTION, MERGE_TOOL,
-                     MemoryItem, RecordMemories, to_extracted)
+                     MemoryItem, RecordMemories, RecordReplacing, to_extracted)
 
 _Out = TypeVar("_Out", bound=BaseModel)
 
@@ -109,6 +110,9 @@ class LLMExtractor(Extractor):
     name = "llm"
     #: The model is told the current facts (`inventory_text.known_facts_text`), to reuse keys.
     reads_known = True
+    #: ... and the earlier statements stored without a fact that share a word with the text
+    #: (`inventory_text.related_statements`, at most 10), numbered for `replaces`.
+    reads_statements = True
     #: Part of the memo key: how the structured output is obtained.
     output_mode = "tool"
 
@@ -141,14 +145,14 @@ class LLMExtractor(Extractor):
 
     # -- extraction -----------------------------------------------------------------------
 
-    async def extract(self, text: str, topic: str = "",
-                      known: Sequence[KnownFact] = ()) -> list[ExtractedMemory]:
+    async def extract(self, text: str, topic: str = "", known: Sequence[KnownFact] = (),
+                      statements: Sequence[KnownStatement] = ()) -> list[ExtractedMemory]:
         if not text.strip():
             return []
         pieces = split_text(text, self.chunk_tokens)
-        context = known_facts_text(known)
-        results = await asyncio.gather(*(self._piece(p, topic, 0, context) for p in pieces),
-                                       return_exceptions=True)
+        results = await asyncio.gather(*(self._piece(p, topic, 0, *self._context(p, known,
+                                                                                 statements))
+                                         for p in pieces), return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:
             # A permanent reason decides the job's fate; otherwise the first one is reported.
@@ -163,14 +167,24 @@ class LLMExtractor(Extractor):
             raise worst
         return [m for r in results for m in r]  # type: ignore[union-attr]
 
+    @staticmethod
+    def _context(piece: str, known: Sequence[KnownFact],
+                 statements: Sequence[KnownStatement]) -> tuple[str, tuple[str, ...]]:
+        """What the model reads before a piece (known facts, related earlier statements) and
+        the ids its numbered statements stand for."""
+        earlier = related_statements(piece, [(s.id, s.text) for s in statements])
+        return (known_facts_text(known) + earlier_statements_text(earlier),
+                tuple(i for i, _ in earlier))
+
     def _memo_key(self, topic: str, piece: str, context: str) -> str:
         raw = json.dumps([self.plugin, self.model, self.prompt_version, self.output_mode,
                           self.max_tokens, topic, piece, context], ensure_ascii=False)
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
-    async def _piece(self, piece: str, topic: str, depth: int,
-                     context: str = "") -> list[ExtractedMemory]:
-        key = self._memo_key(topic, piece, context)
+    async def _piece(self, piece: str, topic: str, depth: int, context: str = "",
+                     earlier: tuple[str, ...] = ()) -> list[ExtractedMemory]:
+        # The ids too: one text and context in two namespaces names two sets of statements.
+        key = self._memo_key(topic, piece, context + "\n".join(earlier))
         now = self._clock()
         hit = self._memo.get(key)
         if hit is not None and now - hit[0] < _MEMO_TTL:
@@ -183,7 +197,7 @@ class LLMExtractor(Extractor):
         future: asyncio.Future[list[ExtractedMemory]] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            out = await self._extract_piece(piece, topic, depth, context)
+            out = await self._extract_piece(piece, topic, depth, context, earlier)
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: no "never retrieved" warning when nobody shares it
@@ -196,13 +210,14 @@ class LLMExtractor(Extractor):
             self._memo.popitem(last=False)
         return [m.model_copy() for m in out]
 
-    async def _extract_piece(self, piece: str, topic: str, depth: int,
-                             context: str = "") -> list[ExtractedMemory]:
+    async def _extract_piece(self, piece: str, topic: str, depth: int, context: str = "",
+                             earlier: tuple[str, ...] = ()) -> list[ExtractedMemory]:
         content = ((f"<topic>{topic}</topic>\n" if topic else "") + context
                    + f"<text>\n{piece}\n</text>")
         try:
+            schema = RecordReplacing if earlier else RecordMemories
             reply = await self._metered(self.prompt + content, lambda: self._request(
-                self.prompt, content, EXTRACT_TOOL, EXTRACT_DESCRIPTION, RecordMemories))
+                self.prompt, content, EXTRACT_TOOL, EXTRACT_DESCRIPTION, schema))
         except OutputCutOff as exc:
             size = estimate_tokens(piece)
             halves = split_text(piece, max(MIN_PIECE_TOKENS, size // 2 + 1))
@@ -212,10 +227,11 @@ class LLMExtractor(Extractor):
                     f"[plugins.{self.plugin}] max_tokens.", retryable=False) from None
             self.usage.by_reason["split_after_cutoff"] = \
                 self.usage.by_reason.get("split_after_cutoff", 0) + 1
-            parts = [await self._piece(h, topic, depth + 1, context) for h in halves]
+            parts = [await self._piece(h, topic, depth + 1, context, earlier) for h in halves]
             return [m for part in parts for m in part]
         self.usage.pieces += 1
-        return [m for m in (to_extracted(i) for i in reply.value.memories) if m is not None]
+        return [m for m in (to_extracted(i, earlier) for i in reply.value.memories)
+                if m is not None]
 
     async def _metered(self, prompt_text: str, call: Callable[[], Awaitable[Reply]]) -> Reply:
         """Run one request inside the concurrency limit and the per-minute budget, and count

@@ -82,7 +82,7 @@ def parse_reply(raw: str, schema: type[_Out]) -> _Out:
         except json.JSONDecodeError as exc:
             raise MalformedReply(f"the reply is not valid JSON ({exc.msg} at char "
                                  f"{exc.pos + start})", raw) from None
-    if schema is RecordMemories:
+    if issubclass(schema, RecordMemories):
         if isinstance(data, list):
             data = {"memories": data}
         elif isinstance(data, dict) and "memories" not in data and "text" in data:

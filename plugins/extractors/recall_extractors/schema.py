@@ -9,11 +9,13 @@ still ignores bounds (a 135M model returned `importance: 2` under llama.cpp's gr
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from recall_core import ExtractedMemory
+from recall_core.kit.attributes import is_many
 
 from .keys import canonical_triple
 
@@ -74,6 +76,38 @@ class RecordMemories(BaseModel):
                                        "chit-chat.")
 
 
+class ReplacingItem(MemoryItem):
+    """A memory as the model records it when the prompt lists earlier statements
+    (`<earlier>`): the field is asked for only then, since a small model given one more
+    field it has no use for can run off its output budget (SmolLM2-135M did)."""
+
+    replaces: list[int] = Field(default_factory=list, description="Numbers of <earlier> "
+                                "statements whose value this one-valued fact replaces; [] "
+                                "when none or unsure.")
+
+    @field_validator("replaces", mode="before")
+    @classmethod
+    def _numbers(cls, v: Any) -> Any:
+        # Small models write null, "2", or "[2]"; anything not a number is no number: a
+        # replacement is never guessed from malformed output.
+        if v is None:
+            return []
+        items = v if isinstance(v, list) else [v]
+        out = []
+        for item in items:
+            text = str(item).strip(" []#")
+            if text.isdigit():
+                out.append(int(text))
+        return out
+
+
+class RecordReplacing(RecordMemories):
+    """RecordMemories when the prompt lists earlier statements."""
+
+    memories: list[ReplacingItem] = Field(description="Every memory in the text; empty for "
+                                          "chit-chat.")
+
+
 def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema with $refs inlined and titles dropped: self-contained and short,
     which is what tool input schemas should be."""
@@ -125,17 +159,23 @@ def problems(exc: ValidationError, limit: int = 5) -> str:
                      for e in exc.errors()[:limit])
 
 
-def to_extracted(item: MemoryItem) -> ExtractedMemory | None:
+def to_extracted(item: MemoryItem, earlier: Sequence[str] = ()) -> ExtractedMemory | None:
     """One validated item as an `ExtractedMemory` with a canonical triple, or None when its
     text is blank. A partial triple is dropped: a key without a value would supersede
-    nothing and could only mislead."""
+    nothing and could only mislead. `earlier`: the ids of the numbered <earlier> statements
+    the model was shown; `replaces` keeps those it named, for a one-valued fact only (core
+    checks again that each is current, keyless and said before)."""
     text = " ".join(item.text.split())
     if not text:
         return None
     triple = canonical_triple(item.entity, item.attribute, item.value)
     if triple is None and (item.entity or item.attribute or item.value):
         log.debug("dropping partial triple %r/%r/%r", item.entity, item.attribute, item.value)
+    replaces: list[str] = []
+    if isinstance(item, ReplacingItem) and triple is not None and not is_many(triple[1]):
+        replaces = list(dict.fromkeys(earlier[n - 1] for n in item.replaces
+                                      if 1 <= n <= len(earlier)))[:8]
     return ExtractedMemory(
         text=text, type=item.type, importance=item.importance,
         entity=triple[0] if triple else None, attribute=triple[1] if triple else None,
-        value=triple[2] if triple else None)
+        value=triple[2] if triple else None, replaces=replaces)

@@ -79,6 +79,17 @@ def fold(text: str) -> str:
     return re.sub(r"\s+", " ", text.replace("\u201d", '"')).strip()
 
 
+_LONE_I = re.compile(r"(?<![\w'.-])i(?=(?:'(?:m|ve|d|ll))?(?![\w.-]))")
+
+
+def cased(sentence: str) -> str:
+    """The sentence as it is read when typed without capitals: "I" for a lone "i", and a
+    capital first letter ("finally moved to Denver, i love it" -> "Finally ... I love it").
+    Rules find subjects and sentence starts by these; names stay as typed."""
+    sentence = _LONE_I.sub("I", sentence)
+    return sentence[:1].upper() + sentence[1:]
+
+
 def words(sentence: str) -> list[str]:
     """Lowercase word tokens, curly apostrophes folded."""
     return _WORD.findall(sentence.lower().replace("\u2019", "'"))

@@ -30,7 +30,7 @@ from .fragments import group_fragments, split_speaker
 from .kinds import by_kind
 from .known import apply_known, join_endings
 from .lexicon import TOOL_CATEGORIES
-from .sentences import is_chitchat, split_sentences, words
+from .sentences import cased, is_chitchat, split_sentences, words
 from .settings import StubSettings
 from .classifier import load as load_classifier
 from .earlier import Earlier
@@ -292,7 +292,7 @@ class StubExtractor(Extractor):
             if is_chitchat(sentence) or key in seen:  # a sentence said twice is one memory
                 continue
             seen.add(key)
-            kept.append(sentence)
+            kept.append(cased(sentence))
         read = read_all(kept, speaker)
         if self.classifier is not None and needs_classifier(read):
             try:
