@@ -148,8 +148,9 @@ class FullText:
         return await self._ranked(namespace, quoted, None, limit)
 
     async def _sizes(self, namespace: str) -> tuple[int | None, int, int, int, int]:
-        """(the namespace's number in the index, its indexed rows and tokens, the rows in the
-        whole index); drops the cached term counts when the data changed."""
+        """(the namespace's number in the index, its indexed rows and tokens, the rows and
+        tokens in the whole index as bm25() reads them); drops the cached term counts when
+        the data changed."""
         code, mine, tokens, block, version = await self.db.fetch_one(_SIZES, (namespace,))
         if version != self._hit_version or len(self._hit_cache) > HITS_CACHE_SIZE:
             self._hit_cache, self._hit_version = {}, version
