@@ -15,7 +15,7 @@ bench/cold_start.py does: minutes, not hours; no embeddings, BM25 only):
     python bench/tenants.py build --db /tmp/t.db --tenants 10000 --per-tenant 100
     python bench/tenants.py build --db /tmp/one.db --size 1000000
     python bench/tenants.py tenants --db /tmp/small.db --db /tmp/t.db [--json out.json]
-    python bench/tenants.py one --db /tmp/one.db [--http] [--compare] [--json out.json]
+    python bench/tenants.py one --db /tmp/one.db [--http] [--compare [--writes]] [--json out.json]
 
 `--db` is a SQLite file or a postgresql:// URL (an existing, empty database for `build`).
 """
@@ -111,10 +111,12 @@ async def tenant_costs(db: str, tenants: int, samples: int, seed: int = 5) -> di
     return {"fulltext_ms": summary(lat), "hits_per_query": round(hits / len(pairs), 1)}
 
 
-async def plain_vs_levels(storage: Any, queries: list[str], passes: int) -> dict[str, Any]:
+async def plain_vs_levels(storage: Any, queries: list[str], passes: int,
+                          writes: bool = False) -> dict[str, Any]:
     """SQLite only: `search_fulltext` with the level search off (the plain query, bm25()
     over every matching row) and on, query by query back to back, and whether the answers
-    are equal (ids, order and scores), at limits 50 and 10."""
+    are equal (ids, order and scores), at limits 50 and 10; with `writes`, also each search
+    right after storing one memory (this adds rows to the file: use a copy)."""
     from recall_core.kit.text import query_terms
 
     ft = storage._fulltext
@@ -135,10 +137,29 @@ async def plain_vs_levels(storage: Any, queries: list[str], passes: int) -> dict
         ft.levels = True
         out[f"limit {limit}"] = {"plain_ms": summary(lat[False]), "levels_ms": summary(lat[True]),
                                  "answers_differ": differ}
+    if writes:
+        # Each search right after a write (one memory stored): every cached term count is
+        # stale, so the level search walks its words' doclists again, as bm25() always does.
+        from recall_core.models import Memory
+
+        lat = {False: [], True: []}
+        extra = corpus(len(queries) * 2 + 7)[-len(queries) * 2:]
+        for i, q in enumerate(queries):
+            for j, levels in enumerate((False, True) if i % 2 == 0 else (True, False)):
+                await storage.insert_memories([Memory(namespace=ONE_NS, text=extra[2 * i + j],
+                                                      type="fact", importance=0.5)])
+                ft.levels = levels
+                t0 = time.perf_counter()
+                await storage.search_fulltext(ONE_NS, query_terms(q), 50)
+                lat[levels].append((time.perf_counter() - t0) * 1000)
+        ft.levels = True
+        out["after a write, limit 50"] = {"plain_ms": summary(lat[False]),
+                                          "levels_ms": summary(lat[True])}
     return out
 
 
-async def one_costs(db: str, passes: int, http: bool, compare: bool = False) -> dict[str, Any]:
+async def one_costs(db: str, passes: int, http: bool, compare: bool = False,
+                    writes: bool = False) -> dict[str, Any]:
     from recall_core.kit.text import query_terms
 
     queries = [q for _, q in make_queries(200)]
@@ -162,7 +183,7 @@ async def one_costs(db: str, passes: int, http: bool, compare: bool = False) -> 
         if plans:
             out["plans"] = dict(plans)
         if compare:
-            out["compare"] = await plain_vs_levels(rt.storage, queries, passes)
+            out["compare"] = await plain_vs_levels(rt.storage, queries, passes, writes)
     finally:
         await rt.close()
     if http:
@@ -208,6 +229,9 @@ async def main() -> None:
     ap.add_argument("--http", action="store_true")
     ap.add_argument("--compare", action="store_true",
                     help="one: also the plain query vs the level search, in-process (SQLite)")
+    ap.add_argument("--writes", action="store_true",
+                    help="with --compare: also each search right after a write (adds rows: "
+                         "use a copy of the file)")
     ap.add_argument("--json")
     args = ap.parse_args()
     out: dict[str, Any] = {"what": args.what, "machine": machine(), "load_before": loadavg()}
@@ -217,7 +241,7 @@ async def main() -> None:
         elif args.what == "tenants":
             res = await tenant_costs(db, await count_tenants(db), args.samples)
         else:
-            res = await one_costs(db, args.passes, args.http, args.compare)
+            res = await one_costs(db, args.passes, args.http, args.compare, args.writes)
         res["load"] = loadavg()
         out[db] = res
         print(db, json.dumps(res), flush=True)
