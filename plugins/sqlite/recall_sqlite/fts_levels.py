@@ -36,6 +36,9 @@ CHUNK = 256
 #: Most rows one search scores in Python (a few us each); past it the level declines and
 #: the plain query (bm25() in C) runs. Only speed depends on it.
 SCAN_MAX_ROWS = 2000
+#: Most rows scored apart for holding a query word more than once (fulltext.REPEATS_MAX
+#: bounds them per word; this, per search).
+APART_MAX_ROWS = 1000
 #: `above` enumerates subsets of at most this many terms (2^n).
 EXACT_MAX_TERMS = 10
 # Bounds handed to kit.levels are inflated by this much, so that summing them in another
@@ -90,10 +93,14 @@ class LevelSearch:
         # The most each term adds to a row outside `repeated`: bm25()'s weight at one
         # instance where the rows holding it more than once are known (they are scored
         # apart, below), else at the most instances one row can hold.
+        repeated = q.repeated
+        apart = sorted({seq for r in repeated if r for seq in r})
+        if len(apart) > APART_MAX_ROWS:  # too many to score apart: looser bounds instead
+            repeated = [r if r == () else None for r in repeated]
+            apart = []
         most = [scorer.weight(i, 1.0) if r is not None else
                 scorer.weight(i, 1.0 + e if e is not None else None)
-                for i, (e, r) in enumerate(zip(q.extra, q.repeated))]
-        apart = sorted({seq for r in q.repeated if r for seq in r})
+                for i, (e, r) in enumerate(zip(q.extra, repeated))]
         first = await self._rows_apart(q, scorer, apart, limit)
         if first is None:
             return None, "plain"

@@ -170,10 +170,11 @@ PLANS: Counter[str] = Counter()
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(20, 300), skew=st.floats(0.3, 2.0),
        repeat=st.floats(0, 0.3), with_context=st.floats(0, 0.6), deleted=st.floats(0, 0.3),
        limit=st.integers(1, 20), chunk=st.integers(1, 12), repeats_max=st.sampled_from([0, 3, 5000]),
+       apart_max=st.sampled_from([0, 2, 1000]),
        targets=st.sampled_from([levels.TARGETS, (0.01, 0.05, 0.2), (0.002,), (0.1, 1.0)]))
 async def test_levels_equal_the_plain_query_on_random_corpora(
         tmp_path_factory: pytest.TempPathFactory, seed, n, skew, repeat, with_context,
-        deleted, limit, chunk, repeats_max, targets) -> None:
+        deleted, limit, chunk, repeats_max, apart_max, targets) -> None:
     # Corpora drawn from a seed (Hypothesis alone draws mostly tiny ones): Zipf-like words
     # (some with the same stem, a phrase, non-ASCII), repeated words, session contexts,
     # deleted rows; queries of two to five words.
@@ -190,6 +191,7 @@ async def test_levels_equal_the_plain_query_on_random_corpora(
     mp.setattr(fulltext, "COMMON_TERM_MIN_ROWS", 0)  # levels at any size
     mp.setattr(fts_levels, "CHUNK", chunk)
     mp.setattr(fulltext, "REPEATS_MAX", repeats_max)
+    mp.setattr(fts_levels, "APART_MAX_ROWS", apart_max)
     # Higher levels than a small corpus would get: more levels tried, more proofs to fail.
     mp.setattr(levels, "TARGETS", targets)
     s = make_storage(f"sqlite:///{tmp_path_factory.mktemp('lv') / 'r.db'}", SQLiteSettings())
