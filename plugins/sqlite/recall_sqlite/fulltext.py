@@ -46,6 +46,12 @@ from .fts_terms import quote_terms
 
 #: Below this many active memories a search uses every term as given.
 COMMON_TERM_MIN_ROWS = 2000
+#: From this many rows of a namespace alone in its file, the level search (fts_levels.py);
+#: below, the plain query. Measured on bench/speed.py's corpus, 200 queries, in process
+#: (`bench/tenants.py one --compare`): at 10k rows the plain query is ~3x faster (p50 0.54
+#: against 1.64 ms); at 100k the level search is faster on average (mean 3.0 against 4.1 ms,
+#: p95 6.6 against 9.8; p50 2.8 against 2.3); at 1M ~4x (4.5 against 20 ms).
+LEVELS_MIN_ROWS = 100_000
 # The namespace's number in the index (NULL: it never had a searchable row), its indexed rows
 # and tokens, FTS5's own record of the index's rows and tokens (bm25() reads the same), and
 # the data version (bumped by every write that changes memories, in any process).
@@ -131,7 +137,7 @@ class FullText:
             counts = await self._counts(code, quoted)
             version = self._hit_version
             kept = _informative(quoted, [n for n, _, _ in counts], rows)[0]
-            if self.levels:
+            if self.levels and mine >= LEVELS_MIN_ROWS:
                 counts = [counts[quoted.index(t)] for t in kept]
                 found, plan = await self._levels.search(Query(
                     namespace, code, kept, [n for n, _, _ in counts], [e for _, e, _ in counts],

@@ -35,6 +35,13 @@ async def _both(storage: SQLiteStorage, ns: str, q: list[str], limit: int):
     return got, want
 
 
+@pytest.fixture(autouse=True)
+def _levels_at_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These corpora are small: the level search is forced (in a namespace below
+    LEVELS_MIN_ROWS the plain query answers, and would be compared with itself)."""
+    monkeypatch.setattr(fulltext, "LEVELS_MIN_ROWS", 0)
+
+
 def _same(got, want, q) -> None:
     assert [h.id for h in got] == [h.id for h in want], q
     # the scorer repeats bm25()'s operations in its order: equal to the last bit
@@ -67,6 +74,27 @@ async def test_levels_answer_exactly_what_the_plain_query_answers(
     plans = storage._fulltext.plans
     assert sum(v for k, v in plans.items() if k.startswith("level")) >= 60, plans
     assert any(k.endswith("then its score") for k in plans), plans
+
+
+async def test_a_namespace_below_the_threshold_takes_the_plain_query(
+        storage: SQLiteStorage, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below LEVELS_MIN_ROWS the plain query answers (it is faster there: RESULTS.md), at
+    and above it the level search; the answer is the same either way."""
+    rng = random.Random(3)
+    vocab = [f"v{i}" for i in range(60)]
+    await storage.insert_memories([Memory(namespace="a", text=" ".join(rng.choices(vocab, k=5)))
+                                   for _ in range(2500)])
+    ft = storage._fulltext
+    q = ["v1", "v2", "v30"]
+    monkeypatch.setattr(fulltext, "LEVELS_MIN_ROWS", 2501)
+    ft.plans.clear()
+    below = await storage.search_fulltext("a", q, 10)
+    assert dict(ft.plans) == {"plain": 1}
+    monkeypatch.setattr(fulltext, "LEVELS_MIN_ROWS", 2500)
+    ft.plans.clear()
+    at = await storage.search_fulltext("a", q, 10)
+    assert all(k.startswith("level") for k in ft.plans), ft.plans
+    _same(at, below, q)
 
 
 async def test_ties_are_read_newest_first_and_the_scan_stops(
@@ -189,6 +217,7 @@ async def test_levels_equal_the_plain_query_on_random_corpora(
 
     mp = pytest.MonkeyPatch()
     mp.setattr(fulltext, "COMMON_TERM_MIN_ROWS", 0)  # levels at any size
+    mp.setattr(fulltext, "LEVELS_MIN_ROWS", 0)
     mp.setattr(fts_levels, "CHUNK", chunk)
     mp.setattr(fulltext, "REPEATS_MAX", repeats_max)
     mp.setattr(fts_levels, "APART_MAX_ROWS", apart_max)
