@@ -10,8 +10,7 @@ first (an envelope with status ok), and wrk counts non-2xx answers.
 
 The machine is shared: each round measures workers 1 then workers 2 for --seconds each,
 for each call, and the rounds repeat (--rounds), so both sides see the same load; the load
-average is printed beside every figure and the ratio is taken per round. Each measurement
-follows --warmup seconds of the same load on the same server, not counted.
+average is printed beside every figure and the ratio is taken per round.
 
     python bench/workers.py                         # SQLite, 10k memories, 3 rounds x 10 s
     python bench/workers.py --postgres postgresql://postgres@127.0.0.1:5432/postgres
@@ -98,11 +97,6 @@ async def main() -> None:
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--connections", type=int, default=16)
-    ap.add_argument("--warmup", type=int, default=10,
-                    help="seconds of the same load, not counted, before every measurement: a "
-                         "server that has just started, or whose database the other server "
-                         "has just written, answers searches at a third of its steady rate "
-                         "for its first ~10 s (measured: 158-193 -> 537-646 calls/s alone)")
     ap.add_argument("--postgres", metavar="ADMIN_URL")
     ap.add_argument("--hybrid", action="store_true", help="load the embeddings plugin too")
     ap.add_argument("--json", metavar="FILE")
@@ -152,8 +146,6 @@ async def main() -> None:
             for tool in calls:
                 row = {"round": r + 1, "tool": tool}
                 for n, srv in servers.items():
-                    if a.warmup:
-                        wrk(srv, scripts[tool], a.warmup, a.connections)
                     row[f"w{n}"] = wrk(srv, scripts[tool], a.seconds, a.connections)
                 row["ratio"] = round(row["w2"]["rate"] / row["w1"]["rate"], 2)
                 results.append(row)
