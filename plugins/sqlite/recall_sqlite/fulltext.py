@@ -134,10 +134,11 @@ class FullText:
             self.plans["per term"] += 1
             return await self._per_term(namespace, quoted, mine, tokens, limit)
         if len(quoted) > 1 and mine >= COMMON_TERM_MIN_ROWS:
-            counts = await self._counts(code, quoted)
+            levels = self.levels and mine >= LEVELS_MIN_ROWS
+            counts = await self._counts(code, quoted, repeats=levels)
             version = self._hit_version
             kept = _informative(quoted, [n for n, _, _ in counts], rows)[0]
-            if self.levels and mine >= LEVELS_MIN_ROWS:
+            if levels:
                 counts = [counts[quoted.index(t)] for t in kept]
                 found, plan = await self._levels.search(Query(
                     namespace, code, kept, [n for n, _, _ in counts], [e for _, e, _ in counts],
@@ -271,13 +272,14 @@ class FullText:
         return [(r[0], float(r[1]), r[2]) for r in rows]
 
     async def _hits(self, code: int, quoted: list[str]) -> list[int]:
-        return [n for n, _, _ in await self._counts(code, quoted)]
+        return [n for n, _, _ in await self._counts(code, quoted, repeats=False)]
 
-    async def _counts(self, code: int, quoted: list[str]
+    async def _counts(self, code: int, quoted: list[str], repeats: bool = True
                       ) -> list[tuple[int, int | None, tuple[int, ...] | None]]:
         """For each term, how many of the namespace's rows hold it, how many instances they
-        hold beyond one each (None for a phrase of several tokens) and, when those are few,
-        which rows hold it more than once (else None). A one-token term
+        hold beyond one each (None for a phrase of several tokens) and, with `repeats` and
+        when those are few, which rows hold it more than once (else None: only the level
+        search reads them, and listing them walks the term's instances). A one-token term
         is read from FTS5's vocabulary (`VOCABULARY`: rows and instances, one doclist walk,
         ~0.03 us a row), a phrase is counted by a MATCH (its rows only); bm25() takes the
         same counts for its IDF. Kept per data version."""
@@ -298,30 +300,34 @@ class FullText:
                 ", (SELECT value FROM version_counter WHERE id = 1)", params))[0]
             if version != self._hit_version:
                 # Written since `_sizes`: these counts are of a newer snapshot than the
-                # cached ones. Answer with them, but keep no version the level search
-                # could take them for (it then declines).
-                self._hit_cache, self._hit_version = {}, None
+                # cached ones. Answer with both, but keep no version the level search could
+                # take them for (it then declines) and the next `_sizes` drops them all.
+                # (Dropping them here lost the cached terms of this very search.)
+                self._hit_version = None
             for t, n in zip(missing, counts):
                 if isinstance(n, str):  # "rows instances" from the vocabulary
                     docs, instances = map(int, n.split())
-                    self._hit_cache[(code, t)] = (docs, instances - docs, None)
+                    self._hit_cache[(code, t)] = (docs, instances - docs,
+                                                  () if instances == docs else None)
                 elif n is None:  # a token the vocabulary lacks: no row holds it
                     self._hit_cache[(code, t)] = (0, 0, ())
                 else:  # a phrase's count: how often a row holds it is unknown
                     self._hit_cache[(code, t)] = (int(n), None, None)
-            for t, stored in zip(missing, params):
-                docs, extra, _ = self._hit_cache[(code, t)]
-                if extra == 0:
-                    self._hit_cache[(code, t)] = (docs, 0, ())
-                elif extra is not None and extra <= REPEATS_MAX:
+        if repeats:
+            for t in quoted:
+                docs, extra, listed = self._hit_cache[(code, t)]
+                if listed is None and extra is not None and extra <= REPEATS_MAX:
+                    # (extra is known only for a one-token term: its stored token)
+                    [stored] = self._stems.of([t.strip('"')])[t.strip('"')]
                     # The few rows holding it more than once (fts_levels.py scores them
                     # apart): one walk of its instances.
                     found = await self.db.fetch(
                         f"SELECT -1 UNION ALL SELECT * FROM (SELECT doc FROM {INSTANCES} "
                         "WHERE term = ? GROUP BY doc HAVING count(*) > 1) UNION ALL "
-                        "SELECT (SELECT value FROM version_counter WHERE id = 1)", (stored,))
+                        "SELECT (SELECT value FROM version_counter WHERE id = 1)",
+                        (stored,))
                     if found[-1][0] != self._hit_version:
-                        self._hit_cache, self._hit_version = {}, None
+                        self._hit_version = None  # as above
                     self._hit_cache[(code, t)] = (docs, extra, tuple(r[0] for r in found[1:-1]))
         return [self._hit_cache[(code, t)] for t in quoted]
 

@@ -97,6 +97,39 @@ async def test_a_namespace_below_the_threshold_takes_the_plain_query(
     _same(at, below, q)
 
 
+@pytest.mark.parametrize("levels_min_rows", [0, 10**9])
+async def test_a_write_between_the_sizes_and_the_counts_still_answers(
+        storage: SQLiteStorage, monkeypatch: pytest.MonkeyPatch, levels_min_rows: int) -> None:
+    """Another connection writes after a search read the data version and before it counts
+    its words (one term's count cached, one not): the search answers what the plain query
+    answers, and the next search counts afresh."""
+    monkeypatch.setattr(fulltext, "LEVELS_MIN_ROWS", levels_min_rows)
+    rng = random.Random(5)
+    vocab = [f"v{i}" for i in range(60)]
+    await storage.insert_memories([Memory(namespace="a", text=" ".join(rng.choices(vocab, k=5)))
+                                   for _ in range(2500)] +
+                                  [Memory(namespace="a", text="v1 v1 v7 v7 v7")])
+    ft = storage._fulltext
+    await storage.search_fulltext("a", ["v1", "v2"], 10)   # v1, v2 counted and cached
+    fetch = ft.db.fetch
+    wrote = []
+
+    async def write_first(sql, *args, **kw):
+        if "memories_fts_rows" in sql and not wrote:
+            wrote.append(True)
+            await storage.insert_memories([Memory(namespace="a", text="v1 v9 v9")])
+        return await fetch(sql, *args, **kw)
+
+    monkeypatch.setattr(ft.db, "fetch", write_first)
+    got = await storage.search_fulltext("a", ["v1", "v9"], 10)
+    assert wrote
+    monkeypatch.setattr(ft.db, "fetch", fetch)
+    ft.levels = False
+    want = await storage.search_fulltext("a", ["v1", "v9"], 10)
+    ft.levels = True
+    _same(got, want, ["v1", "v9"])
+
+
 async def test_ties_are_read_newest_first_and_the_scan_stops(
         storage: SQLiteStorage, monkeypatch: pytest.MonkeyPatch) -> None:
     # 1500 rows tied on two words, a few heavier rows among the oldest: the answer is the
