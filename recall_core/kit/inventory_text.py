@@ -3,10 +3,10 @@ extractors tell their model, so switching extractors does not change what a key 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from .attributes import INVENTORY
+from .text import STOP_WORDS, words
 
 
 #: Attributes whose name alone is ambiguous: prompts carry their description too.
@@ -48,19 +48,18 @@ def known_facts_text(known: Sequence[tuple[str, ...]]) -> str:
 
 #: At most this many earlier statements go into one prompt (each costs ~15-30 tokens).
 EARLIER_MAX = 10
-# Words too common to say two texts are about one thing.
+# Words too common to say two texts are about one thing, besides text.STOP_WORDS.
 _COMMON = frozenset("""
-about after again also always been before being could does doing done down even every from
-going have having here into just like made make more most much never only other over really
-said same should some still such than that them then there these they thing things this those
-very want well were what when where which while will with would your yours ours mine their
+always could done down even every going like made make much never only really said still
+thing things want well mine
 """.split())
-_WORD = re.compile(r"[a-z0-9][a-z0-9+#.'-]{2,}")
 
 
 def _stems(text: str) -> set[str]:
-    # First five letters: "monitor" / "monitoring" / "monitors" meet; enough for a filter.
-    return {w[:5] for w in _WORD.findall(text.lower()) if w not in _COMMON}
+    # The words search indexes (text.words, without its stop words); their first five
+    # letters, so "monitor" / "monitoring" / "monitors" meet: enough for a filter.
+    return {w[:5] for w in words(text)
+            if len(w) > 2 and w not in STOP_WORDS and w not in _COMMON}
 
 
 def related_statements(text: str, statements: Sequence[tuple[str, str]],
