@@ -118,9 +118,22 @@ async def plain_vs_levels(storage: Any, queries: list[str], passes: int,
     are equal (ids, order and scores), at limits 50 and 10; with `writes`, also each search
     right after storing one memory (this adds rows to the file: use a copy)."""
     from recall_core.kit.text import query_terms
+    from recall_sqlite import fulltext
 
     ft = storage._fulltext
     out: dict[str, Any] = {}
+    # At any size: below LEVELS_MIN_ROWS the plain query would answer both sides.
+    threshold, fulltext.LEVELS_MIN_ROWS = fulltext.LEVELS_MIN_ROWS, 0
+    try:
+        return await _plain_vs_levels(storage, ft, queries, passes, writes, out)
+    finally:
+        fulltext.LEVELS_MIN_ROWS = threshold
+
+
+async def _plain_vs_levels(storage: Any, ft: Any, queries: list[str], passes: int,
+                           writes: bool, out: dict[str, Any]) -> dict[str, Any]:
+    from recall_core.kit.text import query_terms
+
     for limit in (50, 10):
         lat: dict[bool, list[float]] = {False: [], True: []}
         differ = 0
