@@ -9,8 +9,8 @@ import re
 from collections.abc import Sequence
 
 from .cues import UNSURE
-from .statements import split_statements
-from .subjects import Subject
+from .statements import opens_with_subject, split_statements
+from .subjects import Subject, find_subject
 from .triples import Reading, read_statement
 
 log = logging.getLogger("recall.extractors")
@@ -22,19 +22,52 @@ def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[s
     last_person: str | None = None
     for sentence in sentences:
         found = []
-        for clause in split_statements(sentence, speaker):
-            reading = _read_safely(clause, speaker, last_person)
-            if not reading.facts:
-                reading = by_pieces(clause, reading, speaker, last_person)
-            subject = reading.subject
-            if subject.kind == "person" and subject.entity and subject.surface.lower() \
-                    not in ("i", "he", "she"):
-                last_person = subject.entity
-            elif subject.entity is None and (named := _named_first(clause, reading)):
-                last_person = named  # "Tom is our designer. He's based in Oslo."
-            found.append((clause, reading))
+        for whole in split_statements(sentence, speaker):
+            # each part is read after the one before has named its person ("he", "she")
+            for clause, reading in elided(whole, speaker, last_person):
+                if not reading.facts:
+                    reading = by_pieces(clause, reading, speaker, last_person)
+                subject = reading.subject
+                if subject.kind == "person" and subject.entity and subject.surface.lower() \
+                        not in ("i", "he", "she"):
+                    last_person = subject.entity
+                elif subject.entity is None and (named := _named_first(clause, reading)):
+                    last_person = named  # "Tom is our designer. He's based in Oslo."
+                found.append((clause, reading))
         out.append(found)
     return out
+
+
+# Where a clause may go on with its subject left out: "my son is 7 and goes to Riverside".
+_AND = re.compile(r",?\s+(?:and|but)\s+(?:also\s+|then\s+|now\s+)?", re.IGNORECASE)
+
+
+def elided(clause: str, speaker: str | None,
+           last_person: str | None) -> list[tuple[str, Reading]]:
+    """`clause` and its reading, or the two statements it joins with "and"/"but" when the
+    second left out its subject ("I knit and do pottery on weekends"; "my son is 7 and goes
+    to Riverside Primary"). `statements` cuts before verbs it knows; here the rules
+    themselves are the grammar, whatever the verb: the cut is made when the second part, given
+    the first part's subject back, states a fact of that subject that the whole did not, and
+    no fact of the whole is lost. "I like coffee and tea" stays one ("I tea" states nothing)."""
+    whole = _read_safely(clause, speaker, last_person)
+    for m in _AND.finditer(clause):
+        left, right = clause[:m.start()].strip(), clause[m.end():].strip()
+        if len(left.split()) < 2 or len(right.split()) < 2 or opens_with_subject(right):
+            continue
+        subject = find_subject(left, speaker)
+        if subject.entity is None or not subject.surface:
+            continue
+        second = f"{subject.surface} {right}"
+        later = _read_safely(second, speaker, last_person)
+        if not later.facts or any(f.entity != subject.entity for f in later.facts) or \
+                set(later.facts) <= set(whole.facts):
+            continue
+        first = _read_safely(left, speaker, last_person)
+        if not set(whole.facts) <= set(first.facts) | set(later.facts):
+            continue
+        return [(left, first), *elided(second, speaker, last_person)]
+    return [(clause, whole)]
 
 
 def _named_first(clause: str, reading: Reading) -> str | None:

@@ -29,3 +29,21 @@ async def test_a_list_of_tools_of_different_kinds_is_one_memory_each(stub):
 async def test_a_request_after_a_fact_is_its_own_memory(stub):
     assert await rows(stub, "I'm in Lisbon, and please use metric units.") == [
         ("I'm in Lisbon", "location", "Lisbon"), ("please use metric units.", None, None)]
+
+
+async def test_a_clause_that_leaves_its_subject_out_after_and_is_its_own_statement(stub):
+    # Verbs the splitter does not list ("goes", "do"): the rules read the second part with
+    # the first part's subject given back, and it states a fact of that subject.
+    out = await stub.extract("my son is 7 and goes to Riverside Primary")
+    assert [(m.entity, m.attribute, m.value) for m in out] == [
+        ("son", "age", "7"), ("son", "school", "Riverside Primary")]
+    out = await stub.extract("I knit and do pottery on weekends.")
+    assert [(m.attribute, m.value) for m in out] == [
+        ("hobbies:knitting", "knitting"), ("hobbies:pottery", "pottery")]
+    assert out[1].text == "I do pottery on weekends."
+    # so a later "Gave up pottery" has a value to end, and knitting stays
+    # Not cut where the second part states nothing of its own with the subject given back.
+    assert [m.text for m in await stub.extract("I tried sushi and hated it")] == [
+        "I tried sushi and hated it"]
+    assert [m.text for m in await stub.extract("My wife and I live in Boston.")] == [
+        "My wife and I live in Boston."]
