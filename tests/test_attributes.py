@@ -71,6 +71,15 @@ async def test_an_alias_is_the_inventory_name_so_a_change_supersedes(runtime):
         ["Acme Corp", "Globex"]
 
 
+async def test_a_short_spelling_of_favourite_is_the_same_fact(runtime):
+    # "my fav food is sushi" then "ramen is my favourite food now": one favourite, whatever
+    # spelling a model or a rule wrote
+    n = ns()
+    await say(runtime, n, "I|fav food|sushi", "I|Favourite Food|ramen", "I|fave_band|Blur")
+    assert await current(runtime, n, "user", "favorite_food") == ["ramen"]
+    assert await current(runtime, n, "user", "favorite_band") == ["Blur"]
+
+
 async def test_a_many_valued_fact_keeps_every_value_and_an_ending_ends_only_its_own(runtime):
     n = ns()
     await say(runtime, n, "user|allergy|Peanuts", "user|allergies|shellfish",

@@ -215,7 +215,9 @@ INVENTORY: dict[str, Attribute] = {
 #: Favourites are open-ended ("favorite_color", "favorite_band"): one attribute per thing.
 FAVORITE_PREFIX = "favorite_"
 
-_BRITISH = {"favourite": "favorite", "favourites": "favorites", "colour": "color",
+# British spellings, and the short forms people type ("my fav food", "fave band").
+_BRITISH = {"favourite": "favorite", "favourites": "favorites", "fav": "favorite",
+            "fave": "favorite", "favs": "favorites", "faves": "favorites", "colour": "color",
             "colours": "colors", "organisation": "organization", "centre": "center",
             "programme": "program"}
 
