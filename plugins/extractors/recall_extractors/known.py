@@ -69,7 +69,7 @@ def _single(f: KnownFact) -> bool:
     return not is_many(f.attribute)
 
 
-def _said(text: str) -> set[str]:
+def said_words(text: str) -> set[str]:
     return {w.strip(".'").lower() for w in _WORD.findall(text)}
 
 
@@ -89,7 +89,7 @@ def _distinct(a: str, b: str) -> bool:
     return (_marks(a) or _marks(b)) and _marks(a) != _marks(b)
 
 
-def _mentions(text: str, value: str) -> bool:
+def mentions(text: str, value: str) -> bool:
     """The known value is named: whole, or by its last word ("the Golf" for "VW Golf")."""
     low = text.lower()
     parts = value.lower().split()
@@ -110,18 +110,18 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
     entity, attribute, value = triple
     ended = _one([k for k in known if _single(k) and kind(k.value) is not None
                   and kind(k.value) == kind(value) and k.value.lower() != value.lower()
-                  and _mentions(text, k.value)]) if _ENDS.search(text) else None
+                  and mentions(text, k.value)]) if _ENDS.search(text) else None
     if ended is not None and not any((k.entity, k.attribute) == (entity, attribute)
                                      for k in known):
         # "we went with Litestar for the rewrite. Flask is gone": the ended value's fact
         return Fact(ended.entity, ended.attribute, value, text=fact.text)
     if entity not in {k.entity for k in known} and entity not in (USER, TEAM):
-        words = _said(entity)
+        words = said_words(entity)
         # the known entity shares a word with it ("mobile releases", "mobile app"), or the
         # known fact's memory named it ("We use Django for the API" -> "The API runs on ...")
         near = {k.entity for k in known
                 if ((k.entity not in (USER, TEAM) and _named(k.entity, words))
-                    or _named(entity, _said(k.text))) and not _distinct(k.entity, entity)
+                    or _named(entity, said_words(k.text))) and not _distinct(k.entity, entity)
                 and (base_attribute(k.attribute) == base_attribute(attribute)
                      or (kind(k.value) is not None and kind(k.value) == kind(value)))}
         if len(near) == 1:
@@ -139,7 +139,7 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
     return Fact(entity, same.attribute, value, text=fact.text) if same is not None else keep
 
 
-def _in_scope(k: KnownFact, reading: Reading, said: set[str], speaker: str | None) -> bool:
+def in_scope(k: KnownFact, reading: Reading, said: set[str], speaker: str | None) -> bool:
     subject = reading.subject
     if subject.entity and subject.kind in ("person", "team", "thing") and k.entity == subject.entity:
         return True
@@ -156,12 +156,12 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
     Dashlane so I'm using that for everything")."""
     if UNSURE.search(sentence) or _NOT.search(sentence):
         return []
-    said = _said(sentence)
+    said = said_words(sentence)
     named = [(at, _ARTICLE.sub("", v), kd) for at, v, kd in named_values(clause)]
     fits = []
     for k in known:
         k_kind = kind(k.value)
-        if not _single(k) or k_kind is None or not _in_scope(k, reading, said, speaker):
+        if not _single(k) or k_kind is None or not in_scope(k, reading, said, speaker):
             continue
         new = {v for _, v, kd in named if kd == k_kind and v.lower() not in k.value.lower()
                and k.value.lower() not in v.lower()}
@@ -169,7 +169,7 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
                 and w.lower().rstrip("s") != k.value.lower().rstrip("s")}
         if len({v.lower() for v in new}) != 1:
             continue
-        ended = _mentions(sentence, k.value) and _ENDS.search(sentence)
+        ended = mentions(sentence, k.value) and _ENDS.search(sentence)
         # "MongoDB is gone now": with the old value unnamed, a word that ends the one named
         # says it is the old one
         if ended or (CURRENT.search(sentence) and not _ENDS_ONE.search(sentence)):
@@ -190,7 +190,7 @@ def ends_used(facts: list[Fact], known: Sequence[KnownFact], sentence: str) -> l
         if f.ended or triple is None or is_many(triple[1]) or kind(triple[2]) is None:
             continue
         used = [k for k in known if k.entity == triple[0] and base_attribute(k.attribute) == "uses"
-                and kind(k.value) == kind(triple[2]) and not _mentions(triple[2], k.value)]
+                and kind(k.value) == kind(triple[2]) and not mentions(triple[2], k.value)]
         # Several of the kind used side by side: which one the new value replaces is unsure.
         out += [Fact(k.entity, "uses", k.value, ended=True) for k in used if len(used) == 1]
     return out
@@ -203,7 +203,7 @@ _ENDS_ONE = re.compile(
     r"retired|decommissioned|deprecated|gone|dead|stopp?(?:ed|ing)?|quit|cancell?ed|sold|"
     r"got rid of|let (?:it|that|them|that one|those) go|done with|off my list)\b", _I)
 # Where one aside ends and the next begins: a value "still" said in the next stays.
-_ASIDE = re.compile(r"[,;.!]\s+|\s+(?:but|though|although|so|and|while|whereas)\s+", _I)
+ASIDE = re.compile(r"[,;.!]\s+|\s+(?:but|though|although|so|and|while|whereas)\s+", _I)
 # A memory that lists several values ("I do climbing, yoga and cycling"): ending one would
 # supersede the others with it, so it is kept (a missed ending is cheaper than lost facts).
 _LISTED = re.compile(r",|\s(?:and|&|plus)\s", _I)
@@ -214,7 +214,7 @@ _STILL = re.compile(r"\b(?:still|keep|kept|also|too)\b", _I)
 def _is_subject(value: str, reading: Reading) -> bool:
     """The statement is about the value itself ("Swarm is decommissioned")."""
     subject = reading.subject
-    return bool(subject.entity) and _mentions(subject.entity, value)
+    return bool(subject.entity) and mentions(subject.entity, value)
 
 
 def ends_known(sentence: str, reading: Reading, known: Sequence[KnownFact],
@@ -223,12 +223,12 @@ def ends_known(sentence: str, reading: Reading, known: Sequence[KnownFact],
     that ends them, and not said to go on ("Gave up pottery, still knitting")."""
     if UNSURE.search(sentence):
         return []
-    said = _said(sentence)
+    said = said_words(sentence)
     out: list[Fact] = []
     before: list[KnownFact] = []
-    for aside in _ASIDE.split(sentence):
-        named = [k for k in known if is_many(k.attribute) and _mentions(aside, k.value)
-                 and (_in_scope(k, reading, said, speaker) or _is_subject(k.value, reading))]
+    for aside in ASIDE.split(sentence):
+        named = [k for k in known if is_many(k.attribute) and mentions(aside, k.value)
+                 and (in_scope(k, reading, said, speaker) or _is_subject(k.value, reading))]
         if not named and _POINTS_BACK.search(aside):
             named = before  # "haven't touched Java in years, I wouldn't list it anymore"
         before = named
@@ -243,7 +243,7 @@ def ends_known(sentence: str, reading: Reading, known: Sequence[KnownFact],
 def _restates(fact: Fact, known: Sequence[KnownFact]) -> bool:
     t = fact.triple()
     return t is not None and any(
-        (k.entity, k.attribute) == t[:2] and (_mentions(t[2], k.value) or _mentions(k.value, t[2]))
+        (k.entity, k.attribute) == t[:2] and (mentions(t[2], k.value) or mentions(k.value, t[2]))
         for k in known)
 
 
@@ -288,12 +288,12 @@ def join_endings(units: list, known: Sequence[KnownFact]) -> list:
     for unit in list(out):
         if any(not f.ended for f in unit.facts):
             continue
-        old = [k for k in single if _mentions(unit.text, k.value)]
+        old = [k for k in single if mentions(unit.text, k.value)]
         keys = {(k.entity, k.attribute) for k in old}
         target = next((u for u in out if u is not unit and any(
             (t := f.triple()) is not None and t[:2] in keys and not f.ended
-            and not any(_mentions(t[2], k.value) for k in old) for f in u.facts)), None)
-        if target is None or any(not any(_mentions(f.value, k.value) for k in old)
+            and not any(mentions(t[2], k.value) for k in old) for f in u.facts)), None)
+        if target is None or any(not any(mentions(f.value, k.value) for k in old)
                                  for f in unit.facts):
             continue
         before = out.index(unit) < out.index(target)

@@ -29,6 +29,7 @@ from recall_core.contracts import ExtractionError, KnownFact, KnownStatement
 from .fragments import group_fragments, split_speaker
 from .kinds import by_kind
 from .known import apply_known, join_endings
+from .single_endings import ends_single
 from .lexicon import TOOL_CATEGORIES
 from .sentences import cased, is_chitchat, split_sentences, words
 from .settings import StubSettings
@@ -307,6 +308,7 @@ class StubExtractor(Extractor):
                 if not reading.facts:
                     reading.facts = by_kind(clause, reading.subject, speaker)
         apply_known(kept, read, known, speaker)
+        ends_single(kept, read, known, speaker)
         units = join_endings(units_of(kept, read), known)
         out: list[ExtractedMemory] = []
         for group in group_fragments([(u.text, u.facts or (u.alone or None)) for u in units]):

@@ -190,3 +190,25 @@ async def test_which_of_two_known_values_ended_is_unsure(stub):
 async def test_names_that_differ_in_a_number_or_letter_stay_apart(stub, known, text, expected):
     got = await facts(stub, text, known)
     assert got and got[0][0] == expected[0], got
+
+
+@pytest.mark.parametrize("known,text", [
+    (K("user", "employer", "Deloitte"), "I left Deloitte last month."),
+    # the rules alone read these under keys of their own guess (uses:pip, pets:mini)
+    (K("user", "python_package_manager", "pip"), "I dropped pip."),
+    (K("sarah", "car", "red Mini"), "Sarah sold the Mini."),
+])
+async def test_a_known_single_value_ended_without_a_successor_ends_its_fact(stub, known, text):
+    assert await facts(stub, text, known) == [(known.entity, known.attribute, ENDED)]
+
+
+@pytest.mark.parametrize("text", [
+    "I didn't leave Deloitte.",                  # negated
+    "I might leave Deloitte next year.",         # not done
+    "Should I leave Deloitte?",                  # asked
+    "My sister left Deloitte.",                  # someone else
+    "I left Deloitte, I'm at PwC now.",          # a successor: the change, read elsewhere
+])
+async def test_an_ending_that_is_not_the_subjects_or_not_done_ends_nothing(stub, text):
+    known = K("user", "employer", "Deloitte")
+    assert (("user", "employer", ENDED)) not in await facts(stub, text, known)
