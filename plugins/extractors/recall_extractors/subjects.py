@@ -244,7 +244,8 @@ def find_subject(clause: str, speaker: str | None = None,
                      + _NOUN_PHRASE + r"))?\s+(?P<rest>(?:" + _VERB + r"|\w+ed\b).*)$", text):
         low = m["name"].lower()
         following = (m["rest"].split() or [""])[0].lower()
-        if not _IMPLIED.match(text) and low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
+        if (not _IMPLIED.match(text) or _FINITE.match(following)) \
+                and low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
                 | _THINGS and attribute_of_noun(low) is None and not low.startswith("favo") \
                 and attribute_of_noun(f"{low} {following}") is None and category_of(low) is None:
             name = m["name"].lower()
@@ -327,6 +328,12 @@ def attribute_of_noun(noun: str) -> str | None:
 _AUX_ONLY = re.compile(r"(?:is|are|was|were|has|have|had|will|would|can|could|should|does|"
                        r"did|do|am|'s|isn't|aren't|wasn't|hasn't|haven't)$", _I)
 _VERB_ONLY = re.compile(_VERB + r"$|\w+ed$", _I)
+# A verb in the third person, not a plural or a possessive ("eats", "cycles", "teaches").
+_THIRD_PERSON = re.compile(r"^[a-z]{2,}(?<!ss)(?<!'s)s$")
+# A finite verb right after a capitalised word makes it a name, even one that ends like an
+# implied verb ("Ahmed takes the tube", "Sterling lives in Leeds": not "Started at Google").
+_FINITE = re.compile(r"^(?!(?:just|also|now|still|recently|finally|really|always|never|"
+                     r"usually|actually|currently|only|already|officially)$)" + _VERB + "$", _I)
 
 
 def _head(words_text: str, bare: bool = False) -> tuple[str, str] | None:
@@ -338,6 +345,10 @@ def _head(words_text: str, bare: bool = False) -> tuple[str, str] | None:
     # A subject never runs past a comma ("Standup moved again, it's async": the subject is
     # "Standup", not "Standup moved again, it").
     comma = next((i + 1 for i, w in enumerate(words) if w.endswith(",")), len(words))
+    if len(words) > 2 and words[0].lower() in RELATIONS | PETS and _THIRD_PERSON.match(words[1]):
+        # "my roommate eats meat again": after a person's relation a word in -s is its verb,
+        # whatever the verb (the lists above cannot hold them all)
+        return words[0], " ".join(words[1:])
     for test in (_AUX_ONLY, _VERB_ONLY if not bare else re.compile(_BARE_VERB + r"$", _I)):
         for i, w in enumerate(words[:min(5, comma)]):
             if i > 0 and (test.match(w.strip(",.")) or

@@ -47,3 +47,16 @@ async def test_a_clause_that_leaves_its_subject_out_after_and_is_its_own_stateme
         "I tried sushi and hated it"]
     assert [m.text for m in await stub.extract("My wife and I live in Boston.")] == [
         "My wife and I live in Boston."]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # names that end like a verb the speaker left its "I" off ("Started at Google")
+    ("Ahmed lives in Camden.", ("ahmed", "location", "Camden")),
+    ("Mohammed drives to work.", ("mohammed", "commute", "drive")),
+    ("Started at Google last week.", ("user", "employer", "Google")),
+    # after a relation, a word in -s is its verb, whatever the verb
+    ("My roommate eats meat again.", ("roommate", "diet", "omnivore")),
+])
+async def test_who_the_statement_is_about(stub, text, expected):
+    out = [(m.entity, m.attribute, m.value) for m in await stub.extract(text) if m.attribute]
+    assert out == [expected]
