@@ -164,12 +164,13 @@ def read(predicate: str, person: bool = True) -> tuple[str, list[str]] | None:
         found = V.items(m["v"], V.LIST, 3)
         if found and all(category_of(v) == "language" for v in found):
             return "skills", found
-    if m := re.match(r"^do (?P<v>\w+ing)\b", p, _I):
-        return "hobbies", [m["v"]]  # an ended hobby, as `triples` restates it
+    # a list first ("I do climbing, yoga and cycling": each item a hobby)
     if m := _PLAYS.match(p):
         found = [_hobby_head(v) for v in V.items(m["v"], V.LIST, 4)]
         if found and all(found):
             return "hobbies", found  # type: ignore[return-value]
+    if m := re.match(r"^do (?P<v>\w+ing)\b", p, _I):
+        return "hobbies", [m["v"]]  # an ended hobby, as `triples` restates it
     if m := re.match(r"^" + AUX + r"can\s+(?:write|code in|program in|speak)\s+(?P<v>.+)$", p, _I):
         found = V.items(m["v"], V.LIST, 3)
         if found and all(category_of(v) == "language" for v in found):

@@ -60,3 +60,11 @@ async def test_a_clause_that_leaves_its_subject_out_after_and_is_its_own_stateme
 async def test_who_the_statement_is_about(stub, text, expected):
     out = [(m.entity, m.attribute, m.value) for m in await stub.extract(text) if m.attribute]
     assert out == [expected]
+
+
+async def test_a_list_of_hobbies_after_do_is_every_hobby(stub):
+    # the single "do <gerund>" frame once read the first item only
+    out = await stub.extract("I do climbing, yoga and cycling.")
+    assert [(m.attribute, m.value) for m in out] == [
+        ("hobbies:climbing", "climbing"), ("hobbies:yoga", "yoga"), ("hobbies:cycling", "cycling")]
+    assert [m.attribute for m in await stub.extract("I do woodturning.")] == ["hobbies:woodturning"]
