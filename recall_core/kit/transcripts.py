@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from .attributes import FAVORITE_PREFIX, INVENTORY, canonical_attribute
+
 # "Caroline: ...", "Dr. Jane Doe: ...", "user: ...": up to three name-like words, then ": ".
 _SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}|user|assistant)\s*:\s+(?P<rest>\S.*)$",
                       re.DOTALL)
@@ -18,12 +20,20 @@ background agenda topic subject title date time location where when why how what
 
 
 def split_speaker(text: str) -> tuple[str | None, str]:
-    """(speaker, the rest) for a transcript line, else (None, text)."""
+    """(speaker, the rest) for a transcript line, else (None, text). A fact's name is a label,
+    not a speaker ("Skills: SQL, Tableau", "Allergies: peanuts": the extractors read the line
+    as "my skills are ...")."""
     m = _SPEAKER.match(text)
-    if not m or m["name"].lower() in _NOT_SPEAKERS or "\n" in m["name"]:
+    if not m or m["name"].lower() in _NOT_SPEAKERS or "\n" in m["name"] \
+            or _names_a_fact(m["name"]):
         return None, text
     return m["name"], m["rest"]
 
 
 def speaker_of(text: str) -> str | None:
     return split_speaker(text)[0]
+
+
+def _names_a_fact(label: str) -> bool:
+    attribute = canonical_attribute(label)
+    return attribute in INVENTORY or attribute.startswith(FAVORITE_PREFIX)

@@ -58,9 +58,18 @@ async def test_sentences_with_their_own_triple_are_never_merged(stub):
 @pytest.mark.parametrize("text", ["Important: I always use Emacs for everything.",
                                   "Note: deploys are frozen on Fridays.",
                                   "TODO: rotate the API keys.",
-                                  "the plan: ship it on Monday"])
+                                  "the plan: ship it on Monday",
+                                  # a fact's name (the inventory's, any alias or spelling)
+                                  "Skills: SQL, Tableau, Excel.", "Allergies: peanuts",
+                                  "Favourite Colour: green", "Company: Globex"])
 def test_labels_that_are_not_speakers(text):
     assert split_speaker(text) == (None, text)
+
+
+async def test_a_line_that_names_a_fact_states_it(stub):
+    out = await stub.extract("Skills: SQL, Tableau, Excel.")
+    assert [(m.entity, m.attribute) for m in out] == [
+        ("user", "skills:sql"), ("user", "skills:tableau"), ("user", "skills:excel")]
 
 
 @pytest.mark.parametrize("text,speaker", [("Caroline: hi there", "Caroline"),
