@@ -60,6 +60,11 @@ class AttributeClassifier:
         """"org" when a name reads clearly as a company or organisation, else None."""
         return self._names.kind(name)
 
+    def place_like(self, name: str) -> bool:
+        """Whether a name typed without capitals reads as a place ("rotterdam") rather than
+        a word that follows "live in" or "moved to" ("sales", "therapy")."""
+        return self._names.place_like(name)
+
     def _prepare(self) -> None:
         with self._lock:
             if self._vectors is not None:
@@ -98,6 +103,13 @@ PLACE_NAMES = ("Berlin", "Lisbon", "Tokyo", "New York", "Austin, Texas", "Manche
 ORG_NAMES = ("Google", "Red Hat", "Deloitte", "Stripe", "Mercy Hospital", "KPMG", "Salesforce",
              "Acme Corp", "Ohio State University", "the Blue Door cafe", "Pixelhaus", "Hooli",
              "Umbrella Health", "Monzo")
+# Words that follow "live in", "moved to" or "I'm in" and name no place (the model is
+# uncased: "rotterdam" and "Rotterdam" are one text to it).
+NOT_PLACES = ("sales", "marketing", "engineering", "finance", "therapy", "love", "debt",
+              "recovery", "retirement", "denial", "a hurry", "management", "the backend",
+              "night shifts", "remote work", "python", "a bigger flat", "the office")
+#: How much nearer the places a name must be than the words that are not one.
+PLACE_MARGIN = 0.05
 #: How much nearer the companies a name must be to count as one (unknown names sit in
 #: between: only a clear company overrides the place a move verb suggests).
 ORG_MARGIN = 0.10
@@ -108,6 +120,7 @@ class _NameKinds:
         self._encode = encode
         self._places: np.ndarray | None = None
         self._orgs: np.ndarray | None = None
+        self._not_places: np.ndarray | None = None
 
     def kind(self, name: str) -> str | None:
         """"org" when `name` reads clearly as an organisation, else None."""
@@ -119,6 +132,17 @@ class _NameKinds:
         place = float(np.sort(self._places @ v)[-3:].mean())
         org = float(np.sort(self._orgs @ v)[-3:].mean())
         return "org" if org - place >= ORG_MARGIN else None
+
+    def place_like(self, name: str) -> bool:
+        if self._not_places is None:
+            self._not_places = np.asarray(self._encode(list(NOT_PLACES)), dtype=np.float32)
+        self.kind(name)  # the place and company vectors
+        assert self._places is not None and self._orgs is not None
+        v = np.asarray(self._encode([name])[0], dtype=np.float32)
+        place = float(np.sort(self._places @ v)[-3:].mean())
+        other = max(float(np.sort(self._not_places @ v)[-3:].mean()),
+                    float(np.sort(self._orgs @ v)[-3:].mean()))
+        return place - other >= PLACE_MARGIN
 
 
 _shared: AttributeClassifier | None = None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from . import values as V
@@ -265,6 +266,37 @@ def place(v: str) -> bool:
     return all(w[0].isupper() or w.lower() in _CONNECTORS for w in words)
 
 
+# Words that follow "live in", "moved to", "I'm in" and are never a place's name.
+_NOT_PLACE_WORDS = frozenset("""
+a an the my our his her their your this that it them town city home here there now then
+again back too also finally still just love fear debt pain trouble charge shape bed school
+college work sales marketing management therapy recovery retirement denial shock hospital
+""".split())
+
+
+#: Off while the rules look for any other reading of a statement (`triples`): a place typed
+#: without capitals is the reading of last resort ("I moved into ux research" is a job).
+LOWER_PLACES: ContextVar[bool] = ContextVar("lower_places", default=True)
+
+
+def lower_place(v: str, said: str | None = None) -> bool:
+    """A name typed without capitals that may be a place ("moved to rotterdam"): one to three
+    lowercase words none of which is a word that follows those verbs and never names a place,
+    and not a tool the lexicon knows. Only a suggestion: the classifier's model checks it
+    (`classifier.place_like`), and without the model it is no place."""
+    from .lexicon import category_of
+
+    if not LOWER_PLACES.get():
+        return False
+    if said is not None and re.match(r"(?:a|an|the|my|our|his|her|their|some|this|that)\s",
+                                     said, _I):
+        return False  # "in a relationship", "to the suburbs": a noun, not a name
+    words = v.replace(",", " ").split()
+    return 1 <= len(words) <= 3 and v == v.lower() and all(
+        re.fullmatch(r"[a-z][a-z'-]*", w) and w not in _NOT_PLACE_WORDS for w in words) \
+        and category_of(v) is None
+
+
 def _mode(raw: str) -> str:
     """How someone commutes, one word ("takes the bus" -> "bus", "drives" -> "drive")."""
     word = raw.lower().split()[-1]
@@ -281,14 +313,14 @@ def _in_place(raw: str) -> list[str]:
     m = re.match(r"(?:in|near|at|outside(?: of)?|just outside(?: of)?|in the heart of)\s+(.+)"
                  r"|(.+?)\s+home\b", raw, _I)
     v = V.value(m[1] or m[2], V.PLACE, 5) if m else None
-    return [v] if v and place(v) else []
+    return [v] if v and (place(v) or lower_place(v, m[1] or m[2])) else []
 
 
 def _to_place(raw: str) -> list[str]:
     m = re.match(r"(?:back\s+|over\s+|out\s+|down\s+|up\s+|all the way\s+|across\s+)?"
                  r"(?:to|into|in)\s+(.+)", raw, _I)
     v = V.value(m[1], V.PLACE, 5) if m else None
-    return [v] if v and place(v) else []
+    return [v] if v and (place(v) or lower_place(v, m[1])) else []
 
 
 _TEMPORARY = re.compile(r"\b(?:for (?:a|the|two|three|\d+|work|business|vacation|holiday|"
@@ -304,7 +336,7 @@ def _now_in(raw: str) -> list[str]:
     if not m or _TEMPORARY.search(raw):
         return []
     v = V.value(m[1] or m["res"], V.PLACE, 4)
-    return [v] if v and place(v) else []
+    return [v] if v and (place(v) or lower_place(v, m[1] or m["res"])) else []
 
 
 def _role_value(raw: str, plain: bool = False) -> list[str]:

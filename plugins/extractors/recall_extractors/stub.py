@@ -29,6 +29,7 @@ from recall_core.contracts import ExtractionError, KnownFact, KnownStatement
 from .fragments import group_fragments, split_speaker
 from .kinds import by_kind
 from .known import apply_known, join_endings
+from .person_frames import LOWER_PLACES
 from .single_endings import ends_single
 from .lexicon import TOOL_CATEGORIES
 from .sentences import cased, is_chitchat, split_sentences, words
@@ -43,6 +44,8 @@ from .triples import Fact, Reading
 log = logging.getLogger("recall.extractors")
 
 _AUTO: Any = object()
+
+_LOWER_LABEL = re.compile(r"^\s*[a-z][\w.'-]*(?: [a-z][\w.'-]*)?\s*:\s")
 
 _I = re.IGNORECASE
 
@@ -190,6 +193,17 @@ def classify_unread(read: list[list[tuple[str, Reading]]], classifier: Any,
             reading.facts = [Fact(f.entity, "employer", f.value, f.ended, f.text)
                              if f.check == "place" and classifier.name_kind(f.value) == "org"
                              else f for f in reading.facts]
+            # "moved to rotterdam": a place when the model reads the name as one
+            reading.facts = [Fact(f.entity, f.attribute, f.value.title(), f.ended, f.text)
+                             if f.check == "lower place" else f for f in reading.facts
+                             if f.check != "lower place" or classifier.place_like(f.value)]
+
+
+def unchecked(read: list[list[tuple[str, Reading]]]) -> None:
+    """Without the classifier's model, a place typed without capitals is no place."""
+    for statements in read:
+        for _, reading in statements:
+            reading.facts = [f for f in reading.facts if f.check != "lower place"]
 
 
 def needs_classifier(read: list[list[tuple[str, Reading]]]) -> bool:
@@ -294,7 +308,16 @@ class StubExtractor(Extractor):
                 continue
             seen.add(key)
             kept.append(cased(sentence))
-        read = read_all(kept, speaker)
+        # "caroline: i live in boston": a lowercase "word:" may be a speaker the transcript
+        # rule does not take (it wants a capital), so whose the place is is unsure: no place
+        # typed without capitals is read in such a text (a missed fact beats a false merge)
+        unsure_speaker = speaker is None and _LOWER_LABEL.match(text) is not None
+        token = LOWER_PLACES.set(False) if unsure_speaker else None
+        try:
+            read = read_all(kept, speaker)
+        finally:
+            if token is not None:
+                LOWER_PLACES.reset(token)
         if self.classifier is not None and needs_classifier(read):
             try:
                 await asyncio.to_thread(classify_unread, read, self.classifier, known)
@@ -303,6 +326,8 @@ class StubExtractor(Extractor):
                 log.warning("stub: the attribute classifier could not run (%s: %s); "
                             "statements are read by rules alone", type(exc).__name__, exc)
                 self.classifier = None
+        if self.classifier is None:
+            unchecked(read)
         for clauses in read:
             for clause, reading in clauses:
                 if not reading.facts:

@@ -12,7 +12,7 @@ value (`person_frames`, `many_frames`, `tool_frames`, or the classifier's guess 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribute, is_many
 
@@ -252,13 +252,13 @@ def _household(facts: list[Fact], subject: Subject, speaker: str | None) -> list
     if subject.entity != TEAM or subject.surface.lower() != "we":
         return facts
     me = speaker.lower() if speaker and speaker.lower() not in ("user", "me") else USER
-    return [Fact(me, f.attribute, f.value, f.ended) if f.attribute in _HOUSEHOLD else f
-            for f in facts]
+    # (dataclasses.replace keeps the fact's text and the check a classifier still owes it)
+    return [replace(f, entity=me) if f.attribute in _HOUSEHOLD else f for f in facts]
 
 
 def _as_speaker(fact: Fact, speaker: str | None) -> Fact:
     if speaker and fact.entity == USER and speaker.lower() not in ("user", "me"):
-        return Fact(speaker.lower(), fact.attribute, fact.value, fact.ended)
+        return replace(fact, entity=speaker.lower())
     return fact
 
 
@@ -277,7 +277,19 @@ def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
         if attr == "learning" and category_of(vals[0]) in PERSONAL:
             attr = category_of(vals[0]) or attr  # "Learning Colemak": the keyboard layout
         facts = _shape(entity, attr, vals, [], cues)
-        if attr == "location" and person_frames.MOVED.match(rest):
+        if attr == "location" and any(person_frames.lower_place(v) for v in vals):
+            # a place typed without capitals, when no other reading is found: the classifier's
+            # model decides (stub.py)
+            token = person_frames.LOWER_PLACES.set(False)
+            try:
+                other = _read(subject, rest, cues)
+            finally:
+                person_frames.LOWER_PLACES.reset(token)
+            if other:
+                return other
+            facts = [Fact(f.entity, f.attribute, f.value, f.ended, f.text, "lower place")
+                     for f in facts]
+        elif attr == "location" and person_frames.MOVED.match(rest):
             facts = [Fact(f.entity, f.attribute, f.value, f.ended, f.text, "place")
                      for f in facts]
         if attr == "employer" and facts and (job := person_frames.role_too(rest)):

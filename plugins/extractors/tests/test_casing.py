@@ -29,3 +29,42 @@ async def test_a_person_named_first_in_lowercase_is_the_subject():
            for m in await ex.extract("maria lives in Porto, i live in Lisbon.")]
     assert ("maria", "location", "Porto") in got
     assert ("user", "location", "Lisbon") in got
+
+
+async def facts_of(ex, text: str) -> list[tuple[str, str, str]]:
+    return [(m.entity, m.attribute, m.value) for m in await ex.extract(text) if m.attribute]
+
+
+@pytest.mark.parametrize("typed,fact", [
+    ("finally moved to rotterdam", ("user", "location", "Rotterdam")),
+    ("i live in berlin", ("user", "location", "Berlin")),
+    ("i moved to new york last month", ("user", "location", "New York")),
+    ("we relocated to porto", ("user", "location", "Porto")),   # the household's "we"
+])
+async def test_a_place_typed_without_capitals_is_a_place_when_the_model_reads_one(typed, fact):
+    assert await facts_of(make_stub(StubSettings()), typed) == [fact]
+
+
+@pytest.mark.parametrize("typed", ["I'm in sales now.", "I moved to marketing.",
+                                   "I live in fear."])
+async def test_words_that_follow_the_same_verbs_are_no_place(typed):
+    assert not [f for f in await facts_of(make_stub(StubSettings()), typed)
+                if f[1] == "location"]
+
+
+async def test_another_reading_comes_before_a_place_typed_without_capitals():
+    ex = make_stub(StubSettings())
+    assert await facts_of(ex, "Melanie: I moved into ux research") == [
+        ("melanie", "occupation", "ux research")]
+    assert await facts_of(ex, "I'm in a relationship now.") == [
+        ("user", "relationship_status", "in a relationship")]
+
+
+async def test_unsure_speaker_or_no_model_reads_no_place_typed_without_capitals():
+    # "caroline:" in lower case is not taken as a speaker: the place could be hers or the
+    # user's, so none is read (two speakers' places would otherwise supersede each other)
+    assert await facts_of(make_stub(StubSettings()), "caroline: i live in boston.") == []
+    # without the model nothing checks the name
+    assert await facts_of(make_stub(StubSettings(classifier="off")), "i live in berlin") == []
+    assert await facts_of(make_stub(StubSettings(classifier="off")), "I live in Berlin") == [
+        ("user", "location", "Berlin")]
