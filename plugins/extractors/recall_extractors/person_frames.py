@@ -57,6 +57,9 @@ def _many(max_words: int = 4) -> Callable[[str], list[str]]:
 
 def _f(attribute: str, verbs: str, parse: Callable[[str], list[str]],
        guard: Callable[[str], bool] | None = None) -> Frame:
+    # "am learning" is also "is learning" / "are learning": AUX takes the person's "is" or
+    # "are", so a verb written after "am" must match without it ("Nadia is learning the cello")
+    verbs = re.sub(r"(^|\|)am ", r"\1(?:am )?", verbs)
     return Frame(attribute, re.compile(r"^" + AUX + r"(?:" + verbs + r")\s+(?P<v>.+)$", _I),
                  parse, guard)
 

@@ -68,3 +68,14 @@ async def test_a_list_of_hobbies_after_do_is_every_hobby(stub):
     assert [(m.attribute, m.value) for m in out] == [
         ("hobbies:climbing", "climbing"), ("hobbies:yoga", "yoga"), ("hobbies:cycling", "cycling")]
     assert [m.attribute for m in await stub.extract("I do woodturning.")] == ["hobbies:woodturning"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # frames written for "I am ..." read "is"/"are" too
+    ("Nadia is learning the cello.", ("nadia", "learning", "cello")),
+    ("My wife is reporting to Omar now.", ("wife", "manager", "Omar")),
+    ("Tom is studying at MIT.", ("tom", "school", "MIT")),
+])
+async def test_frames_read_the_third_person(stub, text, expected):
+    assert [(m.entity, m.attribute, m.value) for m in await stub.extract(text)
+            if m.attribute] == [expected]
