@@ -122,22 +122,26 @@ class _NameKinds:
         self._orgs: np.ndarray | None = None
         self._not_places: np.ndarray | None = None
 
-    def kind(self, name: str) -> str | None:
-        """"org" when `name` reads clearly as an organisation, else None."""
+    def _examples(self) -> None:
+        """The example names' vectors, encoded once."""
         if self._places is None:
             self._places = np.asarray(self._encode(list(PLACE_NAMES)), dtype=np.float32)
             self._orgs = np.asarray(self._encode(list(ORG_NAMES)), dtype=np.float32)
-        assert self._orgs is not None
+            self._not_places = np.asarray(self._encode(list(NOT_PLACES)), dtype=np.float32)
+
+    def kind(self, name: str) -> str | None:
+        """"org" when `name` reads clearly as an organisation, else None."""
+        self._examples()
+        assert self._places is not None and self._orgs is not None
         v = np.asarray(self._encode([name])[0], dtype=np.float32)
         place = float(np.sort(self._places @ v)[-3:].mean())
         org = float(np.sort(self._orgs @ v)[-3:].mean())
         return "org" if org - place >= ORG_MARGIN else None
 
     def place_like(self, name: str) -> bool:
-        if self._not_places is None:
-            self._not_places = np.asarray(self._encode(list(NOT_PLACES)), dtype=np.float32)
-        self.kind(name)  # the place and company vectors
-        assert self._places is not None and self._orgs is not None
+        self._examples()
+        assert self._places is not None and self._orgs is not None \
+            and self._not_places is not None
         v = np.asarray(self._encode([name])[0], dtype=np.float32)
         place = float(np.sort(self._places @ v)[-3:].mean())
         other = max(float(np.sort(self._not_places @ v)[-3:].mean()),
