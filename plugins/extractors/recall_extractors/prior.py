@@ -33,12 +33,13 @@ from typing import Any
 import numpy as np
 
 from recall_core.contracts import KnownFact
-from recall_core.kit.attributes import is_many
+from recall_core.kit.attributes import TEAM, USER, is_many
 
 from .cues import UNSURE
 from .fact import Fact
 from .known import CURRENT
 from .prototypes import PROTOTYPES
+from .subjects import RELATIONS, PETS
 from .triples import Reading
 
 #: The known attribute's score (mean cosine to its two nearest examples) must reach this ...
@@ -49,6 +50,9 @@ PRIOR_LEAD = 0.06
 NONE_MARGIN = 0.02
 #: A value read by nearness must be this close to the known value (a word of its kind).
 VALUE_MIN = 0.45
+
+# Owners a thing may have other than the speaker ("my sister flat", "our dog bowl").
+_OWNERS = RELATIONS | PETS
 
 _I = re.IGNORECASE
 NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|used to|back then|years ago|"
@@ -83,13 +87,28 @@ def read_with_known(read: list[list[tuple[str, Reading]]], classifier: Any,
         for clause, reading in statements:
             if reading.facts or not reading.predicate or reading.subject.entity is None:
                 continue
-            mine = single.get(reading.subject.entity)
+            mine = single.get(reading.subject.entity) or _owners(reading.subject, single)
             if not mine or UNSURE.search(clause) or NOT.search(clause) \
                     or not (CURRENT.search(clause) or _NOW.search(clause)):
                 continue
             fact = _read(clause, reading, classifier, mine)
             if fact is not None:
                 reading.facts = [fact]
+
+
+def _owners(subject: Any, single: dict[str, list[KnownFact]]) -> list[KnownFact]:
+    """For a thing that is someone's ("my bus", "our Tuesday deploy"): the known facts of its
+    owner (the user for "my"; the team, else the user's household, for "our"). A thing of
+    one's own is said of in the words of a fact about oneself ("Our Tuesday deploy went
+    smoothly, as usual" after "We deploy on Fridays"); the prior's other bars still apply."""
+    words = subject.surface.lower().split()
+    # "my sister's flat", "my son's school bus": the thing is someone else's
+    if subject.kind != "thing" or not words or "'" in subject.surface \
+            or any(w in _OWNERS for w in words[1:]):
+        return []
+    first = words[0]
+    owners = {"my": (USER,), "our": (TEAM, USER)}.get(first, ())
+    return next((single[o] for o in owners if o in single), [])
 
 
 def _read(clause: str, reading: Reading, classifier: Any,

@@ -49,6 +49,24 @@ async def test_unsure_statements_keep_the_known_fact(stub, known, text):
                await facts(stub, text, known))
 
 
+async def test_a_thing_of_ones_own_is_read_with_its_owners_known_facts(stub):
+    # "our <thing>": the team's known fact is the likelier reading; nothing known, no fact
+    known = K("team", "deploy_day", "Fridays")
+    text = "Our Wednesday deploy went out fine again."
+    assert ("team", "deploy_day", "wednesday") in await facts(stub, text, known)
+    assert await facts(stub, text) == []
+
+
+@pytest.mark.parametrize("known,text", [
+    (K("user", "location", "Berlin"), "My sister's flat in Munich is lovely now."),  # hers
+    (K("user", "location", "Berlin"), "My sister flat in Munich is lovely now."),
+    (K("user", "commute", "bus"), "My bus was late again today."),  # the known value, no change
+])
+async def test_a_thing_of_someone_elses_keeps_the_known_fact(stub, known, text):
+    assert all((e, a) != (known.entity, known.attribute) for e, a, _ in
+               await facts(stub, text, known))
+
+
 async def test_a_new_value_names_the_earlier_statement_it_replaces(stub):
     told = [S("m3", "The dashboards are way better."), S("m2", "We monitor with Nagios."),
             S("m1", "I live in Lisbon.")]
