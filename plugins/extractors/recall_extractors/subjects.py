@@ -241,13 +241,19 @@ def find_subject(clause: str, speaker: str | None = None,
         return Subject(last_person, "person" if last_person else "none", m["rest"],
                        surface=m["pro"])
     if m := re.match(r"^(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?P<poss>'s?\s+(?P<noun>"
-                     + _NOUN_PHRASE + r"))?\s+(?P<rest>(?:" + _VERB + r"|\w+ed\b).*)$", text):
+                     + _NOUN_PHRASE + r"))?\s+(?P<rest>(?:" + _VERB
+                     + r"|\w+ed\b|[a-z]{2,}(?<!ss)s\b).*)$", text):
         low = m["name"].lower()
-        following = (m["rest"].split() or [""])[0].lower()
-        if (not _IMPLIED.match(text) or _FINITE.match(following)) \
+        following = (m["rest"].split() or [""])[0]
+        # "Ahmed freelances for Globex": a word in -s after a name is its verb (third person;
+        # the speaker's own verbs are never in -s), so the name is no verb of the speaker's
+        # left without its "I" (it ends like one: "Ahmed", "Jared")
+        if (not _IMPLIED.match(text) or _FINITE.match(following)
+                or _THIRD_PERSON.match(following)) \
                 and low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
                 | _THINGS and attribute_of_noun(low) is None and not low.startswith("favo") \
-                and attribute_of_noun(f"{low} {following}") is None and category_of(low) is None:
+                and attribute_of_noun(f"{low} {following.lower()}") is None \
+                and category_of(low) is None:
             name = m["name"].lower()
             return Subject(name, "person", m["rest"], noun=m["noun"], surface=m["name"])
     if re.match(r"^(?:at|with)\s+[A-Z]", text):

@@ -54,6 +54,9 @@ async def test_a_clause_that_leaves_its_subject_out_after_and_is_its_own_stateme
     ("Ahmed lives in Camden.", ("ahmed", "location", "Camden")),
     ("Mohammed drives to work.", ("mohammed", "commute", "drive")),
     ("Started at Google last week.", ("user", "employer", "Google")),
+    # ... and a verb in -s no list holds: once "the user's employer is Ahmed"
+    ("Ahmed freelances for Globex now.", ("ahmed", "employer", "Globex")),
+    ("Jared cycles to work now.", ("jared", "commute", "bike")),
     # after a relation, a word in -s is its verb, whatever the verb
     ("My roommate eats meat again.", ("roommate", "diet", "omnivore")),
 ])
