@@ -144,7 +144,7 @@ def in_scope(k: KnownFact, reading: Reading, said: set[str], speaker: str | None
     if subject.entity and subject.kind in ("person", "team", "thing") and k.entity == subject.entity:
         return True
     me = speaker.lower() if speaker else USER
-    if k.entity in (me, TEAM) and subject.entity in (None, me, TEAM):
+    if k.entity in (me, TEAM) and subject.entity in (None, me, TEAM) and subject.kind != "other":
         return True
     return k.entity not in (USER, TEAM) and _named(k.entity, said)
 

@@ -99,6 +99,15 @@ yesterday weather time day week month year weekend morning evening night lunch d
 breakfast i we you he she they me us him her them my our your his their its one
 thing things stuff people guys folks kids nobody none some any most no not
 """.split())
+# Subjects that are people other than the speaker, none of them named (kind "other": no fact
+# is read of them, and the speaker's known facts are not theirs). Not "nobody": "nobody here
+# uses Tableau, so I've let it go" speaks for the speaker's group too.
+_OTHERS = re.compile(
+    r"^(?:they|someone|somebody|everyone|everybody|people|folks|"
+    r"(?:most|many|some|half|all|few|several|none|one|a few|a couple|a lot|lots|both|each|"
+    r"either|neither|two|three) of\b|"
+    r"(?:a|another|one|some|two|three|a few|several) (?:friends?|colleagues?|coworkers?|"
+    r"co-workers?|guys?|girls?|persons?|people|neighbou?rs?|relatives?|cousins?)\b)", _I)
 # Relation words said without "my" ("Mom turned 59", "Dad finally retired").
 _RELATION_WORDS = frozenset({"mom", "mum", "dad", "mommy", "daddy", "grandma", "grandpa",
                              "hubby", "wifey"})
@@ -151,7 +160,8 @@ _NOUN_PHRASE = r"(?:[\w.+#-]+(?:\s+" + _NOUN_WORD + r"){0,3})"
 class Subject:
     #: the canonical entity, or None when the statement is about nobody we can name
     entity: str | None
-    #: "person" (user, a relation, a named person), "team", "thing" or "none"
+    #: "person" (user, a relation, a named person), "team", "thing", "other" (people other
+    #: than the speaker, none named: "they", "someone on my team") or "none"
     kind: str
     #: the words of the predicate (after the subject), contractions spelt out
     rest: str
@@ -236,9 +246,9 @@ def find_subject(clause: str, speaker: str | None = None,
         if last_person and m["np"].lower() in RELATIONS:
             return Subject(f"{last_person}'s {m['np'].lower()}", "person", m["rest"],
                            surface=f"{m['who']} {m['np']}")
-        return Subject(None, "none", m["rest"])
+        return Subject(None, "other", m["rest"])  # someone else's relation
     if m := re.match(r"^(?P<pro>he|she)\s+(?P<rest>.*)$", text, _I):
-        return Subject(last_person, "person" if last_person else "none", m["rest"],
+        return Subject(last_person, "person" if last_person else "other", m["rest"],
                        surface=m["pro"])
     if m := re.match(r"^(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?P<poss>'s?\s+(?P<noun>"
                      + _NOUN_PHRASE + r"))?\s+(?P<rest>(?:" + _VERB
@@ -256,6 +266,10 @@ def find_subject(clause: str, speaker: str | None = None,
                 and category_of(low) is None:
             name = m["name"].lower()
             return Subject(name, "person", m["rest"], noun=m["noun"], surface=m["name"])
+    if _OTHERS.match(text):
+        # "They switched to Neovim", "Someone on my team moved to Leeds": somebody else's,
+        # though nobody we can name; never the speaker's
+        return Subject(None, "other", text)
     if re.match(r"^(?:at|with)\s+[A-Z]", text):
         return Subject(me, "person", "am " + text, surface="I")  # "Currently at Oracle."
     if _IMPLIED.match(text) and not _names_a_thing(text):

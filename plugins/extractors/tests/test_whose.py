@@ -1,0 +1,51 @@
+"""Statements about people other than the speaker never state, change or end the speaker's
+facts (issue 27: "no false merges" across subjects). Before, a subject the rules could not
+name ("They", "She" with nobody named before, "Someone on my team") fell back to the
+speaker: "She left Acme." ended the user's employer, "They switched to Neovim." replaced
+the user's editor, and "Ahmed freelances for Globex." made "Ahmed" the user's employer."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_core.contracts import KnownFact as K
+from recall_extractors import StubSettings, make_stub
+from recall_extractors.stub import StubExtractor
+
+KNOWN = (K("user", "location", "Berlin"), K("user", "employer", "Acme"),
+         K("user", "editor", "vim"), K("user", "commute", "bus"))
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubExtractor:
+    return make_stub(StubSettings())
+
+
+@pytest.mark.parametrize("text", [
+    "She left Acme.",
+    "She moved to Leeds.",
+    "They switched to Neovim.",
+    "They dropped vim.",
+    "Someone on my team left Acme.",
+    "Most of my team switched to Neovim.",
+    "A colleague moved to Lisbon.",
+    "Everybody here takes the train now.",
+    "Ahmed freelances for Globex now.",
+    "Jared cycles to work now.",
+    "My sister's flat in Munich is lovely now.",
+])
+async def test_someone_elses_statement_leaves_the_speakers_facts(stub, text):
+    out = await stub.extract(text, known=KNOWN)
+    assert [(m.entity, m.attribute, m.value) for m in out if m.entity == "user"] == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    # the speaker's own, said without "I", still are
+    ("Switched to Emacs.", ("user", "editor", "Emacs")),
+    ("Neovim now.", ("user", "editor", "Neovim")),
+    # "he"/"she" after a named person are that person
+    ("Priya moved to Leeds and she works at Globex now.", ("priya", "employer", "Globex")),
+])
+async def test_the_speakers_own_and_a_named_persons_are_read(stub, text, expected):
+    out = await stub.extract(text, known=KNOWN)
+    assert expected in [(m.entity, m.attribute, m.value) for m in out]
