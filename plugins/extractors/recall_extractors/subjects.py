@@ -149,6 +149,9 @@ finished began grew had told asked wrote read spent named called
 _VERB = r"(?:" + "|".join(sorted(set(_VERB_WORDS), key=len, reverse=True)) + r"|'s)\b"
 # Up to four words, none of them a copula or an auxiliary: the subject ends where its verb
 # begins. (Other verbs can be nouns: "team chat", "work laptop", "our code".)
+# A named person's relation and its verb ("Hamid's wife teaches ...", "Ana's dog sleeps ...").
+_NAMED_RELATION = re.compile(r"^(?P<name>[A-Z][a-z]+)'s?\s+(?P<noun>[\w-]+)\s+(?P<rest>(?:"
+                             + _VERB + r"|\w+ed\b|[a-z]{2,}(?<!ss)s\b).*)$")
 _AUX_WORDS = (r"(?:is|are|was|were|has|have|had|will|would|can|could|should|does|did|do|"
               r"am|be|been|just|also|now|still|finally|really|recently|always|never|uses|"
               r"works|lives|moved|runs|goes|went|got|switched|started|joined|left|turned)\b")
@@ -250,6 +253,14 @@ def find_subject(clause: str, speaker: str | None = None,
     if m := re.match(r"^(?P<pro>he|she)\s+(?P<rest>.*)$", text, _I):
         return Subject(last_person, "person" if last_person else "other", m["rest"],
                        surface=m["pro"])
+    if (m := _NAMED_RELATION.match(text)) and m["noun"].lower() in RELATIONS | PETS \
+            and m["name"].lower() not in _NOT_NAMES \
+            and not re.match(r"(?:is|are|was|were)\b", m["rest"]):
+        # "Hamid's wife teaches at Oxford", "Dave's sister drives a Tesla": the wife's, the
+        # sister's, not Hamid's or Dave's ("Sarah's manager is Tom" names Sarah's manager)
+        noun = m["noun"].lower()
+        return Subject(f"{m['name'].lower()}'s {noun}", "person" if noun in RELATIONS else "pet",
+                       m["rest"], surface=f"{m['name']}'s {m['noun']}")
     if m := re.match(r"^(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?P<poss>'s?\s+(?P<noun>"
                      + _NOUN_PHRASE + r"))?\s+(?P<rest>(?:" + _VERB
                      + r"|\w+ed\b|[a-z]{2,}(?<!ss)s\b).*)$", text):

@@ -49,3 +49,16 @@ async def test_someone_elses_statement_leaves_the_speakers_facts(stub, text):
 async def test_the_speakers_own_and_a_named_persons_are_read(stub, text, expected):
     out = await stub.extract(text, known=KNOWN)
     assert expected in [(m.entity, m.attribute, m.value) for m in out]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Hamid's wife teaches at Oxford.", ("hamid's wife", "employer", "Oxford")),
+    ("Dave's sister drives a Tesla now.", ("dave's sister", "car", "Tesla")),
+    ("Sarah's manager is Tom.", ("sarah", "manager", "Tom")),  # Sarah's fact, named by its noun
+])
+async def test_a_named_persons_relation_is_its_own_subject(stub, text, expected):
+    # before: "Hamid's wife teaches at Oxford" was Hamid's school (his known one replaced)
+    known = (K("hamid", "school", "MIT"), K("dave", "car", "Volvo"))
+    out = [(m.entity, m.attribute, m.value) for m in await stub.extract(text, known=known)
+           if m.attribute]
+    assert out == [expected]
