@@ -286,7 +286,7 @@ def find_subject(clause: str, speaker: str | None = None,
     if _IMPLIED.match(text) and not _names_a_thing(text):
         # "Took a full-time offer at Cyberdyne", "been at Initech for years", "Getting up
         # at 7 now": the speaker.
-        return Subject(me, "person", text, surface="I")
+        return Subject(me, "person", _verb_first(text), surface="I")
     if m := re.match(r"^(?P<the>the\s+)?(?:(?P<team>team)'s\s+)?(?P<all>.+)$", text, _I):
         split = _head(m["all"], bare=True)
         if split is not None:
@@ -298,8 +298,14 @@ def find_subject(clause: str, speaker: str | None = None,
     if _IMPLIED.match(text) or re.search(r"\bfor me\b", text, _I):
         # "Took a full-time offer at Cyberdyne", "been at Initech for years", "fish shell
         # for me these days": the speaker.
-        return Subject(me, "person", text, surface="I")
+        return Subject(me, "person", _verb_first(text), surface="I")
     return Subject(None, "none", text)
+
+
+def _verb_first(text: str) -> str:
+    """The predicate of a statement that left its "I" out, its first word in lower case: a
+    verb ("Left Acme last month"), never part of the value's name ("Left Acme")."""
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 _THING_HEADS = frozenset({"service", "services", "app", "apps", "team", "system", "platform",

@@ -62,3 +62,12 @@ async def test_a_named_persons_relation_is_its_own_subject(stub, text, expected)
     out = [(m.entity, m.attribute, m.value) for m in await stub.extract(text, known=known)
            if m.attribute]
     assert out == [expected]
+
+
+async def test_a_verb_said_without_i_is_no_part_of_the_value(stub):
+    # "Left Acme last month" once stated the employer "Left Acme la"
+    assert [(m.attribute, m.value) for m in await stub.extract("Left Acme last month.")
+            if m.attribute] == []
+    out = await stub.extract("Left Acme last month.", known=(K("user", "employer", "Acme"),))
+    assert [(m.entity, m.attribute, m.value) for m in out if m.attribute] == [
+        ("user", "employer", "no longer")]
