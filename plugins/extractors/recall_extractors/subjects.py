@@ -181,8 +181,10 @@ def expand(text: str) -> str:
     out = re.sub(r"\b(w)on't\b", r"\1ill not", out, flags=_I)
     # "my name's Fatima": 's is "is" after anything but a person, pet or group, whose 's
     # owns what follows ("my wife's employer").
+    # Only as a clause's subject: later "my dad's Tesla" is his ("I borrowed my dad's Tesla").
     out = re.sub(r"\b(my|our)\s+([\w-]+)'s\b(?=\s+(\S))", lambda m: m[0] if m[2].lower()
-                 in _OWNERS and not m[3][0].isupper() else f"{m[1]} {m[2]} is", out, flags=_I)
+                 in _OWNERS and (not m[3][0].isupper() or m.start() > 0)
+                 else f"{m[1]} {m[2]} is", out, flags=_I)
     out = re.sub(r"\b(master|bachelor|associate)'s\b", r"\1s", out, flags=_I)  # degrees
     out = re.sub(r"\b(\w+)'s\s+(been|got|gotten)\b", r"\1 has \2", out, flags=_I)
     out = re.sub(r"\b(\w+)'s\s+(always|never|just|now|still|not|a|an|the|out|gone|"

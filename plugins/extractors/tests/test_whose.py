@@ -71,3 +71,26 @@ async def test_a_verb_said_without_i_is_no_part_of_the_value(stub):
     out = await stub.extract("Left Acme last month.", known=(K("user", "employer", "Acme"),))
     assert [(m.entity, m.attribute, m.value) for m in out if m.attribute] == [
         ("user", "employer", "no longer")]
+
+
+@pytest.mark.parametrize("text", [
+    "I'm visiting my parents in Hamburg.",      # their home, maybe
+    "I borrowed my dad's Tesla this weekend.",  # his car
+    "I got my mom an iPhone for her birthday.",  # her phone
+    "I'm helping a friend move to Munich.",     # the friend moves
+    "I'm reading a book about Lisbon.",         # a topic
+])
+async def test_a_value_after_another_person_or_as_a_topic_is_not_the_speakers(stub, text):
+    # the attribute classifier places these near location / car / phone; the value it would
+    # take is someone else's or a topic (before: each replaced the user's known value)
+    known = (K("user", "location", "Berlin"), K("user", "car", "Honda Civic"),
+             K("user", "phone", "Pixel 7"))
+    out = await stub.extract(text, known=known)
+    assert [(m.entity, m.attribute, m.value) for m in out if m.entity == "user"] == []
+
+
+async def test_my_relations_name_is_still_read_at_the_start(stub):
+    # "my manager's Jen": "'s" is "is" where it opens the statement
+    out = await stub.extract("My manager's Jen.")
+    assert [(m.entity, m.attribute, m.value) for m in out if m.attribute] == [
+        ("user", "manager", "Jen")]
