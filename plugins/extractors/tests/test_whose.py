@@ -94,3 +94,24 @@ async def test_my_relations_name_is_still_read_at_the_start(stub):
     out = await stub.extract("My manager's Jen.")
     assert [(m.entity, m.attribute, m.value) for m in out if m.attribute] == [
         ("user", "manager", "Jen")]
+
+
+@pytest.mark.parametrize("text", [
+    "I'm in Lisbon on holiday.",
+    "We had Postgres issues, so we briefly tried MySQL.",
+    "I gave my old Pixel to my brother.",
+    "I'm testing an iPhone for work.",
+    "I wrote a blog post about switching to Neovim.",
+])
+async def test_a_passing_state_or_a_topic_changes_no_fact(stub, text):
+    known = (K("user", "location", "Berlin"), K("team", "database", "Postgres"),
+             K("user", "phone", "Pixel 7"), K("user", "editor", "vim"))
+    out = await stub.extract(text, known=known)
+    assert [(m.entity, m.attribute, m.value) for m in out
+            if (m.entity, m.attribute) in {(k.entity, k.attribute) for k in known}] == []
+
+
+async def test_a_duration_is_still_a_fact(stub):
+    out = await stub.extract("We standup at 9:30, we sprint for two weeks.")
+    assert ("team", "sprint_length", "two weeks") in [(m.entity, m.attribute, m.value)
+                                                     for m in out]
