@@ -89,8 +89,7 @@ _HEDGE = re.compile(r"\b(?:thinking (?:about|of)|considering|wondering (?:if|whe
 _PASSING = re.compile(r"\b(?:on (?:a |my |our )?(?:holiday|vacation|trip|business trip|"
                       r"honeymoon|layover|test drive)|borrowed|borrowing|loaner|briefly|"
                       r"temporarily|test(?:ing|ed)? (?:out )?(?:a|an|the)\b|"
-                      r"about (?:switching|moving|joining|leaving|quitting|getting|buying|"
-                      r"going|starting|becoming|changing))\b", _I)
+                      r"(?:trying|tried|try) out|about \w+ing)\b", _I)
 
 
 # Said anywhere in a statement read piece by piece (or for a value said without a frame),

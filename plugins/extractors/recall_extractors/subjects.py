@@ -255,14 +255,15 @@ def find_subject(clause: str, speaker: str | None = None,
     if m := re.match(r"^(?P<pro>he|she)\s+(?P<rest>.*)$", text, _I):
         return Subject(last_person, "person" if last_person else "other", m["rest"],
                        surface=m["pro"])
-    if (m := _NAMED_RELATION.match(text)) and m["noun"].lower() in RELATIONS | PETS \
+    if (m := _NAMED_RELATION.match(text)) and m["noun"].lower() in RELATIONS | PETS | _GROUPS \
             and m["name"].lower() not in _NOT_NAMES \
             and not re.match(r"(?:is|are|was|were)\b", m["rest"]):
-        # "Hamid's wife teaches at Oxford", "Dave's sister drives a Tesla": the wife's, the
-        # sister's, not Hamid's or Dave's ("Sarah's manager is Tom" names Sarah's manager)
+        # "Hamid's wife teaches at Oxford", "Dave's sister drives a Tesla", "Ravi's team uses
+        # GitLab": the wife's, the sister's, that team's, not Hamid's, Dave's or ours ("Sarah's manager is Tom" names Sarah's manager)
         noun = m["noun"].lower()
-        return Subject(f"{m['name'].lower()}'s {noun}", "person" if noun in RELATIONS else "pet",
-                       m["rest"], surface=f"{m['name']}'s {m['noun']}")
+        kind = "person" if noun in RELATIONS else "pet" if noun in PETS else "team"
+        return Subject(f"{m['name'].lower()}'s {noun}", kind, m["rest"],
+                       surface=f"{m['name']}'s {m['noun']}")
     if m := re.match(r"^(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?P<poss>'s?\s+(?P<noun>"
                      + _NOUN_PHRASE + r"))?\s+(?P<rest>(?:" + _VERB
                      + r"|\w+ed\b|[a-z]{2,}(?<!ss)s\b).*)$", text):

@@ -53,6 +53,11 @@ _OTHER_PERSON = re.compile(
     r"\b(?:(?:my|our|his|her|their|a|an|the|some)\s+(?:" + "|".join(
         sorted((re.escape(w) for w in RELATIONS), key=len, reverse=True))
     + r")s?\b|\b(?!(?:it|that|what|there|here|he|she|who|let)'s\b)[A-Za-z]+'s?\s+(?=\S))", _I)
+# A place said of a thing other than a home ("renting a car in Lisbon", "a coworking space
+# in Lisbon", "a cafe in Porto"): where that thing is, not where the speaker lives.
+_SOMEWHERE = re.compile(r"\b(?:a|an|the|my|our|some)\s+(?:[\w-]+\s+){0,2}(?!(?:flat|apartment|"
+                        r"house|home|place|condo|studio|loft|bungalow|cottage|townhouse)\s)"
+                        r"[\w-]+\s+(?:in|at|near)\s+$", _I)
 _GONE = re.compile(r"^\s*(?:is gone|'s gone|is out|'s out|got too|was too|is dead|died|"
                    r"replaced|was)\b", _I)
 _PROPER = re.compile(r"(?<![\w@.])(?:[A-Z][\w&.'+-]*|\d+[A-Za-z][\w-]*)(?:\s+(?:of|de|la|du|"
@@ -172,6 +177,8 @@ def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
     if kind in ("org", "place", "person", "proper"):
         named = re.search(r"\b(?:called|named)\s+([A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*)*)", text)
         found = [named[1]] if named else _proper(text)
+        if kind == "place":
+            found = [f for f in found if not _SOMEWHERE.search(text[:text.find(f)])]
         if kind == "org" and not found:
             m = re.search(r"\b(?:at|for|by|with)\s+(the\s+[\w -]{3,40})", text, _I)
             found = [v for v in [V.value(m[1], V.ORG, 5)] if v] if m else []

@@ -115,3 +115,28 @@ async def test_a_duration_is_still_a_fact(stub):
     out = await stub.extract("We standup at 9:30, we sprint for two weeks.")
     assert ("team", "sprint_length", "two weeks") in [(m.entity, m.attribute, m.value)
                                                      for m in out]
+
+
+@pytest.mark.parametrize("text", [
+    "I read an article about living in Tokyo.",       # a topic
+    "I'm trying out Zed on a side project.",           # a trial
+    "Working from a coworking space in Lisbon today.",  # where a thing is
+    "I'm renting a car in Lisbon for the weekend.",
+    "Ravi's team uses GitLab now.",                    # another team
+    "Moving in May.",                                  # when, not where
+])
+async def test_where_a_thing_is_and_another_team_change_no_fact(stub, text):
+    known = (K("user", "location", "Berlin"), K("user", "editor", "vim"),
+             K("team", "code_host", "GitHub"))
+    out = await stub.extract(text, known=known)
+    assert [(m.entity, m.attribute, m.value) for m in out
+            if (m.entity, m.attribute) in {(k.entity, k.attribute) for k in known}] == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I live in a small flat in Porto.", ("user", "location", "Porto")),  # a home's place is
+    ("I bought a house in Denver.", ("user", "location", "Denver")),
+    ("Ravi's team uses GitLab now.", ("ravi's team", "code_host", "GitLab")),
+])
+async def test_a_homes_place_and_another_teams_tools_are_still_read(stub, text, expected):
+    assert expected in [(m.entity, m.attribute, m.value) for m in await stub.extract(text)]
