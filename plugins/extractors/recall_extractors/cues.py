@@ -84,12 +84,14 @@ _HEDGE = re.compile(r"\b(?:thinking (?:about|of)|considering|wondering (?:if|whe
 
 # Said anywhere in a statement, these make it a passing state or a topic, not the standing
 # fact ("I'm in Lisbon on holiday", "I borrowed ...", "we briefly tried MySQL", "a blog post
-# about switching to Neovim"): treated as a hedge, so nothing is read (a missed fact is
+# about switching to Neovim", "we looked at Cassandra", "evaluating MySQL"): treated as a hedge, so nothing is read (a missed fact is
 # cheaper than a value that replaces a true one).
 _PASSING = re.compile(r"\b(?:on (?:a |my |our )?(?:holiday|vacation|trip|business trip|"
                       r"honeymoon|layover|test drive)|borrowed|borrowing|loaner|briefly|"
                       r"temporarily|test(?:ing|ed)? (?:out )?(?:a|an|the)\b|"
-                      r"(?:trying|tried|try) out|about \w+ing)\b", _I)
+                      r"(?:trying|tried|try) out|about \w+ing|looked at|looking at|"
+                      r"evaluat(?:e|ed|es|ing)|pilot(?:ed|ing)|trial(?:l?ed|l?ing)|"
+                      r"researching|demoing|proof of concept)\b", _I)
 
 
 # Said anywhere in a statement read piece by piece (or for a value said without a frame),

@@ -58,6 +58,10 @@ _OTHER_PERSON = re.compile(
 _SOMEWHERE = re.compile(r"\b(?:a|an|the|my|our|some)\s+(?:[\w-]+\s+){0,2}(?!(?:flat|apartment|"
                         r"house|home|place|condo|studio|loft|bungalow|cottage|townhouse)\s)"
                         r"[\w-]+\s+(?:in|at|near)\s+$", _I)
+# ... or for another person, after it ("picked up a Kindle for my son").
+_FOR_ANOTHER = re.compile(r"\s*(?:[\w-]+\s+){0,3}?(?:for|to)\s+(?:my|his|her|their|our|a|an)\s+"
+                          r"(?:" + "|".join(sorted((re.escape(w) for w in RELATIONS), key=len,
+                                                  reverse=True)) + r")s?\b", _I)
 _GONE = re.compile(r"^\s*(?:is gone|'s gone|is out|'s out|got too|was too|is dead|died|"
                    r"replaced|was)\b", _I)
 _PROPER = re.compile(r"(?<![\w@.])(?:[A-Z][\w&.'+-]*|\d+[A-Za-z][\w-]*)(?:\s+(?:of|de|la|du|"
@@ -86,10 +90,11 @@ _LEAD_VERB = re.compile(r"^" + AUX + r"(?:\w+(?:ed|ing|s)?\s+)?(?:(?:up|out|into
 def _kept(text: str, start: int, end: int) -> bool:
     """A mention is the value unless it is said as what was replaced ("from X" only when
     a "to" follows: "alerts come from New Relic" names the value), as a topic ("a book
-    about Lisbon"), or after another person, whose it may be ("visiting my parents in
+    about Lisbon"), or beside another person, whose it may be ("visiting my parents in
     Hamburg", "borrowed my dad's Tesla", "got my mom an iPhone", "helping a friend move to
-    Munich"): when unsure whose, no fact."""
-    if _ABOUT.search(text[:start]) or _OTHER_PERSON.search(text[:start]):
+    Munich", "a Kindle for my son"): when unsure whose, no fact."""
+    if _ABOUT.search(text[:start]) or _OTHER_PERSON.search(text[:start]) \
+            or _FOR_ANOTHER.match(text[end:]):
         return False
     before = _REPLACED.search(text[:start])
     if before and before.group(0).lower().startswith("from") and \

@@ -124,10 +124,13 @@ async def test_a_duration_is_still_a_fact(stub):
     "I'm renting a car in Lisbon for the weekend.",
     "Ravi's team uses GitLab now.",                    # another team
     "Moving in May.",                                  # when, not where
+    "We looked at Cassandra but stayed with Postgres.",  # an evaluation
+    "Picked up a used Kindle for my son.",             # for someone else
 ])
 async def test_where_a_thing_is_and_another_team_change_no_fact(stub, text):
     known = (K("user", "location", "Berlin"), K("user", "editor", "vim"),
-             K("team", "code_host", "GitHub"))
+             K("team", "code_host", "GitHub"), K("team", "database", "Postgres"),
+             K("user", "phone", "Pixel 7"))
     out = await stub.extract(text, known=known)
     assert [(m.entity, m.attribute, m.value) for m in out
             if (m.entity, m.attribute) in {(k.entity, k.attribute) for k in known}] == []
