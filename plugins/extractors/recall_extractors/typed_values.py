@@ -49,10 +49,10 @@ _REPLACED = re.compile(r"(?:from|instead of|rather than|over|than|not|no more|re
                        r"our\s+)?$", _I)
 _ABOUT = re.compile(r"\b(?:about|regarding|on the topic of)\s+(?:the\s+)?$", _I)
 # Another person named in a predicate before the value ("my parents", "a friend", "Sam's").
+_RELATION = "(?:" + "|".join(sorted((re.escape(w) for w in RELATIONS), key=len,
+                                     reverse=True)) + ")"
 _OTHER_PERSON = re.compile(
-    r"\b(?:(?:my|our|his|her|their|a|an|the|some)\s+(?:" + "|".join(
-        sorted((re.escape(w) for w in RELATIONS), key=len, reverse=True))
-    + r")s?\b|\b(?!(?:it|that|what|there|here|he|she|who|let)'s\b)[A-Za-z]+'s?\s+(?=\S))", _I)
+    r"\b(?:(?:my|our|his|her|their|a|an|the|some)\s+" + _RELATION + r"s?\b|\b(?!(?:it|that|what|there|here|he|she|who|let)'s\b)[A-Za-z]+'s?\s+(?=\S))", _I)
 # A place said of a thing other than a home ("renting a car in Lisbon", "a coworking space
 # in Lisbon", "a cafe in Porto"): where that thing is, not where the speaker lives.
 _SOMEWHERE = re.compile(r"\b(?:a|an|the|my|our|some)\s+(?:[\w-]+\s+){0,2}(?!(?:flat|apartment|"
@@ -60,8 +60,7 @@ _SOMEWHERE = re.compile(r"\b(?:a|an|the|my|our|some)\s+(?:[\w-]+\s+){0,2}(?!(?:f
                         r"[\w-]+\s+(?:in|at|near)\s+$", _I)
 # ... or for another person, after it ("picked up a Kindle for my son").
 _FOR_ANOTHER = re.compile(r"\s*(?:[\w-]+\s+){0,3}?(?:for|to)\s+(?:my|his|her|their|our|a|an)\s+"
-                          r"(?:" + "|".join(sorted((re.escape(w) for w in RELATIONS), key=len,
-                                                  reverse=True)) + r")s?\b", _I)
+                          + _RELATION + r"s?\b", _I)
 _GONE = re.compile(r"^\s*(?:is gone|'s gone|is out|'s out|got too|was too|is dead|died|"
                    r"replaced|was)\b", _I)
 _PROPER = re.compile(r"(?<![\w@.])(?:[A-Z][\w&.'+-]*|\d+[A-Za-z][\w-]*)(?:\s+(?:of|de|la|du|"
