@@ -119,3 +119,20 @@ async def test_near_duplicate_text_is_stored_once(server):
         assert listed == {first, other}
         found = await texts(dave, "when does the deploy script run?")
         assert found[0] == first and found.count(first) == 1 and again not in found
+
+
+async def test_someone_elses_change_leaves_the_users_fact(server):
+    # issue 27's "no false merges": statements about other people or passing states, read
+    # with the user's editor known, never end or replace it (each once did, offline)
+    async with Agent(server.url, await token(server, "erin")) as erin:
+        await erin.ok("store_memory", text=VIM, topic="tools")
+        await erin.wait_idle()
+        for text in ["They switched to VS Code.", "She dropped vim.",
+                     "Someone on my team switched to Emacs.",
+                     "I wrote a blog post about switching to Neovim."]:
+            await erin.ok("store_memory", text=text, topic="tools")
+        await erin.wait_idle()
+        listed = (await erin.ok("inspect_memories"))["memories"]
+        assert [(m.get("entity"), m.get("value")) for m in listed
+                if m.get("attribute") == "editor"] == [("user", "vim")]
+    assert [(r["value"], r["active"]) for r in history(server, "erin")] == [("vim", True)]
