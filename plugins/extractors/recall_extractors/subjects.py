@@ -61,7 +61,7 @@ _LEAD = re.compile(
     r"^(?:(?:actually|update|correction|so|well|oh|also|btw|fyi|ok|okay|anyway|honestly|"
     r"by the way|big news|quick update|good news|sad news|news|heads up|just so you know|"
     r"and|but|plus|then|now|these days|nowadays|lately|recently|currently|as of (?:today|now|"
-    r"this week|this month)|since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
+    r"(?:last|this|next) \w+|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
     r"at the moment|for the record|to be clear|in fact|scratch that|oh and|ps|p\.s\.|"
     r"today|yesterday|finally|officially|guess what|fun fact|right now|for now|"
     r"as of now|at this point|these days|turns out|it turns out|apparently|i'd say|"

@@ -82,3 +82,18 @@ async def test_a_list_of_hobbies_after_do_is_every_hobby(stub):
 async def test_frames_read_the_third_person(stub, text, expected):
     assert [(m.entity, m.attribute, m.value) for m in await stub.extract(text)
             if m.attribute] == [expected]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # "as of <when>" opens a statement like "as of today" does
+    ("As of Monday I work at Globex.", [("user", "employer", "Globex")]),
+    ("As of last month I live in Leeds.", [("user", "location", "Leeds")]),
+    # a role said with "the", as with "a"
+    ("I'm the lead data scientist on the fraud team.",
+     [("user", "occupation", "lead data scientist")]),
+    ("I'm the one who fixed it.", []),
+    ("I'm the oldest of three.", []),
+])
+async def test_as_of_and_the_role(stub, text, expected):
+    assert [(m.entity, m.attribute, m.value) for m in await stub.extract(text)
+            if m.attribute] == expected
