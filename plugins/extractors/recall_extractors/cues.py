@@ -53,7 +53,10 @@ _STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?P<v
                       r"deleted|cut out|cancelled|canceled|uninstalled|removed|killed|"
                       r"unsubscribed from|no more|grew out of|outgrew|gave)\s+", _I)
 _USED_TO = re.compile(r"^(?:used to|was|were|had)\s+", _I)
-PAST = _PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tried)\b|\b(?:until "
+PAST = _PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tried|"
+                          # a state in the past tense ("I lived in Paris", "Last year I
+                          # worked at Google"), not an event that starts one ("I moved to")
+                          r"lived|worked|resided|owned|studied|drove|dated|taught)\b|\b(?:until "
                    r"(?:19|20)\d\d|back (?:then|when|in (?:19|20)\d\d|in (?:college|school|"
                    r"university|uni|the day|high school))|previously|formerly|in the past|"
                    r"years ago|when i was|at the time|in my last job|before that|once upon|"

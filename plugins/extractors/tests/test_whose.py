@@ -143,3 +143,27 @@ async def test_where_a_thing_is_and_another_team_change_no_fact(stub, text):
 ])
 async def test_a_homes_place_and_another_teams_tools_are_still_read(stub, text, expected):
     assert expected in [(m.entity, m.attribute, m.value) for m in await stub.extract(text)]
+
+
+@pytest.mark.parametrize("text", [
+    "I lived in Paris.",                  # a state in the past tense is history
+    "Last year I lived in Paris.",
+    "Two years ago I worked at Google.",
+])
+async def test_a_past_state_changes_no_fact(stub, text):
+    known = (K("user", "location", "Berlin"), K("user", "employer", "Acme"))
+    out = await stub.extract(text, known=known)
+    assert [(m.entity, m.attribute) for m in out if m.attribute] == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a time or an aside before "I" without a comma opens the statement (it was the subject:
+    # "two", "earlier", "as you know i")
+    ("Two weeks ago I moved to Leeds.", ("user", "location", "Leeds")),
+    ("Earlier this year I moved to Leeds.", ("user", "location", "Leeds")),
+    ("As you know I work at Globex.", ("user", "employer", "Globex")),
+    ("Last Friday I switched to Neovim.", ("user", "editor", "Neovim")),
+])
+async def test_a_lead_in_without_a_comma_is_no_subject(stub, text, expected):
+    assert [(m.entity, m.attribute, m.value) for m in await stub.extract(text)
+            if m.attribute] == [expected]
