@@ -238,7 +238,8 @@ FRAMES: tuple[Frame, ...] = (
     _f("gym_schedule", r"go to the gym|hit the gym|work out|go to the gym|lift|train|"
        r"exercise|do the gym", lambda raw: _schedule(raw)),
     _f("commute", r"commute|get to work|go to work|travel to work",
-       _one(V.COMMON, 4)),
+       lambda raw: [] if re.match(r"(?:to|from|into|in|for|every|daily|each)\b", raw, _I)
+       else _one(V.COMMON, 4)(raw)),  # "I commute to Munich": where, not how
     Frame("commute", re.compile(r"^" + AUX + r"(?:usually\s+)?(?P<v>(?:bike|cycle|drive|walk|"
                                 r"take the (?:train|bus|subway|tube|metro|tram|ferry)|"
                                 r"ride (?:my|a) (?:bike|scooter|motorcycle|e-bike))s?|"

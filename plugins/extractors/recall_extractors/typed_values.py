@@ -61,6 +61,10 @@ _SOMEWHERE = re.compile(r"\b(?:a|an|the|my|our|some)\s+(?:[\w-]+\s+){0,2}(?!(?:f
 # ... or for another person, after it ("picked up a Kindle for my son").
 _FOR_ANOTHER = re.compile(r"\s*(?:[\w-]+\s+){0,3}?(?:for|to)\s+(?:my|his|her|their|our|a|an)\s+"
                           + _RELATION + r"s?\b", _I)
+# ... or where one travels to ("I commute to Munich", "flying to Tokyo"): not where one lives
+# ("went back to Berlin for good" is a move).
+_TRAVEL = re.compile(r"\b(?:commut|fl[yi]|flew|travel|driv|drove|go|goes|going|went|head|"
+                     r"visit|trip|flight|train|ride|rode)\w*\s+(?:to|into)\s+$", _I)
 _GONE = re.compile(r"^\s*(?:is gone|'s gone|is out|'s out|got too|was too|is dead|died|"
                    r"replaced|was)\b", _I)
 _PROPER = re.compile(r"(?<![\w@.])(?:[A-Z][\w&.'+-]*|\d+[A-Za-z][\w-]*)(?:\s+(?:of|de|la|du|"
@@ -182,7 +186,8 @@ def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
         named = re.search(r"\b(?:called|named)\s+([A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*)*)", text)
         found = [named[1]] if named else _proper(text)
         if kind == "place":
-            found = [f for f in found if not _SOMEWHERE.search(text[:text.find(f)])]
+            found = [f for f in found if not _SOMEWHERE.search(text[:text.find(f)])
+                     and not _TRAVEL.search(text[:text.find(f)])]
         if kind == "org" and not found:
             m = re.search(r"\b(?:at|for|by|with)\s+(the\s+[\w -]{3,40})", text, _I)
             found = [v for v in [V.value(m[1], V.ORG, 5)] if v] if m else []
