@@ -97,3 +97,9 @@ async def test_frames_read_the_third_person(stub, text, expected):
 async def test_as_of_and_the_role(stub, text, expected):
     assert [(m.entity, m.attribute, m.value) for m in await stub.extract(text)
             if m.attribute] == expected
+
+
+async def test_either_ends_a_value_as_too_does(stub):
+    # "cilantro either" was the value (as "tea too" is not)
+    assert [(m.attribute, m.value) for m in await stub.extract("I can't stand cilantro either.")
+            if m.attribute] == [("dislikes:cilantro", "cilantro")]
