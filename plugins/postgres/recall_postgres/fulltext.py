@@ -148,7 +148,7 @@ async def sync(con: asyncpg.Connection, added: Sequence[str] = (),
 # with 10k distinct words, in a database with 20k namespaces).
 _STATS = """
 SELECT q.lexeme, coalesce(t.df, 0) AS df, coalesce(t.df_text, 0) AS df_text,
-       coalesce(t.df_both, 0) AS df_both, n.ft_docs, n.ft_len, n.ft_min_len,
+       coalesce(t.df_both, 0) AS df_both, n.ft_docs, n.ft_len, n.ft_min_len, n.version,
        recall_ft_scope($1) AS scope, pg_stat_get_live_tuples('fulltext'::regclass) AS rows
   FROM (SELECT DISTINCT l.lexeme
           FROM unnest($2::text[]) AS q(term),
@@ -291,8 +291,8 @@ def scope(stats: asyncpg.Record) -> str | None:
     return stats["scope"]
 
 
-async def _prepare(con: asyncpg.Connection, namespace: str, terms: Sequence[str], limit: int
-                   ) -> tuple[_Scoring, list, int] | None:
+async def _prepare(con: asyncpg.Connection, namespace: str, terms: Sequence[str], limit: int,
+                   empty: dict | None = None) -> tuple[_Scoring, list, int] | None:
     """The query's statistics read and weighed: (scoring, weighed lexemes, documents in the
     namespace), or None when no term is indexed."""
     stats = await con.fetch(_STATS, namespace, list(terms))
@@ -305,8 +305,10 @@ async def _prepare(con: asyncpg.Connection, namespace: str, terms: Sequence[str]
         docs, int(first["ft_len"] or 0), first["ft_min_len"])
     if not weighed:
         return None
-    return (_Scoring(con, namespace, scope(first), weighed, avglen, limit, docs,
-                     int(first["ft_min_len"] or 1)), weighed, docs)
+    scoring = _Scoring(con, namespace, scope(first), weighed, avglen, limit, docs,
+                       int(first["ft_min_len"] or 1))
+    scoring.version, scoring.empty = first["version"], empty
+    return scoring, weighed, docs
 
 
 class FullText:
@@ -315,6 +317,10 @@ class FullText:
 
     def __init__(self) -> None:
         self.plans: Counter[str] = Counter()
+        #: (namespace, version, GIN query) of the length-bounded scans found empty (ties.py):
+        #: the same word sets come back across queries ("Who is working on Project X" for
+        #: every X), and a namespace's version changes with every write to it.
+        self.empty_scans: dict[tuple[str, int, str], None] = {}
 
     async def search(self, pool: asyncpg.Pool, namespace: str, terms: Sequence[str],
                      limit: int, plain: bool = False) -> list[ScoredId]:
@@ -323,7 +329,7 @@ class FullText:
         async with pool.acquire() as con, con.transaction(isolation="repeatable_read",
                                                           readonly=True):
             # One snapshot: the statistics, the first and the second query agree.
-            prepared = await _prepare(con, namespace, terms, limit)
+            prepared = await _prepare(con, namespace, terms, limit, self.empty_scans)
             if prepared is None:
                 return []
             scoring, weighed, docs = prepared
@@ -373,15 +379,18 @@ class _Scoring:
         self.sql, self.params = scoring_statement(terms, avglen)
         #: Levels answered by reading their rows newest first (ties.py).
         self.newest_first_runs = 0
+        self.version: int | None = None  # the namespace's, in this snapshot
+        self.empty: dict | None = None  # FullText.empty_scans (None: no cache)
 
     async def run(self, level: float) -> list[ScoredId]:
         sets = minimal_sets(self.terms, level)
         from .ties import TIES_MIN_ROWS, NewestFirst, estimate  # (ties imports this module)
-        if NEWEST_FIRST and estimate(self.terms, sets, self.docs) >= TIES_MIN_ROWS:
+        if NEWEST_FIRST and estimate(self.terms, sets) >= TIES_MIN_ROWS:
             newest = NewestFirst(self.terms, self.avglen, self.min_len, self.limit)
             found = await newest.run(
                 self.con, self.namespace, self.scope,
-                [" & ".join(quote(self.terms[i].lexeme) for i in s) for s in sets])
+                [" & ".join(quote(self.terms[i].lexeme) for i in s) for s in sets],
+                self.empty if self.version is not None else None, self.version)
             if found is not None:
                 self.newest_first_runs += 1
                 return found

@@ -9,7 +9,7 @@ the newest few, ties being broken newest first.
 
 So such a level is read in two steps, exactly as its plain statement would rank it:
 
-1. **Newest first**: the newest PREFIX_ROWS rows holding one of the level's sets, through
+1. **Newest first**: the newest 2 * limit rows holding one of the level's sets, through
    `fulltext_newest` (migration 18), scored; at most SCAN_ROWS rows of the namespace are
    looked at. Let s be the `limit`-th best score among them.
 2. **What can still beat s**: a row older than all of those enters the answer only with a
@@ -40,33 +40,39 @@ from recall_core import ScoredId
 
 from .fulltext import Term, contribution, in_statement_order, quote, score_expression
 
-#: A level is read newest first when its sets are expected to hold at least this many rows
-#: (terms taken as independent).
+#: A level is read newest first when its sets may hold at least this many rows (`estimate`).
 TIES_MIN_ROWS = 2000
-#: Newest rows of the level read in step 1: enough that the `limit`-th of them is the tied
+#: Newest rows of the level read in step 1 (at least; 2 * limit): enough that a tie at
+#: the `limit`-th shows it overflows (TIE_OVERFLOW) and that the `limit`-th is the tied
 #: class's own score when one class dominates the newest rows.
-PREFIX_ROWS = 256
+PREFIX_ROWS = 32
 #: Most rows of the namespace step 1 looks at (a literal in the statement: a parameter
-#: would let a generic plan assume 10% of the table and sort it).
-SCAN_ROWS = 20_000
+#: would let a generic plan assume 10% of the table and sort it). A class worth reading
+#: this way is a few % of the rows: 5000 rows hold ~125 of one of 2.5%. Fewer found than
+#: `limit`: declined (the rows looked at are the cost of a wrong guess, ~1-3 ms).
+SCAN_ROWS = 5000
+#: Step 2 runs only when at least this many rows of the prefix beyond the `limit`-th tie
+#: with it: a tied class cut by the limit. Otherwise the level's rows are scored as before
+#: (step 2 would scan most of the level's word sets with their lengths, at more cost).
+TIE_OVERFLOW = 4
 #: Queries with more words are not split by their exact word sets (2^n of them).
 MAX_TERMS = 7
 #: Length tokens one scan may OR; beyond, the scan is not restricted by length.
 MAX_LENGTHS = 16
 #: Most scans in step 2.
 MAX_SETS = 16
+#: Step 2 runs only when it is expected to read at most this many rows.
+REST_MAX_ROWS = 1000
+#: Empty scans remembered (FullText.empty_scans) before the memory is cleared.
+EMPTY_SCANS_MAX = 10_000
 
 
 
-def estimate(terms: Sequence[Term], sets: list[list[int]], docs: int) -> float:
-    """Rows expected to hold one of `sets` (terms independent)."""
-    total = 0.0
-    for s in sets:
-        p = 1.0
-        for i in s:
-            p *= min(1.0, terms[i].df / max(docs, 1))
-        total += p * docs
-    return total
+def estimate(terms: Sequence[Term], sets: list[list[int]]) -> int:
+    """At most how many rows hold one of `sets` (each set: its rarest word's rows). Not the
+    independent-terms estimate: the words that tie thousands of rows come together ("ticket
+    REC-1234" is 25k rows of {ticket, rec}, independence says 1.3k)."""
+    return sum(min(terms[i].df for i in s) for s in sets)
 
 
 def beating(terms: Sequence[Term], per_len: float, min_len: int, s: float
@@ -130,8 +136,11 @@ class NewestFirst:
         self.limit = limit
         expr, self.params = score_expression(terms, avglen)
         self.per_len = float(self.params[0])  # the statement's $4: K1 * B / avglen
+        words = f"${len(self.params) + 4}::tsquery[]"  # each term alone, in `terms` order
         self.prefix_sql = f"""
-            SELECT f.id, {expr} AS score, f.created_at, f.seq
+            SELECT f.id, {expr} AS score, f.created_at, f.seq, f.len,
+                   (SELECT coalesce(sum(1 << (q.i::int - 1)), 0) FROM unnest({words})
+                      WITH ORDINALITY AS q(w, i) WHERE f.tsv @@ q.w) AS held
               FROM (SELECT id, created_at, seq, len, tsv FROM fulltext
                      WHERE namespace = $1 ORDER BY created_at DESC, seq DESC
                      LIMIT {SCAN_ROWS}) AS f
@@ -145,31 +154,79 @@ class NewestFirst:
              ORDER BY score DESC, created_at DESC, seq DESC LIMIT $3"""
 
     async def run(self, con: asyncpg.Connection, namespace: str, scope: list[str],
-                  queries: list[str]) -> list[ScoredId] | None:
+                  queries: list[str], empty: dict | None = None, version: int | None = None
+                  ) -> list[ScoredId] | None:
         """The top `limit` rows among those matching one of `queries` (the level's sets,
-        without the namespace token), or None (declined)."""
+        without the namespace token), or None (declined). `empty`: length-bounded scans
+        known to find nothing at (namespace, `version`), kept across searches."""
         if len(self.terms) > MAX_TERMS:
             return None
         prefix = await con.fetch(self.prefix_sql, namespace, queries,
-                                 max(PREFIX_ROWS, 2 * self.limit), *self.params)
+                                 max(PREFIX_ROWS, 2 * self.limit), *self.params,
+                                 [quote(t.lexeme) for t in self.terms])
         if len(prefix) < self.limit:
             return None
-        top = sorted(prefix, key=_key, reverse=True)[:self.limit]
+        ranked = sorted(prefix, key=_key, reverse=True)
+        top = ranked[:self.limit]
         s = float(top[-1]["score"])
+        if sum(1 for r in ranked[self.limit:] if r["score"] == s) < TIE_OVERFLOW:
+            return None  # no tie cut at the limit-th row: nothing to gain over the level
         sets = beating(self.terms, self.per_len, self.min_len, s)
         if sets is None:
             return None
+        # What step 2 would read, from what the prefix (the newest rows) holds: a set whose
+        # length-bounded scan matches prefix rows matches proportionally many older ones.
+        level_rows = sum(min(self.terms[i].df for i in q) for q in self._sets(queries))
+        expected = 0.0
+        for held, upto, lo in sets:
+            mask = sum(1 << i for i in held)
+            rare = min(self.terms[i].df for i in held)
+            if upto is None:
+                expected += rare
+            else:
+                seen = sum(1 for r in prefix if r["held"] & mask == mask and r["len"] < upto)
+                expected += min(rare, seen / len(prefix) * level_rows)
+        if expected > REST_MAX_ROWS:
+            return None
         rows = {r["id"]: r for r in top}
-        if sets:
-            scans = []
-            for held, upto, lo in sets:
-                words = [*scope, *(quote(self.terms[i].lexeme) for i in held)]
-                if upto is not None:
-                    words.append("(" + " | ".join(quote(f"len {m}") for m in range(lo, upto))
-                                 + ")")
+        scans, proofs = [], []
+        for held, upto, lo in sets:
+            words = [*scope, *(quote(self.terms[i].lexeme) for i in held)]
+            if upto is None:
                 scans.append(" & ".join(words))
+            else:
+                words.append("(" + " | ".join(quote(f"len {m}") for m in range(lo, upto)) + ")")
+                proofs.append(" & ".join(words))
+        if proofs:
+            # The length-bounded scans, as one query (each posting list decoded once); when
+            # it finds nothing (the usual case: no row of the tied words is shorter), that
+            # is remembered for the namespace's version.
+            proof = " | ".join(f"( {p} )" for p in proofs)
+            key = (namespace, version, proof)
+            if empty is None or key not in empty:
+                if empty is None or await con.fetchval(_NONEMPTY, namespace, proof):
+                    scans.append(proof)
+                else:
+                    if len(empty) > EMPTY_SCANS_MAX:
+                        empty.clear()
+                    empty[key] = None
+        if scans:
             for r in await con.fetch(self.rest_sql, namespace, scans, self.limit,
                                      *self.params):
                 rows.setdefault(r["id"], r)
         best = sorted(rows.values(), key=_key, reverse=True)[:self.limit]
         return [ScoredId(id=r["id"], score=float(r["score"])) for r in best]
+
+    def _sets(self, queries: list[str]) -> list[list[int]]:
+        """The level's sets back as indexes (queries are "'a' & 'b'" of quoted lexemes)."""
+        index = {quote(t.lexeme): i for i, t in enumerate(self.terms)}
+        return [[index[w] for w in q.split(" & ")] for q in queries]
+
+
+# Whether any row of the namespace matches (one GIN scan; the bitmap is built whole). Asked
+# through unnest: as a plain EXISTS, the planner expected a seq scan to meet a row soon
+# (thousands estimated) and read the table for 1.5 s when none did.
+_NONEMPTY = """
+SELECT count(*) FROM unnest(ARRAY[$2::tsquery]) AS q(s)
+ WHERE EXISTS (SELECT 1 FROM fulltext f
+                WHERE f.namespace = $1 AND (f.tsv || recall_ft_len(f.len)) @@ q.s)"""
