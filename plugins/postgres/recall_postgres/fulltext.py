@@ -28,6 +28,8 @@ answer, which is therefore exactly the plain query's (same order, same ties). Ot
 exact. L is chosen from the document frequencies (rows expected to score L or more, terms
 taken as independent); the plain query (every matching row) only runs for small sets. The
 level math (sets, levels, the proof) is recall_core.kit.levels, shared with the SQLite plugin.
+A level that may bring thousands of rows (a common pair of words) is first read newest
+first (ties.py): when one tied class fills the answer, only its newest rows are scored.
 """
 
 from __future__ import annotations
