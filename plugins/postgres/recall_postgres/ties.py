@@ -62,7 +62,9 @@ MAX_LENGTHS = 16
 #: Most scans in step 2.
 MAX_SETS = 16
 #: Step 2 runs only when it is expected to read at most this many rows.
-REST_MAX_ROWS = 1000
+REST_MAX_ROWS = 4000
+#: A word set holding a word of at most this many rows is read whole, not by length.
+RARE_ROWS = 1000
 #: Empty scans remembered (FullText.empty_scans) before the memory is cleared.
 EMPTY_SCANS_MAX = 10_000
 
@@ -177,17 +179,26 @@ class NewestFirst:
         # What step 2 would read, from what the prefix (the newest rows) holds: a set whose
         # length-bounded scan matches prefix rows matches proportionally many older ones.
         level_rows = sum(min(self.terms[i].df for i in q) for q in self._sets(queries))
-        expected = 0.0
-        for held, upto, lo in sets:
+        expected, seen_any = 0.0, False
+        for k, (held, upto, lo) in enumerate(sets):
             mask = sum(1 << i for i in held)
             rare = min(self.terms[i].df for i in held)
+            if upto is not None and rare <= RARE_ROWS:
+                # Its rows are few: read them all rather than decode the length tokens'
+                # posting lists (a quarter of the namespace each).
+                sets[k] = (held, None, lo)
+                upto = None
             if upto is None:
                 expected += rare
             else:
                 seen = sum(1 for r in prefix if r["held"] & mask == mask and r["len"] < upto)
+                seen_any = seen_any or seen > 0
                 expected += min(rare, seen / len(prefix) * level_rows)
         if expected > REST_MAX_ROWS:
             return None
+        whole = [set(h) for h, u, _ in sets if u is None]
+        sets = [(h, u, lo) for h, u, lo in sets  # what a set read whole holds, left out
+                if not any(w < set(h) for w in whole)]
         rows = {r["id"]: r for r in top}
         scans, proofs = [], []
         for held, upto, lo in sets:
@@ -200,11 +211,12 @@ class NewestFirst:
         if proofs:
             # The length-bounded scans, as one query (each posting list decoded once); when
             # it finds nothing (the usual case: no row of the tied words is shorter), that
-            # is remembered for the namespace's version.
+            # is remembered for the namespace's version. (When a row of the prefix matches
+            # it, it is not empty: no need to ask.)
             proof = " | ".join(f"( {p} )" for p in proofs)
             key = (namespace, version, proof)
             if empty is None or key not in empty:
-                if empty is None or await con.fetchval(_NONEMPTY, namespace, proof):
+                if empty is None or seen_any or await con.fetchval(_NONEMPTY, namespace, proof):
                     scans.append(proof)
                 else:
                     if len(empty) > EMPTY_SCANS_MAX:

@@ -494,6 +494,7 @@ async def _same_as_plain(storage, ns: str, q: list[str], limit: int) -> None:
 def _newest_first_everywhere(monkeypatch) -> None:
     monkeypatch.setattr(fulltext, "PLAIN_MAX_ROWS", 0)
     monkeypatch.setattr(ties, "TIES_MIN_ROWS", 0)
+    monkeypatch.setattr(ties, "RARE_ROWS", 0)  # small corpora: every word would be "rare"
 
 
 async def test_the_contribution_is_the_statement_arithmetic_to_the_bit(storage):
@@ -579,11 +580,12 @@ TIE_PLANS: Counter = Counter()
        with_context=st.floats(0, 0.5), deleted=st.floats(0, 0.2), limit=st.integers(1, 30),
        scan_rows=st.integers(1, 300), prefix_rows=st.integers(1, 40),
        overflow=st.integers(0, 5), max_lengths=st.integers(1, 16),
-       rest_max=st.sampled_from([0, 50, 10**9]), cached=st.booleans(),
+       rest_max=st.sampled_from([0, 50, 10**9]), rare_rows=st.sampled_from([0, 10, 10**9]),
+       cached=st.booleans(),
        targets=st.sampled_from([levels.TARGETS, (0.01, 0.05, 0.2), (0.1, 1.0)]))
 async def test_newest_first_equals_the_plain_query_on_random_templated_corpora(
         storage, seed, n, templates, with_context, deleted, limit, scan_rows, prefix_rows,
-        overflow, max_lengths, rest_max, cached, targets):
+        overflow, max_lengths, rest_max, rare_rows, cached, targets):
     # Rows from a few templates (fixed words and length: big tied classes), some with one
     # word more or less, free words, contexts, equal created_at, deletes; queries of the
     # templates' words plus random ones. Every threshold of ties.py is drawn.
@@ -594,7 +596,7 @@ async def test_newest_first_equals_the_plain_query_on_random_templated_corpora(
     _newest_first_everywhere(mp)
     for name, value in (("SCAN_ROWS", scan_rows), ("PREFIX_ROWS", prefix_rows),
                         ("TIE_OVERFLOW", overflow), ("MAX_LENGTHS", max_lengths),
-                        ("REST_MAX_ROWS", rest_max)):
+                        ("REST_MAX_ROWS", rest_max), ("RARE_ROWS", rare_rows)):
         mp.setattr(ties, name, value)
     mp.setattr(levels, "TARGETS", targets)
     if not cached:
