@@ -386,9 +386,10 @@ class _Scoring:
 
     async def run(self, level: float) -> list[ScoredId]:
         sets = minimal_sets(self.terms, level)
-        from .ties import TIES_MIN_ROWS, NewestFirst, estimate  # (ties imports this module)
-        if NEWEST_FIRST and estimate(self.terms, sets) >= TIES_MIN_ROWS:
-            newest = NewestFirst(self.terms, self.avglen, self.min_len, self.limit)
+        from . import ties  # (ties imports this module)
+        if (NEWEST_FIRST and self.docs >= ties.MIN_ROWS
+                and ties.estimate(self.terms, sets) >= ties.TIES_MIN_ROWS):
+            newest = ties.NewestFirst(self.terms, self.avglen, self.min_len, self.limit)
             found = await newest.run(
                 self.con, self.namespace, self.scope,
                 [" & ".join(quote(self.terms[i].lexeme) for i in s) for s in sets],

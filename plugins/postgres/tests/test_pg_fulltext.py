@@ -494,6 +494,7 @@ async def _same_as_plain(storage, ns: str, q: list[str], limit: int) -> None:
 def _newest_first_everywhere(monkeypatch) -> None:
     monkeypatch.setattr(fulltext, "PLAIN_MAX_ROWS", 0)
     monkeypatch.setattr(ties, "TIES_MIN_ROWS", 0)
+    monkeypatch.setattr(ties, "MIN_ROWS", 0)
     monkeypatch.setattr(ties, "RARE_ROWS", 0)  # small corpora: every word would be "rare"
 
 
