@@ -102,6 +102,7 @@ class FakeEmbedder(Embedder):
 STAGING = ["The staging server runs Debian 12.", "Debian 12 is the OS of the staging server.",
            "Staging is hosted on a Debian 12 machine."]
 BACKUPS = "Backups are stored in S3."
+OTHER_TOPIC = "Staging servers get Debian security patches every Sunday."
 
 
 def vectors() -> dict[str, list[float]]:
@@ -268,8 +269,9 @@ async def test_consolidation_over_mcp_with_the_embedding_model(tmp_path):
         async with Agent(srv.url, token) as a:
             for text in [*STAGING, BACKUPS]:
                 await a.ok("store_memory", text=text, topic="infra")
-            await a.ok("store_memory", text="Staging servers are all on Debian 12 now.",
-                       topic="other")
+            # (not "Staging servers are all on Debian 12 now.": the extractor reads that as the
+            # staging server's OS again, which refreshes the first memory's fact)
+            await a.ok("store_memory", text=OTHER_TOPIC, topic="other")
             assert (await a.wait_idle(60))["total"] == 5
             before = {m["id"]: m["text"] for m in (await a.ok("inspect_memories"))["memories"]}
 
@@ -292,7 +294,7 @@ async def test_consolidation_over_mcp_with_the_embedding_model(tmp_path):
             found = await a.ok("search_memories", query="Which operating system does staging run?")
             ids = [r["id"] for r in found["results"]]
             assert found["degraded"] == [] and ids[0] in {canonical["id"], *(
-                i for i, t in listed.items() if t == "Staging servers are all on Debian 12 now.")}
+                i for i, t in listed.items() if t == OTHER_TOPIC)}
             assert canonical["id"] in ids and not set(ids) & set(done["deleted_ids"])
             for gone in done["deleted_ids"]:
                 assert (await a.call("delete_memory", memory_id=gone))["code"] == "MEMORY_NOT_FOUND"

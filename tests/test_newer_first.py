@@ -58,6 +58,20 @@ def test_order_is_kept_for_unrelated_older_or_other_speakers_and_entities():
     assert newer_first([(mem("a", "x", 0), 0.9), (mem("b", "y", 1), 0.5)], None)[0][0].id == "a"
 
 
+def test_a_person_said_of_and_the_same_person_speaking_are_one_person():
+    vectors = {"a": vec(1, 0), "b": vec(1, 0)}
+    about = mem("a", "Nadia is learning the cello.", 0, "nadia", "learning")
+    by_her = mem("b", "Nadia: I've swapped the cello for the violin", 1, "nadia", "uses:violin")
+    assert [m.id for m, _ in newer_first([(about, 0.9), (by_her, 0.5)], vectors)] == ["b", "a"]
+    # ... and another speaker's line about something else of hers keeps its place
+    by_him = mem("b", "Tom: I've swapped the cello for the violin", 1, "tom", "uses:violin")
+    assert [m.id for m, _ in newer_first([(about, 0.9), (by_him, 0.5)], vectors)] == ["a", "b"]
+    # a user's statement (no speaker) and a named speaker's line stay two people
+    mine = mem("a", "I work at Acme.", 0)
+    hers = mem("b", "Nadia: I started at Globex", 1, None)
+    assert [m.id for m, _ in newer_first([(mine, 0.9), (hers, 0.5)], vectors)] == ["a", "b"]
+
+
 def test_a_chain_of_changes_puts_the_newest_first():
     ms = [mem(f"v{d}", f"value {d}", d) for d in range(4)]
     vectors = {m.id: vec(1, 0.01 * d) for d, m in enumerate(ms)}

@@ -13,7 +13,8 @@ cost 0.011 of LoCoMo's confirm recall@10 (newer lines pushed older answers out).
 A newer result goes above an older one when the older states a value of a single-valued
 fact (it has a triple, so it is the kind of memory a change replaces), the newer names no
 other entity ("my wife works at Globex" is not about the user's employer), both are said by
-the same speaker (transcript lines "Caroline: ..."), and their cosine reaches SAME_TOPIC.
+the same speaker (transcript lines "Caroline: ...") or one by the person the other is about,
+and their cosine reaches SAME_TOPIC.
 Without the older's triple the rule moved LoCoMo answers behind later chat on the topic.
 """
 
@@ -76,9 +77,22 @@ def _older_on_topic(out: list[tuple[Memory, float]], j: int, newer: Memory, sims
         if (older.id in row and older.created_at < newer.created_at and _one_value(older)
                 and newer.entity in (None, older.entity)
                 and sims[row[older.id], row[newer.id]] >= threshold
-                and speakers[older.id] == speakers[newer.id]):
+                and _same_person(older, newer, speakers)):
             return i
     return None
+
+
+def _same_person(older: Memory, newer: Memory, speakers: dict[str, str | None]) -> bool:
+    """Said by the same speaker, or one said by a person the other is about ("Nadia is
+    learning the cello" ... "Nadia: I've swapped the cello for the violin")."""
+    a, b = speakers[older.id], speakers[newer.id]
+    if a == b:
+        return True
+    if a is None:
+        return older.entity is not None and older.entity == b.lower()
+    if b is None:
+        return newer.entity is not None and newer.entity == a.lower()
+    return False
 
 
 def _one_value(memory: Memory) -> bool:

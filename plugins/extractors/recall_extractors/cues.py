@@ -82,6 +82,18 @@ _HEDGE = re.compile(r"\b(?:thinking (?:about|of)|considering|wondering (?:if|whe
                     r"want(?:s)? to|if i|in case|someday|one day|eventually)\b", _I)
 
 
+# Said anywhere in a statement, these make it a passing state or a topic, not the standing
+# fact ("I'm in Lisbon on holiday", "I borrowed ...", "we briefly tried MySQL", "a blog post
+# about switching to Neovim", "we looked at Cassandra", "evaluating MySQL"): treated as a hedge, so nothing is read (a missed fact is
+# cheaper than a value that replaces a true one).
+_PASSING = re.compile(r"\b(?:on (?:a |my |our )?(?:holiday|vacation|trip|business trip|"
+                      r"honeymoon|layover|test drive)|borrowed|borrowing|loaner|briefly|"
+                      r"temporarily|test(?:ing|ed)? (?:out )?(?:a|an|the)\b|"
+                      r"(?:trying|tried|try) out|about \w+ing|looked at|looking at|"
+                      r"evaluat(?:e|ed|es|ing)|pilot(?:ed|ing)|trial(?:l?ed|l?ing)|"
+                      r"researching|demoing|proof of concept)\b", _I)
+
+
 # Said anywhere in a statement read piece by piece (or for a value said without a frame),
 # these make every piece a thought, a question or a condition, not a fact.
 UNSURE = re.compile(r"\?|\b(?:if|unless|whether|might|maybe|perhaps|thinking|considering|"
@@ -132,7 +144,7 @@ def _ended_object(verb: str, body: str) -> str | None:
 def read_cues(rest: str) -> tuple[str, Cues]:
     """The predicate without its negation / ending words, and what they said."""
     cues = Cues(additive=bool(_ADDITIVE.search(rest)), change=bool(_CHANGE.search(rest)))
-    if _HEDGE.search(rest):
+    if _HEDGE.search(rest) or _PASSING.search(rest):
         cues.hedged = True
     body = re.sub(r"^(?:really|just|also|now|still|actually|honestly|definitely|totally|"
                   r"currently|recently|finally|officially)\s+", "", rest, flags=_I)
@@ -147,11 +159,16 @@ def read_cues(rest: str) -> tuple[str, Cues]:
         cues.future = True
     if tool_frames.REPLACE.match(body):
         return body, cues  # "We dropped Datadog for Grafana": a replacement, read whole
-    if (m := _STOPPED.match(body)) and (ended := _ended_object(m["verb"].lower(),
-                                                              body[m.end():])):
-        cues.ended = True
-        cues.additive = cues.additive or ended.endswith(" too")
-        return ended, cues
+    if m := _STOPPED.match(body):
+        if ended := _ended_object(m["verb"].lower(), body[m.end():]):
+            cues.ended = True
+            cues.additive = cues.additive or ended.endswith(" too")
+            return ended, cues
+        if m["verb"].lower() in ("gave", "gave away", "sold"):
+            # "I gave my old Pixel to my brother": what ended is no value of a fact of its
+            # own kind to read; the stored one's end is `single_endings`' to say
+            cues.hedged = True
+            return body, cues
     if re.match(r"^(?:can|could)\s+not\s+(?:stand|bear)\b", body, _I):
         return body, cues  # "I can't stand cilantro": a dislike, not a negation
     if m := _NEGATION.match(body):

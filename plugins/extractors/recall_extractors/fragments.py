@@ -13,6 +13,7 @@ transcript does not say who went. So:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,7 +35,25 @@ def split_speaker(text: str) -> tuple[str | None, str]:
         return None, text
     return speaker, body
 
-from .sentences import words
+# A lowercase "word:" (or two) opening a text.
+_LOWER_LABEL = re.compile(r"^\s*(?P<label>[a-z][\w.'-]*(?: [a-z][\w.'-]*)?)\s*:\s")
+
+
+def lower_speaker(text: str) -> tuple[str | None, str]:
+    """(speaker, the rest) of a line whose speaker is typed without a capital ("gina: i work
+    at a clothing store"), read as the same line with the capital would be; (None, text) for
+    a label ("update: ...", "skills: ...") or no "word:" at all. The transcript rule wants
+    the capital (search asks speakers by name); the extractor reads the line either way, so
+    two people's lowercase lines are never one person's facts."""
+    m = _LOWER_LABEL.match(text)
+    if m is None:
+        return None, text
+    at = m.start("label")
+    speaker, body = split_speaker(text[:at] + text[at].upper() + text[at + 1:])
+    return (m["label"], body) if speaker is not None else (None, text)
+
+
+from .sentences import words  # noqa: E402
 
 # Words that open a sentence which points back at the one before.
 _ANAPHORIC = set("""

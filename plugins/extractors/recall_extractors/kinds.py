@@ -60,7 +60,8 @@ def named_values(text: str) -> list[tuple[int, str, str]]:
 
 def by_kind(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
     """The current value of a one-at-a-time kind the statement names, or nothing."""
-    if not _NOW.search(text) or UNSURE.search(text) or _NOT_NOW.search(text):
+    if subject.kind == "other" or not _NOW.search(text) or UNSURE.search(text) \
+            or _NOT_NOW.search(text):
         return []
     found = [(at, v, k) for at, v, k in named_values(text)
              if k in INVENTORY and not is_many(k)]

@@ -141,10 +141,12 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
 
 def in_scope(k: KnownFact, reading: Reading, said: set[str], speaker: str | None) -> bool:
     subject = reading.subject
-    if subject.entity and subject.kind in ("person", "team", "thing") and k.entity == subject.entity:
+    if subject.entity and subject.kind in ("person", "team", "thing") \
+            and k.entity == subject.entity:
         return True
     me = speaker.lower() if speaker else USER
-    if k.entity in (me, TEAM) and subject.entity in (None, me, TEAM):
+    # (people other than the speaker, none named, never reach the speaker's facts)
+    if k.entity in (me, TEAM) and subject.entity in (None, me, TEAM) and subject.kind != "other":
         return True
     return k.entity not in (USER, TEAM) and _named(k.entity, said)
 

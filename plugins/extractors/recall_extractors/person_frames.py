@@ -266,6 +266,8 @@ def place(v: str) -> bool:
         return False
     if len(words) == 1 and words[0].isupper() and words[0] not in _PLACE_ACRONYMS:
         return False
+    if len(words) == 1 and words[0].lower() in _TIMES:
+        return False  # "moving in May": when, not where
     return all(w[0].isupper() or w.lower() in _CONNECTORS for w in words)
 
 
@@ -274,6 +276,14 @@ _NOT_PLACE_WORDS = frozenset("""
 a an the my our his her their your this that it them town city home here there now then
 again back too also finally still just love fear debt pain trouble charge shape bed school
 college work sales marketing management therapy recovery retirement denial shock hospital
+""".split())
+
+
+# Capitalised words of time that follow "moving in", "back in" ("back in January").
+_TIMES = frozenset("""
+january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday spring summer autumn fall winter
+christmas easter
 """.split())
 
 

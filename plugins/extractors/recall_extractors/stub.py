@@ -26,10 +26,9 @@ from typing import Any
 from recall_core import ExtractedMemory, Extractor, Memory
 from recall_core.contracts import ExtractionError, KnownFact, KnownStatement
 
-from .fragments import group_fragments, split_speaker
+from .fragments import group_fragments, lower_speaker, split_speaker
 from .kinds import by_kind
 from .known import apply_known, join_endings
-from .person_frames import LOWER_PLACES
 from .single_endings import ends_single
 from .lexicon import TOOL_CATEGORIES
 from .sentences import cased, is_chitchat, split_sentences, words
@@ -45,7 +44,6 @@ log = logging.getLogger("recall.extractors")
 
 _AUTO: Any = object()
 
-_LOWER_LABEL = re.compile(r"^\s*[a-z][\w.'-]*(?: [a-z][\w.'-]*)?\s*:\s")
 
 _I = re.IGNORECASE
 
@@ -300,6 +298,8 @@ class StubExtractor(Extractor):
     async def extract(self, text: str, topic: str = "", known: Sequence[KnownFact] = (),
                       statements: Sequence[KnownStatement] = ()) -> list[ExtractedMemory]:
         speaker, body = split_speaker(text)
+        if speaker is None:
+            speaker, body = lower_speaker(text)  # "gina: i work at ..." is Gina's, as "Gina:"
         seen: set[str] = set()
         kept = []
         for sentence in split_sentences(body):
@@ -308,16 +308,7 @@ class StubExtractor(Extractor):
                 continue
             seen.add(key)
             kept.append(cased(sentence))
-        # "caroline: i live in boston": a lowercase "word:" may be a speaker the transcript
-        # rule does not take (it wants a capital), so whose the place is is unsure: no place
-        # typed without capitals is read in such a text (a missed fact beats a false merge)
-        unsure_speaker = speaker is None and _LOWER_LABEL.match(text) is not None
-        token = LOWER_PLACES.set(False) if unsure_speaker else None
-        try:
-            read = read_all(kept, speaker)
-        finally:
-            if token is not None:
-                LOWER_PLACES.reset(token)
+        read = read_all(kept, speaker)
         if self.classifier is not None and needs_classifier(read):
             try:
                 await asyncio.to_thread(classify_unread, read, self.classifier, known)

@@ -99,6 +99,15 @@ yesterday weather time day week month year weekend morning evening night lunch d
 breakfast i we you he she they me us him her them my our your his their its one
 thing things stuff people guys folks kids nobody none some any most no not
 """.split())
+# Subjects that are people other than the speaker, none of them named (kind "other": no fact
+# is read of them, and the speaker's known facts are not theirs). Not "nobody": "nobody here
+# uses Tableau, so I've let it go" speaks for the speaker's group too.
+_OTHERS = re.compile(
+    r"^(?:they|someone|somebody|everyone|everybody|people|folks|"
+    r"(?:most|many|some|half|all|few|several|none|one|a few|a couple|a lot|lots|both|each|"
+    r"either|neither|two|three) of\b|"
+    r"(?:a|another|one|some|two|three|a few|several) (?:friends?|colleagues?|coworkers?|"
+    r"co-workers?|guys?|girls?|persons?|people|neighbou?rs?|relatives?|cousins?)\b)", _I)
 # Relation words said without "my" ("Mom turned 59", "Dad finally retired").
 _RELATION_WORDS = frozenset({"mom", "mum", "dad", "mommy", "daddy", "grandma", "grandpa",
                              "hubby", "wifey"})
@@ -140,6 +149,9 @@ finished began grew had told asked wrote read spent named called
 _VERB = r"(?:" + "|".join(sorted(set(_VERB_WORDS), key=len, reverse=True)) + r"|'s)\b"
 # Up to four words, none of them a copula or an auxiliary: the subject ends where its verb
 # begins. (Other verbs can be nouns: "team chat", "work laptop", "our code".)
+# A named person's relation and its verb ("Hamid's wife teaches ...", "Ana's dog sleeps ...").
+_NAMED_RELATION = re.compile(r"^(?P<name>[A-Z][a-z]+)'s?\s+(?P<noun>[\w-]+)\s+(?P<rest>(?:"
+                             + _VERB + r"|\w+ed\b|[a-z]{2,}(?<!ss)s\b).*)$")
 _AUX_WORDS = (r"(?:is|are|was|were|has|have|had|will|would|can|could|should|does|did|do|"
               r"am|be|been|just|also|now|still|finally|really|recently|always|never|uses|"
               r"works|lives|moved|runs|goes|went|got|switched|started|joined|left|turned)\b")
@@ -151,7 +163,8 @@ _NOUN_PHRASE = r"(?:[\w.+#-]+(?:\s+" + _NOUN_WORD + r"){0,3})"
 class Subject:
     #: the canonical entity, or None when the statement is about nobody we can name
     entity: str | None
-    #: "person" (user, a relation, a named person), "team", "thing" or "none"
+    #: "person" (user, a relation, a named person), "team", "thing", "other" (people other
+    #: than the speaker, none named: "they", "someone on my team") or "none"
     kind: str
     #: the words of the predicate (after the subject), contractions spelt out
     rest: str
@@ -168,8 +181,10 @@ def expand(text: str) -> str:
     out = re.sub(r"\b(w)on't\b", r"\1ill not", out, flags=_I)
     # "my name's Fatima": 's is "is" after anything but a person, pet or group, whose 's
     # owns what follows ("my wife's employer").
+    # Only as a clause's subject: later "my dad's Tesla" is his ("I borrowed my dad's Tesla").
     out = re.sub(r"\b(my|our)\s+([\w-]+)'s\b(?=\s+(\S))", lambda m: m[0] if m[2].lower()
-                 in _OWNERS and not m[3][0].isupper() else f"{m[1]} {m[2]} is", out, flags=_I)
+                 in _OWNERS and (not m[3][0].isupper() or m.start() > 0)
+                 else f"{m[1]} {m[2]} is", out, flags=_I)
     out = re.sub(r"\b(master|bachelor|associate)'s\b", r"\1s", out, flags=_I)  # degrees
     out = re.sub(r"\b(\w+)'s\s+(been|got|gotten)\b", r"\1 has \2", out, flags=_I)
     out = re.sub(r"\b(\w+)'s\s+(always|never|just|now|still|not|a|an|the|out|gone|"
@@ -236,10 +251,19 @@ def find_subject(clause: str, speaker: str | None = None,
         if last_person and m["np"].lower() in RELATIONS:
             return Subject(f"{last_person}'s {m['np'].lower()}", "person", m["rest"],
                            surface=f"{m['who']} {m['np']}")
-        return Subject(None, "none", m["rest"])
+        return Subject(None, "other", m["rest"])  # someone else's relation
     if m := re.match(r"^(?P<pro>he|she)\s+(?P<rest>.*)$", text, _I):
-        return Subject(last_person, "person" if last_person else "none", m["rest"],
+        return Subject(last_person, "person" if last_person else "other", m["rest"],
                        surface=m["pro"])
+    if (m := _NAMED_RELATION.match(text)) and m["noun"].lower() in RELATIONS | PETS | _GROUPS \
+            and m["name"].lower() not in _NOT_NAMES \
+            and not re.match(r"(?:is|are|was|were)\b", m["rest"]):
+        # "Hamid's wife teaches at Oxford", "Dave's sister drives a Tesla", "Ravi's team uses
+        # GitLab": the wife's, the sister's, that team's, not Hamid's, Dave's or ours ("Sarah's manager is Tom" names Sarah's manager)
+        noun = m["noun"].lower()
+        kind = "person" if noun in RELATIONS else "pet" if noun in PETS else "team"
+        return Subject(f"{m['name'].lower()}'s {noun}", kind, m["rest"],
+                       surface=f"{m['name']}'s {m['noun']}")
     if m := re.match(r"^(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?P<poss>'s?\s+(?P<noun>"
                      + _NOUN_PHRASE + r"))?\s+(?P<rest>(?:" + _VERB
                      + r"|\w+ed\b|[a-z]{2,}(?<!ss)s\b).*)$", text):
@@ -256,12 +280,16 @@ def find_subject(clause: str, speaker: str | None = None,
                 and category_of(low) is None:
             name = m["name"].lower()
             return Subject(name, "person", m["rest"], noun=m["noun"], surface=m["name"])
+    if _OTHERS.match(text):
+        # "They switched to Neovim", "Someone on my team moved to Leeds": somebody else's,
+        # though nobody we can name; never the speaker's
+        return Subject(None, "other", text)
     if re.match(r"^(?:at|with)\s+[A-Z]", text):
         return Subject(me, "person", "am " + text, surface="I")  # "Currently at Oracle."
     if _IMPLIED.match(text) and not _names_a_thing(text):
         # "Took a full-time offer at Cyberdyne", "been at Initech for years", "Getting up
         # at 7 now": the speaker.
-        return Subject(me, "person", text, surface="I")
+        return Subject(me, "person", _verb_first(text), surface="I")
     if m := re.match(r"^(?P<the>the\s+)?(?:(?P<team>team)'s\s+)?(?P<all>.+)$", text, _I):
         split = _head(m["all"], bare=True)
         if split is not None:
@@ -273,8 +301,14 @@ def find_subject(clause: str, speaker: str | None = None,
     if _IMPLIED.match(text) or re.search(r"\bfor me\b", text, _I):
         # "Took a full-time offer at Cyberdyne", "been at Initech for years", "fish shell
         # for me these days": the speaker.
-        return Subject(me, "person", text, surface="I")
+        return Subject(me, "person", _verb_first(text), surface="I")
     return Subject(None, "none", text)
+
+
+def _verb_first(text: str) -> str:
+    """The predicate of a statement that left its "I" out, its first word in lower case: a
+    verb ("Left Acme last month"), never part of the value's name ("Left Acme")."""
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 _THING_HEADS = frozenset({"service", "services", "app", "apps", "team", "system", "platform",

@@ -15,6 +15,7 @@ import re
 from . import values as V
 from .lexicon import CATEGORY_OF, attribute_for, category_of
 from .person_frames import AUX
+from .subjects import RELATIONS
 
 _I = re.IGNORECASE
 
@@ -46,6 +47,20 @@ _REPLACED = re.compile(r"(?:from|instead of|rather than|over|than|not|no more|re
                        r"ditched|dropped|quit|left|leaving|killed|gave up(?: on)?|"
                        r"last day at|out of|ex-|formerly|used to be|was)\s+(?:the\s+|my\s+|"
                        r"our\s+)?$", _I)
+_ABOUT = re.compile(r"\b(?:about|regarding|on the topic of)\s+(?:the\s+)?$", _I)
+# Another person named in a predicate before the value ("my parents", "a friend", "Sam's").
+_RELATION = "(?:" + "|".join(sorted((re.escape(w) for w in RELATIONS), key=len,
+                                     reverse=True)) + ")"
+_OTHER_PERSON = re.compile(
+    r"\b(?:(?:my|our|his|her|their|a|an|the|some)\s+" + _RELATION + r"s?\b|\b(?!(?:it|that|what|there|here|he|she|who|let)'s\b)[A-Za-z]+'s?\s+(?=\S))", _I)
+# A place said of a thing other than a home ("renting a car in Lisbon", "a coworking space
+# in Lisbon", "a cafe in Porto"): where that thing is, not where the speaker lives.
+_SOMEWHERE = re.compile(r"\b(?:a|an|the|my|our|some)\s+(?:[\w-]+\s+){0,2}(?!(?:flat|apartment|"
+                        r"house|home|place|condo|studio|loft|bungalow|cottage|townhouse)\s)"
+                        r"[\w-]+\s+(?:in|at|near)\s+$", _I)
+# ... or for another person, after it ("picked up a Kindle for my son").
+_FOR_ANOTHER = re.compile(r"\s*(?:[\w-]+\s+){0,3}?(?:for|to)\s+(?:my|his|her|their|our|a|an)\s+"
+                          + _RELATION + r"s?\b", _I)
 _GONE = re.compile(r"^\s*(?:is gone|'s gone|is out|'s out|got too|was too|is dead|died|"
                    r"replaced|was)\b", _I)
 _PROPER = re.compile(r"(?<![\w@.])(?:[A-Z][\w&.'+-]*|\d+[A-Za-z][\w-]*)(?:\s+(?:of|de|la|du|"
@@ -73,7 +88,13 @@ _LEAD_VERB = re.compile(r"^" + AUX + r"(?:\w+(?:ed|ing|s)?\s+)?(?:(?:up|out|into
 
 def _kept(text: str, start: int, end: int) -> bool:
     """A mention is the value unless it is said as what was replaced ("from X" only when
-    a "to" follows: "alerts come from New Relic" names the value)."""
+    a "to" follows: "alerts come from New Relic" names the value), as a topic ("a book
+    about Lisbon"), or beside another person, whose it may be ("visiting my parents in
+    Hamburg", "borrowed my dad's Tesla", "got my mom an iPhone", "helping a friend move to
+    Munich", "a Kindle for my son"): when unsure whose, no fact."""
+    if _ABOUT.search(text[:start]) or _OTHER_PERSON.search(text[:start]) \
+            or _FOR_ANOTHER.match(text[end:]):
+        return False
     before = _REPLACED.search(text[:start])
     if before and before.group(0).lower().startswith("from") and \
             not re.search(r"\b(?:to|into|for)\b", text[end:], _I):
@@ -160,6 +181,8 @@ def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
     if kind in ("org", "place", "person", "proper"):
         named = re.search(r"\b(?:called|named)\s+([A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*)*)", text)
         found = [named[1]] if named else _proper(text)
+        if kind == "place":
+            found = [f for f in found if not _SOMEWHERE.search(text[:text.find(f)])]
         if kind == "org" and not found:
             m = re.search(r"\b(?:at|for|by|with)\s+(the\s+[\w -]{3,40})", text, _I)
             found = [v for v in [V.value(m[1], V.ORG, 5)] if v] if m else []

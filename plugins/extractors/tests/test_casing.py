@@ -60,10 +60,16 @@ async def test_another_reading_comes_before_a_place_typed_without_capitals():
         ("user", "relationship_status", "in a relationship")]
 
 
-async def test_unsure_speaker_or_no_model_reads_no_place_typed_without_capitals():
-    # "caroline:" in lower case is not taken as a speaker: the place could be hers or the
-    # user's, so none is read (two speakers' places would otherwise supersede each other)
-    assert await facts_of(make_stub(StubSettings()), "caroline: i live in boston.") == []
+async def test_a_speaker_typed_in_lower_case_is_the_speaker_and_no_model_reads_no_place():
+    # "caroline:" in lower case is read as "Caroline:" would be: her place, not the user's
+    # (two speakers' facts would otherwise supersede each other); a label is no speaker
+    ex = make_stub(StubSettings())
+    assert await facts_of(ex, "caroline: i live in boston.") == [
+        ("caroline", "location", "Boston")]
+    assert await facts_of(ex, "gina: i work at a clothing store.") == [
+        ("gina", "employer", "clothing store")]
+    assert await facts_of(ex, "update: i moved to rotterdam") == [
+        ("user", "location", "Rotterdam")]
     # without the model nothing checks the name
     assert await facts_of(make_stub(StubSettings(classifier="off")), "i live in berlin") == []
     assert await facts_of(make_stub(StubSettings(classifier="off")), "I live in Berlin") == [
