@@ -111,6 +111,38 @@ async def tenant_costs(db: str, tenants: int, samples: int, seed: int = 5) -> di
     return {"fulltext_ms": summary(lat), "hits_per_query": round(hits / len(pairs), 1)}
 
 
+async def pg_plain_vs_levels(storage: Any, queries: list[str], passes: int) -> dict[str, Any]:
+    """Postgres: the plain query (every matching row scored), the level search without
+    reading tied rows newest first, and with it (recall_postgres/ties.py), query by query
+    back to back in rotating order, at limits 50 and 10; answers compared (ids, order,
+    scores) with the plain query's."""
+    from recall_core.kit.text import query_terms
+    from recall_postgres import fulltext
+
+    ft, out = storage.fulltext, {}
+    modes = ("plain", "levels", "newest first")
+    for limit in (50, 10):
+        lat: dict[str, list[float]] = {m: [] for m in modes}
+        differ = dict.fromkeys(modes[1:], 0)
+        for p in range(passes):
+            for i, q in enumerate(queries):
+                answers = {}
+                for m in modes[i % 3:] + modes[:i % 3]:
+                    fulltext.NEWEST_FIRST = m == "newest first"
+                    t0 = time.perf_counter()
+                    found = await ft.search(storage.pool, ONE_NS, query_terms(q), limit,
+                                            plain=m == "plain")
+                    lat[m].append((time.perf_counter() - t0) * 1000)
+                    answers[m] = [(h.id, h.score) for h in found]
+                for m in modes[1:]:
+                    differ[m] += answers[m] != answers["plain"]
+        fulltext.NEWEST_FIRST = True
+        out[f"limit {limit}"] = {**{f"{m}_ms": summary(v) for m, v in lat.items()},
+                                 "answers_differ": differ}
+    out["plans"] = dict(ft.plans)
+    return out
+
+
 async def plain_vs_levels(storage: Any, queries: list[str], passes: int,
                           writes: bool = False) -> dict[str, Any]:
     """SQLite only: `search_fulltext` with the level search off (the plain query, bm25()
@@ -195,7 +227,9 @@ async def one_costs(db: str, passes: int, http: bool, compare: bool = False,
         plans = getattr(getattr(rt.storage, "_fulltext", None), "plans", None)
         if plans:
             out["plans"] = dict(plans)
-        if compare:
+        if compare and db.startswith("postgres"):
+            out["compare"] = await pg_plain_vs_levels(rt.storage, queries, passes)
+        elif compare:
             out["compare"] = await plain_vs_levels(rt.storage, queries, passes, writes)
     finally:
         await rt.close()
@@ -241,7 +275,8 @@ async def main() -> None:
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--http", action="store_true")
     ap.add_argument("--compare", action="store_true",
-                    help="one: also the plain query vs the level search, in-process (SQLite)")
+                    help="one: also the plain query vs the level search, in-process (Postgres: "
+                         "also without and with the newest-first read of ties)")
     ap.add_argument("--writes", action="store_true",
                     help="with --compare: also each search right after a write (adds rows: "
                          "use a copy of the file)")

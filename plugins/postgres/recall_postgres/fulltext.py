@@ -28,6 +28,8 @@ answer, which is therefore exactly the plain query's (same order, same ties). Ot
 exact. L is chosen from the document frequencies (rows expected to score L or more, terms
 taken as independent); the plain query (every matching row) only runs for small sets. The
 level math (sets, levels, the proof) is recall_core.kit.levels, shared with the SQLite plugin.
+A level that may bring thousands of rows (a common pair of words) is first read newest
+first (ties.py): when one tied class fills the answer, only its newest rows are scored.
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ COMMON_SHARE = 0.9
 UNSCOPED_MAX_OTHERS = 1000
 #: When the query's lexemes match at most this many rows together, they are all scored.
 PLAIN_MAX_ROWS = 1500
+#: Levels expected to bring many rows are read newest first (ties.py); False: never
+#: (benchmarks compare the two).
+NEWEST_FIRST = True
 # Bounds are inflated by this much so that float rounding never makes a bound too low.
 _SLACK = 1e-9
 
@@ -145,7 +150,7 @@ async def sync(con: asyncpg.Connection, added: Sequence[str] = (),
 # with 10k distinct words, in a database with 20k namespaces).
 _STATS = """
 SELECT q.lexeme, coalesce(t.df, 0) AS df, coalesce(t.df_text, 0) AS df_text,
-       coalesce(t.df_both, 0) AS df_both, n.ft_docs, n.ft_len, n.ft_min_len,
+       coalesce(t.df_both, 0) AS df_both, n.ft_docs, n.ft_len, n.ft_min_len, n.version,
        recall_ft_scope($1) AS scope, pg_stat_get_live_tuples('fulltext'::regclass) AS rows
   FROM (SELECT DISTINCT l.lexeme
           FROM unnest($2::text[]) AS q(term),
@@ -164,6 +169,7 @@ class Term:
     in_text: bool      # some active row holds it in its text
     in_context: bool   # ... in its session context
     bound: float       # the most it adds to any row's score
+    tf: float = 1.0    # the largest tf a row has for it (1, CONTEXT_WEIGHT or both added)
 
     @property
     def weight(self) -> float:
@@ -203,22 +209,28 @@ def weigh(lexemes: Sequence[tuple[str, int, int, int]], docs: int, total_len: in
         in_context = df_text < df or df_both > 0
         tf = 1 + CONTEXT_WEIGHT if df_both > 0 else (1.0 if in_text else CONTEXT_WEIGHT)
         bound = idf * tf * (K1 + 1) / (tf + shortest) * (1 + _SLACK)
-        terms.append(Term(lexeme, df, idf, in_text, in_context, bound))
+        terms.append(Term(lexeme, df, idf, in_text, in_context, bound, tf))
     terms.sort(key=lambda t: (-t.bound, t.lexeme))
     return terms, avglen
 
 
-def scoring_statement(terms: Sequence[Term], avglen: float) -> tuple[str, list[object]]:
-    """The scoring statement and its parameters from $4 on ($1 namespace, $2 the array of
-    AND-queries a row must match one of, $3 limit). Terms are taken grouped by kind, so
-    the statement's text depends on how many of each kind there are, not on their order
-    (fewer prepared statements)."""
+def in_statement_order(terms: Sequence[Term]) -> list[Term]:
+    """The terms in the order the scoring statement adds them up (grouped by kind, so the
+    statement's text depends on how many of each kind there are, not on their order: fewer
+    prepared statements)."""
+    return sorted(terms, key=lambda t: (not t.in_text, not t.in_context))
+
+
+def score_expression(terms: Sequence[Term], avglen: float) -> tuple[str, list[object]]:
+    """A row's score over `f.tsv` and `f.len`, and its parameters from $4 on ($1 namespace,
+    $2 the array of AND-queries a row must match one of, $3 limit). `contribution` computes
+    each of its parts in Python to the last bit: keep the two in step."""
     # Everything float8 (a numeric literal times an integer would be numeric arithmetic).
     norm = f"{K1 * (1 - B)!r}::float8 + f.len * $4::float8"
     both = 1 + CONTEXT_WEIGHT
     params: list[object] = [K1 * B / avglen]
     parts = []
-    for t in sorted(terms, key=lambda t: (not t.in_text, not t.in_context)):
+    for t in in_statement_order(terms):
         params.append(t.idf)
         w = f"${len(params) + 3}::float8"
         text_only = f"{w} * {K1 + 1} / (1 + {norm})"
@@ -237,8 +249,33 @@ def scoring_statement(terms: Sequence[Term], avglen: float) -> tuple[str, list[o
             parts.append(f"CASE WHEN f.tsv @@ {a} THEN {text_only} ELSE 0 END")
         else:
             parts.append(f"CASE WHEN f.tsv @@ {d} THEN {ctx_only} ELSE 0 END")
+    return " + ".join(parts), params
+
+
+def contribution(t: Term, length: int, per_len: float) -> float:
+    """The most `t` adds to the score of a row of `length` lexemes, as `score_expression`
+    computes it (same float8 operations in the same order, so the same bits: a row's
+    score is the sum of its parts in statement order, and no row of that length holding
+    `t` gets more from it). `per_len` is the statement's $4, K1 * B / avglen."""
+    both = 1 + CONTEXT_WEIGHT
+    norm_tail = length * per_len  # "c + f.len * $4" after "1 + ": ((1 + c) + len * $4)
+    c = K1 * (1 - B)
+    options = []
+    if t.in_text:
+        options.append(t.idf * (K1 + 1) / ((1 + c) + norm_tail))
+    if t.in_context:
+        options.append(t.idf * (CONTEXT_WEIGHT * (K1 + 1)) / ((CONTEXT_WEIGHT + c) + norm_tail))
+    if t.in_text and t.in_context:
+        options.append(t.idf * (both * (K1 + 1)) / ((both + c) + norm_tail))
+    return max(options)
+
+
+def scoring_statement(terms: Sequence[Term], avglen: float) -> tuple[str, list[object]]:
+    """The scoring statement and its parameters from $4 on ($1 namespace, $2 the array of
+    AND-queries a row must match one of, $3 limit)."""
+    expr, params = score_expression(terms, avglen)
     sql = f"""SELECT id, score FROM (
-                  SELECT f.id, f.created_at, f.seq, {" + ".join(parts)} AS score
+                  SELECT f.id, f.created_at, f.seq, {expr} AS score
                     FROM fulltext f
                    WHERE f.namespace = $1 AND f.tsv @@ ANY ($2::tsquery[])) AS s
                ORDER BY score DESC, created_at DESC, seq DESC LIMIT $3"""
@@ -256,8 +293,8 @@ def scope(stats: asyncpg.Record) -> str | None:
     return stats["scope"]
 
 
-async def _prepare(con: asyncpg.Connection, namespace: str, terms: Sequence[str], limit: int
-                   ) -> tuple[_Scoring, list, int] | None:
+async def _prepare(con: asyncpg.Connection, namespace: str, terms: Sequence[str], limit: int,
+                   empty: dict | None = None) -> tuple[_Scoring, list, int] | None:
     """The query's statistics read and weighed: (scoring, weighed lexemes, documents in the
     namespace), or None when no term is indexed."""
     stats = await con.fetch(_STATS, namespace, list(terms))
@@ -270,7 +307,10 @@ async def _prepare(con: asyncpg.Connection, namespace: str, terms: Sequence[str]
         docs, int(first["ft_len"] or 0), first["ft_min_len"])
     if not weighed:
         return None
-    return _Scoring(con, namespace, scope(first), weighed, avglen, limit), weighed, docs
+    scoring = _Scoring(con, namespace, scope(first), weighed, avglen, limit, docs,
+                       int(first["ft_min_len"] or 1))
+    scoring.version, scoring.empty = first["version"], empty
+    return scoring, weighed, docs
 
 
 class FullText:
@@ -279,6 +319,10 @@ class FullText:
 
     def __init__(self) -> None:
         self.plans: Counter[str] = Counter()
+        #: (namespace, version, GIN query) of the length-bounded scans found empty (ties.py):
+        #: the same word sets come back across queries ("Who is working on Project X" for
+        #: every X), and a namespace's version changes with every write to it.
+        self.empty_scans: dict[tuple[str, int, str], None] = {}
 
     async def search(self, pool: asyncpg.Pool, namespace: str, terms: Sequence[str],
                      limit: int, plain: bool = False) -> list[ScoredId]:
@@ -287,7 +331,7 @@ class FullText:
         async with pool.acquire() as con, con.transaction(isolation="repeatable_read",
                                                           readonly=True):
             # One snapshot: the statistics, the first and the second query agree.
-            prepared = await _prepare(con, namespace, terms, limit)
+            prepared = await _prepare(con, namespace, terms, limit, self.empty_scans)
             if prepared is None:
                 return []
             scoring, weighed, docs = prepared
@@ -315,7 +359,7 @@ class FullText:
         if len(terms) > 1 and sum(t.df for t in terms) > max(PLAIN_MAX_ROWS, 2 * limit):
             found, plan = await by_levels(terms, docs, limit, scoring.run)
             if found is not None:
-                self.plans[plan] += 1
+                self.plans[plan + (", newest first" if scoring.newest_first_runs else "")] += 1
                 return found
         self.plans["plain"] += 1
         return await scoring.run(0.0)
@@ -323,17 +367,37 @@ class FullText:
 
 class _Scoring:
     def __init__(self, con: asyncpg.Connection, namespace: str, scope: str | None,
-                 terms: list[Term], avglen: float, limit: int):
+                 terms: list[Term], avglen: float, limit: int, docs: int = 0,
+                 min_len: int = 1):
         self.con = con
         self.namespace = namespace
         # The namespace's token, ANDed to every set: GIN scans stay in the namespace.
         self.scope = [quote(scope)] if scope is not None else []
         self.terms = terms
         self.limit = limit
+        self.docs = docs
+        self.min_len = min_len
+        self.avglen = avglen
         self.sql, self.params = scoring_statement(terms, avglen)
+        #: Levels answered by reading their rows newest first (ties.py).
+        self.newest_first_runs = 0
+        self.version: int | None = None  # the namespace's, in this snapshot
+        self.empty: dict | None = None  # FullText.empty_scans (None: no cache)
 
     async def run(self, level: float) -> list[ScoredId]:
-        return await self.run_sets(minimal_sets(self.terms, level))
+        sets = minimal_sets(self.terms, level)
+        from . import ties  # (ties imports this module)
+        if (NEWEST_FIRST and self.docs >= ties.MIN_ROWS
+                and ties.estimate(self.terms, sets) >= ties.TIES_MIN_ROWS):
+            newest = ties.NewestFirst(self.terms, self.avglen, self.min_len, self.limit)
+            found = await newest.run(
+                self.con, self.namespace, self.scope,
+                [" & ".join(quote(self.terms[i].lexeme) for i in s) for s in sets],
+                self.empty if self.version is not None else None, self.version)
+            if found is not None:
+                self.newest_first_runs += 1
+                return found
+        return await self.run_sets(sets)
 
     async def run_sets(self, sets: list[list[int]]) -> list[ScoredId]:
         """The top rows among those holding one of `sets` (indexes into `terms`)."""

@@ -414,6 +414,22 @@ CREATE INDEX retrieval_results_namespace ON retrieval_results (namespace);
 """
 
 
+# Ties at scale (fulltext.py, ties.py): thousands of rows of a big namespace can share one
+# score (same words, same length); the answer needs only the newest of them.
+# - fulltext_newest reads a namespace's rows newest first, the order ties are broken in;
+# - fulltext_tsv_len is the GIN of the tsvector plus a token for the row's length
+#   ('len 8': a space, so no word of a text can be it), so "rows holding these words and
+#   shorter than n" is one GIN scan, without visiting the rows (the proof that no older row
+#   can score above the tie). Both are expressions over existing columns: no row changes.
+FULLTEXT_TIES = """
+CREATE FUNCTION recall_ft_len(integer) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT array_to_tsvector(ARRAY['len ' || $1]) $$;
+CREATE INDEX fulltext_newest ON fulltext (namespace, created_at DESC, seq DESC);
+CREATE INDEX fulltext_tsv_len ON fulltext USING gin ((tsv || recall_ft_len(len)))
+    WITH (gin_pending_list_limit = 64);
+"""
+
 MIGRATIONS: list[tuple[int, str, Any]] = [
     (1, "memories, operations, tokens, audit, a2a tasks, namespace versions", _V1),
     (2, "memories.seq (insertion order) and session index", _V2),
@@ -446,6 +462,9 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     # beside a busy server).
     (17, "namespaces in code point order (agents' partitions)",
      'CREATE INDEX IF NOT EXISTS namespaces_code_points ON namespaces (namespace COLLATE "C")'),
+    # Indexes only (no row is rewritten): ~40 s at 1M rows.
+    (18, "fulltext: newest-first and length-aware indexes (tied rows read newest first)",
+     FULLTEXT_TIES),
 ]
 
 LATEST = MIGRATIONS[-1][0]

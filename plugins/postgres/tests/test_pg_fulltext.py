@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+from collections import Counter
 
 import asyncpg
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from recall_core.kit import levels
-from recall_postgres import fulltext
+from recall_postgres import fulltext, ties
 from recall_postgres.fulltext import CONTEXT_WEIGHT, K1, B
 from recall_postgres.migrations import LATEST
 from recall_postgres.rows import IN_NAMESPACE
@@ -349,7 +352,11 @@ async def test_searches_stay_inside_their_namespace_in_the_index(storage):
         query = fulltext.quote(stats[0]["scope"]) + " & " + fulltext.quote("common")
         plan = "\n".join(r[0] for r in await con.fetch(
             "EXPLAIN (ANALYZE) " + sql, "tiny", [query], 10, *params))
-        assert "Bitmap Index Scan on fulltext_tsv" in plan and "rows=1 " in plan, plan
+        # The GIN scan with the token, or (migration 18) the namespace's own rows through
+        # fulltext_newest: either way one row is fetched, not the other tenant's 3000.
+        assert ("Bitmap Index Scan on fulltext_tsv" in plan and "rows=1 " in plan) or (
+            "Index Scan using fulltext_newest" in plan and "Index Cond: (namespace = " in plan
+            and "rows=1 " in plan), plan
         await con.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await con.execute(f"PREPARE st(text, text[]) AS {fulltext._STATS}")
         plan = "\n".join(r[0] for r in await con.fetch(
@@ -475,3 +482,152 @@ async def test_memory_lookups_by_id_use_the_primary_key(storage):
     got = await storage.get_memories("big", ids)
     assert {m.id for m in got} == set(ids)
     assert await storage.get_memories("tiny1", ids) == []
+
+
+# -- tied rows read newest first (ties.py) --------------------------------------------------------
+async def _same_as_plain(storage, ns: str, q: list[str], limit: int) -> None:
+    got = await storage.fulltext.search(storage.pool, ns, q, limit)
+    want = await storage.fulltext.search(storage.pool, ns, q, limit, plain=True)
+    assert [(h.id, h.score) for h in got] == [(h.id, h.score) for h in want], (q, limit)
+
+
+def _newest_first_everywhere(monkeypatch) -> None:
+    monkeypatch.setattr(fulltext, "PLAIN_MAX_ROWS", 0)
+    monkeypatch.setattr(ties, "TIES_MIN_ROWS", 0)
+    monkeypatch.setattr(ties, "MIN_ROWS", 0)
+    monkeypatch.setattr(ties, "RARE_ROWS", 0)  # small corpora: every word would be "rare"
+
+
+async def test_the_contribution_is_the_statement_arithmetic_to_the_bit(storage):
+    # Rows without session context: each held word's part is its largest (tf 1), so a row's
+    # score is exactly the sum of `contribution` over its words, in statement order.
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(30)]
+    await storage.insert_memories([
+        mem("ns", " ".join(rng.choices(words, weights=[1 / (k + 1) for k in range(30)],
+                                       k=rng.randint(1, 14))), minutes=i) for i in range(300)])
+    async with storage.pool.acquire() as con:
+        for query in (["w0"], ["w1", "w2"], ["w3", "w0", "w22", "w29", "w5"], words[:9]):
+            prepared = await fulltext._prepare(con, "ns", query, 500)
+            scoring, weighed, _ = prepared
+            order = fulltext.in_statement_order(weighed)
+            rows = {r["id"]: r for r in await con.fetch(
+                "SELECT id, len, tsv FROM fulltext WHERE namespace = 'ns'")}
+            hits = await scoring.run(0.0)
+            assert hits
+            for h in hits:
+                held = {x["lexeme"] for x in await con.fetch(
+                    "SELECT lexeme FROM unnest($1::tsvector)", rows[h.id]["tsv"])}
+                total = None
+                for t in order:
+                    v = (fulltext.contribution(t, rows[h.id]["len"], scoring.params[0])
+                         if t.lexeme in held else 0.0)
+                    total = v if total is None else total + v
+                assert total == h.score, (query, h)
+
+
+async def test_a_tied_class_is_read_newest_first_and_answers_exactly(storage, monkeypatch):
+    # One template (same words, same length: one score) holds most rows; a few rows of the
+    # same words are shorter (they must come first), a rare word tops them all, and rows of
+    # several other shapes share some of the words.
+    _newest_first_everywhere(monkeypatch)
+    rng = random.Random(31)
+    rows = []
+    for i in range(1500):
+        kind = rng.random()
+        if kind < 0.6:
+            text = f"the alpha budget was raised to n{rng.randint(0, 99)} thousand q{i % 4}"
+        elif kind < 0.63:
+            text = "alpha budget cut"  # shorter: scores above the class
+        elif kind < 0.8:
+            text = f"budget review with p{rng.randint(0, 300)} on day{i % 7} and more words"
+        else:
+            text = f"alpha x{rng.randint(0, 500)} y{rng.randint(0, 50)} notes"
+        rows.append(mem("ns", text, minutes=i // 3))  # equal created_at: seq breaks ties
+    rows.append(mem("ns", "alpha zeta budget", minutes=-5))
+    await storage.insert_memories(rows)
+    for limit in (5, 10, 50, 200):
+        for q in (["alpha", "budget"], ["alpha", "budget", "zeta"], ["budget", "alpha", "x3"],
+                  ["raised", "budget"], ["alpha", "thousand", "budget", "q1"]):
+            await _same_as_plain(storage, "ns", q, limit)
+    assert any("newest first" in k for k in storage.fulltext.plans), storage.fulltext.plans
+    assert storage.fulltext.empty_scans  # the length-bounded proofs found nothing
+
+
+async def test_a_write_after_a_remembered_empty_scan_is_seen(storage, monkeypatch):
+    # The empty length-bounded scan is remembered for the namespace's version; a write that
+    # adds a shorter (hence higher) row of the tied words, older than every other row (so
+    # the newest-first prefix never sees it), must be found by the next search.
+    _newest_first_everywhere(monkeypatch)
+    await storage.insert_memories([
+        mem("ns", f"alpha budget raised to n{i % 50} thousand", minutes=i) for i in range(400)]
+        + [mem("ns", f"other words {i}") for i in range(50)])
+    await _same_as_plain(storage, "ns", ["alpha", "budget"], 10)
+    assert storage.fulltext.empty_scans
+    short = mem("ns", "alpha budget", minutes=-100)
+    await storage.insert_memories([short])
+    hits = await storage.fulltext.search(storage.pool, "ns", ["alpha", "budget"], 10)
+    assert hits[0].id == short.id
+    await _same_as_plain(storage, "ns", ["alpha", "budget"], 10)
+
+
+TIE_WORDS = ["alpha", "beta", "gamma", "delta", "budget", "rec", "ticket", "ünï", "x9", "team"]
+TIE_PLANS: Counter = Counter()
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(30, 400), templates=st.integers(1, 5),
+       with_context=st.floats(0, 0.5), deleted=st.floats(0, 0.2), limit=st.integers(1, 30),
+       scan_rows=st.integers(1, 300), prefix_rows=st.integers(1, 40),
+       overflow=st.integers(0, 5), max_lengths=st.integers(1, 16),
+       rest_max=st.sampled_from([0, 50, 10**9]), rare_rows=st.sampled_from([0, 10, 10**9]),
+       cached=st.booleans(),
+       targets=st.sampled_from([levels.TARGETS, (0.01, 0.05, 0.2), (0.1, 1.0)]))
+async def test_newest_first_equals_the_plain_query_on_random_templated_corpora(
+        storage, seed, n, templates, with_context, deleted, limit, scan_rows, prefix_rows,
+        overflow, max_lengths, rest_max, rare_rows, cached, targets):
+    # Rows from a few templates (fixed words and length: big tied classes), some with one
+    # word more or less, free words, contexts, equal created_at, deletes; queries of the
+    # templates' words plus random ones. Every threshold of ties.py is drawn.
+    rng = random.Random(seed)
+    shapes = [rng.sample(TIE_WORDS, rng.randint(1, 4)) for _ in range(templates)]
+    ns = f"h{seed}-{n}"
+    mp = pytest.MonkeyPatch()
+    _newest_first_everywhere(mp)
+    for name, value in (("SCAN_ROWS", scan_rows), ("PREFIX_ROWS", prefix_rows),
+                        ("TIE_OVERFLOW", overflow), ("MAX_LENGTHS", max_lengths),
+                        ("REST_MAX_ROWS", rest_max), ("RARE_ROWS", rare_rows)):
+        mp.setattr(ties, name, value)
+    mp.setattr(levels, "TARGETS", targets)
+    if not cached:
+        storage.fulltext.empty_scans = None  # type: ignore[assignment]
+    try:
+        mems = []
+        for i in range(n):
+            words = list(rng.choice(shapes))
+            if rng.random() < 0.2:
+                words.append(rng.choice(TIE_WORDS))
+            if rng.random() < 0.2 and len(words) > 1:
+                words.pop(rng.randrange(len(words)))
+            words += [f"f{rng.randint(0, 5)}"] * rng.randint(0, 2) + ["pad"] * rng.randint(0, 1)
+            m = mem(ns, " ".join(words), minutes=rng.randint(0, n // 3))
+            if rng.random() < with_context:
+                m.context = " ".join(rng.choices(TIE_WORDS, k=rng.randint(1, 3)))
+            mems.append(m)
+        await storage.insert_memories(mems)
+        for m in mems:
+            if rng.random() < deleted:
+                await delete(storage, ns, m.id)
+        for _ in range(6):
+            q = list(rng.choice(shapes)) + rng.choices(TIE_WORDS + ["f1"], k=rng.randint(0, 2))
+            await _same_as_plain(storage, ns, q, limit)
+        TIE_PLANS.update(storage.fulltext.plans)
+    finally:
+        mp.undo()
+        storage.fulltext.empty_scans = {}
+
+
+def test_the_templated_corpora_were_read_newest_first() -> None:
+    # (runs after the property test, in file order)
+    assert sum(v for k, v in TIE_PLANS.items() if "newest first" in k) >= 20, TIE_PLANS

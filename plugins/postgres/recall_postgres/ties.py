@@ -1,0 +1,248 @@
+"""A level's rows read newest first, for levels that bring thousands of tied rows.
+
+In a big namespace a common pair of words can reach a level (fulltext.py, kit.levels) with
+tens of thousands of rows, and when they come from one template they all have the same
+words and length, hence the same score: "Project X budget" at 1M rows holds 25k rows of
+{project, budget} at length 8. The plain level statement scores every one of them (a heap
+visit each: the 261 MB table does not fit Postgres's buffers) though the answer needs only
+the newest few, ties being broken newest first.
+
+So such a level is read in two steps, exactly as its plain statement would rank it:
+
+1. **Newest first**: the newest 2 * limit rows holding one of the level's sets, through
+   `fulltext_newest` (migration 18), scored; at most SCAN_ROWS rows of the namespace are
+   looked at. Let s be the `limit`-th best score among them.
+2. **What can still beat s**: a row older than all of those enters the answer only with a
+   score above s (at s it loses the tie to `limit` newer rows). A row holding exactly the
+   query words T at length n scores at most V(T, n) = the sum of each word's largest part
+   at n (fulltext.contribution: the statement's arithmetic to the bit, so the bound is not
+   inflated and a tied class's own bound equals its score). V falls with n, so for each T
+   the rows that can beat s are those holding T and shorter than the first n where
+   V(T, n) <= s: one GIN scan of `fulltext_tsv_len` (the tsvector plus a 'len n' token),
+   "T & ('len 5' | 'len 6' | 'len 7')", which costs the posting lists, not heap visits,
+   and finds nothing when no such row exists (the usual case for the tied class itself).
+
+The answer is the top `limit` of both steps' rows: any other row is either older than the
+prefix and scores at most s (beaten by `limit` newer rows of the prefix), or holds none of
+the level's sets (below the level: kit.levels' proof covers it). Declines (None: the caller
+scores the level as before) when the prefix holds fewer than `limit` rows, the query has
+more than MAX_TERMS words, or more than MAX_SETS scans would be needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import asyncpg
+
+from recall_core import ScoredId
+
+from .fulltext import Term, contribution, in_statement_order, quote, score_expression
+
+#: Namespaces of fewer rows never read a level newest first: at 10k rows (bench/tenants.py
+#: one, 200 queries) it cost the p95 2 ms more (4.5 -> 6.7 ms) for the same p50; at 100k
+#: it was neutral to slightly faster (p50 6.1 -> 5.4 ms at limit 50).
+MIN_ROWS = 100_000
+#: A level is read newest first when its sets may hold at least this many rows (`estimate`).
+TIES_MIN_ROWS = 2000
+#: Newest rows of the level read in step 1 (at least; 2 * limit): enough that a tie at
+#: the `limit`-th shows it overflows (TIE_OVERFLOW) and that the `limit`-th is the tied
+#: class's own score when one class dominates the newest rows.
+PREFIX_ROWS = 32
+#: Most rows of the namespace step 1 looks at (a literal in the statement: a parameter
+#: would let a generic plan assume 10% of the table and sort it). A class worth reading
+#: this way is a few % of the rows: 5000 rows hold ~125 of one of 2.5%. Fewer found than
+#: `limit`: declined (the rows looked at are the cost of a wrong guess, ~1-3 ms).
+SCAN_ROWS = 5000
+#: Step 2 runs only when at least this many rows of the prefix beyond the `limit`-th tie
+#: with it: a tied class cut by the limit. Otherwise the level's rows are scored as before
+#: (step 2 would scan most of the level's word sets with their lengths, at more cost).
+TIE_OVERFLOW = 4
+#: Queries with more words are not split by their exact word sets (2^n of them).
+MAX_TERMS = 7
+#: Length tokens one scan may OR; beyond, the scan is not restricted by length.
+MAX_LENGTHS = 16
+#: Most scans in step 2.
+MAX_SETS = 16
+#: Step 2 runs only when it is expected to read at most this many rows.
+REST_MAX_ROWS = 4000
+#: A word set holding a word of at most this many rows is read whole, not by length.
+RARE_ROWS = 1000
+#: Empty scans remembered (FullText.empty_scans) before the memory is cleared.
+EMPTY_SCANS_MAX = 10_000
+
+
+
+def estimate(terms: Sequence[Term], sets: list[list[int]]) -> int:
+    """At most how many rows hold one of `sets` (each set: its rarest word's rows). Not the
+    independent-terms estimate: the words that tie thousands of rows come together ("ticket
+    REC-1234" is 25k rows of {ticket, rec}, independence says 1.3k)."""
+    return sum(min(terms[i].df for i in s) for s in sets)
+
+
+def beating(terms: Sequence[Term], per_len: float, min_len: int, s: float
+            ) -> list[tuple[list[int], int | None, int]] | None:
+    """(word set T as indexes into `terms`, first length at which no row holding exactly T
+    beats `s` or None when any length may, shortest length) for the scans of step 2, fewest
+    and widest: a set is left out when a subset of it covers it. None when MAX_SETS would
+    not do."""
+    order = in_statement_order(terms)
+    index = {id(t): i for i, t in enumerate(terms)}
+    slots = [index[id(t)] for t in order]  # statement position -> index into terms
+    n = len(terms)
+    parts: dict[int, list[float]] = {}
+
+    def bound(mask: int, length: int) -> float:
+        # The statement adds every part, 0 for the words a row lacks, in its order.
+        at = parts.get(length)
+        if at is None:
+            at = parts[length] = [contribution(terms[i], length, per_len) for i in slots]
+        total = None
+        for k, i in enumerate(slots):
+            v = at[k] if mask >> i & 1 else 0.0
+            total = v if total is None else total + v
+        return total  # type: ignore[return-value]
+
+    found: list[tuple[int, int | None, int]] = []
+    for mask in sorted(range(1, 2 ** n), key=lambda m: (bin(m).count("1"), m)):
+        if any(t & mask == t and u is None for t, u, _ in found):
+            continue  # a subset's scan takes every length
+        lo = max(min_len, bin(mask).count("1"))
+        if bound(mask, lo) <= s:
+            continue
+        if bound(mask, lo + MAX_LENGTHS) > s:
+            upto = None
+        else:  # the bound falls with the length: the first length at or below s
+            a, b = lo, lo + MAX_LENGTHS  # bound(a) > s >= bound(b)
+            while b - a > 1:
+                mid = (a + b) // 2
+                a, b = (mid, b) if bound(mask, mid) > s else (a, mid)
+            upto = b
+        if any(t & mask == t and (u is None or (upto is not None and u >= upto))
+               for t, u, _ in found):
+            continue
+        found.append((mask, upto, lo))
+        if len(found) > MAX_SETS:
+            return None
+    return [([i for i in range(n) if m >> i & 1], u, lo) for m, u, lo in found]
+
+
+def _key(r: asyncpg.Record) -> tuple[float, datetime, int]:
+    """The plain query's order, reversed (sort with reverse=True)."""
+    return (float(r["score"]), r["created_at"], int(r["seq"]))
+
+
+class NewestFirst:
+    """Step 1 and 2 for one prepared query (fulltext._Scoring holds it)."""
+
+    def __init__(self, terms: list[Term], avglen: float, min_len: int, limit: int):
+        self.terms = terms
+        self.min_len = max(1, min_len)
+        self.limit = limit
+        expr, self.params = score_expression(terms, avglen)
+        self.per_len = float(self.params[0])  # the statement's $4: K1 * B / avglen
+        words = f"${len(self.params) + 4}::tsquery[]"  # each term alone, in `terms` order
+        self.prefix_sql = f"""
+            SELECT f.id, {expr} AS score, f.created_at, f.seq, f.len,
+                   (SELECT coalesce(sum(1 << (q.i::int - 1)), 0) FROM unnest({words})
+                      WITH ORDINALITY AS q(w, i) WHERE f.tsv @@ q.w) AS held
+              FROM (SELECT id, created_at, seq, len, tsv FROM fulltext
+                     WHERE namespace = $1 ORDER BY created_at DESC, seq DESC
+                     LIMIT {SCAN_ROWS}) AS f
+             WHERE f.tsv @@ ANY ($2::tsquery[])
+             ORDER BY f.created_at DESC, f.seq DESC LIMIT $3"""
+        self.rest_sql = f"""
+            SELECT id, score, created_at, seq FROM (
+                SELECT f.id, f.created_at, f.seq, {expr} AS score FROM fulltext f
+                 WHERE f.namespace = $1
+                   AND (f.tsv || recall_ft_len(f.len)) @@ ANY ($2::tsquery[])) AS s
+             ORDER BY score DESC, created_at DESC, seq DESC LIMIT $3"""
+
+    async def run(self, con: asyncpg.Connection, namespace: str, scope: list[str],
+                  queries: list[str], empty: dict | None = None, version: int | None = None
+                  ) -> list[ScoredId] | None:
+        """The top `limit` rows among those matching one of `queries` (the level's sets,
+        without the namespace token), or None (declined). `empty`: length-bounded scans
+        known to find nothing at (namespace, `version`), kept across searches."""
+        if len(self.terms) > MAX_TERMS:
+            return None
+        prefix = await con.fetch(self.prefix_sql, namespace, queries,
+                                 max(PREFIX_ROWS, 2 * self.limit), *self.params,
+                                 [quote(t.lexeme) for t in self.terms])
+        if len(prefix) < self.limit:
+            return None
+        ranked = sorted(prefix, key=_key, reverse=True)
+        top = ranked[:self.limit]
+        s = float(top[-1]["score"])
+        if sum(1 for r in ranked[self.limit:] if r["score"] == s) < TIE_OVERFLOW:
+            return None  # no tie cut at the limit-th row: nothing to gain over the level
+        sets = beating(self.terms, self.per_len, self.min_len, s)
+        if sets is None:
+            return None
+        # What step 2 would read, from what the prefix (the newest rows) holds: a set whose
+        # length-bounded scan matches prefix rows matches proportionally many older ones.
+        level_rows = sum(min(self.terms[i].df for i in q) for q in self._sets(queries))
+        expected, seen_any = 0.0, False
+        for k, (held, upto, lo) in enumerate(sets):
+            mask = sum(1 << i for i in held)
+            rare = min(self.terms[i].df for i in held)
+            if upto is not None and rare <= RARE_ROWS:
+                # Its rows are few: read them all rather than decode the length tokens'
+                # posting lists (a quarter of the namespace each).
+                sets[k] = (held, None, lo)
+                upto = None
+            if upto is None:
+                expected += rare
+            else:
+                seen = sum(1 for r in prefix if r["held"] & mask == mask and r["len"] < upto)
+                seen_any = seen_any or seen > 0
+                expected += min(rare, seen / len(prefix) * level_rows)
+        if expected > REST_MAX_ROWS:
+            return None
+        whole = [set(h) for h, u, _ in sets if u is None]
+        sets = [(h, u, lo) for h, u, lo in sets  # what a set read whole holds, left out
+                if not any(w < set(h) for w in whole)]
+        rows = {r["id"]: r for r in top}
+        scans, proofs = [], []
+        for held, upto, lo in sets:
+            words = [*scope, *(quote(self.terms[i].lexeme) for i in held)]
+            if upto is None:
+                scans.append(" & ".join(words))
+            else:
+                words.append("(" + " | ".join(quote(f"len {m}") for m in range(lo, upto)) + ")")
+                proofs.append(" & ".join(words))
+        if proofs:
+            # The length-bounded scans, as one query (each posting list decoded once); when
+            # it finds nothing (the usual case: no row of the tied words is shorter), that
+            # is remembered for the namespace's version. (When a row of the prefix matches
+            # it, it is not empty: no need to ask.)
+            proof = " | ".join(f"( {p} )" for p in proofs)
+            key = (namespace, version, proof)
+            if empty is None or key not in empty:
+                if empty is None or seen_any or await con.fetchval(_NONEMPTY, namespace, proof):
+                    scans.append(proof)
+                else:
+                    if len(empty) > EMPTY_SCANS_MAX:
+                        empty.clear()
+                    empty[key] = None
+        if scans:
+            for r in await con.fetch(self.rest_sql, namespace, scans, self.limit,
+                                     *self.params):
+                rows.setdefault(r["id"], r)
+        best = sorted(rows.values(), key=_key, reverse=True)[:self.limit]
+        return [ScoredId(id=r["id"], score=float(r["score"])) for r in best]
+
+    def _sets(self, queries: list[str]) -> list[list[int]]:
+        """The level's sets back as indexes (queries are "'a' & 'b'" of quoted lexemes)."""
+        index = {quote(t.lexeme): i for i, t in enumerate(self.terms)}
+        return [[index[w] for w in q.split(" & ")] for q in queries]
+
+
+# Whether any row of the namespace matches (one GIN scan; the bitmap is built whole). Asked
+# through unnest: as a plain EXISTS, the planner expected a seq scan to meet a row soon
+# (thousands estimated) and read the table for 1.5 s when none did.
+_NONEMPTY = """
+SELECT count(*) FROM unnest(ARRAY[$2::tsquery]) AS q(s)
+ WHERE EXISTS (SELECT 1 FROM fulltext f
+                WHERE f.namespace = $1 AND (f.tsv || recall_ft_len(f.len)) @@ q.s)"""
