@@ -87,8 +87,8 @@ _HEDGE = re.compile(r"\b(?:thinking (?:about|of)|considering|wondering (?:if|whe
 
 # Said anywhere in a statement, these make it a passing state or a topic, not the standing
 # fact ("I'm in Lisbon on holiday", "I borrowed ...", "we briefly tried MySQL", "a blog post
-# about switching to Neovim", "we looked at Cassandra", "evaluating MySQL"): treated as a hedge, so nothing is read (a missed fact is
-# cheaper than a value that replaces a true one).
+# about switching to Neovim", "we looked at Cassandra", "evaluating MySQL"): treated as a
+# hedge, so nothing is read (a missed fact is cheaper than a value that replaces a true one).
 _PASSING = re.compile(r"\b(?:on (?:a |my |our )?(?:holiday|vacation|trip|business trip|"
                       r"honeymoon|layover|test drive)|borrowed|borrowing|loaner|briefly|"
                       r"temporarily|test(?:ing|ed)? (?:out )?(?:a|an|the)\b|"

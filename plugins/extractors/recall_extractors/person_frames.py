@@ -178,7 +178,8 @@ FRAMES: tuple[Frame, ...] = (
        r"got a job as|took a job as|got promoted to|was promoted to|am now|became|"
        r"have become|am becoming|retrained as|trained as|am employed as",
        lambda raw: _role_value(raw)),
-    Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:a|an|the)\s+(?P<v>.+)$", _I),
+    Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:a|an|the)\s+(?P<v>.+)$",
+                                   _I),
           lambda raw: _role_value(raw, plain=True)),
     _f("manager", r"report to|reports to|report directly to|am reporting to|now report to|"
        r"reporting to|reporting directly to",

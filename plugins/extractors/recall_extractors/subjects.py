@@ -65,7 +65,8 @@ _LEAD = re.compile(
     r"(?:a|an|one|two|three|four|five|six|a few|a couple of|\d+) (?:days?|weeks?|months?|"
     r"years?) ago|(?:earlier|later) this (?:week|month|year)|last (?:(?:mon|tues|wednes|"
     r"thurs|fri|satur|sun)day|night|spring|summer|autumn|fall|winter)|effective "
-    r"(?:immediately|today)|as you know|just fyi|starting (?:today|tomorrow|now)|since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
+    r"(?:immediately|today)|as you know|just fyi|starting (?:today|tomorrow|now)|"
+    r"since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
     r"at the moment|for the record|to be clear|in fact|scratch that|oh and|ps|p\.s\.|"
     r"today|yesterday|finally|officially|guess what|fun fact|right now|for now|"
     r"as of now|at this point|these days|turns out|it turns out|apparently|i'd say|"
@@ -151,11 +152,11 @@ rehomed cancelled canceled deleted dropped quit stopped killed ditched traded sw
 finished began grew had told asked wrote read spent named called
 """.split()
 _VERB = r"(?:" + "|".join(sorted(set(_VERB_WORDS), key=len, reverse=True)) + r"|'s)\b"
-# Up to four words, none of them a copula or an auxiliary: the subject ends where its verb
-# begins. (Other verbs can be nouns: "team chat", "work laptop", "our code".)
 # A named person's relation and its verb ("Hamid's wife teaches ...", "Ana's dog sleeps ...").
 _NAMED_RELATION = re.compile(r"^(?P<name>[A-Z][a-z]+)'s?\s+(?P<noun>[\w-]+)\s+(?P<rest>(?:"
                              + _VERB + r"|\w+ed\b|[a-z]{2,}(?<!ss)s\b).*)$")
+# Up to four words, none of them a copula or an auxiliary: the subject ends where its verb
+# begins. (Other verbs can be nouns: "team chat", "work laptop", "our code".)
 _AUX_WORDS = (r"(?:is|are|was|were|has|have|had|will|would|can|could|should|does|did|do|"
               r"am|be|been|just|also|now|still|finally|really|recently|always|never|uses|"
               r"works|lives|moved|runs|goes|went|got|switched|started|joined|left|turned)\b")
@@ -263,7 +264,8 @@ def find_subject(clause: str, speaker: str | None = None,
             and m["name"].lower() not in _NOT_NAMES \
             and not re.match(r"(?:is|are|was|were)\b", m["rest"]):
         # "Hamid's wife teaches at Oxford", "Dave's sister drives a Tesla", "Ravi's team uses
-        # GitLab": the wife's, the sister's, that team's, not Hamid's, Dave's or ours ("Sarah's manager is Tom" names Sarah's manager)
+        # GitLab": the wife's, the sister's, that team's, not Hamid's, Dave's or ours (with a
+        # copula the noun is the person's attribute: "Sarah's manager is Tom")
         noun = m["noun"].lower()
         kind = "person" if noun in RELATIONS else "pet" if noun in PETS else "team"
         return Subject(f"{m['name'].lower()}'s {noun}", kind, m["rest"],

@@ -52,7 +52,8 @@ _ABOUT = re.compile(r"\b(?:about|regarding|on the topic of)\s+(?:the\s+)?$", _I)
 _RELATION = "(?:" + "|".join(sorted((re.escape(w) for w in RELATIONS), key=len,
                                      reverse=True)) + ")"
 _OTHER_PERSON = re.compile(
-    r"\b(?:(?:my|our|his|her|their|a|an|the|some)\s+" + _RELATION + r"s?\b|\b(?!(?:it|that|what|there|here|he|she|who|let)'s\b)[A-Za-z]+'s?\s+(?=\S))", _I)
+    r"\b(?:(?:my|our|his|her|their|a|an|the|some)\s+" + _RELATION + r"s?\b|"
+    r"\b(?!(?:it|that|what|there|here|he|she|who|let)'s\b)[A-Za-z]+'s?\s+(?=\S))", _I)
 # A place said of a thing other than a home ("renting a car in Lisbon", "a coworking space
 # in Lisbon", "a cafe in Porto"): where that thing is, not where the speaker lives.
 _SOMEWHERE = re.compile(r"\b(?:a|an|the|my|our|some)\s+(?:[\w-]+\s+){0,2}(?!(?:flat|apartment|"
