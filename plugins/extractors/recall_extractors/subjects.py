@@ -108,11 +108,15 @@ thing things stuff people guys folks kids nobody none some any most no not
 # is read of them, and the speaker's known facts are not theirs). Not "nobody": "nobody here
 # uses Tableau, so I've let it go" speaks for the speaker's group too.
 _OTHERS = re.compile(
-    r"^(?:they|someone|somebody|everyone|everybody|people|folks|"
+    r"^(?:they|someone|somebody|people|folks|"
     r"(?:most|many|some|half|all|few|several|none|one|a few|a couple|a lot|lots|both|each|"
     r"either|neither|two|three) of\b|"
     r"(?:a|another|one|some|two|three|a few|several) (?:friends?|colleagues?|coworkers?|"
     r"co-workers?|guys?|girls?|persons?|people|neighbou?rs?|relatives?|cousins?)\b)", _I)
+# The speaker's whole group, said as everyone in it ("everyone at work", "the whole company").
+_EVERYONE = re.compile(r"^(?:everyone|everybody|all of us|the (?:whole|entire) (?:company|team|"
+                       r"org|organi[sz]ation|department|office))(?: (?:at work|here|in the "
+                       r"(?:company|team|office)|on (?:the|my|our) team))?\s+(?=\w)", _I)
 # Relation words said without "my" ("Mom turned 59", "Dad finally retired").
 _RELATION_WORDS = frozenset({"mom", "mum", "dad", "mommy", "daddy", "grandma", "grandpa",
                              "hubby", "wifey"})
@@ -286,6 +290,10 @@ def find_subject(clause: str, speaker: str | None = None,
                 and category_of(low) is None:
             name = m["name"].lower()
             return Subject(name, "person", m["rest"], noun=m["noun"], surface=m["name"])
+    if m := _EVERYONE.match(text):
+        # "Everyone at work uses Slack now", "The whole company is on Teams": the speaker's
+        # group as one, the team
+        return Subject(TEAM, "team", text[m.end():].strip(), surface=m[0].strip())
     if _OTHERS.match(text):
         # "They switched to Neovim", "Someone on my team moved to Leeds": somebody else's,
         # though nobody we can name; never the speaker's

@@ -24,7 +24,7 @@ _TIME = (r"|\s(?:last|this|next|past)\s+(?:year|month|week|summer|winter|spring|
 _WORDS = (
     r"\s[-\u2013\u2014]\s|\s(?:because|since|but|so that|so|which|who|where|when|"
     r"while|although|though|unless|if|instead|anymore|any more|now|nowadays|these days|"
-    r"at the moment|right now|currently|lately|recently|again|too|as well|also|either|"
+    r"at the moment|right now|currently|lately|recently|again|too|as well|also|either|here|"
     r"full[- ]time|part[- ]time|remotely|every|each|daily|most days|mostly|for good|"
     r"most of the time|all the time|thanks|btw|haha|lol|after all|by the way|"
     r"for everything|for all|for work|at work|at home|these days)\b") + _TIME

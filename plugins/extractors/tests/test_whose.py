@@ -168,3 +168,13 @@ async def test_a_past_state_changes_no_fact(stub, text):
 async def test_a_lead_in_without_a_comma_is_no_subject(stub, text, expected):
     assert [(m.entity, m.attribute, m.value) for m in await stub.extract(text)
             if m.attribute] == [expected]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # everyone in the speaker's group is the team, not somebody else
+    ("Everyone at work uses Slack now.", ("team", "chat_tool", "Slack")),
+    ("The whole company is on Teams now.", ("team", "chat_tool", "Teams")),
+])
+async def test_everyone_is_the_team(stub, text, expected):
+    out = [(m.entity, m.attribute, m.value) for m in await stub.extract(text) if m.attribute]
+    assert out == [expected]
