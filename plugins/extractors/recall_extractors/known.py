@@ -36,6 +36,8 @@ from .triples import Reading
 
 _I = re.IGNORECASE
 
+_SCHOOL = re.compile(r"\b(?:school|elementary|primary|academy|kindergarten|nursery|daycare|"
+                     r"preschool|college|university)$", _I)
 _DAY = re.compile(r"^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$", _I)
 # Wordings that say a value holds now (besides the rules' own frames).
 CURRENT = re.compile(
@@ -61,6 +63,8 @@ def kind(value: str) -> str | None:
     value = _ARTICLE.sub("", value.strip())
     if _DAY.match(value):
         return "day"
+    if _SCHOOL.search(value):
+        return "school"  # "Maple Grove Elementary", "Westfield Middle School"
     words = value.split()
     return category_of(value) or (category_of(" ".join(words[:-1])) if len(words) > 1 else None)
 

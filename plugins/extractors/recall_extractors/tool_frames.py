@@ -103,7 +103,8 @@ _SCHEDULES = (
     ("standup_time", re.compile(r"^" + AUX + r"(?:have|hold|do|run|start)\s+(?:our\s+|the\s+)?"
                                 r"(?:daily\s+)?stand-?ups?\s+(?:at|every day at)\s+"
                                 r"(?P<v>\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?)", _I)),
-    ("sprint_length", re.compile(r"^" + AUX + r"(?:run|do|work in|have|use)\s+(?P<v>(?:one|"
+    ("sprint_length", re.compile(r"^" + AUX + r"(?:run|do|work in|have|use|moved to|"
+                                 r"switched to|went to|changed to|are on)\s+(?P<v>(?:one|"
                                  r"two|three|four|\d)[- ]weeks?)\s+sprints\b", _I)),
     ("release_schedule", re.compile(r"^" + AUX + r"(?:release|releases|ship|ships)\s+"
                                     r"(?P<v>weekly|daily|monthly|nightly|quarterly|every "

@@ -106,3 +106,15 @@ async def test_compound_sentences_are_their_statements(stub, text, statements):
         assert any(s in t for t in out), (s, out)
     assert len(out) >= len(statements)
 
+
+
+@pytest.mark.parametrize("known,text,expected", [
+    # a school's name says its kind: the child's known school takes the new one
+    (K("son", "school", "Maple Grove Elementary"), "My son started at Westfield Middle School.",
+     ("son", "school", "Westfield Middle School")),
+    # sprints said with a move verb
+    (K("team", "sprint_length", "two weeks"), "We moved to one-week sprints.",
+     ("team", "sprint_length", "one-week")),
+])
+async def test_a_change_of_school_and_of_sprints(stub, known, text, expected):
+    assert expected in await facts(stub, text, known)
