@@ -282,8 +282,13 @@ def find_subject(clause: str, speaker: str | None = None,
         # "Ahmed freelances for Globex": a word in -s after a name is its verb (third person;
         # the speaker's own verbs are never in -s), so the name is no verb of the speaker's
         # left without its "I" (it ends like one: "Ahmed", "Jared")
-        if (not _IMPLIED.match(text) or _FINITE.match(following)
-                or _THIRD_PERSON.match(following)) \
+        # "Errors go to Rollbar", "Deploys happen on Fridays": a word in -s before a verb's
+        # base form is a plural noun, not a person (a person "goes", "happens")
+        plural = low.endswith("s") and " " not in low and not _THIRD_PERSON.match(following) \
+            and not re.match(r"(?:\w+ed|is|was|has|had|will|would|can|could|did|does|'s)$",
+                             following, _I)
+        if not plural and (not _IMPLIED.match(text) or _FINITE.match(following)
+                           or _THIRD_PERSON.match(following)) \
                 and low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
                 | _THINGS and attribute_of_noun(low) is None and not low.startswith("favo") \
                 and attribute_of_noun(f"{low} {following.lower()}") is None \

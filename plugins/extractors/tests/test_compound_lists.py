@@ -103,3 +103,15 @@ async def test_either_ends_a_value_as_too_does(stub):
     # "cilantro either" was the value (as "tea too" is not)
     assert [(m.attribute, m.value) for m in await stub.extract("I can't stand cilantro either.")
             if m.attribute] == [("dislikes:cilantro", "cilantro")]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a capitalised word in -s before a verb's base form is a plural noun, not a person
+    # ("Errors go to Rollbar" was a person "errors" whose school is Rollbar)
+    ("Errors go to Rollbar now.", []),
+    ("Deploys happen on Fridays.", [("team", "deploy_day", "Fridays")]),
+    ("James lives in Leeds.", [("james", "location", "Leeds")]),
+])
+async def test_a_plural_noun_is_no_person(stub, text, expected):
+    assert [(m.entity, m.attribute, m.value) for m in await stub.extract(text)
+            if m.attribute] == expected
