@@ -24,6 +24,7 @@ from recall_core.kit import split_speaker as _split_speaker
 _LABELS = frozenset("""
 correction corrections reorg news update updates heads psa btw lol ok also edit note reminder
 fun fact big news good news sad news quick update quick note side note context background
+tldr rant vent idea aside fact facts
 """.split())
 
 

@@ -70,6 +70,8 @@ async def test_a_speaker_typed_in_lower_case_is_the_speaker_and_no_model_reads_n
         ("gina", "employer", "clothing store")]
     assert await facts_of(ex, "update: i moved to rotterdam") == [
         ("user", "location", "Rotterdam")]
+    assert await facts_of(ex, "tldr: i moved to rotterdam") == [
+        ("user", "location", "Rotterdam")]
     # without the model nothing checks the name
     assert await facts_of(make_stub(StubSettings(classifier="off")), "i live in berlin") == []
     assert await facts_of(make_stub(StubSettings(classifier="off")), "I live in Berlin") == [
