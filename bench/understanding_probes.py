@@ -1,0 +1,93 @@
+"""Quick probes of the offline extractor, in process (no server, no storage): two kinds of
+small sets of my own in bench/understanding/probes/, used as extra **tune** sets (never as
+held-out: they were written while tuning, see bench/RESULTS.md "Understanding a change,
+seventh round").
+
+    python bench/understanding_probes.py                 # every set
+    python bench/understanding_probes.py others_4 changes_2 -v
+
+* `others_*.txt`: one statement a line, about someone else or not a standing fact ("She left
+  Acme.", "I'm in Lisbon on holiday."), extracted with a dozen of the user's and the team's
+  facts known (`KNOWN`). Counted: statements that write any key of a known fact (lower is
+  better; a restatement of the same value counts too, so read the -v lines).
+* `changes_*.txt`: `first text || later text` a line. The first is extracted alone, its facts
+  become the known ones, the later is extracted with them. Counted: pairs where the later
+  text gives one of the first's keys another value (higher is better; a new value of a
+  many-valued fact, such as a second pet, counts as a miss, so read the -v lines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from recall_core.contracts import KnownFact as K
+
+SETS = Path(__file__).resolve().parent / "understanding" / "probes"
+
+KNOWN = [K("user", "location", "Berlin"), K("user", "employer", "Acme"),
+         K("user", "editor", "vim"), K("user", "commute", "bus"),
+         K("user", "car", "Honda Civic"), K("user", "diet", "vegan"),
+         K("user", "manager", "Priya"), K("user", "os", "Ubuntu"),
+         K("team", "database", "Postgres"), K("team", "ci", "Jenkins"),
+         K("user", "partner", "Sam"), K("user", "phone", "Pixel 7"),
+         K("team", "code_host", "GitHub"), K("team", "chat_tool", "Slack"),
+         K("team", "cloud", "AWS"), K("user", "school", "MIT")]
+
+
+def lines(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.strip()]
+
+
+async def others(ex, path: Path, verbose: bool) -> tuple[int, int]:
+    keys = {(k.entity, k.attribute) for k in KNOWN}
+    touched = 0
+    for text in lines(path):
+        out = [(m.entity, m.attribute, m.value) for m in await ex.extract(text, known=KNOWN)
+               if m.attribute]
+        hit = any((e, a) in keys for e, a, _ in out)
+        touched += hit
+        if verbose:
+            print(f"  {'CHANGED' if hit else '       '} {text} {out}")
+    return touched, len(lines(path))
+
+
+async def changes(ex, path: Path, verbose: bool) -> tuple[int, int]:
+    done = 0
+    for line in lines(path):
+        first, later = line.split(" || ")
+        known = [K(m.entity, m.attribute, m.value) for m in await ex.extract(first)
+                 if m.attribute]
+        out = [(m.entity, m.attribute, m.value) for m in await ex.extract(later, known=known)
+               if m.attribute]
+        keys = {(k.entity, k.attribute) for k in known}
+        old = {k.value.lower() for k in known}
+        hit = any((e, a) in keys and v.lower() not in old for e, a, v in out)
+        done += hit
+        if verbose:
+            print(f"  {'ok  ' if hit else 'MISS'} {first} -> {later} {out}")
+    return done, len(lines(path))
+
+
+async def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sets", nargs="*", help="set names (default: all)")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    from recall_extractors import StubSettings, make_stub
+
+    ex = make_stub(StubSettings())
+    names = args.sets or sorted(p.stem for p in SETS.glob("*.txt"))
+    for name in names:
+        path = SETS / f"{name}.txt"
+        if name.startswith("others"):
+            n, total = await others(ex, path, args.verbose)
+            print(f"{name}: {n} of {total} change a known fact")
+        else:
+            n, total = await changes(ex, path, args.verbose)
+            print(f"{name}: {n} of {total} changes supersede")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
