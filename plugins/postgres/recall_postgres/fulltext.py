@@ -270,6 +270,12 @@ def contribution(t: Term, length: int, per_len: float) -> float:
     return max(options)
 
 
+def set_query(terms: Sequence[Term], held: Sequence[int], scope: Sequence[str] = ()) -> str:
+    """The AND-query of one word set (indexes into `terms`), after the namespace's token when
+    the scan must stay in the namespace (`scope`)."""
+    return " & ".join([*scope, *(quote(terms[i].lexeme) for i in held)])
+
+
 def scoring_statement(terms: Sequence[Term], avglen: float) -> tuple[str, list[object]]:
     """The scoring statement and its parameters from $4 on ($1 namespace, $2 the array of
     AND-queries a row must match one of, $3 limit)."""
@@ -308,8 +314,7 @@ async def _prepare(con: asyncpg.Connection, namespace: str, terms: Sequence[str]
     if not weighed:
         return None
     scoring = _Scoring(con, namespace, scope(first), weighed, avglen, limit, docs,
-                       int(first["ft_min_len"] or 1))
-    scoring.version, scoring.empty = first["version"], empty
+                       int(first["ft_min_len"] or 1), first["version"], empty)
     return scoring, weighed, docs
 
 
@@ -368,7 +373,7 @@ class FullText:
 class _Scoring:
     def __init__(self, con: asyncpg.Connection, namespace: str, scope: str | None,
                  terms: list[Term], avglen: float, limit: int, docs: int = 0,
-                 min_len: int = 1):
+                 min_len: int = 1, version: int | None = None, empty: dict | None = None):
         self.con = con
         self.namespace = namespace
         # The namespace's token, ANDed to every set: GIN scans stay in the namespace.
@@ -381,8 +386,8 @@ class _Scoring:
         self.sql, self.params = scoring_statement(terms, avglen)
         #: Levels answered by reading their rows newest first (ties.py).
         self.newest_first_runs = 0
-        self.version: int | None = None  # the namespace's, in this snapshot
-        self.empty: dict | None = None  # FullText.empty_scans (None: no cache)
+        self.version = version  # the namespace's, in this snapshot
+        self.empty = empty  # FullText.empty_scans (None: no cache)
 
     async def run(self, level: float) -> list[ScoredId]:
         sets = minimal_sets(self.terms, level)
@@ -391,8 +396,7 @@ class _Scoring:
                 and ties.estimate(self.terms, sets) >= ties.TIES_MIN_ROWS):
             newest = ties.NewestFirst(self.terms, self.avglen, self.min_len, self.limit)
             found = await newest.run(
-                self.con, self.namespace, self.scope,
-                [" & ".join(quote(self.terms[i].lexeme) for i in s) for s in sets],
+                self.con, self.namespace, self.scope, sets,
                 self.empty if self.version is not None else None, self.version)
             if found is not None:
                 self.newest_first_runs += 1
@@ -401,7 +405,6 @@ class _Scoring:
 
     async def run_sets(self, sets: list[list[int]]) -> list[ScoredId]:
         """The top rows among those holding one of `sets` (indexes into `terms`)."""
-        queries = [" & ".join([*self.scope, *(quote(self.terms[i].lexeme) for i in s)])
-                   for s in sets]
+        queries = [set_query(self.terms, s, self.scope) for s in sets]
         rows = await self.con.fetch(self.sql, self.namespace, queries, self.limit, *self.params)
         return [ScoredId(id=r["id"], score=float(r["score"])) for r in rows]

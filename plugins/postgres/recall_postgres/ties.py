@@ -38,7 +38,8 @@ import asyncpg
 
 from recall_core import ScoredId
 
-from .fulltext import Term, contribution, in_statement_order, quote, score_expression
+from .fulltext import (Term, contribution, in_statement_order, quote, score_expression,
+                       set_query)
 
 #: Namespaces of fewer rows never read a level newest first: at 10k rows (bench/tenants.py
 #: one, 200 queries) it cost the p95 2 ms more (4.5 -> 6.7 ms) for the same p50; at 100k
@@ -160,13 +161,14 @@ class NewestFirst:
              ORDER BY score DESC, created_at DESC, seq DESC LIMIT $3"""
 
     async def run(self, con: asyncpg.Connection, namespace: str, scope: list[str],
-                  queries: list[str], empty: dict | None = None, version: int | None = None
-                  ) -> list[ScoredId] | None:
-        """The top `limit` rows among those matching one of `queries` (the level's sets,
-        without the namespace token), or None (declined). `empty`: length-bounded scans
-        known to find nothing at (namespace, `version`), kept across searches."""
+                  level_sets: list[list[int]], empty: dict | None = None,
+                  version: int | None = None) -> list[ScoredId] | None:
+        """The top `limit` rows among those holding one of `level_sets` (the level's word
+        sets, indexes into `terms`), or None (declined). `empty`: length-bounded scans known
+        to find nothing at (namespace, `version`), kept across searches."""
         if len(self.terms) > MAX_TERMS:
             return None
+        queries = [set_query(self.terms, held) for held in level_sets]
         prefix = await con.fetch(self.prefix_sql, namespace, queries,
                                  max(PREFIX_ROWS, 2 * self.limit), *self.params,
                                  [quote(t.lexeme) for t in self.terms])
@@ -182,7 +184,7 @@ class NewestFirst:
             return None
         # What step 2 would read, from what the prefix (the newest rows) holds: a set whose
         # length-bounded scan matches prefix rows matches proportionally many older ones.
-        level_rows = sum(min(self.terms[i].df for i in q) for q in self._sets(queries))
+        level_rows = sum(min(self.terms[i].df for i in q) for q in level_sets)
         expected, seen_any = 0.0, False
         for k, (held, upto, lo) in enumerate(sets):
             mask = sum(1 << i for i in held)
@@ -206,12 +208,12 @@ class NewestFirst:
         rows = {r["id"]: r for r in top}
         scans, proofs = [], []
         for held, upto, lo in sets:
-            words = [*scope, *(quote(self.terms[i].lexeme) for i in held)]
+            query = set_query(self.terms, held, scope)
             if upto is None:
-                scans.append(" & ".join(words))
+                scans.append(query)
             else:
-                words.append("(" + " | ".join(quote(f"len {m}") for m in range(lo, upto)) + ")")
-                proofs.append(" & ".join(words))
+                lengths = " | ".join(quote(f"len {m}") for m in range(lo, upto))
+                proofs.append(f"{query} & ({lengths})")
         if proofs:
             # The length-bounded scans, as one query (each posting list decoded once); when
             # it finds nothing (the usual case: no row of the tied words is shorter), that
@@ -232,12 +234,6 @@ class NewestFirst:
                 rows.setdefault(r["id"], r)
         best = sorted(rows.values(), key=_key, reverse=True)[:self.limit]
         return [ScoredId(id=r["id"], score=float(r["score"])) for r in best]
-
-    def _sets(self, queries: list[str]) -> list[list[int]]:
-        """The level's sets back as indexes (queries are "'a' & 'b'" of quoted lexemes)."""
-        index = {quote(t.lexeme): i for i, t in enumerate(self.terms)}
-        return [[index[w] for w in q.split(" & ")] for q in queries]
-
 
 # Whether any row of the namespace matches (one GIN scan; the bitmap is built whole). Asked
 # through unnest: as a plain EXISTS, the planner expected a seq scan to meet a row soon
