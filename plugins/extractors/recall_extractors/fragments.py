@@ -19,6 +19,8 @@ from typing import Any
 
 from recall_core.kit import split_speaker as _split_speaker
 
+from .sentences import words
+
 # Labels that open a note ("Correction: my birthday is ...") and name no speaker, on top of
 # those recall_core.kit's rule already knows.
 _LABELS = frozenset("""
@@ -35,6 +37,7 @@ def split_speaker(text: str) -> tuple[str | None, str]:
     if speaker is not None and speaker.lower() in _LABELS:
         return None, text
     return speaker, body
+
 
 # A lowercase "word:" (or two) opening a text.
 _LOWER_LABEL = re.compile(r"^\s*(?P<label>[a-z][\w.'-]*(?: [a-z][\w.'-]*)?)\s*:\s")
@@ -53,8 +56,6 @@ def lower_speaker(text: str) -> tuple[str | None, str]:
     speaker, body = split_speaker(text[:at] + text[at].upper() + text[at + 1:])
     return (m["label"], body) if speaker is not None else (None, text)
 
-
-from .sentences import words  # noqa: E402
 
 # Words that open a sentence which points back at the one before.
 _ANAPHORIC = set("""

@@ -66,6 +66,13 @@ _FOR_ANOTHER = re.compile(r"\s*(?:[\w-]+\s+){0,3}?(?:for|to)\s+(?:my|his|her|the
 # ("went back to Berlin for good" is a move).
 _TRAVEL = re.compile(r"\b(?:commut|fl[yi]|flew|travel|driv|drove|go|goes|going|went|head|"
                      r"visit|trip|flight|train|ride|rode)\w*\s+(?:to|into)\s+$", _I)
+
+
+def _elsewhere(before: str) -> bool:
+    """A place said after these words is where a thing is or where one goes, not a home."""
+    return bool(_SOMEWHERE.search(before) or _TRAVEL.search(before))
+
+
 _GONE = re.compile(r"^\s*(?:is gone|'s gone|is out|'s out|got too|was too|is dead|died|"
                    r"replaced|was)\b", _I)
 _PROPER = re.compile(r"(?<![\w@.])(?:[A-Z][\w&.'+-]*|\d+[A-Za-z][\w-]*)(?:\s+(?:of|de|la|du|"
@@ -187,8 +194,7 @@ def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
         named = re.search(r"\b(?:called|named)\s+([A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*)*)", text)
         found = [named[1]] if named else _proper(text)
         if kind == "place":
-            found = [f for f in found if not _SOMEWHERE.search(text[:text.find(f)])
-                     and not _TRAVEL.search(text[:text.find(f)])]
+            found = [f for f in found if not _elsewhere(text[:text.find(f)])]
         if kind == "org" and not found:
             m = re.search(r"\b(?:at|for|by|with)\s+(the\s+[\w -]{3,40})", text, _I)
             found = [v for v in [V.value(m[1], V.ORG, 5)] if v] if m else []
