@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from . import many_frames, person_frames, tool_frames
 from . import values as V
+from .change_words import DISCARDED
 from .lexicon import NATURAL_LANGUAGES, category_of
 from .subjects import PETS
 
@@ -47,10 +48,10 @@ _FUTURE = re.compile(r"^(?:will|am going to|are going to|is going to|am about to
 _NEGATION = re.compile(r"^(?:(?P<aux>do|does|did|am|is|are|was|were|have|has|had|will|would|"
                        r"can|could)\s+)?(?:not|no longer|never)\s+(?:really\s+|even\s+|"
                        r"actually\s+|currently\s+)?", _I)
-_STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?P<verb>cut out|cut|axed|stopped|"
-                      r"quit|gave up(?: on)?|given up(?: on)?|dropped|ditched|got rid of|"
+_STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?P<verb>cut out|cut|stopped|"
+                      r"quit|" + DISCARDED + r"|"
                       r"gave away|rehomed|re-homed|sold|am done with|broke up with|"
-                      r"deleted|cut out|cancelled|canceled|uninstalled|removed|killed|"
+                      r"deleted|cut out|cancelled|canceled|uninstalled|removed|"
                       r"unsubscribed from|no more|grew out of|outgrew|gave)\s+", _I)
 _USED_TO = re.compile(r"^(?:used to|was|were|had)\s+", _I)
 PAST = _PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tried|"

@@ -17,6 +17,7 @@ import re
 
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, is_many
 
+from .change_words import DISCARDED, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
 from .lexicon import PERSONAL, category_of
@@ -25,14 +26,14 @@ from .subjects import Subject
 _I = re.IGNORECASE
 
 _NOW = re.compile(r"\b(?:now|these days|nowadays|currently|at the moment|anymore|no more|"
-                  r"switched|moved (?:to|over)|migrated|ditched|dropped|replaced|instead|"
-                  r"went with|going with|gone|all in on|converted|swapped)\b", _I)
+                  r"switched|moved (?:to|over)|migrated|instead|"
+                  r"went with|going with|gone|all in on|converted|" + SWAPPED + r")\b", _I)
 # ... nor the past or a negation (besides what cues.UNSURE refuses everywhere).
 _NOT_NOW = re.compile(r"\b(?:used to|was|were|back then|last year|years ago|don't|doesn't|"
                       r"didn't|never|not)\b", _I)
 # Cues that end the value they name: with one value named, it is the old one.
-_ENDING = re.compile(r"\b(?:anymore|no more|ditched|dropped|replaced|gone|from|off|left|"
-                     r"quit|sold|retired|dead)\b", _I)
+_ENDING = re.compile(r"\b(?:anymore|no more|replaced|gone|from|off|left|"
+                     r"quit|sold|dead|" + DISCARDED + r")\b", _I)
 _WORD = re.compile(r"[\w.+#-]+")
 # Words that are never part of a value's name ("a Mac now", "Discord even").
 _GLUE = frozenset("""now it it's is are was the a an on in at to for all just even lol so

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from recall_core.contracts import KnownFact
 from recall_core.kit.attributes import TEAM, USER, base_attribute, is_many
 
+from .change_words import DISCARDED, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
 from .kinds import named_values
@@ -47,8 +48,8 @@ CURRENT = re.compile(
     r"(?:i|we) (?:use|run) (?:it|that|this)|is (?:my|our) \w+ now)\b", _I)
 # Words that end the value they name ("gave up on emacs", "Keycloak is gone").
 _ENDS = re.compile(
-    r"\b(?:no more|no longer|anymore|gave up|given up|ditched|dropped|replaced|retired|"
-    r"gone|dead|shut (?:\w+ )?down|killed|sold|left|quit|swapped|switched|moved|"
+    r"\b(?:no more|no longer|anymore|" + SWAPPED + r"|"
+    r"gone|dead|shut (?:\w+ )?down|sold|left|quit|switched|moved|"
     r"instead of|overtaken|over)\b", _I)
 _NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|used to|back then|"
                   r"years ago|last year)\b", _I)
@@ -205,9 +206,9 @@ def ends_used(facts: list[Fact], known: Sequence[KnownFact], sentence: str) -> l
 # Words that end one value of a many-valued fact, said next to it ("can't do horror movies
 # anymore", "Swarm is decommissioned", "had to stop climbing").
 _ENDS_ONE = re.compile(
-    r"\b(?:no more|no longer|anymore|any more|gave up|given up|giving up|ditched|dropped|"
-    r"retired|decommissioned|deprecated|gone|dead|stopp?(?:ed|ing)?|quit|cancell?ed|sold|"
-    r"got rid of|let (?:it|that|them|that one|those) go|done with|off my list)\b", _I)
+    r"\b(?:no more|no longer|anymore|any more|giving up|" + DISCARDED + r"|"
+    r"gone|dead|stopp?(?:ed|ing)?|quit|cancell?ed|sold|"
+    r"let (?:it|that|them|that one|those) go|done with|off my list)\b", _I)
 # Where one aside ends and the next begins: a value "still" said in the next stays.
 ASIDE = re.compile(r"[,;.!]\s+|\s+(?:but|though|although|so|and|while|whereas)\s+", _I)
 # A memory that lists several values ("I do climbing, yoga and cycling"): ending one would

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from recall_core.contracts import KnownFact
 from recall_core.kit.attributes import ENDED, is_ended, is_many
 
+from .change_words import DISCARDED
 from .cues import UNSURE
 from .fact import Fact
 from .known import ASIDE, in_scope, mentions, said_words
@@ -32,8 +33,7 @@ _I = re.IGNORECASE
 # "switched" alone name the new value as often as the old one).
 LEAVES = re.compile(
     r"\b(?:left|leaving|quit|quitting|shut (?:\w+ )?down|shutting (?:\w+ )?down|sold|selling|"
-    r"got rid of|gave up(?: on)?|giving up(?: on)?|ditched|dropped|no longer|retired|"
-    r"decommissioned|moved (?:away )?(?:from|out of)|switched (?:away )?from|swapped out|"
+    r"giving up(?: on)?|no longer|" + DISCARDED + r"|moved (?:away )?(?:from|out of)|switched (?:away )?from|swapped out|"
     r"done with|last day at|broke up with|split (?:up )?(?:with|from)|divorced)\b", _I)
 _NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|wasn't|isn't|haven't|hasn't|"
                   r"can't|couldn't|might|may|if|when|before|will|going to|gonna|thinking|"

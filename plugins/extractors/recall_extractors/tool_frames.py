@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from recall_core.kit.attributes import INVENTORY
 
 from . import values as V
+from .change_words import SWAPPED
 from .lexicon import PERSONAL, attribute_for, category_of, purpose_attribute
 from .person_frames import AUX
 
@@ -51,7 +52,7 @@ _SWITCH = re.compile(
     r"(?!from\b|over\b|back\b|to\b)(?P<what>[\w -]{1,30}?)\s+)?(?:from\s+(?P<from>.+?)\s+)?(?:to|over to|back to|onto|"
     r"into)\s+(?P<v>.+)$", _I)
 REPLACE = _REPLACE = re.compile(
-    r"^" + AUX + r"(?:replaced|swapped|traded|ditched|dropped|exchanged|gave up|abandoned)\s+"
+    r"^" + AUX + r"(?:" + SWAPPED + r")\s+"
     r"(?P<from>.+?)\s+(?:with|for|in favou?r of)\s+(?P<v>.+)$", _I)
 _REWRITE = re.compile(
     r"^" + AUX + r"(?:rewrote|rewritten|rebuilt|ported|reimplemented|moved|migrated|switched|"

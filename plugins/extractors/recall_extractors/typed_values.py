@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from . import values as V
+from .change_words import SWAPPED
 from .lexicon import CATEGORY_OF, attribute_for, category_of
 from .person_frames import AUX
 from .subjects import RELATIONS
@@ -43,8 +44,8 @@ _HOURS = re.compile(r"\b((?:from\s+)?\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?\s*(
                     r"early shifts?|late shifts?|part[- ]time|full[- ]time|four days a week|"
                     r"(?:mon|tues|wednes|thurs|fri)days? to (?:mon|tues|wednes|thurs|fri)days?)",
                     _I)
-_REPLACED = re.compile(r"(?:from|instead of|rather than|over|than|not|no more|replaced|"
-                       r"ditched|dropped|quit|left|leaving|killed|gave up(?: on)?|"
+_REPLACED = re.compile(r"(?:from|instead of|rather than|over|than|not|no more|"
+                       r"quit|left|leaving|" + SWAPPED + r"|"
                        r"last day at|out of|ex-|formerly|used to be|was)\s+(?:the\s+|my\s+|"
                        r"our\s+)?$", _I)
 _ABOUT = re.compile(r"\b(?:about|regarding|on the topic of)\s+(?:the\s+)?$", _I)

@@ -1,0 +1,23 @@
+"""The words that say a value was given up, in one place.
+
+Seven rules read them (a cue that something changed, the value a change ends, the value a
+swap replaces, a subject's verb, ...). Each kept its own list, so a word taught to one was
+unknown to the others: "We ditched Teams for Slack" was a swap while "We dumped Teams for
+Slack" kept Teams current. The rules now build their patterns from these alternations, so
+the vocabulary grows here and reaches all of them.
+
+`DISCARDED`: past forms that end the value they name ("dumped LastPass", "scrapped the
+monolith"); every word here reads the same in all seven rules. A word that ends a value
+only in some frames ("left", "moved", "switched", "over") stays in the rule that knows
+its frame.
+"""
+
+from __future__ import annotations
+
+#: Regex alternation (no groups) of past forms that end the value they name.
+DISCARDED = (r"ditched|dumped|dropped|scrapped|binned|axed|junked|abandoned|"
+             r"got rid of|gave up(?: on)?|given up(?: on)?|kicked out|phased out|"
+             r"decommissioned|deprecated|sunsetted|retired|killed off|killed")
+
+#: Past forms of a swap: "<verb> X for/with Y" says X ended and Y is current.
+SWAPPED = r"replaced|swapped(?: out)?|traded(?: in)?|exchanged|" + DISCARDED

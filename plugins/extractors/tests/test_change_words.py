@@ -1,0 +1,41 @@
+"""The words that end a value are one vocabulary (`change_words`), read alike by every rule:
+before, "We ditched Teams for Slack" was a swap and "We dumped Teams for Slack" kept Teams
+current, because only some rules knew "dumped" (issue 27)."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_core.contracts import KnownFact as K
+from recall_core.kit.attributes import ENDED
+from recall_extractors import StubSettings, make_stub
+from recall_extractors.change_words import DISCARDED
+from recall_extractors.stub import StubExtractor
+
+KNOWN = (K("team", "ci", "Jenkins"), K("user", "password_manager", "LastPass"))
+# Each word as said ("gave up on" is the regex "gave up(?: on)?").
+VERBS = [v.replace("(?: on)?", " on") for v in DISCARDED.split("|")]
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubExtractor:
+    return make_stub(StubSettings())
+
+
+def facts(out):
+    return [(m.entity, m.attribute, m.value) for m in out if m.attribute]
+
+
+@pytest.mark.parametrize("verb", ["replaced", "swapped", "traded", "ditched", "dumped",
+                                  "scrapped", "binned", "axed", "abandoned"])
+async def test_a_swap_keeps_the_new_value_whatever_the_verb(stub, verb):
+    out = await stub.extract(f"We {verb} Jenkins for Buildkite.", known=KNOWN)
+    assert ("team", "ci", "Buildkite") in facts(out)
+    out = await stub.extract(f"I {verb} LastPass for Bitwarden.", known=KNOWN)
+    assert ("user", "password_manager", "Bitwarden") in facts(out)
+
+
+@pytest.mark.parametrize("verb", VERBS)
+async def test_every_discarding_word_ends_the_value_it_names(stub, verb):
+    out = await stub.extract(f"We {verb} Jenkins last month.", known=KNOWN)
+    assert facts(out) == [("team", "ci", ENDED)]
