@@ -16,7 +16,7 @@ from .cues import PAST, STILL_TRUE
 from .fact import Fact
 from .keys import FAVORITE_TOOLS
 from .lexicon import NATURAL_LANGUAGES, PERSONAL, attribute_for, category_of, purpose_attribute
-from .subjects import attribute_named, find_subject
+from .subjects import ROLE_OF, attribute_named, find_subject
 
 _I = re.IGNORECASE
 _PAST, _STILL_TRUE = PAST, STILL_TRUE
@@ -102,12 +102,11 @@ _NEW_HOME = re.compile(r"\b(?:new|our|my)\s+(?:own\s+|new\s+)?(?:flat|apartment|
 _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|leading|running|"
                          r"heading)\s+(?:our|my|the)\s+team\b")
 # A relation named with its person, in passing: "my new manager Tom", "my wife Ana".
-_RELATION = {"manager": "manager", "boss": "manager", "wife": "partner", "husband": "partner",
-             "partner": "partner", "girlfriend": "partner", "boyfriend": "partner",
-             "fiance": "partner", "fiancee": "partner", "fiancé": "partner",
-             "fiancée": "partner"}
-_MY_NEW = re.compile(r"\bmy\s+(?:new\s+)?(?P<noun>" + "|".join(_RELATION) +
-                     r")\s*,?\s+(?P<v>[A-Z][a-z]+)\b(?!\s*(?:'s|and|&|or)\b)")
+# "a new GP, Dr. Singh", "our new landlord, Ms. Ortiz": with "new" the owner is said by the
+# verb ("I've registered with", "we have").
+_MY_NEW = re.compile(r"\b(?i:my\s+(?:new\s+)?|(?:a|our)\s+new\s+)(?P<noun>(?i:" +
+                     "|".join(ROLE_OF) + r"))\s*,?\s+(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?"
+                     r"[A-Z][a-z]+)\b(?!\s*(?:'s|and|&|or)\b)")
 _GOT_MARRIED = re.compile(r"^(?:[A-Z][a-z]+ and I|I and [A-Z][a-z]+|we)\s+(?:just\s+|finally\s+)?"
                           r"got\s+(?P<v>married|engaged|divorced)\b", _I)
 # "Dark mode everywhere now", "fish shell for me": a tool said on its own
@@ -216,7 +215,7 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
         if person_frames.place(m["v"]):
             return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
     if (m := _MY_NEW.search(text)) and person_frames.proper(m["v"]):
-        return [Fact(speaker.lower() if speaker else USER, _RELATION[m["noun"].lower()],
+        return [Fact(speaker.lower() if speaker else USER, ROLE_OF[m["noun"].lower()],
                      m["v"])]
     if m := _MANAGES_US.match(text):
         return [Fact(speaker.lower() if speaker else USER, "manager", m["v"])]

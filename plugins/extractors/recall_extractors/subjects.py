@@ -37,8 +37,20 @@ grandmother grandfather aunt uncle cousin niece nephew boss manager roommate fla
 housemate friend best friend colleague coworker co-worker neighbor neighbour landlord
 mentor therapist doctor stepson stepdaughter stepmom stepdad in-laws mother-in-law
 father-in-law sister-in-law brother-in-law ex ex-wife ex-husband twin twins baby sons
-daughters grandparents grandkids grandchildren stepkids
+daughters grandparents grandkids grandchildren stepkids gp dentist landlady accountant lawyer
+physio
 """.split()) | {"best friend"}
+# The relations that are a fact of their owner's, one person at a time, and the attribute
+# each names: "My wife is Anna", "my new GP, Dr. Singh". Every rule that reads a relation's
+# name (triples' copulas, idioms' "my new X Y") reads it from here. Friends, siblings and
+# colleagues are many at once and name no fact.
+ROLE_OF = {"wife": "partner", "husband": "partner", "partner": "partner", "spouse": "partner",
+           "boyfriend": "partner", "girlfriend": "partner", "fiance": "partner",
+           "fiancee": "partner", "fiancé": "partner", "fiancée": "partner",
+           "boss": "manager", "manager": "manager",
+           "doctor": "doctor", "gp": "doctor", "dentist": "dentist", "therapist": "therapist",
+           "landlord": "landlord", "landlady": "landlord", "mentor": "mentor",
+           "accountant": "accountant", "lawyer": "lawyer", "physio": "physio"}
 PETS = frozenset("""
 dog cat puppy kitten parrot hamster rabbit bunny turtle tortoise fish goldfish snake lizard
 horse pony ferret gecko bird budgie pup pet

@@ -22,7 +22,7 @@ from .cues import Cues, read_cues
 from .fact import Fact
 from .lexicon import PERSONAL, attribute_for, category_of
 from .sentences import fold
-from .subjects import Subject, attribute_named, expand, find_subject, strip_lead
+from .subjects import RELATIONS, ROLE_OF, Subject, attribute_named, expand, find_subject, strip_lead
 
 _I = re.IGNORECASE
 
@@ -34,10 +34,7 @@ _REVERSE = re.compile(
     r"officially\s+|finally\s+)?(?P<who>my|our|[A-Z][a-z]+'s)\s+(?:new\s+|current\s+|main\s+|"
     r"primary\s+|go-to\s+|default\s+|daily\s+|usual\s+|only\s+)?(?P<noun>[\w -]+?)"
     r"(?:\s+now|\s+these days|\s+nowadays|\s+at the moment|\s+for now)?[.!]?$", _I)
-_RELATION_ATTRIBUTE = {"wife": "partner", "husband": "partner", "partner": "partner",
-                       "spouse": "partner", "boyfriend": "partner", "girlfriend": "partner",
-                       "fiance": "partner", "fiancee": "partner", "boss": "manager",
-                       "manager": "manager"}
+_RELATION_ATTRIBUTE = ROLE_OF
 _COPULA = re.compile(r"^(?:has been|have been|is|are|became|changed to|is now|are now|"
                      r"just changed to|has changed to|switched to|moved to)\s+(?:now\s+|still\s+|"
                      r"currently\s+|officially\s+|actually\s+|finally\s+)?(?P<v>.+)$", _I)
@@ -101,15 +98,22 @@ def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
     return None
 
 
+_NO_FACT = Fact("", "", "")  # read, and states no fact
+
+
 def _relation_copula(subject: Subject, rest: str, speaker: str | None) -> Fact | None:
     """ "My wife is Anna" -> the owner's partner; "My boss is Dana" -> the owner's manager."""
     relation = (subject.entity or "").split("'s ")[-1]
     m = _COPULA.match(rest)
-    if relation not in _RELATION_ATTRIBUTE or not m:
+    if relation not in RELATIONS or not m:
         return None
     v = V.value(m["v"], V.NAME, 3)
     if not v or not person_frames.proper(v):
         return None
+    if relation not in _RELATION_ATTRIBUTE:
+        # "My brother is Tom": a name of someone the owner may have several of (two
+        # brothers, many friends), so no fact; before, it was read as the brother's partner
+        return _NO_FACT if v[:1].isupper() else None
     owner = speaker.lower() if speaker else USER
     return Fact(owner, _RELATION_ATTRIBUTE[relation], v)
 
@@ -189,7 +193,7 @@ def read_statement(clause: str, speaker: str | None = None,
         subject = Subject(attr.replace("_", " "), "thing", rest, surface=subject.surface)
     if subject.kind == "person" and not subject.noun and (
             fact := _relation_copula(subject, rest, speaker)):
-        return Reading([fact], subject)
+        return Reading([] if fact is _NO_FACT else [fact], subject)
     facts = _household(_read(subject, rest, cues), subject, speaker)
     worth = predicate is not None and worth_classifying(predicate)
     return Reading(facts, subject, rest, cues, None if facts or not worth else predicate)
