@@ -125,7 +125,9 @@ def _ended_object(verb: str, body: str) -> str | None:
         return None
     if m := re.match(r"(?P<kind>[\w ]+?)\s+allergy\b", obj, _I):
         return f"am allergic to {m['kind']}"
-    if _PETLIKE.match(verb) and (person_frames.proper(first) or first.lower() in PETS):
+    # "Sold the Mazda": a name sold is a thing (a car), not a pet; "sold the puppy" is one.
+    if _PETLIKE.match(verb) and (person_frames.proper(first) and verb != "sold"
+                                 or first.lower() in PETS):
         if verb == "gave" and not re.search(r"\b(?:to|away)\b", body, _I):
             return None
         return f"have a pet named {first}" if person_frames.proper(first) else f"have a {first}"

@@ -95,10 +95,15 @@ def _distinct(a: str, b: str) -> bool:
 
 
 def mentions(text: str, value: str) -> bool:
-    """The known value is named: whole, or by its last word ("the Golf" for "VW Golf")."""
+    """The known value is named: whole, or by its last word ("the Golf" for "VW Golf"), or
+    by its first when the last is a model number ("the Mazda" for "Mazda 3", "my Pixel" for
+    "Pixel 7")."""
     low = text.lower()
     parts = value.lower().split()
     forms = {value.lower()} | ({parts[-1]} if len(parts) > 1 and len(parts[-1]) > 2 else set())
+    if len(parts) > 1 and re.search(r"\d", parts[-1]) and len(parts[0]) > 2 \
+            and not re.search(r"\d", parts[0]):
+        forms.add(parts[0])
     return any(re.search(rf"(?<![\w-]){re.escape(f)}s?(?![\w-])", low) for f in forms)
 
 

@@ -54,12 +54,12 @@ def ends_single(sentences: Sequence[str], read: list[list[tuple[str, Reading]]],
 
 def _ends(sentence: str, statements: list[tuple[str, Reading]], known: Sequence[KnownFact],
           speaker: str | None, given: set[tuple[str, str]]) -> None:
-    if not statements or UNSURE.search(sentence) or _NOT.search(sentence) \
-            or sentence.rstrip().endswith("?"):
+    if not statements or UNSURE.search(sentence) or sentence.rstrip().endswith("?"):
         return
     said = said_words(sentence)
     for aside in ASIDE.split(sentence):
-        if not LEAVES.search(aside) or _STILL.search(aside):
+        # a negation holds in its own aside: "Sold the Mazda, I don't have a car anymore"
+        if not LEAVES.search(aside) or _STILL.search(aside) or _NOT.search(aside):
             continue
         clause, reading = next(((c, r) for c, r in statements if aside.strip() in c),
                                statements[0])

@@ -197,6 +197,11 @@ async def test_names_that_differ_in_a_number_or_letter_stay_apart(stub, known, t
     # the rules alone read these under keys of their own guess (uses:pip, pets:mini)
     (K("user", "python_package_manager", "pip"), "I dropped pip."),
     (K("sarah", "car", "red Mini"), "Sarah sold the Mini."),
+    # a name sold is no pet (was pets:mazda), and a model is named by its make
+    (K("user", "car", "Mazda 3"), "I sold the Mazda."),
+    # the negation is the other aside's
+    (K("user", "car", "Mazda 3"), "Sold the Mazda, I don't have a car anymore."),
+    (K("user", "phone", "Pixel 7"), "I got rid of my Pixel."),
 ])
 async def test_a_known_single_value_ended_without_a_successor_ends_its_fact(stub, known, text):
     assert await facts(stub, text, known) == [(known.entity, known.attribute, ENDED)]
@@ -204,6 +209,7 @@ async def test_a_known_single_value_ended_without_a_successor_ends_its_fact(stub
 
 @pytest.mark.parametrize("text", [
     "I didn't leave Deloitte.",                  # negated
+    "I haven't left Deloitte, but I'm looking.",  # negated in the ending's own aside
     "I might leave Deloitte next year.",         # not done
     "Should I leave Deloitte?",                  # asked
     "My sister left Deloitte.",                  # someone else
