@@ -80,6 +80,15 @@ async def test_a_short_spelling_of_favourite_is_the_same_fact(runtime):
     assert await current(runtime, n, "user", "favorite_band") == ["Blur"]
 
 
+async def test_two_words_for_one_kind_of_favourite_are_the_same_fact(runtime):
+    # "my favourite movie is Inception" then "my favourite film now is Past Lives"
+    n = ns()
+    await say(runtime, n, "I|favorite_movie|Inception", "I|favourite film|Past Lives",
+              "I|favorite tv show|Severance", "I|favourite series|Slow Horses")
+    assert await current(runtime, n, "user", "favorite_movie") == ["Past Lives"]
+    assert await current(runtime, n, "user", "favorite_show") == ["Slow Horses"]
+
+
 async def test_a_many_valued_fact_keeps_every_value_and_an_ending_ends_only_its_own(runtime):
     n = ns()
     await say(runtime, n, "user|allergy|Peanuts", "user|allergies|shellfish",

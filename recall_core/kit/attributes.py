@@ -293,8 +293,17 @@ def canonical_attribute(attribute: str) -> str:
     if base.startswith(FAVORITE_PREFIX):
         # "favorite coffee place" and "favorite coffee shop" are one favourite
         base = re.sub(r"(?<=.)_(?:place|spot|joint)$", "_shop", base)
+        # ... and so are a favourite film and a favourite movie
+        thing = base[len(FAVORITE_PREFIX):]
+        base = FAVORITE_PREFIX + _SAME_FAVORITE.get(thing, thing)
     return f"{base}{sep}{suffix}" if sep else base
 
+
+# Words for one kind of favourite (the first person says "film", the next "movie").
+_SAME_FAVORITE = {"film": "movie", "tv_show": "show", "tv_series": "show", "series": "show",
+                  "tv_programme": "show", "tv_program": "show", "track": "song",
+                  "novel": "book", "dish": "food", "meal": "food", "beverage": "drink",
+                  "footballer": "football_player", "soccer_team": "football_team"}
 
 _TIMELY = re.compile(r"^(?:new|current|latest|present)_|_(?:now|at_the_moment|these_days|nowadays)$")
 
