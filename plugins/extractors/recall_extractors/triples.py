@@ -113,7 +113,8 @@ def _relation_copula(subject: Subject, rest: str, speaker: str | None) -> Fact |
     if relation not in _RELATION_ATTRIBUTE:
         # "My brother is Tom": a name of someone the owner may have several of (two
         # brothers, many friends), so no fact; before, it was read as the brother's partner
-        return _NO_FACT if v[:1].isupper() else None
+        named = re.match(r"(?:is|are)\s", rest, _I) and v[:1].isupper()
+        return _NO_FACT if named else None
     owner = speaker.lower() if speaker else USER
     return Fact(owner, _RELATION_ATTRIBUTE[relation], v)
 

@@ -46,3 +46,5 @@ async def test_a_relation_one_has_several_of_names_no_fact(stub, text):
 async def test_a_relations_other_facts_are_still_read(stub):
     assert facts(await stub.extract("My son is 7 and my sister is a nurse.")) == [
         ("son", "age", "7"), ("sister", "occupation", "nurse")]
+    assert facts(await stub.extract("My sister moved to Adelaide.")) == [
+        ("sister", "location", "Adelaide")]
