@@ -171,7 +171,7 @@ INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
     ("chat_tool", "one", "the team chat", ("chat", "team_chat", "messaging"), "thing"),
     ("code_host", "one", "where the code is hosted (GitHub, GitLab...)",
      ("repo_host", "git_host", "vcs_host", "source_control", "repository_host", "repos",
-      "repo", "repositories", "code", "source_code"), "thing"),
+      "repo", "repositories", "code", "source_code", "codebase"), "thing"),
     ("deploy_day", "one", "the day deploys happen", ("deployment_day", "release_day",
                                                      "deploys", "deployments", "deploy"),
      "thing"),

@@ -267,6 +267,9 @@ def _as_speaker(fact: Fact, speaker: str | None) -> Fact:
     return fact
 
 
+_PLACES_AND_ORGS = frozenset({"location", "employer", "school", "hometown"})
+
+
 def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
     entity = subject.entity or USER
     person = subject.kind in ("person", "pet")
@@ -277,7 +280,11 @@ def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
         if subject.kind == "person" or re.match(r"^(?:might|may|could|would|should|wish|if|"
                                                 r"almost|nearly|never)\b", rest, _I):
             return []
-    if subject.kind in ("person", "team") and (found := person_frames.read(rest)):
+    found = person_frames.read(rest) if subject.kind in ("person", "team") else None
+    if found and found[0] in _PLACES_AND_ORGS and person_frames.MOVED.match(rest) \
+            and category_of(found[1][0]):
+        found = None  # "We moved to MySQL": a tool, not a place or an employer
+    if found:
         attr, vals = found
         if attr == "learning" and category_of(vals[0]) in PERSONAL:
             attr = category_of(vals[0]) or attr  # "Learning Colemak": the keyboard layout

@@ -15,7 +15,10 @@ from recall_core.kit.attributes import clean_value
 _I = re.IGNORECASE
 
 _TIME = (r"|\s(?:last|this|next|past)\s+(?:year|month|week|summer|winter|spring|fall|autumn|"
-         r"night|time|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|"
+         r"night|time|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+         r"sprint|quarter|term|semester|season|release)\b|"
+         r"\s(?:over|during) the\s+(?:summer|winter|spring|fall|autumn|weekend|holidays?|"
+         r"break)\b|"
          r"\s(?:yesterday|today|tonight|tomorrow|ago|since|until|starting|from now on)\b|"
          r"\sin\s+(?:19|20)\d\d\b|\s(?:a|one|two|three|four|five|few|a few|several|\d+)\s+"
          r"(?:years?|months?|weeks?|days?)\b|\s(?:for|over) the (?:last|past)\b|"

@@ -39,3 +39,16 @@ async def test_a_swap_keeps_the_new_value_whatever_the_verb(stub, verb):
 async def test_every_discarding_word_ends_the_value_it_names(stub, verb):
     out = await stub.extract(f"We {verb} Jenkins last month.", known=KNOWN)
     assert facts(out) == [("team", "ci", ENDED)]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a time said after the value is no part of it (was "GitHub last sprint")
+    ("The code moved to GitHub last sprint.", ("team", "code_host", "GitHub")),
+    ("We moved to Postgres over the summer.", ("team", "database", "Postgres")),
+    # a tool moved to is no place and no employer (was the location "MySQL")
+    ("We moved to MySQL.", ("team", "database", "MySQL")),
+    # the codebase is the team's
+    ("Our codebase is on Bitbucket.", ("team", "code_host", "Bitbucket")),
+])
+async def test_what_a_move_names(stub, text, expected):
+    assert facts(await stub.extract(text)) == [expected]
