@@ -17,7 +17,9 @@ from __future__ import annotations
 #: Regex alternation (no groups) of past forms that end the value they name.
 DISCARDED = (r"ditched|dumped|dropped|scrapped|binned|axed|junked|abandoned|"
              r"got rid of|gave up(?: on)?|given up(?: on)?|kicked out|phased out|"
-             r"decommissioned|deprecated|sunsetted|retired|killed off|killed")
+             r"decommissioned|deprecated|sunsetted|retired|killed off|killed|"
+             r"said goodbye to|waved goodbye to|bid farewell to|parted ways with|"
+             r"walked away from|moved on from")
 
 #: Past forms of a swap: "<verb> X for/with Y" says X ended and Y is current.
 SWAPPED = r"replaced|swapped(?: out)?|traded(?: in)?|exchanged|" + DISCARDED

@@ -26,6 +26,13 @@ def facts(out):
     return [(m.entity, m.attribute, m.value) for m in out if m.attribute]
 
 
+async def test_a_goodbye_ends_the_value_it_names(stub):
+    # before: "said goodbye to Atlassian" stated Atlassian as the current employer again
+    known = [K("user", "employer", "Atlassian")]
+    out = await stub.extract("After five years I said goodbye to Atlassian.", known=known)
+    assert facts(out) == [("user", "employer", ENDED)]
+
+
 @pytest.mark.parametrize("verb", ["replaced", "swapped", "traded", "ditched", "dumped",
                                   "scrapped", "binned", "axed", "abandoned"])
 async def test_a_swap_keeps_the_new_value_whatever_the_verb(stub, verb):
