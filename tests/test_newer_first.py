@@ -101,3 +101,24 @@ def test_search_answers_a_question_about_the_present_with_the_newer_statement(de
     # Both stay in the results: the older statement is history the agent may still want.
     assert lines[0][0] in texts
     assert 0.0 < SAME_TOPIC <= 1.0
+
+
+def test_a_newer_statement_far_in_wording_still_answers_first(dense_runtime):
+    """A move told as a story ("got the keys to our new house in York") is far from "I live
+    in Leeds" in the model's space (~0.2-0.35): below the first threshold (0.4) it stayed
+    behind the stale fact. Unrelated chat of the same days keeps its place."""
+    loop, rt = dense_runtime
+    ns = "newer-far"
+    lines = [("I live in Leeds.", 0),
+             ("Got the keys to our new house in York on Friday, still unpacking boxes.", 2),
+             ("I had pasta for lunch, it was great.", 3)]
+    fact = {0: {"entity": "user", "attribute": "location", "value": "Leeds"}}
+    loop.run_until_complete(import_verbatim(rt.storage, ns, [
+        (i, ImportLine(text=t, created_at=DAY1 + timedelta(days=d), **fact.get(i - 1, {})))
+        for i, (t, d) in enumerate(lines, 1)], rt.embedder))
+    out = loop.run_until_complete(rt.service.search(ns, "Where do I live?", limit=5,
+                                                    recency_weight=0.0))
+    texts = [r["text"] for r in out["results"]]
+    assert texts.index(lines[1][0]) < texts.index(lines[0][0]), texts
+    if lines[2][0] in texts:
+        assert texts.index(lines[2][0]) > texts.index(lines[0][0]), texts
