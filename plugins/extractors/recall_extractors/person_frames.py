@@ -246,7 +246,9 @@ FRAMES: tuple[Frame, ...] = (
                                 r"ride (?:my|a) (?:bike|scooter|motorcycle|e-bike))s?|"
                                 r"takes the (?:train|bus|subway|tube|metro|tram|ferry)|"
                                 r"rides (?:my|a|her|his) (?:bike|scooter|motorcycle|e-bike))\s+"
-                                r"(?:to|into) (?:work|the office)\b", _I), lambda raw: [_mode(raw)]),
+                                # "in" alone: "I take the train in every day"
+                                r"(?:(?:to|into) (?:work|the office)\b|in\b(?!\s+(?:the|a|an|my|"
+                                r"our|(?-i:[A-Z])))(?!-))", _I), lambda raw: [_mode(raw)]),
 )
 
 

@@ -59,3 +59,11 @@ async def test_every_discarding_word_ends_the_value_it_names(stub, verb):
 ])
 async def test_what_a_move_names(stub, text, expected):
     assert facts(await stub.extract(text)) == [expected]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I take the train in every day.", ("user", "commute", "train")),  # was gym_schedule
+    ("I take the bus in.", ("user", "commute", "bus")),                 # was "bus in"
+])
+async def test_a_ride_in_is_a_commute(stub, text, expected):
+    assert facts(await stub.extract(text)) == [expected]
