@@ -122,6 +122,13 @@ def _name_alone(raw: str) -> list[str]:
     return [v]
 
 
+# Fields of work ("moved into product design", "I do QA at Ubisoft").
+_FIELDS = (r"(?:research|design|engineering|management|marketing|sales|finance|consulting|"
+           r"product|science|security|teaching|nursing|law|medicine|operations|support|"
+           r"recruiting|hr|devops|analytics|qa|testing|accounting|admin|it|ux|ui|seo|"
+           r"copywriting|development|data|ml|ai|infra|infrastructure|logistics|compliance|"
+           r"procurement|payroll|pr|comms|communications)")
+
 FRAMES: tuple[Frame, ...] = (
     # -- identity ---------------------------------------------------------------------------
     Frame("name", re.compile(r"^am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)[.!]?$"),
@@ -157,9 +164,10 @@ FRAMES: tuple[Frame, ...] = (
     _f("employer", r"(?:work|works|working|started working|began working|am employed|"
        r"is employed|employed|teach|teaches|am teaching|is teaching|lecture|lectures|"
        r"waitress|waitresses|bartend|bartends|intern|interning|freelance|consult|tutor|"
-       r"nanny|cook|cooks|serve|serves|clean|cleans)"
+       r"nanny|cook|cooks|serve|serves|clean|cleans|contract|contracts|contracting|"
+       r"(?:do|does|doing|am doing|is doing)\s+(?:[\w-]+\s+){0,2}?" + _FIELDS + r")"
        r"(?:\s+(?:full[- ]time|part[- ]time|remotely|as (?:a|an) [\w -]{1,40}?|"
-       r"in [\w -]{1,30}?))?\s+(?:at|for|with|by)", _ORG),
+       r"in [\w -]{1,30}?))?\s+(?:over\s+)?(?:at|for|with|by)", _ORG),
     _f("employer", r"joined|am joining|is joining|signed with|signed on with|"
        r"(?:took|got|accepted|landed|received|signed|started|have|has|took up)\s+(?:a|an|the|"
        r"my)\s+(?:[\w-]+\s+){0,2}(?:job|position|role|offer|gig|contract|internship)\s+"
@@ -221,11 +229,12 @@ FRAMES: tuple[Frame, ...] = (
           lambda raw: ["manager"]),
     Frame("occupation", re.compile(r"^" + AUX + r"(?:moved|transitioned|pivoted|switched)\s+"
                                    r"(?:careers\s+)?(?:into|to)\s+(?!(?:a|an|the|my|our)\b)"
-                                   r"(?P<v>[\w -]+?(?:research|"
-                                   r"design|engineering|management|marketing|sales|finance|"
-                                   r"consulting|product|science|security|teaching|nursing|law|"
-                                   r"medicine|operations|support|recruiting|hr|devops|analytics)"
-                                   r")\b", _I), lambda raw: [raw]),
+                                   r"(?P<v>[\w -]+?" + _FIELDS + r")\b", _I),
+          lambda raw: [raw]),
+    # "I do QA at Ubisoft", "My husband does IT support at a bank": a field of work done
+    Frame("occupation", re.compile(r"^" + AUX + r"(?:do|does|doing|am doing|is doing)\s+"
+                                   r"(?P<v>(?:[\w-]+\s+){0,2}?" + _FIELDS + r")\s+"
+                                   r"(?:over\s+)?(?:at|for|in)\b", _I), lambda raw: [raw]),
     _f("answer_language", r"want answers in|prefer answers in|want replies in|"
        r"would like answers in|want you to answer in|want you to reply in",
        _one(V.COMMON, 2), proper),
@@ -386,13 +395,17 @@ def _schedule(raw: str) -> list[str]:
 
 _ROLE_TOO = re.compile(r"\bas (?:a|an|the)\s+(?P<v>[\w -]{2,40}?)(?:\s+(?:at|for|in|with|since|"
                        r"and|but)\b|[,.;!]|$)|^" + AUX + r"(?:am|is|are)\s+(?:a|an|the)\s+"
-                       r"(?P<w>[\w -]{2,40}?)\s+(?:at|for|with)\s+[A-Z]", _I)
+                       r"(?P<w>[\w -]{2,40}?)\s+(?:at|for|with)\s+[A-Z]|^" + AUX +
+                       r"(?:do|does|doing|am doing|is doing)\s+(?P<x>(?:[\w-]+\s+){0,2}?"
+                       + _FIELDS + r")\s+(?:over\s+)?(?:at|for|in)\b", _I)
 
 
 def role_too(predicate: str) -> str | None:
     """The role an employer statement also names ("I work at X as a data engineer", "I'm a
     data scientist at Shopify")."""
     m = _ROLE_TOO.search(predicate)
+    if m and m["x"]:
+        return m["x"]  # "I do QA at Ubisoft": a field of work, not a title
     v = (m["v"] or m["w"]) if m else None
     return v if v and role(v) else None
 

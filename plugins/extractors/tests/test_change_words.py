@@ -67,3 +67,16 @@ async def test_what_a_move_names(stub, text, expected):
 ])
 async def test_a_ride_in_is_a_commute(stub, text, expected):
     assert facts(await stub.extract(text)) == [expected]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a field of work done somewhere names the occupation and the employer
+    ("I do QA at Ubisoft.", [("user", "employer", "Ubisoft"), ("user", "occupation", "QA")]),
+    ("I'm doing QA over at EA.", [("user", "employer", "EA"), ("user", "occupation", "QA")]),
+    # was the occupation "design at Coursera"
+    ("I do instructional design at Coursera now.",
+     [("user", "employer", "Coursera"), ("user", "occupation", "instructional design")]),
+    ("I do yoga at the gym.", [("user", "hobbies:yoga", "yoga")]),
+])
+async def test_work_done_somewhere(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected

@@ -29,8 +29,7 @@ async def facts(stub, text, *known):
 @pytest.mark.parametrize("known,text,expected", [
     (K("user", "partner", "Rachel"), "I'm with Naomi now, we met at a climbing gym.",
      ("user", "partner", "Naomi")),
-    (K("user", "occupation", "teacher"), "I do instructional design at Coursera now",
-     ("user", "occupation", "design at Coursera")),
+    # ("I do instructional design at Coursera now" is read by the rules now: test_change_words)
 ])
 async def test_a_known_fact_reads_a_change_said_in_other_words(stub, known, text, expected):
     assert expected in await facts(stub, text, known)
