@@ -137,3 +137,10 @@ def test_words_that_say_when_a_value_holds_are_not_part_of_the_fact_name():
     assert canonical_attribute("favourite band at the moment") == "favorite_band"
     assert canonical_attribute("current editor") == "editor"
     assert canonical_attribute("new_york") == "new_york"  # only names of the inventory
+
+
+def test_a_plural_in_ies_of_a_noun_in_ie_keys_as_its_singular():
+    # "horror movies" was keyed "horror_movy", so "a horror movie" was another value
+    from recall_core.kit.attributes import value_key
+    assert value_key("horror movies") == value_key("a horror movie") == "horror_movie"
+    assert value_key("berries") == "berry" and value_key("Pilates") == "pilates"

@@ -331,7 +331,13 @@ _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some)\s+", re.IGNORECASE)
 _NOT_PLURAL = frozenset("""
 postgres redis kubernetes jenkins windows rails express sass less news physics mathematics
 series species analytics aws ios macos chaos atlas canvas lens gas bus christmas paris
-athens texas kansas wales netherlands philippines emacs
+athens texas kansas wales netherlands philippines emacs pilates darts billiards athletics
+gymnastics politics economics aerobics diabetes measles rabies
+""".split())
+# Nouns in -ie, whose plural in -ies is no -y noun's ("movies" is no "movy").
+_IE_NOUNS = frozenset("""
+movie cookie brownie smoothie selfie zombie rookie hippie genie calorie pie tie lie veggie
+indie techie foodie newbie goalie hoodie junkie auntie beanie roomie boogie birdie bookie
 """.split())
 
 
@@ -339,7 +345,7 @@ def _singular(word: str) -> str:
     if len(word) <= 3 or word in _NOT_PLURAL or word.endswith(("ss", "us", "is", "os")):
         return word
     if word.endswith("ies"):
-        return word[:-3] + "y"
+        return word[:-1] if word[:-1] in _IE_NOUNS else word[:-3] + "y"
     if word.endswith(("ses", "xes", "shes", "ches", "zes")):
         return word[:-2]
     return word[:-1] if word.endswith("s") else word

@@ -19,7 +19,9 @@ DISCARDED = (r"ditched|dumped|dropped|scrapped|binned|axed|junked|abandoned|"
              r"got rid of|gave up(?: on)?|given up(?: on)?|kicked out|phased out|"
              r"decommissioned|deprecated|sunsetted|retired|killed off|killed|"
              r"said goodbye to|waved goodbye to|bid farewell to|parted ways with|"
-             r"walked away from|moved on from")
+             r"walked away from|moved on from|ripped out|tore out|torn out|"
+             r"grown out of|grew out of|outgrown|outgrew|lost interest in|"
+             r"fell out of love with|fallen out of love with")
 
 #: Past forms of a swap: "<verb> X for/with Y" says X ended and Y is current.
 SWAPPED = r"replaced|swapped(?: out)?|traded(?: in)?|exchanged|" + DISCARDED

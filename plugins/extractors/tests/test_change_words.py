@@ -80,3 +80,15 @@ async def test_a_ride_in_is_a_commute(stub, text, expected):
 ])
 async def test_work_done_somewhere(stub, text, expected):
     assert facts(await stub.extract(text)) == expected
+
+
+@pytest.mark.parametrize("first,later,key", [
+    ("We use Redis and Kafka.", "We ripped out Kafka, it was overkill.", "uses:kafka"),
+    ("I like jazz and techno.", "I've grown out of techno.", "likes:techno"),
+])
+async def test_an_ending_of_one_of_several_values(stub, first, later, key):
+    known = [K(m.entity, m.attribute, m.value) for m in await stub.extract(first)
+             if m.attribute]
+    assert any(k.attribute == key for k in known), known
+    out = facts(await stub.extract(later, known=known))
+    assert (known[0].entity, key, ENDED) in out, out
