@@ -144,3 +144,17 @@ def test_a_plural_in_ies_of_a_noun_in_ie_keys_as_its_singular():
     from recall_core.kit.attributes import value_key
     assert value_key("horror movies") == value_key("a horror movie") == "horror_movie"
     assert value_key("berries") == "berry" and value_key("Pilates") == "pilates"
+
+
+@pytest.mark.parametrize("said,name", [
+    ("other half", "partner"), ("better half", "partner"), ("uni", "school"),
+    ("ride", "car"), ("handset", "phone"), ("machine", "laptop"), ("eating style", "diet"),
+    ("ticketing system", "issue_tracker"), ("project management tool", "issue_tracker"),
+    ("messaging app", "chat_tool"), ("VCS", "code_host"), ("codebase", "code_host"),
+    ("observability stack", "monitoring"), ("host", "cloud"), ("day job", "occupation"),
+])
+def test_more_words_for_an_inventory_fact_are_its_name(said, name):
+    # one vocabulary for every extractor: "My other half is Sam" was the key "other_half",
+    # which a later "my partner is Alex" could not supersede
+    from recall_core.kit.attributes import canonical_attribute
+    assert canonical_attribute(said) == name
