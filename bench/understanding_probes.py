@@ -14,6 +14,12 @@ seventh round").
   become the known ones, the later is extracted with them. Counted: pairs where the later
   text gives one of the first's keys another value (higher is better; a new value of a
   many-valued fact, such as a second pet, counts as a miss, so read the -v lines).
+* `keys_*.txt`: `text | entity attribute` a line: one statement and the fact it states.
+  Counted: statements with a fact of that entity and attribute (before its `:`).
+* `ends_*.txt`: `first text || later text | word` a line: the later text ends the value of
+  the first's many-valued facts whose key holds `word`. Counted: pairs with that ending.
+* `compound_*.txt`: `text | terms ; terms ...` a line: the statements one text makes.
+  Counted: texts where each statement's terms (`a|b`: either) are in a memory of its own.
 """
 
 from __future__ import annotations
@@ -70,6 +76,60 @@ async def changes(ex, path: Path, verbose: bool) -> tuple[int, int]:
     return done, len(lines(path))
 
 
+async def keys(ex, path: Path, verbose: bool) -> tuple[int, int]:
+    done = 0
+    for line in lines(path):
+        text, want = (x.strip() for x in line.split("|"))
+        entity, attribute = want.split()
+        out = [(m.entity, m.attribute, m.value) for m in await ex.extract(text) if m.attribute]
+        hit = any(e == entity and a.split(":")[0] == attribute for e, a, _ in out)
+        done += hit
+        if verbose:
+            print(f"  {'ok  ' if hit else 'MISS'} {text} {out}")
+    return done, len(lines(path))
+
+
+async def ends(ex, path: Path, verbose: bool) -> tuple[int, int]:
+    from recall_core.kit.attributes import is_ended
+
+    done = 0
+    for line in lines(path):
+        pair, word = (x.strip() for x in line.rsplit("|", 1))
+        first, later = pair.split(" || ")
+        known = [K(m.entity, m.attribute, m.value) for m in await ex.extract(first)
+                 if m.attribute]
+        out = [(m.entity, m.attribute, m.value) for m in await ex.extract(later, known=known)
+               if m.attribute]
+        hit = any(word in a.lower() and is_ended(v) for _, a, v in out)
+        done += hit
+        if verbose:
+            print(f"  {'ok  ' if hit else 'MISS'} {first} -> {later} {out}")
+    return done, len(lines(path))
+
+
+async def compound(ex, path: Path, verbose: bool) -> tuple[int, int]:
+    done = 0
+    for line in lines(path):
+        text, want = (x.strip() for x in line.split("|", 1))
+        parts = [p.strip() for p in want.split(";")]
+        texts = [m.text.lower() for m in await ex.extract(text)]
+
+        def holds(part: str, t: str) -> bool:
+            return any(alt in t for alt in part.split("|"))
+        hit = all(sum(holds(p, t) for p in parts) <= 1 for t in texts) and \
+            all(any(holds(p, t) for t in texts) for p in parts)
+        done += hit
+        if verbose:
+            print(f"  {'ok  ' if hit else 'MISS'} {text} {texts}")
+    return done, len(lines(path))
+
+
+#: How each kind of set is run and what its count says.
+_KINDS = {"others": (others, "change a known fact"), "changes": (changes, "changes supersede"),
+          "keys": (keys, "keyed as labelled"), "ends": (ends, "end the value"),
+          "compound": (compound, "split into their statements")}
+
+
 async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sets", nargs="*", help="set names (default: all)")
@@ -81,12 +141,9 @@ async def main(argv: list[str] | None = None) -> None:
     names = args.sets or sorted(p.stem for p in SETS.glob("*.txt"))
     for name in names:
         path = SETS / f"{name}.txt"
-        if name.startswith("others"):
-            n, total = await others(ex, path, args.verbose)
-            print(f"{name}: {n} of {total} change a known fact")
-        else:
-            n, total = await changes(ex, path, args.verbose)
-            print(f"{name}: {n} of {total} changes supersede")
+        run, says = _KINDS[name.rsplit("_", 1)[0]]
+        n, total = await run(ex, path, args.verbose)
+        print(f"{name}: {n} of {total} {says}")
 
 
 if __name__ == "__main__":
