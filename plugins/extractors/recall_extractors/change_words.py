@@ -25,3 +25,8 @@ DISCARDED = (r"ditched|dumped|dropped|scrapped|binned|axed|junked|abandoned|"
 
 #: Past forms of a swap: "<verb> X for/with Y" says X ended and Y is current.
 SWAPPED = r"replaced|swapped(?: out)?|traded(?: in)?|exchanged|" + DISCARDED
+
+#: Words that say a value holds now, or changed (a cue the likelier reading and the known
+#: facts' readings both need: "Neovim now", "we went with Litestar").
+NOW = (r"now|these days|nowadays|currently|at the moment|anymore|no more|instead|switched|"
+       r"moved (?:to|over)|migrated|went with|going with|all in on|converted")

@@ -17,7 +17,7 @@ import re
 
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, is_many
 
-from .change_words import DISCARDED, SWAPPED
+from .change_words import DISCARDED, NOW, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
 from .lexicon import PERSONAL, category_of
@@ -25,9 +25,7 @@ from .subjects import Subject
 
 _I = re.IGNORECASE
 
-_NOW = re.compile(r"\b(?:now|these days|nowadays|currently|at the moment|anymore|no more|"
-                  r"switched|moved (?:to|over)|migrated|instead|"
-                  r"went with|going with|gone|all in on|converted|" + SWAPPED + r")\b", _I)
+_NOW = re.compile(r"\b(?:" + NOW + r"|gone|" + SWAPPED + r")\b", _I)
 # ... nor the past or a negation (besides what cues.UNSURE refuses everywhere).
 _NOT_NOW = re.compile(r"\b(?:used to|was|were|back then|last year|years ago|don't|doesn't|"
                       r"didn't|never|not)\b", _I)

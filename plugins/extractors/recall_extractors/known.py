@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from recall_core.contracts import KnownFact
 from recall_core.kit.attributes import TEAM, USER, base_attribute, is_many
 
-from .change_words import DISCARDED, SWAPPED
+from .change_words import DISCARDED, NOW, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
 from .kinds import named_values
@@ -42,8 +42,7 @@ _SCHOOL = re.compile(r"\b(?:school|elementary|primary|academy|kindergarten|nurse
 _DAY = re.compile(r"^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$", _I)
 # Wordings that say a value holds now (besides the rules' own frames).
 CURRENT = re.compile(
-    r"\b(?:now|these days|nowadays|currently|at the moment|anymore|no more|instead|"
-    r"switched|moved (?:to|over)|migrated|went with|going with|all in on|converted|swapped|"
+    r"\b(?:" + NOW + r"|swapped|"
     r"as usual|like always|as always|(?:i|we)(?:'m| am|'re| are) (?:using|on|running)|"
     r"(?:i|we) (?:use|run) (?:it|that|this)|is (?:my|our) \w+ now)\b", _I)
 # Words that end the value they name ("gave up on emacs", "Keycloak is gone").
