@@ -631,3 +631,17 @@ async def test_newest_first_equals_the_plain_query_on_random_templated_corpora(
 def test_the_templated_corpora_were_read_newest_first() -> None:
     # (runs after the property test, in file order)
     assert sum(v for k, v in TIE_PLANS.items() if "newest first" in k) >= 20, TIE_PLANS
+
+
+async def test_a_released_connection_is_not_sent_the_session_reset(storage):
+    # The pool's release runs no reset statement (storage._keep_session): the backend's
+    # last statement is still the caller's.
+    async with storage.pool.acquire() as con:
+        pid = await con.fetchval("SELECT pg_backend_pid() AS kept_after_release")
+    other = await asyncpg.connect(storage.url)
+    try:
+        last = await other.fetchval("SELECT query FROM pg_stat_activity WHERE pid = $1", pid)
+    finally:
+        await other.close()
+    assert "kept_after_release" in last, last
+
