@@ -43,7 +43,9 @@ _COPULA = re.compile(r"^(?:has been|have been|is|are|became|changed to|is now|ar
 def _reverse(text: str, speaker: str | None) -> Fact | None:
     """ "VS Code is my editor now", "Tomás is my manager", "Anna is my wife"."""
     m = _REVERSE.match(text)
-    if not m:
+    if not m or (m["who"][0].isupper() and re.match(r"(?:my|our|your|his|her|their)\s", m["v"],
+                                                      _I)):
+        # "My uni is King's College now": a name with 's is the value, not an owner
         return None
     value = V.value(m["v"], V.COMMON, 5)
     if not value or value.lower() in ("it", "that", "this", "he", "she", "they", "which"):

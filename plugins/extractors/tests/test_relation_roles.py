@@ -48,3 +48,10 @@ async def test_a_relations_other_facts_are_still_read(stub):
         ("son", "age", "7"), ("sister", "occupation", "nurse")]
     assert facts(await stub.extract("My sister moved to Adelaide.")) == [
         ("sister", "location", "Adelaide")]
+
+
+async def test_a_name_with_s_after_my_noun_is_the_value(stub):
+    # was ("king", "school", "uni"): "King's" read as the owner of "College"
+    assert facts(await stub.extract("My uni is King's College now.")) == [
+        ("user", "school", "King's College")]
+    assert facts(await stub.extract("Anna is Ravi's wife.")) == [("ravi", "partner", "Anna")]
