@@ -59,14 +59,19 @@ async def others(ex, path: Path, verbose: bool) -> tuple[int, int]:
     return touched, len(lines(path))
 
 
+async def _pair(ex, first: str, later: str) -> tuple[list[K], list[tuple[str, str, str]]]:
+    """The first text's facts (as known ones) and the later text's, read with them."""
+    known = [K(m.entity, m.attribute, m.value) for m in await ex.extract(first) if m.attribute]
+    out = [(m.entity, m.attribute, m.value) for m in await ex.extract(later, known=known)
+           if m.attribute]
+    return known, out
+
+
 async def changes(ex, path: Path, verbose: bool) -> tuple[int, int]:
     done = 0
     for line in lines(path):
         first, later = line.split(" || ")
-        known = [K(m.entity, m.attribute, m.value) for m in await ex.extract(first)
-                 if m.attribute]
-        out = [(m.entity, m.attribute, m.value) for m in await ex.extract(later, known=known)
-               if m.attribute]
+        known, out = await _pair(ex, first, later)
         keys = {(k.entity, k.attribute) for k in known}
         old = {k.value.lower() for k in known}
         hit = any((e, a) in keys and v.lower() not in old for e, a, v in out)
@@ -96,10 +101,7 @@ async def ends(ex, path: Path, verbose: bool) -> tuple[int, int]:
     for line in lines(path):
         pair, word = (x.strip() for x in line.rsplit("|", 1))
         first, later = pair.split(" || ")
-        known = [K(m.entity, m.attribute, m.value) for m in await ex.extract(first)
-                 if m.attribute]
-        out = [(m.entity, m.attribute, m.value) for m in await ex.extract(later, known=known)
-               if m.attribute]
+        _, out = await _pair(ex, first, later)
         hit = any(word in a.lower() and is_ended(v) for _, a, v in out)
         done += hit
         if verbose:
