@@ -85,7 +85,7 @@ async def keys(ex, path: Path, verbose: bool) -> tuple[int, int]:
     done = 0
     for line in lines(path):
         text, want = (x.strip() for x in line.split("|"))
-        entity, attribute = want.split()
+        entity, attribute = want.rsplit(None, 1)  # "billing service language"
         out = [(m.entity, m.attribute, m.value) for m in await ex.extract(text) if m.attribute]
         hit = any(e == entity and a.split(":")[0] == attribute for e, a, _ in out)
         done += hit
