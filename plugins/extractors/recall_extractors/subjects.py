@@ -360,6 +360,9 @@ def _bare(np: str, rest: str, surface: str, the: bool, team: bool, speaker: str 
           ) -> Subject | None:
     """A subject without "my"/"our": "Mom turned 59", "CI is on Buildkite now", "the
     billing service uses Postgres", "billing service moved to Postgres"."""
+    # "CI for us is GitHub Actions": the team's CI ("for me": the speaker's)
+    if m := re.match(r"^(?P<np>.+?)\s+for\s+(?P<who>us|me|our team|the team)$", np, _I):
+        np, team = m["np"], team or m["who"].lower() != "me"
     np = np.lower()
     words = np.split()
     if np in ("work", "job") and re.match(r"(?:is|'s)\s+(?:at|with|for)\s", rest, _I):

@@ -109,6 +109,8 @@ def _relation_copula(subject: Subject, rest: str, speaker: str | None) -> Fact |
     m = _COPULA.match(rest)
     if relation not in RELATIONS or not m:
         return None
+    if re.match(r"(?:a|an|the|some|this|that)\s", m["v"], _I):
+        return None  # "my husband's a Fedora guy": a description, not his name
     v = V.value(m["v"], V.NAME, 3)
     if not v or not person_frames.proper(v):
         return None

@@ -55,3 +55,17 @@ async def test_a_name_with_s_after_my_noun_is_the_value(stub):
     assert facts(await stub.extract("My uni is King's College now.")) == [
         ("user", "school", "King's College")]
     assert facts(await stub.extract("Anna is Ravi's wife.")) == [("ravi", "partner", "Anna")]
+
+
+async def test_a_description_of_a_relation_is_not_their_name(stub):
+    # was the user's partner "Fedora guy"
+    assert facts(await stub.extract("My husband's a Fedora guy, won't touch anything else.")) \
+        == []
+    assert facts(await stub.extract("My husband is a teacher.")) == [
+        ("husband", "occupation", "teacher")]
+
+
+async def test_a_thing_for_us_is_the_teams(stub):
+    # was the entity "ci for us"
+    assert facts(await stub.extract("CI for us is GitHub Actions, nothing fancy.")) == [
+        ("team", "ci", "GitHub Actions")]
