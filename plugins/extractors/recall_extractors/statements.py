@@ -33,7 +33,9 @@ _OPENERS = (r"(?i:(?:actually|also|now|then|so|plus|these days|currently|btw|hon
 _SUBJECT = re.compile(
     r"^" + _OPENERS + r"(?i:i|i'm|i've|i'd|i'll|we|we're|we've|we'll|my|our|he|she|he's|"
     r"she's|they|they're|(?:his|her|their) [a-z]+)\b|^[\w .+#-]{1,25}? is (?:what|where|how) "
-    r"(?i:i|we)\b|^" + _OPENERS + r"(?:[A-Z][a-z]+|(?i:the) [a-z]+(?: [a-z]+)?)"
+    r"(?i:i|we)\b|^" + _OPENERS + r"(?:[A-Z][a-z]+|(?i:the) [a-z]+(?: [a-z]+)?|"
+    # a name of two capitalised words or an acronym ("VS Code is my editor", "AWS is ...")
+    r"[A-Z][\w.+#-]*\s[A-Z][\w.+#-]*|[A-Z]{2,}[\w.+#-]*)"
     r"(?:'s [a-z]+)?\s+(?:is|are|was|has|had|works|lives|moved|uses|runs|just|also|now|got|"
     r"joined|started|loves|likes|hates|speaks|drives|plays|switched|became|left|recently|"
     r"kept|keeps|\w+ed)\b|"

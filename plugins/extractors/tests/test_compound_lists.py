@@ -115,3 +115,13 @@ async def test_either_ends_a_value_as_too_does(stub):
 async def test_a_plural_noun_is_no_person(stub, text, expected):
     assert [(m.entity, m.attribute, m.value) for m in await stub.extract(text)
             if m.attribute] == expected
+
+
+async def test_a_clause_opened_by_a_two_word_name_or_an_acronym_is_its_own(stub):
+    # was one memory "I'm on a Mac, VS Code is my editor" keyed os = Mac only: a later change
+    # of the OS would have superseded the editor's statement with it
+    out = await stub.extract("I'm on a Mac, VS Code is my editor and my shell is zsh")
+    assert [(m.attribute, m.value) for m in out] == [
+        ("os", "Mac"), ("editor", "VS Code"), ("shell", "zsh")]
+    out = await stub.extract("We use GitHub, AWS is our cloud.")
+    assert [(m.attribute, m.value) for m in out] == [("code_host", "GitHub"), ("cloud", "AWS")]
