@@ -49,6 +49,8 @@ _VAGUE = {
     "a bit", "a little", "that one", "this one", "well", "back", "out", "up", "over",
     "just", "hours", "mine", "now", "again", "here", "there",
 }
+# What a thing that ended "is": never a value of its own.
+_GONE = frozenset({"gone", "dead", "history", "finished", "rusty", "kaput", "toast"})
 EVALUATIVE = {
     "great", "good", "bad", "nice", "cool", "awesome", "amazing", "terrible", "awful",
     "fine", "ok", "okay", "better", "worse", "best", "worst", "perfect", "horrible", "weird",
@@ -75,6 +77,8 @@ def value(raw: str, stops: str = COMMON, max_words: int = 6) -> str | None:
     if low in _VAGUE or low in EVALUATIVE or tokens[0].lower() in {"it", "that", "this",
                                                                     "them", "not", "no"}:
         return None
+    if tokens[-1].lower() in _GONE:
+        return None  # "my German is (basically) gone": an ending, not a value
     return out
 
 

@@ -92,3 +92,11 @@ async def test_an_ending_of_one_of_several_values(stub, first, later, key):
     assert any(k.attribute == key for k in known), known
     out = facts(await stub.extract(later, known=known))
     assert (known[0].entity, key, ENDED) in out, out
+
+
+async def test_gone_is_no_value(stub):
+    # was ("user", "italian", "basically gone") beside the ending
+    known = [K("user", "languages_spoken:italian", "Italian")]
+    out = facts(await stub.extract("my Italian is basically gone, can't hold a convo anymore",
+                                   known=known))
+    assert out == [("user", "languages_spoken:italian", ENDED)]
