@@ -48,7 +48,8 @@ _FUTURE = re.compile(r"^(?:will|am going to|are going to|is going to|am about to
 _NEGATION = re.compile(r"^(?:(?P<aux>do|does|did|am|is|are|was|were|have|has|had|will|would|"
                        r"can|could)\s+)?(?:not|no longer|never)\s+(?:really\s+|even\s+|"
                        r"actually\s+|currently\s+)?", _I)
-_STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*(?P<verb>cut out|cut|stopped|"
+_STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*"
+                      r"(?P<verb>cut out|cut|stopped|"
                       r"quit|" + DISCARDED + r"|"
                       r"gave away|rehomed|re-homed|sold|am done with|broke up with|"
                       r"deleted|cut out|cancelled|canceled|uninstalled|removed|"

@@ -33,7 +33,8 @@ _I = re.IGNORECASE
 # "switched" alone name the new value as often as the old one).
 LEAVES = re.compile(
     r"\b(?:left|leaving|quit|quitting|shut (?:\w+ )?down|shutting (?:\w+ )?down|sold|selling|"
-    r"giving up(?: on)?|no longer|" + DISCARDED + r"|moved (?:away )?(?:from|out of)|switched (?:away )?from|swapped out|"
+    r"giving up(?: on)?|no longer|" + DISCARDED + r"|moved (?:away )?(?:from|out of)|"
+    r"switched (?:away )?from|swapped out|"
     r"done with|last day at|broke up with|split (?:up )?(?:with|from)|divorced)\b", _I)
 _NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|wasn't|isn't|haven't|hasn't|"
                   r"can't|couldn't|might|may|if|when|before|will|going to|gonna|thinking|"
