@@ -22,7 +22,8 @@ from .cues import Cues, read_cues
 from .fact import Fact
 from .lexicon import PERSONAL, attribute_for, category_of
 from .sentences import fold
-from .subjects import RELATIONS, ROLE_OF, Subject, attribute_named, expand, find_subject, strip_lead
+from .subjects import (RELATIONS, ROLE_OF, Subject, attribute_named, expand, find_subject,
+                       strip_lead)
 
 _I = re.IGNORECASE
 
@@ -34,7 +35,6 @@ _REVERSE = re.compile(
     r"officially\s+|finally\s+)?(?P<who>my|our|[A-Z][a-z]+'s)\s+(?:new\s+|current\s+|main\s+|"
     r"primary\s+|go-to\s+|default\s+|daily\s+|usual\s+|only\s+)?(?P<noun>[\w -]+?)"
     r"(?:\s+now|\s+these days|\s+nowadays|\s+at the moment|\s+for now)?[.!]?$", _I)
-_RELATION_ATTRIBUTE = ROLE_OF
 _COPULA = re.compile(r"^(?:has been|have been|is|are|became|changed to|is now|are now|"
                      r"just changed to|has changed to|switched to|moved to)\s+(?:now\s+|still\s+|"
                      r"currently\s+|officially\s+|actually\s+|finally\s+)?(?P<v>.+)$", _I)
@@ -54,8 +54,8 @@ def _reverse(text: str, speaker: str | None) -> Fact | None:
     owner = (TEAM if who == "our" else (speaker.lower() if speaker else USER)) \
         if who in ("my", "our") else who[:-2]
     noun = m["noun"].lower()
-    if noun in _RELATION_ATTRIBUTE:
-        return Fact(owner, _RELATION_ATTRIBUTE[noun], value) if person_frames.proper(value) \
+    if noun in ROLE_OF:
+        return Fact(owner, ROLE_OF[noun], value) if person_frames.proper(value) \
             else None
     attr = attribute_named(noun, None) or ""
     if attr in INVENTORY and not INVENTORY[attr].many or attr.startswith("favorite_"):
@@ -114,13 +114,13 @@ def _relation_copula(subject: Subject, rest: str, speaker: str | None) -> Fact |
     v = V.value(m["v"], V.NAME, 3)
     if not v or not person_frames.proper(v):
         return None
-    if relation not in _RELATION_ATTRIBUTE:
+    if relation not in ROLE_OF:
         # "My brother is Tom": a name of someone the owner may have several of (two
         # brothers, many friends), so no fact; before, it was read as the brother's partner
         named = re.match(r"(?:is|are)\s", rest, _I) and v[:1].isupper()
         return _NO_FACT if named else None
     owner = speaker.lower() if speaker else USER
-    return Fact(owner, _RELATION_ATTRIBUTE[relation], v)
+    return Fact(owner, ROLE_OF[relation], v)
 
 
 @dataclass

@@ -50,7 +50,9 @@ _VAGUE = {
     "just", "hours", "mine", "now", "again", "here", "there",
 }
 # What a thing that ended "is": never a value of its own.
-_GONE = frozenset({"gone", "dead", "history", "finished", "rusty", "kaput", "toast"})
+# ("history" and "toast" are values too: a major, a breakfast; a name keeps its capital:
+# "the Grateful Dead")
+_GONE = frozenset({"gone", "dead", "finished", "rusty", "kaput"})
 EVALUATIVE = {
     "great", "good", "bad", "nice", "cool", "awesome", "amazing", "terrible", "awful",
     "fine", "ok", "okay", "better", "worse", "best", "worst", "perfect", "horrible", "weird",
@@ -77,7 +79,7 @@ def value(raw: str, stops: str = COMMON, max_words: int = 6) -> str | None:
     if low in _VAGUE or low in EVALUATIVE or tokens[0].lower() in {"it", "that", "this",
                                                                     "them", "not", "no"}:
         return None
-    if tokens[-1].lower() in _GONE:
+    if tokens[-1] in _GONE:
         return None  # "my German is (basically) gone": an ending, not a value
     return out
 

@@ -100,3 +100,11 @@ async def test_gone_is_no_value(stub):
     out = facts(await stub.extract("my Italian is basically gone, can't hold a convo anymore",
                                    known=known))
     assert out == [("user", "languages_spoken:italian", ENDED)]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("My major is history.", ("user", "field_of_study", "history")),
+    ("My favourite band is the Grateful Dead.", ("user", "favorite_band", "Grateful Dead")),
+])
+async def test_words_of_an_ending_are_still_values_where_they_name_one(stub, text, expected):
+    assert facts(await stub.extract(text)) == [expected]
