@@ -42,6 +42,11 @@ def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[s
 _AND = re.compile(r",?\s+(?:and|but)\s+(?:also\s+|then\s+|now\s+)?", re.IGNORECASE)
 
 
+# A clause with a copula of its own has its own subject ("... but fish is fine"): the first
+# clause's subject does not come back to it ("I fish is fine" was the hobby fishing).
+_OWN_COPULA = re.compile(r"^[\w-]+(?:\s[\w-]+)?\s+(?:is|are|was|were)\b", re.IGNORECASE)
+
+
 def elided(clause: str, speaker: str | None,
            last_person: str | None) -> list[tuple[str, Reading]]:
     """`clause` and its reading, or the two statements it joins with "and"/"but" when the
@@ -53,7 +58,8 @@ def elided(clause: str, speaker: str | None,
     whole = _read_safely(clause, speaker, last_person)
     for m in _AND.finditer(clause):
         left, right = clause[:m.start()].strip(), clause[m.end():].strip()
-        if len(left.split()) < 2 or len(right.split()) < 2 or opens_with_subject(right):
+        if len(left.split()) < 2 or len(right.split()) < 2 or opens_with_subject(right) \
+                or _OWN_COPULA.match(right):
             continue
         subject = find_subject(left, speaker)
         if subject.entity is None or not subject.surface:

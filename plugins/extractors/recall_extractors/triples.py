@@ -100,6 +100,9 @@ def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
     return None
 
 
+# Verbs of eating and drinking: what follows is food, whatever tool shares its name.
+_FOOD_VERB = re.compile(r"^(?:\w+\s+)?(?:eat|eats|ate|eating|drink|drinks|drank|drinking|cook|"
+                        r"cooks|cooking|bake|bakes|baking)\b", _I)
 _NO_FACT = Fact("", "", "")  # read, and states no fact
 
 
@@ -144,6 +147,8 @@ class Reading:
             if not person:
                 return []  # "the app" has no employer
             attribute = "uses"  # a person's database is a tool they use
+        if _FOOD_VERB.match(self.rest) and attribute in PERSONAL:
+            return []  # "I eat fish": food, never the fish shell
         found = typed_values.value_for(attribute, self.rest, person)
         return _shape(self.subject.entity, attribute, found, [], self.cues) if found else []
 

@@ -108,3 +108,12 @@ async def test_gone_is_no_value(stub):
 ])
 async def test_words_of_an_ending_are_still_values_where_they_name_one(stub, text, expected):
     assert facts(await stub.extract(text)) == [expected]
+
+
+@pytest.mark.parametrize("text,wrong", [
+    ("I eat fish.", ("user", "shell", "fish")),               # food, not the fish shell
+    ("I don't eat meat but fish is fine", ("user", "hobbies:fishing", "fishing")),
+])
+async def test_food_is_no_tool_and_a_clause_with_its_own_copula_keeps_its_subject(
+        stub, text, wrong):
+    assert wrong not in facts(await stub.extract(text))
