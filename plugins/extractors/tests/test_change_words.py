@@ -48,40 +48,6 @@ async def test_every_discarding_word_ends_the_value_it_names(stub, verb):
     assert facts(out) == [("team", "ci", ENDED)]
 
 
-@pytest.mark.parametrize("text,expected", [
-    # a time said after the value is no part of it (was "GitHub last sprint")
-    ("The code moved to GitHub last sprint.", ("team", "code_host", "GitHub")),
-    ("We moved to Postgres over the summer.", ("team", "database", "Postgres")),
-    # a tool moved to is no place and no employer (was the location "MySQL")
-    ("We moved to MySQL.", ("team", "database", "MySQL")),
-    # the codebase is the team's
-    ("Our codebase is on Bitbucket.", ("team", "code_host", "Bitbucket")),
-])
-async def test_what_a_move_names(stub, text, expected):
-    assert facts(await stub.extract(text)) == [expected]
-
-
-@pytest.mark.parametrize("text,expected", [
-    ("I take the train in every day.", ("user", "commute", "train")),  # was gym_schedule
-    ("I take the bus in.", ("user", "commute", "bus")),                 # was "bus in"
-])
-async def test_a_ride_in_is_a_commute(stub, text, expected):
-    assert facts(await stub.extract(text)) == [expected]
-
-
-@pytest.mark.parametrize("text,expected", [
-    # a field of work done somewhere names the occupation and the employer
-    ("I do QA at Ubisoft.", [("user", "employer", "Ubisoft"), ("user", "occupation", "QA")]),
-    ("I'm doing QA over at EA.", [("user", "employer", "EA"), ("user", "occupation", "QA")]),
-    # was the occupation "design at Coursera"
-    ("I do instructional design at Coursera now.",
-     [("user", "employer", "Coursera"), ("user", "occupation", "instructional design")]),
-    ("I do yoga at the gym.", [("user", "hobbies:yoga", "yoga")]),
-])
-async def test_work_done_somewhere(stub, text, expected):
-    assert facts(await stub.extract(text)) == expected
-
-
 @pytest.mark.parametrize("first,later,key", [
     ("We use Redis and Kafka.", "We ripped out Kafka, it was overkill.", "uses:kafka"),
     ("I like jazz and techno.", "I've grown out of techno.", "likes:techno"),
@@ -108,12 +74,3 @@ async def test_gone_is_no_value(stub):
 ])
 async def test_words_of_an_ending_are_still_values_where_they_name_one(stub, text, expected):
     assert facts(await stub.extract(text)) == [expected]
-
-
-@pytest.mark.parametrize("text,wrong", [
-    ("I eat fish.", ("user", "shell", "fish")),               # food, not the fish shell
-    ("I don't eat meat but fish is fine", ("user", "hobbies:fishing", "fishing")),
-])
-async def test_food_is_no_tool_and_a_clause_with_its_own_copula_keeps_its_subject(
-        stub, text, wrong):
-    assert wrong not in facts(await stub.extract(text))

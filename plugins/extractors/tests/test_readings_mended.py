@@ -1,0 +1,63 @@
+"""Statements the rules read wrongly before (issue 27), each with what it states now: a
+value with a time after it, a tool moved to, a ride in, work done somewhere, food, a clause
+with a subject of its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_extractors import StubSettings, make_stub
+from recall_extractors.stub import StubExtractor
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubExtractor:
+    return make_stub(StubSettings())
+
+
+def facts(out):
+    return [(m.entity, m.attribute, m.value) for m in out if m.attribute]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a time said after the value is no part of it (was "GitHub last sprint")
+    ("The code moved to GitHub last sprint.", ("team", "code_host", "GitHub")),
+    ("We moved to Postgres over the summer.", ("team", "database", "Postgres")),
+    # a tool moved to is no place and no employer (was the location "MySQL")
+    ("We moved to MySQL.", ("team", "database", "MySQL")),
+    # the codebase is the team's
+    ("Our codebase is on Bitbucket.", ("team", "code_host", "Bitbucket")),
+])
+async def test_what_a_move_names(stub, text, expected):
+    assert facts(await stub.extract(text)) == [expected]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I take the train in every day.", ("user", "commute", "train")),  # was gym_schedule
+    ("I take the bus in.", ("user", "commute", "bus")),                 # was "bus in"
+])
+async def test_a_ride_in_is_a_commute(stub, text, expected):
+    assert facts(await stub.extract(text)) == [expected]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a field of work done somewhere names the occupation and the employer
+    ("I do QA at Ubisoft.", [("user", "employer", "Ubisoft"), ("user", "occupation", "QA")]),
+    ("I'm doing QA over at EA.", [("user", "employer", "EA"), ("user", "occupation", "QA")]),
+    # was the occupation "design at Coursera"
+    ("I do instructional design at Coursera now.",
+     [("user", "employer", "Coursera"), ("user", "occupation", "instructional design")]),
+    ("I do yoga at the gym.", [("user", "hobbies:yoga", "yoga")]),
+])
+async def test_work_done_somewhere(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
+
+
+
+@pytest.mark.parametrize("text,wrong", [
+    ("I eat fish.", ("user", "shell", "fish")),               # food, not the fish shell
+    ("I don't eat meat but fish is fine", ("user", "hobbies:fishing", "fishing")),
+])
+async def test_food_is_no_tool_and_a_clause_with_its_own_copula_keeps_its_subject(
+        stub, text, wrong):
+    assert wrong not in facts(await stub.extract(text))
