@@ -42,6 +42,7 @@ import re
 from dataclasses import dataclass
 
 from .keys import fold_text, key_form
+from .plurals import singular
 
 USER = "user"
 TEAM = "team"
@@ -333,30 +334,6 @@ def is_ended(value: str | None) -> bool:
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some)\s+", re.IGNORECASE)
 
 
-# Names that end in "s" but are no plural.
-_NOT_PLURAL = frozenset("""
-postgres redis kubernetes jenkins windows rails express sass less news physics mathematics
-series species analytics aws ios macos chaos atlas canvas lens gas bus christmas paris
-athens texas kansas wales netherlands philippines emacs pilates darts billiards athletics
-gymnastics politics economics aerobics diabetes measles rabies
-""".split())
-# Nouns in -ie, whose plural in -ies is no -y noun's ("movies" is no "movy").
-_IE_NOUNS = frozenset("""
-movie cookie brownie smoothie selfie zombie rookie hippie genie calorie pie tie lie veggie
-indie techie foodie newbie goalie hoodie junkie auntie beanie roomie boogie birdie bookie
-""".split())
-
-
-def _singular(word: str) -> str:
-    if len(word) <= 3 or word in _NOT_PLURAL or word.endswith(("ss", "us", "is", "os")):
-        return word
-    if word.endswith("ies"):
-        return word[:-1] if word[:-1] in _IE_NOUNS else word[:-3] + "y"
-    if word.endswith(("ses", "xes", "shes", "ches", "zes")):
-        return word[:-2]
-    return word[:-1] if word.endswith("s") else word
-
-
 def value_key(value: str) -> str:
     """The key form of a value, for `<attribute>:<value>` ("Peanuts" -> "peanut", "a Golden
     Retriever" -> "golden_retriever"). The last word is made singular (crudely: a key only
@@ -365,7 +342,7 @@ def value_key(value: str) -> str:
     text = _ARTICLE.sub("", _key(value)).strip(" .,!?\"'`")
     words = text.split()
     if words and words[-1].isalpha():
-        words[-1] = _singular(words[-1])
+        words[-1] = singular(words[-1])
     return canonical_key(" ".join(words))
 
 
