@@ -148,6 +148,12 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
     return Fact(entity, same.attribute, value, text=fact.text) if same is not None else keep
 
 
+def _owned(clause: str, value: str) -> bool:
+    """The value is said to be the speaker's own ("the camera on my iPhone 15", "our AWS
+    bill"): a new value of its kind named that way is the one held now."""
+    return bool(re.search(rf"\b(?:my|our)\s+(?:new\s+)?{re.escape(value)}(?![\w-])", clause, _I))
+
+
 def in_scope(k: KnownFact, reading: Reading, said: set[str], speaker: str | None) -> bool:
     subject = reading.subject
     if subject.entity and subject.kind in ("person", "team", "thing") \
@@ -183,7 +189,9 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
         ended = mentions(sentence, k.value) and _ENDS.search(sentence)
         # "MongoDB is gone now": with the old value unnamed, a word that ends the one named
         # says it is the old one
-        if ended or (CURRENT.search(sentence) and not _ENDS_ONE.search(sentence)):
+        current = CURRENT.search(sentence) or (
+            not mentions(sentence, k.value) and _owned(clause, next(iter(new))))
+        if ended or (current and not _ENDS_ONE.search(sentence)):
             fits.append(KnownFact(k.entity, k.attribute, new.pop()))
     chosen = _one(fits)
     return [Fact(chosen.entity, chosen.attribute, chosen.value)] if chosen else []

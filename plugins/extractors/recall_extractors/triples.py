@@ -34,7 +34,10 @@ _REVERSE = re.compile(
     r"^(?P<v>.+?)\s+(?:is|are|has become|became)\s+(?:now\s+|currently\s+|still\s+|"
     r"officially\s+|finally\s+)?(?P<who>my|our|[A-Z][a-z]+'s)\s+(?:new\s+|current\s+|main\s+|"
     r"primary\s+|go-to\s+|default\s+|daily\s+|usual\s+|only\s+)?(?P<noun>[\w -]+?)"
-    r"(?:\s+now|\s+these days|\s+nowadays|\s+at the moment|\s+for now)?[.!]?$", _I)
+    r"(?:\s+now|\s+these days|\s+nowadays|\s+at the moment|\s+for now)?"
+    # what the value is for, or since when, says nothing of which fact ("vim is my editor
+    # for basically everything")
+    r"(?:\s+(?:for|since|at|on|in|when|whenever)\s+[^.!?]*)?[.!]?$", _I)
 _COPULA = re.compile(r"^(?:has been|have been|is|are|became|changed to|is now|are now|"
                      r"just changed to|has changed to|switched to|moved to)\s+(?:now\s+|still\s+|"
                      r"currently\s+|officially\s+|actually\s+|finally\s+)?(?P<v>.+)$", _I)

@@ -61,3 +61,28 @@ async def test_work_done_somewhere(stub, text, expected):
 async def test_food_is_no_tool_and_a_clause_with_its_own_copula_keeps_its_subject(
         stub, text, wrong):
     assert wrong not in facts(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text,expected", [
+    # what the value is for, or since when, says nothing of which fact (was no fact)
+    ("vim is my editor for basically everything", ("user", "editor", "vim")),
+    ("Dana is my manager at Globex", ("user", "manager", "Dana")),
+    ("Lisbon is my home for now", ("user", "location", "Lisbon")),
+])
+async def test_a_value_is_mine_for_something(stub, text, expected):
+    assert [(e, a, v.lower()) for e, a, v in facts(await stub.extract(text))] == \
+        [(expected[0], expected[1], expected[2].lower())]
+
+
+async def test_a_new_value_named_as_mine_replaces_the_known_one(stub):
+    from recall_core.contracts import KnownFact
+    known = [KnownFact("user", "phone", "Pixel 6"), KnownFact("team", "chat_tool", "Slack")]
+    out = await stub.extract("the camera on my iPhone 15 is unreal", known=known)
+    assert ("user", "phone", "iPhone 15") in facts(out)
+    out = await stub.extract("posted the summary on our Discord server", known=known)
+    assert ("team", "chat_tool", "Discord") in facts(out)
+    # someone else's, or one among others, is no new value of mine
+    for text in ("I borrowed my dad's iPhone 15 this weekend", "Is the iPhone 15 any good?",
+                 "My sister loves her iPhone 15"):
+        assert not [f for f in facts(await stub.extract(text, known=known))
+                    if f[:2] == ("user", "phone")], text
