@@ -93,6 +93,12 @@ def _distinct(a: str, b: str) -> bool:
     return (_marks(a) or _marks(b)) and _marks(a) != _marks(b)
 
 
+# Nouns after what a value is about ("horror movies", "piano lessons"): the words before
+# them name it as well.
+_GENERIC_TAIL = frozenset("movies films shows series music books novels games lessons classes "
+                          "food cuisine".split())
+
+
 def mentions(text: str, value: str) -> bool:
     """The known value is named: whole, or by its last word ("the Golf" for "VW Golf"), or
     by its first when the last is a model number ("the Mazda" for "Mazda 3", "my Pixel" for
@@ -100,6 +106,8 @@ def mentions(text: str, value: str) -> bool:
     low = text.lower()
     parts = value.lower().split()
     forms = {value.lower()} | ({parts[-1]} if len(parts) > 1 and len(parts[-1]) > 2 else set())
+    if len(parts) > 1 and parts[-1] in _GENERIC_TAIL:
+        forms.add(" ".join(parts[:-1]))  # "horror" for "horror movies"
     if len(parts) > 1 and re.search(r"\d", parts[-1]) and len(parts[0]) > 2 \
             and not re.search(r"\d", parts[0]):
         forms.add(parts[0])
@@ -221,6 +229,9 @@ _ENDS_ONE = re.compile(
     r"\b(?:no more|no longer|anymore|any more|giving up|" + DISCARDED + r"|"
     r"gone|dead|stopp?(?:ed|ing)?|quit|cancell?ed|sold|"
     r"let (?:it|that|them|that one|those) go|done with|off my list)\b", _I)
+# A pet's end ("the hamster died on Sunday", "had to put our dog down"): read only where a
+# known value is named beside it ("my phone died, got a Pixel" ends no value of many).
+_DIED = re.compile(r"\b(?:died|passed away|put (?:\w+ ){1,2}down)\b", _I)
 # Where one aside ends and the next begins: a value "still" said in the next stays.
 ASIDE = re.compile(r"[,;.!]\s+|\s+(?:but|though|although|so|and|while|whereas)\s+", _I)
 # A memory that lists several values ("I do climbing, yoga and cycling"): ending one would
@@ -251,7 +262,8 @@ def ends_known(sentence: str, reading: Reading, known: Sequence[KnownFact],
         if not named and _POINTS_BACK.search(aside):
             named = before  # "haven't touched Java in years, I wouldn't list it anymore"
         before = named
-        if not _ENDS_ONE.search(aside) or _STILL.search(aside) or len(named) > 1:
+        if not (_ENDS_ONE.search(aside) or _DIED.search(aside)) or _STILL.search(aside) \
+                or len(named) > 1:
             continue  # not ended, said to go on, or which one ended is unsure
         # ended under the stored key exactly (its part after ":" names the value)
         out += [Fact(k.entity, base_attribute(k.attribute), k.attribute.partition(":")[2]

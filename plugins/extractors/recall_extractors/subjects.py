@@ -299,8 +299,11 @@ def find_subject(clause: str, speaker: str | None = None,
         plural = low.endswith("s") and " " not in low and not _THIRD_PERSON.match(following) \
             and not re.match(r"(?:\w+ed|is|was|has|had|will|would|can|could|did|does|'s)$",
                              following, _I)
-        if not plural and (not _IMPLIED.match(text) or _FINITE.match(following)
-                           or _THIRD_PERSON.match(following)) \
+        # "Quit pilates, ...", "Sold my drum kit": a word of the speaker's own verbs that is
+        # no -ed/-ing form a name may end like is never a name
+        verb = " " not in low and _IMPLIED.fullmatch(low) and not re.fullmatch(r"\w+(?:ed|ing)", low)
+        if not plural and not verb and (not _IMPLIED.match(text) or _FINITE.match(following)
+                                        or _THIRD_PERSON.match(following)) \
                 and low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
                 | _THINGS and attribute_of_noun(low) is None and not low.startswith("favo") \
                 and attribute_of_noun(f"{low} {following.lower()}") is None \

@@ -86,3 +86,35 @@ async def test_a_new_value_named_as_mine_replaces_the_known_one(stub):
                  "My sister loves her iPhone 15"):
         assert not [f for f in facts(await stub.extract(text, known=known))
                     if f[:2] == ("user", "phone")], text
+
+
+async def test_a_verb_first_is_the_speaker_not_a_name(stub):
+    """ "Quit pilates, the studio closed": "Quit" was read as a person named Quit."""
+    from recall_core.contracts import KnownFact
+    known = [KnownFact("user", "hobbies:yoga", "yoga", "I do yoga."),
+             KnownFact("user", "hobbies:pilates", "pilates", "I do pilates.")]
+    out = facts(await stub.extract("Quit pilates, the studio closed.", known=known))
+    assert ("user", "hobbies:pilates", "no longer") in out
+    assert not [f for f in out if "yoga" in f[1]]
+    assert facts(await stub.extract("Ahmed freelances for Globex.")) == \
+        [("ahmed", "employer", "Globex")]
+
+
+@pytest.mark.parametrize("known_text,value,attribute,later", [
+    ("I have a hamster.", "hamster", "pets:hamster", "The hamster died on Sunday."),
+    ("We have a dog.", "dog", "pets:dog", "we had to put our dog down on Saturday"),
+    # a value named by the words before a generic noun ("horror" for "horror movies")
+    ("I love horror movies.", "horror movies", "likes:horror_movies",
+     "I can't watch horror anymore since the baby."),
+])
+async def test_many_valued_ends(stub, known_text, value, attribute, later):
+    from recall_core.contracts import KnownFact
+    known = [KnownFact("user", attribute, value, known_text)]
+    assert ("user", attribute, "no longer") in facts(await stub.extract(later, known=known))
+
+
+async def test_a_died_phone_ends_no_value_of_many(stub):
+    from recall_core.contracts import KnownFact
+    known = [KnownFact("user", "phone", "Pixel 6"), KnownFact("user", "pets:cat", "cat")]
+    out = facts(await stub.extract("my Pixel 6 died so I got an iPhone 15", known=known))
+    assert not [f for f in out if f[1].startswith("pets")]
