@@ -106,6 +106,9 @@ def mentions(text: str, value: str) -> bool:
     low = text.lower()
     parts = value.lower().split()
     forms = {value.lower()} | ({parts[-1]} if len(parts) > 1 and len(parts[-1]) > 2 else set())
+    if len(parts) == 1 and len(value) > 5 and value.lower().endswith("ing"):
+        stem = value.lower()[:-3]  # the verb of an activity: "game" for "gaming"
+        forms |= {stem, stem + "e"} | ({stem[:-1]} if stem[-1] == stem[-2] else set())
     if len(parts) > 1 and parts[-1] in _GENERIC_TAIL:
         forms.add(" ".join(parts[:-1]))  # "horror" for "horror movies"
     if len(parts) > 1 and re.search(r"\d", parts[-1]) and len(parts[0]) > 2 \

@@ -106,6 +106,8 @@ async def test_a_verb_first_is_the_speaker_not_a_name(stub):
     # a value named by the words before a generic noun ("horror" for "horror movies")
     ("I love horror movies.", "horror movies", "likes:horror_movies",
      "I can't watch horror anymore since the baby."),
+    # an activity named by its verb ("game" for "gaming")
+    ("I enjoy gaming.", "gaming", "likes:gaming", "I don't really game anymore."),
 ])
 async def test_many_valued_ends(stub, known_text, value, attribute, later):
     from recall_core.contracts import KnownFact
