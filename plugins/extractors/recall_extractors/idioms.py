@@ -99,6 +99,10 @@ _CHANGED_MY = re.compile(r"\b(?:changed|switched|updated|moved|swapped)\s+my\s+(
                          r"(?:now\s+)?(?P<v>[^,;.!]+)", _I)
 _NEW_HOME = re.compile(r"\b(?:new|our|my)\s+(?:own\s+|new\s+)?(?:flat|apartment|place|house|home|"
                        r"condo|room|studio)\s+in\s+(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)")
+# "the new job at Stripe is intense", "Priya's new role at Figma": a new job's employer,
+# wherever in the sentence it is named (as "new flat in Leeds" names where one lives)
+_NEW_JOB = re.compile(r"\b(?P<who>(?i:my|the)|[A-Z][a-z]+'s)\s+new\s+(?i:job|role|position|gig|"
+                      r"post)\s+(?i:at|with)\s+(?P<v>[A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*){0,2})")
 _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|leading|running|"
                          r"heading)\s+(?:our|my|the)\s+team\b")
 # A relation named with its person, in passing: "my new manager Tom", "my wife Ana".
@@ -214,6 +218,9 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
     if m := _NEW_HOME.search(text):
         if person_frames.place(m["v"]):
             return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
+    if (m := _NEW_JOB.search(text)) and person_frames.proper(m["v"]):
+        who = m["who"].lower()
+        return [Fact(who[:-2] if who.endswith("'s") else owner, "employer", m["v"])]
     if (m := _MY_NEW.search(text)) and person_frames.proper(m["v"]):
         return [Fact(speaker.lower() if speaker else USER, ROLE_OF[m["noun"].lower()],
                      m["v"])]

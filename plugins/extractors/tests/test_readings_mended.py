@@ -120,3 +120,16 @@ async def test_a_died_phone_ends_no_value_of_many(stub):
     known = [KnownFact("user", "phone", "Pixel 6"), KnownFact("user", "pets:cat", "cat")]
     out = facts(await stub.extract("my Pixel 6 died so I got an iPhone 15", known=known))
     assert not [f for f in out if f[1].startswith("pets")]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a new job's employer named anywhere in the sentence (was no fact)
+    ("The new job at Stripe is intense", [("user", "employer", "Stripe")]),
+    ("So far my new role at Figma is great", [("user", "employer", "Figma")]),
+    ("Priya's new job at Google pays way better", [("priya", "employer", "Google")]),
+    # a relation's new job is not the speaker's, and a job at no named employer names none
+    ("My wife's new job at Google is great", []),
+    ("The new job at the bakery is fun", []),
+])
+async def test_a_new_job_at(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
