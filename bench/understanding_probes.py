@@ -32,14 +32,23 @@ from recall_core.contracts import KnownFact as K
 
 SETS = Path(__file__).resolve().parent / "understanding" / "probes"
 
-KNOWN = [K("user", "location", "Berlin"), K("user", "employer", "Acme"),
-         K("user", "editor", "vim"), K("user", "commute", "bus"),
-         K("user", "car", "Honda Civic"), K("user", "diet", "vegan"),
-         K("user", "manager", "Priya"), K("user", "os", "Ubuntu"),
-         K("team", "database", "Postgres"), K("team", "ci", "Jenkins"),
-         K("user", "partner", "Sam"), K("user", "phone", "Pixel 7"),
-         K("team", "code_host", "GitHub"), K("team", "chat_tool", "Slack"),
-         K("team", "cloud", "AWS"), K("user", "school", "MIT")]
+# With the text of the memory that states each, as the worker gives them (memory.known).
+KNOWN = [K("user", "location", "Berlin", "I live in Berlin."),
+         K("user", "employer", "Acme", "I work at Acme."),
+         K("user", "editor", "vim", "I use vim."),
+         K("user", "commute", "bus", "I take the bus to work."),
+         K("user", "car", "Honda Civic", "I drive a Honda Civic."),
+         K("user", "diet", "vegan", "I'm vegan."),
+         K("user", "manager", "Priya", "My manager is Priya."),
+         K("user", "os", "Ubuntu", "I run Ubuntu."),
+         K("team", "database", "Postgres", "We use Postgres."),
+         K("team", "ci", "Jenkins", "Our CI is Jenkins."),
+         K("user", "partner", "Sam", "My partner is Sam."),
+         K("user", "phone", "Pixel 7", "I have a Pixel 7."),
+         K("team", "code_host", "GitHub", "Our code is on GitHub."),
+         K("team", "chat_tool", "Slack", "We chat on Slack."),
+         K("team", "cloud", "AWS", "We're on AWS."),
+         K("user", "school", "MIT", "I study at MIT.")]
 
 
 def lines(path: Path) -> list[str]:
@@ -61,7 +70,9 @@ async def others(ex, path: Path, verbose: bool) -> tuple[int, int]:
 
 async def _pair(ex, first: str, later: str) -> tuple[list[K], list[tuple[str, str, str]]]:
     """The first text's facts (as known ones) and the later text's, read with them."""
-    known = [K(m.entity, m.attribute, m.value) for m in await ex.extract(first) if m.attribute]
+    # with the text of the memory that states it, as the worker gives them (memory.known)
+    known = [K(m.entity, m.attribute, m.value, m.text) for m in await ex.extract(first)
+             if m.attribute]
     out = [(m.entity, m.attribute, m.value) for m in await ex.extract(later, known=known)
            if m.attribute]
     return known, out

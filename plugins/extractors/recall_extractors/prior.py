@@ -40,7 +40,7 @@ from .fact import Fact
 from .known import CURRENT
 from .prototypes import PROTOTYPES
 from .subjects import RELATIONS, PETS
-from .triples import Reading
+from .triples import Reading, tools_only
 
 #: The known attribute's score (mean cosine to its two nearest examples) must reach this ...
 PRIOR_MIN = 0.33
@@ -79,13 +79,13 @@ def read_with_known(read: list[list[tuple[str, Reading]]], classifier: Any,
     subject (in place). Runs in the worker's thread: it encodes."""
     single: dict[str, list[KnownFact]] = {}
     for k in known:
-        if not is_many(k.attribute) and k.attribute in PROTOTYPES:
+        if not is_many(k.attribute) and (k.attribute in PROTOTYPES or k.text):
             single.setdefault(k.entity, []).append(k)
     if not single:
         return
     for statements in read:
         for clause, reading in statements:
-            if reading.facts or not reading.predicate or reading.subject.entity is None:
+            if (reading.facts and not tools_only(reading.facts)) or not reading.predicate or reading.subject.entity is None:
                 continue
             mine = single.get(reading.subject.entity) or _owners(reading.subject, single)
             if not mine or UNSURE.search(clause) or NOT.search(clause) \
@@ -115,6 +115,7 @@ def _read(clause: str, reading: Reading, classifier: Any,
           mine: Sequence[KnownFact]) -> Fact | None:
     assert reading.predicate is not None and reading.subject.entity is not None
     scores = dict(classifier.scores(reading.predicate))
+    _with_known_texts(scores, clause, classifier, mine)
     ranked = sorted({k.attribute for k in mine}, key=lambda a: -scores.get(a, 0.0))
     attribute = ranked[0]
     score = scores.get(attribute, 0.0)
@@ -131,6 +132,19 @@ def _read(clause: str, reading: Reading, classifier: Any,
         return Fact(old.entity, old.attribute, fact.value)
     value = _nearest(reading.predicate, old.value, classifier)
     return Fact(old.entity, old.attribute, value) if value else None
+
+
+def _with_known_texts(scores: dict[str, float], clause: str, classifier: Any,
+                      mine: Sequence[KnownFact]) -> None:
+    """The memory that states a known fact is one more example of its attribute, in the
+    namespace's own words: "I've switched to green tea" is near "My favourite drink is
+    coffee." though no prototype of favourite drinks was written (in place)."""
+    told = [k for k in mine if k.text]
+    if not told:
+        return
+    vectors = np.asarray(classifier.encode([clause, *[k.text for k in told]]), dtype=np.float32)
+    for k, sim in zip(told, vectors[1:] @ vectors[0]):
+        scores[k.attribute] = max(scores.get(k.attribute, 0.0), float(sim))
 
 
 def near(scores: dict[str, float], attribute: str) -> bool:

@@ -205,7 +205,7 @@ def unchecked(read: list[list[tuple[str, Reading]]]) -> None:
 
 
 def needs_classifier(read: list[list[tuple[str, Reading]]]) -> bool:
-    return any((r.predicate and not r.facts) or any(f.check for f in r.facts)
+    return any(r.predicate or any(f.check for f in r.facts)
                for statements in read for _, r in statements)
 
 

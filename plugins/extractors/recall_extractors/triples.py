@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribute, is_many
+from recall_core.kit.attributes import (INVENTORY, TEAM, USER, base_attribute, canonical_attribute,
+                                        is_many)
 
 from . import idioms, many_frames, person_frames, tool_frames, typed_values
 from . import values as V
@@ -208,8 +209,16 @@ def read_statement(clause: str, speaker: str | None = None,
             fact := _relation_copula(subject, rest, speaker)):
         return Reading([] if fact is _NO_FACT else [fact], subject)
     facts = _household(_read(subject, rest, cues), subject, speaker)
-    worth = predicate is not None and worth_classifying(predicate)
-    return Reading(facts, subject, rest, cues, None if facts or not worth else predicate)
+    worth = predicate is not None and (worth_classifying(predicate) or tools_only(facts))
+    return Reading(facts, subject, rest, cues,
+                   predicate if worth and (not facts or tools_only(facts)) else None)
+
+
+def tools_only(facts: list[Fact]) -> bool:
+    """Only tools used among others, none of a known category ("I've switched to green tea"
+    -> uses:green_tea): a known fact may be what the statement changes (`prior`)."""
+    return bool(facts) and all(base_attribute(f.attribute) == "uses" and not f.ended
+                               and category_of(f.value) is None for f in facts)
 
 
 # Words that name a kind of value though nothing in the statement is capitalised.
