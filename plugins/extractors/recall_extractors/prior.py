@@ -85,15 +85,27 @@ def read_with_known(read: list[list[tuple[str, Reading]]], classifier: Any,
         return
     for statements in read:
         for clause, reading in statements:
-            if (reading.facts and not tools_only(reading.facts)) or not reading.predicate or reading.subject.entity is None:
+            if (reading.facts and not tools_only(reading.facts)) or not said(reading) \
+                    or reading.subject.entity is None:
                 continue
             mine = single.get(reading.subject.entity) or _owners(reading.subject, single)
             if not mine or UNSURE.search(clause) or NOT.search(clause) \
-                    or not (CURRENT.search(clause) or _NOW.search(clause)):
+                    or not says_change(clause):
                 continue
             fact = _read(clause, reading, classifier, mine)
             if fact is not None:
                 reading.facts = [fact]
+
+
+def said(reading: Reading) -> str | None:
+    """What the prior reads of a statement: the classifier's text, or for a statement that
+    names nothing it would read, its plain words."""
+    return reading.predicate or reading.told
+
+
+def says_change(clause: str) -> bool:
+    """The statement says that something holds now or changed (the prior's lower bar)."""
+    return bool(CURRENT.search(clause) or _NOW.search(clause))
 
 
 def _owners(subject: Any, single: dict[str, list[KnownFact]]) -> list[KnownFact]:
@@ -113,8 +125,9 @@ def _owners(subject: Any, single: dict[str, list[KnownFact]]) -> list[KnownFact]
 
 def _read(clause: str, reading: Reading, classifier: Any,
           mine: Sequence[KnownFact]) -> Fact | None:
-    assert reading.predicate is not None and reading.subject.entity is not None
-    scores = dict(classifier.scores(reading.predicate))
+    predicate = said(reading)
+    assert predicate is not None and reading.subject.entity is not None
+    scores = dict(classifier.scores(predicate))
     _with_known_texts(scores, clause, classifier, mine)
     ranked = sorted({k.attribute for k in mine}, key=lambda a: -scores.get(a, 0.0))
     attribute = ranked[0]
@@ -126,12 +139,27 @@ def _read(clause: str, reading: Reading, classifier: Any,
     old = next(k for k in mine if k.attribute == attribute)
     facts = [f for f in reading.classified(attribute) if not f.ended]
     if facts:
-        fact = facts[0]
-        if same(fact.value, old.value):
+        value = beyond_frame(facts[0].value, old.text)
+        if value is None or same(value, old.value):
             return None  # the known value restated: nothing new (the rules refresh it)
-        return Fact(old.entity, old.attribute, fact.value)
-    value = _nearest(reading.predicate, old.value, classifier)
+        return Fact(old.entity, old.attribute, value)
+    value = _nearest(predicate, old.value, classifier)
+    value = beyond_frame(value, old.text) if value else None
     return Fact(old.entity, old.attribute, value) if value else None
+
+
+_LINK = frozenset("to as at in on for of from with into".split())
+
+
+def beyond_frame(value: str, known_text: str) -> str | None:
+    """The value without the words it shares with the known fact's memory at its start:
+    those are the fact's frame, not a new value ("Driving to work" after "I take the bus to
+    work" names no new commute; "handle to @janedoe" is "@janedoe")."""
+    frame = {w.lower().strip(".,!?") for w in known_text.split()}
+    words = value.split()
+    while words and (words[0].lower() in frame or words[0].lower() in _LINK):
+        words.pop(0)
+    return " ".join(words) or None
 
 
 def _with_known_texts(scores: dict[str, float], clause: str, classifier: Any,

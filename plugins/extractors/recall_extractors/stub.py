@@ -35,7 +35,7 @@ from .sentences import cased, is_chitchat, split_sentences, words
 from .settings import StubSettings
 from .classifier import load as load_classifier
 from .earlier import Earlier
-from .prior import read_with_known
+from .prior import read_with_known, says_change
 from .statements import opens_with_subject
 from .reading import read_all
 from .triples import Fact, Reading
@@ -204,9 +204,11 @@ def unchecked(read: list[list[tuple[str, Reading]]]) -> None:
             reading.facts = [f for f in reading.facts if f.check != "lower place"]
 
 
-def needs_classifier(read: list[list[tuple[str, Reading]]]) -> bool:
+def needs_classifier(read: list[list[tuple[str, Reading]]],
+                     known: Sequence[KnownFact] = ()) -> bool:
     return any(r.predicate or any(f.check for f in r.facts)
-               for statements in read for _, r in statements)
+               or (known and not r.facts and r.told and says_change(clause))
+               for statements in read for clause, r in statements)
 
 
 def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) -> list[Unit]:
@@ -309,7 +311,7 @@ class StubExtractor(Extractor):
             seen.add(key)
             kept.append(cased(sentence))
         read = read_all(kept, speaker)
-        if self.classifier is not None and needs_classifier(read):
+        if self.classifier is not None and needs_classifier(read, known):
             try:
                 await asyncio.to_thread(classify_unread, read, self.classifier, known)
             except Exception as exc:  # noqa: BLE001 - the model is loaded at first use

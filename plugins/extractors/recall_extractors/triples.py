@@ -141,6 +141,9 @@ class Reading:
     cues: Cues | None = None
     #: the text the classifier reads, when the statement may state a fact no rule found
     predicate: str | None = None
+    #: the same text however plain its words, for a statement no rule read: a known fact of
+    #: its subject may be what it changes ("I'm on lates from next week onwards"; `prior`)
+    told: str | None = None
 
     def classified(self, attribute: str) -> list[Fact]:
         """Facts for the attribute the classifier found (none without a value of its kind)."""
@@ -211,7 +214,8 @@ def read_statement(clause: str, speaker: str | None = None,
     facts = _household(_read(subject, rest, cues), subject, speaker)
     worth = predicate is not None and (worth_classifying(predicate) or tools_only(facts))
     return Reading(facts, subject, rest, cues,
-                   predicate if worth and (not facts or tools_only(facts)) else None)
+                   predicate if worth and (not facts or tools_only(facts)) else None,
+                   None if facts else predicate)
 
 
 def tools_only(facts: list[Fact]) -> bool:

@@ -56,3 +56,19 @@ async def test_without_the_known_text_the_statement_keeps_its_tool(stub):
     out = facts(await stub.extract("I've switched to green tea.",
                                    known=[KnownFact("user", "favorite_drink", "coffee")]))
     assert ("user", "favorite_drink", "green tea") not in out
+
+
+@pytest.mark.parametrize("first,later,expected", [
+    # a change in plain words (no name, no number the rules would classify)
+    ("My handle is @jdoe.", "I changed my handle to @janedoe.", ("user", "handle", "@janedoe")),
+])
+async def test_a_change_in_plain_words(stub, first, later, expected):
+    _, out = await read_after(stub, first, later)
+    assert expected in out
+
+
+async def test_the_known_memory_s_own_words_are_no_new_value(stub):
+    """ "Driving to work" after "I take the bus to work": "work" is the fact's frame."""
+    _, out = await read_after(stub, "I take the bus to work.",
+                              "Driving to work now that I have a car.")
+    assert ("user", "commute", "work") not in out
