@@ -60,6 +60,11 @@ class AttributeClassifier:
         """"org" when a name reads clearly as a company or organisation, else None."""
         return self._names.kind(name)
 
+    def person_like(self, word: str) -> bool:
+        """Whether a word typed without capitals reads as a person's name ("leah") rather
+        than a state ("great", "away")."""
+        return self._names.person_like(word)
+
     def place_like(self, name: str) -> bool:
         """Whether a name typed without capitals reads as a place ("rotterdam") rather than
         a word that follows "live in" or "moved to" ("sales", "therapy")."""
@@ -108,6 +113,14 @@ ORG_NAMES = ("Google", "Red Hat", "Deloitte", "Stripe", "Mercy Hospital", "KPMG"
 NOT_PLACES = ("sales", "marketing", "engineering", "finance", "therapy", "love", "debt",
               "recovery", "retirement", "denial", "a hurry", "management", "the backend",
               "night shifts", "remote work", "python", "a bigger flat", "the office")
+# A person's first name, to tell "my manager is leah" (typed without capitals) from "my
+# manager is great": the uncased model places names near names and states near states.
+PERSON_NAMES = ("Sarah", "Tom", "Priya", "Kenji", "Marcus", "Anna", "David", "Fatima",
+                "Olusegun", "Mei")
+STATES = ("great", "nice", "away", "sick", "busy", "new", "strict", "amazing", "on leave",
+          "pregnant", "awesome", "out today", "the best", "retiring", "leaving", "terrible")
+#: How much nearer the names a lower-case word must be than the states.
+PERSON_MARGIN = 0.10
 #: How much nearer the places a name must be than the words that are not one.
 PLACE_MARGIN = 0.05
 #: How much nearer the companies a name must be to count as one (unknown names sit in
@@ -121,6 +134,8 @@ class _NameKinds:
         self._places: np.ndarray | None = None
         self._orgs: np.ndarray | None = None
         self._not_places: np.ndarray | None = None
+        self._people: np.ndarray | None = None
+        self._states: np.ndarray | None = None
 
     def _examples(self) -> None:
         """The example names' vectors, encoded once."""
@@ -128,6 +143,8 @@ class _NameKinds:
             self._places = np.asarray(self._encode(list(PLACE_NAMES)), dtype=np.float32)
             self._orgs = np.asarray(self._encode(list(ORG_NAMES)), dtype=np.float32)
             self._not_places = np.asarray(self._encode(list(NOT_PLACES)), dtype=np.float32)
+            self._people = np.asarray(self._encode(list(PERSON_NAMES)), dtype=np.float32)
+            self._states = np.asarray(self._encode(list(STATES)), dtype=np.float32)
 
     def kind(self, name: str) -> str | None:
         """"org" when `name` reads clearly as an organisation, else None."""
@@ -137,6 +154,15 @@ class _NameKinds:
         place = float(np.sort(self._places @ v)[-3:].mean())
         org = float(np.sort(self._orgs @ v)[-3:].mean())
         return "org" if org - place >= ORG_MARGIN else None
+
+    def person_like(self, word: str) -> bool:
+        """Whether a word typed without capitals reads as a person's name."""
+        self._examples()
+        assert self._people is not None and self._states is not None
+        v = np.asarray(self._encode([word])[0], dtype=np.float32)
+        person = float(np.sort(self._people @ v)[-3:].mean())
+        state = float(np.sort(self._states @ v)[-3:].mean())
+        return person - state >= PERSON_MARGIN
 
     def place_like(self, name: str) -> bool:
         self._examples()

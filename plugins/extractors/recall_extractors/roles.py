@@ -6,12 +6,36 @@ from __future__ import annotations
 
 import re
 
+from .fact import Fact
+
 _I = re.IGNORECASE
 
 
 def proper(v: str) -> bool:
     """A proper noun: starts with a capital or a digit ("Globex", "3M", "iRobot")."""
     return bool(v) and (v[0].isupper() or v[0].isdigit() or (len(v) > 1 and v[1].isupper()))
+
+
+_NOT_A_NAME = frozenset("""
+a an the my our your his her their him them it this that someone somebody nobody everyone
+he she they me us you who what new old
+""".split())
+
+
+def lower_name(v: str) -> bool:
+    """A word typed without capitals where a name would stand ("my manager is leah"): one or
+    two plain words. Whether it reads as a name is the classifier's to say ("lower name")."""
+    words = v.split()
+    return 1 <= len(words) <= 2 and all(re.fullmatch(r"[a-z]{2,}", w) for w in words) \
+        and words[0] not in _NOT_A_NAME
+
+
+def name_fact(entity: str, attribute: str, value: str) -> Fact:
+    """The fact naming a person: as typed, or titled and for the classifier to check
+    (`stub.classify_unread`) when typed without capitals."""
+    if proper(value):
+        return Fact(entity, attribute, value)
+    return Fact(entity, attribute, value.title(), check="lower name")
 
 
 _ROLES = set("""

@@ -195,13 +195,17 @@ def classify_unread(read: list[list[tuple[str, Reading]]], classifier: Any,
             reading.facts = [Fact(f.entity, f.attribute, f.value.title(), f.ended, f.text)
                              if f.check == "lower place" else f for f in reading.facts
                              if f.check != "lower place" or classifier.place_like(f.value)]
+            # "my manager is leah": a name when the model reads the word as one
+            reading.facts = [f for f in reading.facts
+                             if f.check != "lower name" or classifier.person_like(f.value)]
 
 
 def unchecked(read: list[list[tuple[str, Reading]]]) -> None:
     """Without the classifier's model, a place typed without capitals is no place."""
     for statements in read:
         for _, reading in statements:
-            reading.facts = [f for f in reading.facts if f.check != "lower place"]
+            reading.facts = [f for f in reading.facts
+                             if f.check not in ("lower place", "lower name")]
 
 
 def needs_classifier(read: list[list[tuple[str, Reading]]],

@@ -22,6 +22,7 @@ from . import values as V
 from .cues import Cues, read_cues
 from .fact import Fact
 from .lexicon import PERSONAL, attribute_for, category_of
+from .roles import lower_name, name_fact
 from .sentences import fold
 from .subjects import (RELATIONS, ROLE_OF, Subject, attribute_named, expand, find_subject,
                        strip_lead)
@@ -59,8 +60,8 @@ def _reverse(text: str, speaker: str | None) -> Fact | None:
         if who in ("my", "our") else who[:-2]
     noun = m["noun"].lower()
     if noun in ROLE_OF:
-        return Fact(owner, ROLE_OF[noun], value) if person_frames.proper(value) \
-            else None
+        return name_fact(owner, ROLE_OF[noun], value) if person_frames.proper(value) \
+            or (value == m["v"].strip() and lower_name(value)) else None
     attr = attribute_named(noun, None) or ""
     if attr in INVENTORY and not INVENTORY[attr].many or attr.startswith("favorite_"):
         return Fact(owner, attr, value)
@@ -119,7 +120,11 @@ def _relation_copula(subject: Subject, rest: str, speaker: str | None) -> Fact |
     if re.match(r"(?:a|an|the|some|this|that)\s", m["v"], _I):
         return None  # "my husband's a Fedora guy": a description, not his name
     v = V.value(m["v"], V.NAME, 3)
-    if not v or not person_frames.proper(v):
+    # typed without capitals, a name is the whole complement ("my boss is leah", not "my
+    # boss is based in New York")
+    whole = bool(v) and re.sub(r"(?:\s+now)?[\s.!]*$", "", m["v"]).lower() == v.lower()
+    if not v or not (person_frames.proper(v) or (relation in ROLE_OF and whole
+                                                 and lower_name(v))):
         return None
     if relation not in ROLE_OF:
         # "My brother is Tom": a name of someone the owner may have several of (two
@@ -127,7 +132,7 @@ def _relation_copula(subject: Subject, rest: str, speaker: str | None) -> Fact |
         named = re.match(r"(?:is|are)\s", rest, _I) and v[:1].isupper()
         return _NO_FACT if named else None
     owner = speaker.lower() if speaker else USER
-    return Fact(owner, ROLE_OF[relation], v)
+    return name_fact(owner, ROLE_OF[relation], v)
 
 
 @dataclass
@@ -208,10 +213,13 @@ def read_statement(clause: str, speaker: str | None = None,
         if attr in INVENTORY:
             return Reading([], subject, rest, cues, predicate)  # the classifier may read it
         subject = Subject(attr.replace("_", " "), "thing", rest, surface=subject.surface)
-    if subject.kind == "person" and not subject.noun and (
-            fact := _relation_copula(subject, rest, speaker)):
-        return Reading([] if fact is _NO_FACT else [fact], subject)
     facts = _household(_read(subject, rest, cues), subject, speaker)
+    if subject.kind == "person" and not subject.noun and (
+            fact := _relation_copula(subject, rest, speaker)) and \
+            not (fact.check == "lower name" and facts):
+        # (a name typed without capitals only where no other reading is found: "my partner
+        # is vegan" is her diet)
+        return Reading([] if fact is _NO_FACT else [fact], subject)
     worth = predicate is not None and (worth_classifying(predicate) or tools_only(facts))
     return Reading(facts, subject, rest, cues,
                    predicate if worth and (not facts or tools_only(facts)) else None,
