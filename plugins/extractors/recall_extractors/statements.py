@@ -32,7 +32,7 @@ _OPENERS = (r"(?i:(?:actually|also|now|then|so|plus|these days|currently|btw|hon
             r"for now|right now),\s+)*")
 _SUBJECT = re.compile(
     r"^" + _OPENERS + r"(?i:i|i'm|i've|i'd|i'll|we|we're|we've|we'll|my|our|he|she|he's|"
-    r"she's|they|they're|(?:his|her|their) [a-z]+)\b|^[\w .+#-]{1,25}? is (?:what|where|how) "
+    r"she's|they|they're|(?:his|her|their) [a-z]+)\b(?!/)|^[\w .+#-]{1,25}? is (?:what|where|how) "
     r"(?i:i|we)\b|^" + _OPENERS + r"(?:[A-Z][a-z]+|(?i:the) [a-z]+(?: [a-z]+)?|"
     # a name of two capitalised words or an acronym ("VS Code is my editor", "AWS is ...")
     r"[A-Z][\w.+#-]*\s[A-Z][\w.+#-]*|[A-Z]{2,}[\w.+#-]*)"
@@ -106,7 +106,8 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
             out.append(left)
             start, prefix, subject = m.end(), "", None
             continue
-        if not _ELIDED.match(right):
+        if not _ELIDED.match(right) and not (prefix and m["conj"] and
+                                             _parallel(sentence[start:m.start()], right)):
             continue
         subject = subject or find_subject(left, speaker)
         if subject.entity is None or not subject.surface:
@@ -122,6 +123,21 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
 def opens_with_subject(clause: str) -> bool:
     """Whether `clause` opens with a subject of its own ("they split up years ago")."""
     return bool(_SUBJECT.match(clause))
+
+
+# A verb of the third person or of the past: "writes", "tracks", "moved".
+_VERB_FORM = re.compile(r"^[a-z]{2,}(?:(?<!ss)(?<!us)(?<!is)s|ed)$")
+
+
+def _parallel(item: str, right: str) -> bool:
+    """Whether `right` goes on a list of verb phrases whose subject was said once ("our team
+    writes Go, runs on GCP, and chats on Discord"): its verb has the form of the item's before
+    it, whether or not the verb is one `_ELIDED` knows."""
+    before, after = item.split()[:1], right.split()[:1]
+    if not before or not after or not _VERB_FORM.match(before[0]) or \
+            not _VERB_FORM.match(after[0]) or len(right.split()) < 2:
+        return False
+    return before[0].endswith("ed") == after[0].endswith("ed")
 
 
 def _until_cut(text: str) -> str:
