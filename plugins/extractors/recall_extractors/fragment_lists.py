@@ -56,6 +56,12 @@ _PRONOUNS = re.compile(r"^(?:he|she|they|xe|ze|it|any)/(?:him|her|them|hers|thei
 _COPULA_HEAD = re.compile(r"^(?P<head>(?:i'm|im|i am|we're|we are|he's|he is|she's|she is|"
                           r"they're|they are|(?:my|our)\s+[\w-]+\s+(?:is|are)|[A-Z][a-z]+ is|"
                           r"[A-Z][a-z]+'s))\s+\S", _I)
+# "gym at 7", "standup at 9:30", "retro on Fridays": a routine and when it is.
+_SCHEDULE = re.compile(r"^(?P<what>[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?P<when>(?:at|by|around|"
+                       r"from)\s+\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?|on\s+(?:mon|tues|"
+                       r"wednes|thurs|fri|satur|sun)days?)$", _I)
+# "Pacific time", "UK time": a time zone.
+_ZONE = re.compile(r"^[A-Z][\w-]*(?:\s[A-Z][\w-]*)?\s+time$")
 _PREPOSITION = re.compile(r"\b(?:in|from|at|on|near|outside|by|of|to|with)\b", _I)
 _BARE = re.compile(r"^[\w/'.+#-]+(?:\s[\w/'.+#-]+){0,3}$")
 
@@ -85,15 +91,15 @@ def split_fragment_list(statement: str, read: Reader,
             # "I'm 29, single": the copula is shared; "I'm from Austin, Texas": a place
             head = m["head"] if m and not _PREPOSITION.search(item[m.end("head"):]) else None
             continue
-        said = _as_said(item, who, head)
-        if said is None:
+        found = _fragment(item, who, head, read)
+        if found is None:
             return None
-        reading = read(said)
-        if not _keys(reading) or (head and any(f.attribute == "name" for f in reading.facts)):
-            return None  # a name comes first ("I'm Dan, 41"), never later in the list
+        said, reading = found
         fragments += 1
         keys += _keys(reading)
-        stored = said if head else f"{label['label']}: {item}" if label else item
+        # the user's words: a shared copula or a label said again, not the frame's "I use"
+        stored = said if said in (f"{head} {item}", f"my pronouns are {item}") else \
+            f"{label['label']}: {item}" if label else item
         out.append((stored, reading))
     # No two items give one single fact two values (then they were one fact's list), and
     # no fact of the whole is lost ("uninstalled Chrome for good, Firefox only now").
@@ -121,20 +127,38 @@ def _clause(item: str, speaker: str | None) -> bool:
         item.lower().startswith(subject.surface.lower())
 
 
-def _as_said(item: str, who: str, head: str | None) -> str | None:
-    """The statement a fragment shortens, or None when the item is no fragment."""
+def _fragment(item: str, who: str, head: str | None,
+              read: Reader) -> tuple[str, Reading] | None:
+    """The statement a fragment shortens and its reading: the first of the statements it may
+    shorten that states a fact; None when the item is no fragment or none does."""
+    for said in _as_said(item, who, head):
+        reading = read(said)
+        if said.startswith(head or "\0") and any(f.attribute == "name" for f in reading.facts):
+            continue  # a name comes first ("I'm Dan, 41"), never later in the list
+        if _keys(reading):
+            return said, reading
+    return None
+
+
+def _as_said(item: str, who: str, head: str | None) -> list[str]:
+    """The statements a fragment may shorten, most likely first."""
+    out = []
     if _PRONOUNS.match(item):
-        return f"my pronouns are {item}"
-    if head is not None:
-        return f"{head} {item}" if _BARE.match(item) else None
+        out.append(f"my pronouns are {item}")
+    if head is not None and _BARE.match(item):
+        out.append(f"{head} {item}")
+    if _ZONE.match(item):
+        out.append(f"I'm on {item}")
+    if m := _SCHEDULE.match(item):
+        out.append(f"{m['what']} is {m['when']}")
     for frame in (_PURPOSE, _PART, _EVERYWHERE):
         m = frame.match(item)
         if m and _named(m["v"]):
-            return f"{who} use {item}"
+            out.append(f"{who} use {item}")
     m = _NOUN_LAST.match(item)
     if m and _named(m["v"]) and (m["role"].lower() in _PARTS or purpose_attribute(m["role"])):
-        return f"{who} use {m['v']} for the {m['role']}"
-    return None
+        out.append(f"{who} use {m['v']} for the {m['role']}")
+    return out
 
 
 def _named(value: str) -> bool:

@@ -80,3 +80,17 @@ async def test_values_of_one_fact_key_as_before(stub):
     out = await rows(stub, "I like tea, coffee and juice")
     assert sorted(r[3] for r in out) == ["coffee", "juice", "tea"]
     assert {r[2].split(":")[0] for r in out} == {"likes"}
+
+
+async def test_a_routine_and_a_time_zone_said_as_fragments(stub):
+    out = await rows(stub, "I get up at 6, gym at 7, and I'm at my desk by 9.")
+    assert ("gym at 7", "user", "gym_schedule", "at 7") in out
+    out = await rows(stub, "email me at sam.r@fastmail.com, I'm usually online 9-5, Pacific time")
+    assert out[-1] == ("Pacific time", "user", "timezone", "Pacific time")
+    assert len(out) == 3
+
+
+async def test_a_request_ending_in_please_is_its_own_memory(stub):
+    assert await rows(stub, "Call me Jay, and keep answers short please.") == [
+        ("Call me Jay", "user", "name", "Jay"),
+        ("keep answers short please.", None, None, None)]
