@@ -94,3 +94,23 @@ async def test_a_request_ending_in_please_is_its_own_memory(stub):
     assert await rows(stub, "Call me Jay, and keep answers short please.") == [
         ("Call me Jay", "user", "name", "Jay"),
         ("keep answers short please.", None, None, None)]
+
+
+async def test_an_ing_aside_after_a_clause_is_a_statement_of_its_subject(stub):
+    out = await rows(stub, "I'm doing a master's in econ at LSE while working part-time at "
+                           "Barclays")
+    assert out[-1] == ("I'm working part-time at Barclays", "user", "employer", "Barclays")
+    out = await rows(stub, "I live in Austin and work at Dell, mostly doing sales engineering "
+                           "stuff")
+    assert [r[0] for r in out] == ["I live in Austin", "I work at Dell",
+                                   "I'm mostly doing sales engineering stuff"]
+
+
+@pytest.mark.parametrize("text", [
+    "I switched to Firefox, mostly using it for work",  # the aside points back
+    "I had a standup, morning sync with the team",       # a noun ending in -ing
+    "I've stopped with the 6am alarms, waking up around 7:30 now",  # one change, said whole
+])
+async def test_what_is_no_aside_of_its_own_stays_with_its_clause(stub, text):
+    out = await rows(stub, text)
+    assert len({r[0] for r in out}) == 1
