@@ -63,6 +63,7 @@ _SCHEDULE = re.compile(r"^(?P<what>[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?P<when>(?:
 # "Pacific time", "UK time": a time zone.
 _ZONE = re.compile(r"^[A-Z][\w-]*(?:\s[A-Z][\w-]*)?\s+time$")
 _PREPOSITION = re.compile(r"\b(?:in|from|at|on|near|outside|by|of|to|with)\b", _I)
+_WE = re.compile(r"^(?:we|we're|we've|our)\b", _I)
 _BARE = re.compile(r"^[\w/'.+#-]+(?:\s[\w/'.+#-]+){0,3}$")
 
 Reader = Callable[[str], Reading]
@@ -75,25 +76,28 @@ def split_fragment_list(statement: str, read: Reader,
     returned with no reading: the caller reads it as any statement."""
     label = _LABEL.match(statement)
     body = label["rest"] if label else statement
-    who = "We" if label and (label["who"] or "").lower() == "our" else "I"
     items = _items(body.rstrip(".!"))
     if len(items) < 2:
         return None
+    # the items are the team's under a label of ours or beside a clause of ours
+    ours = (label["who"] or "") if label else ""
+    who = "We" if ours.lower() == "our" or any(_WE.match(i) for i in items) else "I"
     out: list[tuple[str, Reading | None]] = []
     head: str | None = None
     fragments = 0
     keys: list[tuple[str, ...]] = []
     for item in items:
-        if _clause(item, speaker):
+        # a fragment first: "Chrome for work" is no subject "Chrome for" and its verb
+        found = None if _opens(item) else _fragment(item, who, head, read)
+        if found is None:
+            if not _clause(item, speaker):
+                return None
             out.append((item, None))
             keys += _keys(read(item))
             m = _COPULA_HEAD.match(item)
             # "I'm 29, single": the copula is shared; "I'm from Austin, Texas": a place
             head = m["head"] if m and not _PREPOSITION.search(item[m.end("head"):]) else None
             continue
-        found = _fragment(item, who, head, read)
-        if found is None:
-            return None
         said, reading = found
         fragments += 1
         keys += _keys(reading)
@@ -118,9 +122,14 @@ def _items(body: str) -> list[str]:
     return parts
 
 
+def _opens(item: str) -> bool:
+    """An item that opens with a subject of its own ("I teach ...", "im studying ...")."""
+    return opens_with_subject(item) or bool(_COPULA_HEAD.match(item))
+
+
 def _clause(item: str, speaker: str | None) -> bool:
     """An item that is a statement of its own (it names its subject)."""
-    if opens_with_subject(item) or _COPULA_HEAD.match(item):
+    if _opens(item):
         return True
     subject = find_subject(item, speaker)
     return subject.entity is not None and bool(subject.surface) and \

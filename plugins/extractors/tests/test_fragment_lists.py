@@ -69,6 +69,7 @@ async def test_the_subject_of_a_list_of_verb_phrases_carries_to_an_unlisted_verb
     "We have 1,200 users",                # a number
     "I'm vegan, gluten-free",             # two values of one fact
     "Uninstalled Chrome for good, Firefox only now",  # a verb, not a value
+    "Chrome for work, Firefox for personal stuff",    # two values of one fact
 ])
 async def test_what_is_no_list_of_fragments_stays_one_memory(stub, text):
     out = await rows(stub, text)
@@ -114,3 +115,9 @@ async def test_an_ing_aside_after_a_clause_is_a_statement_of_its_subject(stub):
 async def test_what_is_no_aside_of_its_own_stays_with_its_clause(stub, text):
     out = await rows(stub, text)
     assert len({r[0] for r in out}) == 1
+
+
+async def test_fragments_beside_a_clause_of_ours_are_the_teams(stub):
+    assert await rows(stub, "we're on AWS, Terraform for infra") == [
+        ("We're on AWS", "team", "cloud", "AWS"),
+        ("Terraform for infra", "team", "uses:terraform", "Terraform")]
