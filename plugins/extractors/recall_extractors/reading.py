@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 
 from .cues import UNSURE
+from .fragment_lists import split_fragment_list
 from .statements import opens_with_subject, split_statements
 from .subjects import Subject, find_subject
 from .triples import Reading, read_statement
@@ -24,7 +25,7 @@ def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[s
         found = []
         for whole in split_statements(sentence, speaker):
             # each part is read after the one before has named its person ("he", "she")
-            for clause, reading in elided(whole, speaker, last_person):
+            for clause, reading in _parts(whole, speaker, last_person):
                 if not reading.facts:
                     reading = by_pieces(clause, reading, speaker, last_person)
                 subject = reading.subject
@@ -36,6 +37,17 @@ def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[s
                 found.append((clause, reading))
         out.append(found)
     return out
+
+
+def _parts(whole: str, speaker: str | None,
+           last_person: str | None) -> list[tuple[str, Reading]]:
+    """A statement's parts with their readings: the items of a list of fragments
+    (`fragment_lists`), else the clauses `elided` finds."""
+    items = split_fragment_list(whole, lambda s: _read_safely(s, speaker, last_person), speaker)
+    if items is None:
+        return elided(whole, speaker, last_person)
+    return [part for text, reading in items for part in
+            ([(text, reading)] if reading is not None else elided(text, speaker, last_person))]
 
 
 # Where a clause may go on with its subject left out: "my son is 7 and goes to Riverside".

@@ -8,7 +8,11 @@ first without touching the second. A sentence is cut at ";" (between clauses of 
 * it opens with a subject ("I", "we", "my sister", "our CI", "he", a person's name, "the
   billing service"): "I live in Berlin and I prefer tea";
 * or, after and/but/";", with a verb whose subject was left out ("I live in Berlin and work
-  at Globex"): the clause gets the subject back ("I work at Globex").
+  at Globex"): the clause gets the subject back ("I work at Globex"), and so does a verb
+  the list does not know that goes on a list of verb phrases ("..., tracks issues in Linear
+  and chats on Discord");
+* or, after a comma or "while", with a verb of "-ing" ("I work at Dell, mostly doing sales
+  engineering"): the aside gets its subject and "be" back ("I'm mostly doing ...").
 
 Never cut: before "it", "that", "which", "so", "there" (they lean on what came before:
 "I went to the group and it was powerful"), inside a list ("I like Python, Go and Rust" is
@@ -32,7 +36,7 @@ _OPENERS = (r"(?i:(?:actually|also|now|then|so|plus|these days|currently|btw|hon
             r"for now|right now),\s+)*")
 _SUBJECT = re.compile(
     r"^" + _OPENERS + r"(?i:i|i'm|i've|i'd|i'll|we|we're|we've|we'll|my|our|he|she|he's|"
-    r"she's|they|they're|(?:his|her|their) [a-z]+)\b|^[\w .+#-]{1,25}? is (?:what|where|how) "
+    r"she's|they|they're|(?:his|her|their) [a-z]+)\b(?!/)|^[\w .+#-]{1,25}? is (?:what|where|how) "
     r"(?i:i|we)\b|^" + _OPENERS + r"(?:[A-Z][a-z]+|(?i:the) [a-z]+(?: [a-z]+)?|"
     # a name of two capitalised words or an acronym ("VS Code is my editor", "AWS is ...")
     r"[A-Z][\w.+#-]*\s[A-Z][\w.+#-]*|[A-Z]{2,}[\w.+#-]*)"
@@ -96,6 +100,10 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
             out.append(left)
             start, prefix, subject = m.end(), "", None
             continue
+        if (be := _aside(left, right, m, speaker)) is not None:
+            out.append(left)  # "I work at Dell, mostly doing sales engineering": "I'm doing"
+            start, prefix, subject = m.end(), be, None
+            continue
         if gapped and _GAPPED.match(_until_cut(right)) and not _ELIDED.match(right):
             # "..., Redis for caching": the list's verb and subject come back
             out.append(left)
@@ -106,7 +114,8 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
             out.append(left)
             start, prefix, subject = m.end(), "", None
             continue
-        if not _ELIDED.match(right):
+        if not _ELIDED.match(right) and not (prefix and m["conj"] and
+                                             _parallel(sentence[start:m.start()], right)):
             continue
         subject = subject or find_subject(left, speaker)
         if subject.entity is None or not subject.surface:
@@ -122,6 +131,56 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
 def opens_with_subject(clause: str) -> bool:
     """Whether `clause` opens with a subject of its own ("they split up years ago")."""
     return bool(_SUBJECT.match(clause))
+
+
+# A verb of the third person or of the past: "writes", "tracks", "moved".
+_VERB_FORM = re.compile(r"^[a-z]{2,}(?:(?<!ss)(?<!us)(?<!is)s|ed)$")
+
+
+def _parallel(item: str, right: str) -> bool:
+    """Whether `right` goes on a list of verb phrases whose subject was said once ("our team
+    writes Go, runs on GCP, and chats on Discord"): its verb has the form of the item's before
+    it, whether or not the verb is one `_ELIDED` knows."""
+    before, after = item.split()[:1], right.split()[:1]
+    if not before or not after or not _VERB_FORM.match(before[0]) or \
+            not _VERB_FORM.match(after[0]) or len(right.split()) < 2:
+        return False
+    return before[0].endswith("ed") == after[0].endswith("ed")
+
+
+# A verb phrase of "-ing" said after a clause ("..., mostly doing sales engineering",
+# "... while working part-time at Barclays"); nouns and prepositions that end so are none.
+_ASIDE = re.compile(r"^(?:(?:mostly|mainly|usually|currently|now|also|still|just)\s+)?"
+                    r"(?!(?:morning|evening|nothing|something|anything|everything|thing|"
+                    r"spring|string|king|ring|wedding|meeting|building|ceiling|feeling|"
+                    r"during|including|according|pending|regarding|bring|sibling|"
+                    r"darling|ping|sing|wing|swing|sting|fling|cling)\b)[a-z]{2,}ing\s+\S", _I)
+_POINTS_BACK = re.compile(r"\b(?:it|its|that|this|them|those|these|there|which|everything|"
+                         r"everyone|everybody|something)\b", _I)
+# A clause that ends a value: the aside is what replaced it, said as one change ("I've
+# stopped with the 6am alarms, waking up around 7:30 now").
+_ENDING = re.compile(r"\b(?:stopped|quit|no longer|gave up|dropped|ditched|left|cancell?ed|"
+                     r"not anymore)\b", _I)
+_BE = {"i": "I'm", "we": "we're", "you": "you're", "they": "they're", "he": "he's",
+       "she": "she's"}
+
+
+def _aside(left: str, right: str, cut: re.Match[str], speaker: str | None) -> str | None:
+    """The subject and its "be" that an "-ing" aside after a clause gets back ("I'm "), or
+    None when `right` is no such aside (or it points back: "..., using it for work"; or
+    the clause ends a value the aside replaces)."""
+    if cut["conj"] not in (None, "while") or cut.group().strip() not in (",", "while"):
+        return None
+    aside = _until_cut(right)
+    if not _ASIDE.match(aside) or _POINTS_BACK.search(aside) or len(aside.split()) < 3 or \
+            _ENDING.search(left):
+        return None
+    subject = find_subject(left, speaker)
+    if subject.entity is None or not subject.surface or \
+            not left.lower().startswith(subject.surface.lower()):
+        return None
+    surface = subject.surface
+    return _BE.get(surface.lower(), f"{surface} is") + " "
 
 
 def _until_cut(text: str) -> str:

@@ -159,8 +159,9 @@ def memory(text: str, fact: Fact | None = None, classified: str | None = None
         value=triple[2] if triple else None)
 
 
-# A request cut from a sentence is an instruction of its own ("..., and please keep it short").
-_REQUEST = re.compile(r"^(?:please|pls|plz)\b", re.IGNORECASE)
+# A request cut from a sentence is an instruction of its own ("..., and please keep it short",
+# "..., and keep answers short please").
+_REQUEST = re.compile(r"^(?:please|pls|plz)\b|\b(?:please|pls|plz)[.!]*$", re.IGNORECASE)
 
 
 @dataclass
@@ -222,7 +223,7 @@ def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) ->
     for sentence, statements in zip(sentences, read):
         found = [Unit(clause, [f for f in r.facts if f.triple() is not None],
                       alone=len(statements) > 1 and (r.subject.entity is not None
-                                                     or bool(_REQUEST.match(clause))
+                                                     or bool(_REQUEST.search(clause))
                                                      or opens_with_subject(clause)))
                  for clause, r in statements]
         side_by_side(found, sentence)

@@ -156,6 +156,7 @@ liked hates hated prefers preferred started starts joined joins left leaves swit
 switches quit quits sold sells bought buys turned turns retired retires studies studied
 teaches taught stores stored ships shipped deploys deployed releases released relies
 relied codes coded writes wrote reports reported talks talked chats chatted takes took
+tracks tracked
 gave gives keeps kept sits sat stays stayed needs needed broke breaks passed died dies
 says said signs signed migrated migrates replaced replaces lost loses happens happened
 changed changes adopted adopts owns owned rents rented made makes built builds hosted
