@@ -19,7 +19,8 @@ seventh round").
 * `ends_*.txt`: `first text || later text | word` a line: the later text ends the value of
   the first's many-valued facts whose key holds `word`. Counted: pairs with that ending.
 * `compound_*.txt`: `text | terms ; terms ...` a line: the statements one text makes.
-  Counted: texts where each statement's terms (`a|b`: either) are in a memory of its own.
+  Counted: texts where each statement's terms (`a|b`: either; every word of the one taken)
+  are in a memory of its own.
 """
 
 from __future__ import annotations
@@ -128,7 +129,8 @@ async def compound(ex, path: Path, verbose: bool) -> tuple[int, int]:
         texts = [m.text.lower() for m in await ex.extract(text)]
 
         def holds(part: str, t: str) -> bool:
-            return any(alt in t for alt in part.split("|"))
+            # every word of one alternative ("partner meat": both words, in any order)
+            return any(all(w in t for w in alt.split()) for alt in part.split("|"))
         hit = all(sum(holds(p, t) for p in parts) <= 1 for t in texts) and \
             all(any(holds(p, t) for t in texts) for p in parts)
         done += hit
