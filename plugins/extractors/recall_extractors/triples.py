@@ -286,7 +286,16 @@ _HOUSEHOLD = frozenset({"relationship_status", "partner", "pets", "children", "l
                         "car"})
 
 
+# Names for all of a team's systems at once: their facts are the team's ("Our services are
+# written in Java", "we migrated the whole stack over to CockroachDB" are the team's language
+# and database, which "we write everything in Kotlin" then changes).
+_ALL_OF_OURS = frozenset({"services", "all services", "all our services", "stack", "whole stack",
+                          "tech stack", "entire stack", "codebase", "code base", "code",
+                          "infra", "infrastructure", "systems", "everything", "apps"})
+
+
 def _household(facts: list[Fact], subject: Subject, speaker: str | None) -> list[Fact]:
+    facts = [replace(f, entity=TEAM) if f.entity in _ALL_OF_OURS else f for f in facts]
     if subject.entity != TEAM or subject.surface.lower() != "we":
         return facts
     me = speaker.lower() if speaker and speaker.lower() not in ("user", "me") else USER

@@ -133,3 +133,15 @@ async def test_a_died_phone_ends_no_value_of_many(stub):
 ])
 async def test_a_new_job_at(stub, text, expected):
     assert facts(await stub.extract(text)) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # all of a team's systems at once are the team (was the entity "services", "whole stack")
+    ("Our services are written in Java", [("team", "language", "Java")]),
+    ("we migrated the whole stack over to CockroachDB this weekend",
+     [("team", "database", "CockroachDB")]),
+    # one system stays itself
+    ("The billing service is written in Ruby", [("billing service", "language", "Ruby")]),
+])
+async def test_all_of_our_systems_are_the_team(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
