@@ -97,7 +97,9 @@ _HOLDS_MY = re.compile(r"^(?P<v>[A-Z][\w.+#-]*(?:\s[A-Z][\w.+#-]*)?)\s+(?:holds|
 _CHANGED_MY = re.compile(r"\b(?:changed|switched|updated|moved|swapped)\s+my\s+(?P<noun>[\w ]{2,20}?)"
                          r",?\s+(?:and\s+)?(?:now\s+)?(?:it's|it is|it is now|now it's)\s+"
                          r"(?:now\s+)?(?P<v>[^,;.!]+)", _I)
-_NEW_HOME = re.compile(r"\b(?:new|our|my)\s+(?:own\s+|new\s+)?(?:flat|apartment|place|house|home|"
+# (someone else's new flat is theirs: "we visited my sister at her new flat in Vancouver")
+_NEW_HOME = re.compile(r"(?<!\bher )(?<!\bhis )(?<!\btheir )(?<!'s )"
+                       r"\b(?:new|our|my)\s+(?:own\s+|new\s+)?(?:flat|apartment|place|house|home|"
                        r"condo|room|studio)\s+in\s+(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)")
 # "the new job at Stripe is intense", "Priya's new role at Figma": a new job's employer,
 # wherever in the sentence it is named (as "new flat in Leeds" names where one lives)
