@@ -76,8 +76,17 @@ _MARKER = re.compile(r"^(?:scratch that|wait|ok|okay|so|well|actually|anyway|oh|
 _BARE_SUBJECT = re.compile(r"^(?:(?:my|our|the)\s+)?[\w-]+$|^[A-Z][a-z]+$", _I)
 
 
+# A reason or a time said first, then what holds ("since I became engineering lead in january
+# I barely write specs", "ever since the baby arrived I'm up at 5"): both are said, each its
+# own statement. Not "when", "once", "if", "after": with a present tense they are plans.
+_LEADING = re.compile(r"^(?:ever since|since|now that|because)\s+(?P<a>.+?)\s*,?\s+"
+                      r"(?P<b>(?:i|i'm|i've|we|we're|we've)\s.+)$", _I)
+
+
 def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
     """The statements of one sentence, in order; the sentence itself when it makes one."""
+    if (m := _LEADING.match(sentence)) and len(m["a"].split()) > 1:
+        return [*split_statements(m["a"], speaker), *split_statements(m["b"], speaker)]
     out: list[str] = []
     start, prefix, subject = 0, "", None
     gapped = _GAPPED_HEAD.match(_until_cut(sentence))

@@ -155,3 +155,17 @@ async def test_all_of_our_systems_are_the_team(stub, text, expected):
 ])
 async def test_whose_new_flat(stub, text, expected):
     assert facts(await stub.extract(text)) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a reason or a time said first is a statement too (was no fact at all)
+    ("since I became engineering lead in january I barely write specs anymore",
+     [("user", "occupation", "engineering lead")]),
+    ("now that I work at Stripe I take the train in",
+     [("user", "employer", "Stripe"), ("user", "commute", "train")]),
+    ("ever since the baby arrived I'm up at 5", [("user", "wake_time", "5")]),
+    # a plan is not: "when" and "once" stay one statement
+    ("once I move to Denver I'll get a car", []),
+])
+async def test_a_reason_said_first(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
