@@ -6,10 +6,15 @@ attributes, "ride it to the office every day" or "am with Naomi now" rarely are.
 namespace already holds a single-valued fact about the statement's subject ("I take the bus
 to work": the user's commute), a statement about that subject is far likelier to be about
 that fact than about any other: people tell an agent what changed. So, for statements no rule
-and no plain guess read, the known attributes of the subject are weighed with a lower bar:
+and no plain guess read (or read only as a tool of no known kind used among others, "I've
+switched to green tea"; or in plain words the classifier alone is not asked about, "I changed
+my handle to @janedoe"), the known attributes of the subject are weighed with a lower bar:
 
 * the known attribute scores at least `PRIOR_MIN`, is within `PRIOR_LEAD` of the best of all
   attributes, and beats the examples of statements that state nothing (`prototypes.NONE`);
+  the memory that states the known fact counts as one more example of its attribute, in the
+  namespace's own words (an attribute no prototype was written for, such as a favourite
+  drink or a bank, is reached that way);
 * one known attribute only (two close ones: unsure, nothing changes);
 * the statement says that something holds now or changed ("now", "these days", "again",
   "switched", "started", ...): the lower bar is earned by the change being said, not by the
@@ -17,7 +22,8 @@ and no plain guess read, the known attributes of the subject are weighed with a 
 * the statement does not hedge, ask, negate or tell the past (`cues`);
 * a value of the attribute's kind is read in the statement (`typed_values`), or, where the
   attribute has no typed reading, the words nearest the known value in the model's space
-  (`VALUE_MIN`), never the known value itself.
+  (`VALUE_MIN`), never the known value itself, nor the known memory's own words at its
+  start ("Driving to work" after "I take the bus to work" names no commute).
 
 When unsure nothing is read: the statement stays a memory without a fact, as before (a
 missed supersession is cheaper than a lost fact). The fact model then does the rest: the
