@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribute
 
+from .fillers import drop_fillers
 from .keys import FAVORITE_TOOLS
 from .lexicon import category_of
 
@@ -103,6 +104,11 @@ _IMPLIED = re.compile(
     r"heading|headed|commuting|cycling|biking|walking|training|lifting|said|picked|"
     r"installed|wiped|signed|poached|hired|transferred|writing|upgraded|"
     r"am|was|is)\b", _I)
+# Nouns that end like a verb in -ing ("Leo's wedding", "the morning").
+_ING_NOUNS = (r"(?:morning|evening|nothing|something|everything|anything|thing|king|spring|"
+              r"wedding|building|meeting|ceiling|ring|sibling|darling|birthday|clothing|"
+              r"painting|drawing|ending|feeling|housing|training|funding|pudding|stuffing|"
+              r"evening|setting|ceiling|offspring|bedding|being)")
 # What may follow a bare subject ("CI is on ...", "Mom turned 59", "Deploys moved ...").
 _BARE_VERB = (r"(?:is|are|was|were|has|have|had|'s|will|just|also|now|still|finally|"
               r"moved|move|moves|runs|run|goes|go|went|happen|happens|turned|got|uses|use|"
@@ -198,7 +204,7 @@ class Subject:
 
 def expand(text: str) -> str:
     """Contractions spelt out ("I'm" -> "I am"; "can't" -> "can not"), quotes folded."""
-    out = text.replace("\u2019", "'")
+    out = drop_fillers(text.replace("\u2019", "'"), _person_attribute)
     out = re.sub(r"\b(c)an't\b", r"\1an not", out, flags=_I)
     out = re.sub(r"\b(w)on't\b", r"\1ill not", out, flags=_I)
     # "my name's Fatima": 's is "is" after anything but a person, pet or group, whose 's
@@ -213,10 +219,19 @@ def expand(text: str) -> str:
                  r"currently|finally|officially|really|in|at|from|on|moved|working|living|"
                  r"based|learning|allergic|married|engaged|dating|what|where|how|\d)", r"\1 is \2",
                  out, flags=_I)
+    # "Leo's doing his PhD", "my sister's teaching in Leeds": 's before a verb in -ing is
+    # "is" (not before a noun in -ing: "Leo's wedding")
+    out = re.sub(r"\b([A-Z][a-z]+|(?i:my|our)\s+[\w-]+)'s\s+(?!" + _ING_NOUNS + r"\b)"
+                 r"(?=[a-z]{2,}ing\b)", r"\1 is ", out)
     out = re.sub(r"(?i)\bim\b", "I am", out)  # "im a data scientist now"
     for short, full in _CONTRACTIONS:
         out = re.sub(r"(?<=\w)" + short + r"\b", full, out, flags=_I)
     return out
+
+
+def _person_attribute(word: str) -> bool:
+    attr = attribute_of_noun(word)
+    return attr is not None and INVENTORY[attr].about == "person"
 
 
 _TAIL = re.compile(r"[,;]?\s+(?:just so you know|fyi|btw|lol|haha|lmao|tbh|honestly|"

@@ -134,6 +134,7 @@ def _proper(text: str) -> list[str]:
     return out
 
 
+_VERSION = re.compile(r"v?\d+(?:\.\d+)*")
 _VERBISH = frozenset("""
 took got started starting moved switched joined left quit bought sold traded dropped found
 finally just back been went made had new deleted cut adopted got lost retired
@@ -151,6 +152,8 @@ def _categorised(text: str, attribute: str, person: bool) -> list[str]:
             phrase = " ".join(lower[i:i + n])
             if phrase in CATEGORY_OF or (n == 1 and category_of(phrase)):
                 name = " ".join(w.strip(".,!") for w in words[i:i + n])
+                if i + n < len(words) and _VERSION.fullmatch(words[i + n].strip(".,!")):
+                    name += " " + words[i + n].strip(".,!")  # "Postgres 15", "Python 3.12"
                 if attribute_for(name, person=person) == attribute or \
                         category_of(name) == attribute:
                     pos = text.find(words[i])
@@ -163,8 +166,11 @@ def _categorised(text: str, attribute: str, person: bool) -> list[str]:
 
 
 def typed(attribute: str) -> bool:
-    """Whether the attribute takes a value of a fixed kind (a time, a day, a number...)."""
-    return attribute in _KIND and _KIND[attribute] not in ("org", "place", "person", "proper")
+    """Whether the attribute takes a value of a fixed kind (a time, a day, a number...) or a
+    named tool: "all our repos are on GitHub under the company org" names GitHub, not the
+    words after it; "our CI is a mess" names no CI."""
+    return attribute in _KIND and _KIND[attribute] not in ("org", "place", "person", "proper") \
+        or attribute in CATEGORY_VALUES and attribute not in _MODELS
 
 
 def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
@@ -210,6 +216,9 @@ def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
     return [v] if v else []
 
 
+# Things sold as models, whose value is the whole model's name ("a 2019 Mazda 3 hatchback"),
+# and `uses`, whose value is whatever is used.
+_MODELS = frozenset({"car", "phone", "laptop", "os", "uses"})
 #: Attributes whose values are named things (a tool, a service): a capitalised name
 #: the lexicon does not know is still such a value ("Gruvbox", "Penpot").
 CATEGORY_VALUES = frozenset(set(CATEGORY_OF.values()) | {"package_manager", "uses"})

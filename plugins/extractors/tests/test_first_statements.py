@@ -1,0 +1,50 @@
+"""Ordinary first statements of a fact, said casually (issue 27): a later change supersedes
+only a fact that was read, so the first statement must be read as its (entity, attribute,
+value) whatever padding it carries."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_extractors import StubSettings, make_stub
+from recall_extractors.stub import StubExtractor
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubExtractor:
+    return make_stub(StubSettings())
+
+
+def facts(out):
+    return [(m.entity, m.attribute, m.value) for m in out if m.attribute]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a person introduced by what they are is the name
+    ("my boss is this guy Pete, super chill, never micromanages", ("user", "manager", "Pete")),
+    ("My manager is a woman called Ines.", ("user", "manager", "Ines")),
+    # "like" before a number
+    ("I usually work from like 7am to 3pm", ("user", "work_hours", "from 7am to 3pm")),
+    # "all our X" is "our X"; a named tool is the value, not the words after it
+    ("all our repos are on GitHub under the company org", ("team", "code_host", "GitHub")),
+    ("our login is handled by Okta", ("team", "auth_provider", "Okta")),
+    # the owner left out of "<attribute>'s"
+    ("name's Kwame btw", ("user", "name", "Kwame")),
+    # a version number stays with the tool's name
+    ("Our database is Postgres 15.", ("team", "database", "Postgres 15")),
+])
+async def test_padding_is_no_part_of_the_value(stub, text, expected):
+    assert expected in facts(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text", [
+    "I like 90s music",            # "like" the verb stays
+    "Leo's wedding was lovely",     # a noun in -ing after a name's 's
+])
+async def test_words_that_look_like_fillers_stay(stub, text):
+    out = facts(await stub.extract(text))
+    assert all(a != "work_hours" and e != "leo" for e, a, _ in out)
+
+
+async def test_our_ci_is_a_mess_names_no_ci(stub):
+    assert facts(await stub.extract("our CI is a mess")) == []
