@@ -48,3 +48,26 @@ async def test_words_that_look_like_fillers_stay(stub, text):
 
 async def test_our_ci_is_a_mess_names_no_ci(stub):
     assert facts(await stub.extract("our CI is a mess")) == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    # words that say how big, old or worn a thing is, and a generic noun after it, name no
+    # other thing: the lexicon's category is reached through them
+    ("we keep everything in one big Postgres 15 instance", ("team", "database", "Postgres 15")),
+    ("my roommate drives this beat up Jeep Wrangler", ("roommate", "car", "Jeep Wrangler")),
+    ("running Debian 12 on my desktop, rock solid", ("user", "os", "Debian 12")),
+])
+async def test_a_tool_reached_through_its_description(stub, text, expected):
+    assert expected in facts(await stub.extract(text))
+
+
+def test_a_name_the_lexicon_knows_whole_keeps_its_words():
+    from recall_extractors.lexicon import category_of
+
+    assert category_of("New Relic") == "monitoring"
+    assert category_of("Windows Terminal") == "terminal"
+    assert category_of("SQL Server") == "database"
+
+
+async def test_running_a_race_is_no_tool(stub):
+    assert facts(await stub.extract("I run marathons")) == []
