@@ -165,12 +165,15 @@ _PURPOSES: dict[str, str] = {
     "dependency management": "package_manager", "installs": "package_manager",
 }
 
-# Trailing generic nouns that don't change what tool is meant ("the Firefox browser", "one
-# big Postgres 15 instance").
+# Trailing generic nouns that don't change what tool is meant ("the Firefox browser").
 _GENERIC_SUFFIXES = ("browser", "editor", "text editor", "ide", "shell", "terminal",
                      "os", "operating system", "app", "distro", "emulator", "phone",
-                     "laptop", "database", "db", "car", "instance", "server", "cluster",
-                     "setup", "install", "box", "account", "workspace", "org")
+                     "laptop", "database", "db", "car")
+# ... and what a tool runs as, said after its name: no part of the value ("one big Postgres
+# 15 instance"), but a name of its own where said alone ("our Discord server" is Discord
+# only once a frame has read it as a tool's value: `named`).
+_CONTAINERS = ("instance", "server", "cluster", "setup", "install", "box", "account",
+               "workspace", "org", "organization")
 # Words before a name that say how big, old, worn or whose it is, not which it is ("this beat
 # up Jeep Wrangler", "one big Postgres instance", "the company GitHub").
 _DESCRIPTIVE = (r"(?:the|a|an|my|our|this|that|one|some|new|brand new|shiny new|used|old|"
@@ -204,23 +207,22 @@ def tool_name(value: str) -> str:
 def named(value: str) -> str:
     """The words of a value that name the tool, as written: "one big Postgres 15 instance" ->
     "Postgres 15", "this beat up Jeep Wrangler" -> "Jeep Wrangler"; the value itself when
-    the lexicon knows no tool in it, or knows it whole."""
-    if category_of(value) is None or fold(value).lower() in CATEGORY_OF:
-        return value
-    category = category_of(value)
+    the lexicon knows no tool in it."""
+    words = value
     for _ in range(4):
-        m = re.match(_ARTICLE.pattern, value, re.IGNORECASE)
-        if not m or category_of(value[m.end():]) != category:
+        m = re.match(_ARTICLE.pattern, words, re.IGNORECASE)
+        if not m or fold(words).lower() in CATEGORY_OF or not words[m.end():].strip():
             break
-        value = value[m.end():]
-    words = value.split()
-    for suffix in _GENERIC_SUFFIXES:
+        words = words[m.end():]
+    parts = words.split()
+    for suffix in _GENERIC_SUFFIXES + _CONTAINERS:
         n = len(suffix.split())
-        if len(words) > n and " ".join(words[-n:]).lower() == suffix and \
-                category_of(" ".join(words[:-n])) == category:
-            words = words[:-n]
+        if len(parts) > n and " ".join(parts[-n:]).lower() == suffix and \
+                category_of(" ".join(parts[:-n])):
+            parts = parts[:-n]
             break
-    return " ".join(words)
+    found = " ".join(parts)
+    return found if category_of(found) else value
 
 
 def category_of(value: str) -> str | None:
