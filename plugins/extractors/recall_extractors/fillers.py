@@ -7,7 +7,7 @@ read one plain form; the memory keeps the words as said (only the reading is pla
 * a person introduced by what they are ("this guy Pete", "a woman called Ines") is the name;
 * "like" before a number or an amount ("from like 7am", "it's like a 20 min walk");
 * "all (of) our X" is "our X" at the start of a statement;
-* "front end" / "back end" are "frontend" / "backend";
+* "front end" / "back end" are "frontend" / "backend"; "my X of choice" is "my X";
 * a statement that leaves its owner out of "<attribute>'s" ("name's Kwame") is the speaker's.
 """
 
@@ -26,6 +26,8 @@ _LIKE = re.compile(r"\b(from|at|by|is|are|am|was|for|till|until|to|every|about|a
                    r"takes?|took)\s+like\s+(?=(?:a\s+|an\s+)?\d)", _I)
 _ALL_OF = re.compile(r"^(?:all|all of)\s+(our|my)\s+", _I)
 _END = re.compile(r"\b(front|back)[- ]end\b", _I)
+# "my terminal of choice" is "my terminal"
+_OF_CHOICE = re.compile(r"\b((?:my|our|the)\s+[\w-]+(?:\s[\w-]+)?)\s+of\s+choice\b", _I)
 _OWNERLESS = re.compile(r"^([A-Za-z]+)'s\s+(?=\S)")
 
 
@@ -36,6 +38,7 @@ def drop_fillers(text: str, names_attribute: Callable[[str], bool]) -> str:
     out = _LIKE.sub(r"\1 ", out)
     out = _ALL_OF.sub(r"\1 ", out)
     out = _END.sub(lambda m: m[1] + "end", out)
+    out = _OF_CHOICE.sub(r"\1", out)
     if (m := _OWNERLESS.match(out)) and names_attribute(m[1].lower()):
         out = f"{'My' if m[1][0].isupper() else 'my'} {m[1]} is {out[m.end():]}"
     return out

@@ -36,9 +36,13 @@ def imperative(text: str) -> Fact | None:
     if (m := _CALLED.search(text)) and (v := V.value(m["v"], V.NAME, 3)) and \
             person_frames.proper(v):
         return Fact(USER, "name", v)
-    if (m := _PRONOUNS.search(text)) and re.search(r"\b(?:use|pronouns|go by|refer to me)\b",
-                                                   text, _I):
-        return Fact(USER, "pronouns", m["v"])
+    if (m := _PRONOUNS.search(text)) and re.search(r"\b(?:use|uses|pronouns|go by|goes by|"
+                                                   r"refer to me)\b", text, _I):
+        # whose: "Ana's pronouns are they/them" are Ana's, "my partner uses she/her" hers
+        subject = find_subject(text)
+        owner = subject.entity if subject.kind == "person" and subject.entity and \
+            subject.surface.lower() not in ("", "i") else USER
+        return Fact(owner, "pronouns", m["v"])
     if m := re.match(r"^(?:please\s+)?(?:just\s+)?(?:call|address)\s+me\s+(?:as\s+)?(?P<v>.+)",
                      text, _I):
         v = V.value(m["v"], V.NAME, 3)
@@ -87,8 +91,9 @@ _WHERE_I_LIVE = re.compile(r"\b(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?),?\s+where\
 _IS_HOME = re.compile(r"^(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)\s+is\s+(?:my\s+|our\s+)?home"
                       r"(?:\s+now|\s+these days|\s+base)?[.!]*$")
 # "zsh user here", "I'm an Emacs person"
-_TOOL_USER = re.compile(r"(?:^|\bam an?\s+)(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:user|person|guy|"
-                        r"girl|fan|convert)\b", _I)
+_TOOL_USER = re.compile(r"(?:^|\b(?:am|is|are) an?\s+)(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:user|"
+                        r"person|guy|girl|fan|convert|fanboy|fangirl|loyalist|devotee|diehard|"
+                        r"die-hard|nerd|man|woman)\b", _I)
 # "Obsidian holds all my notes"
 _HOLDS_MY = re.compile(r"^(?P<v>[A-Z][\w.+#-]*(?:\s[A-Z][\w.+#-]*)?)\s+(?:holds|has|stores|keeps|"
                        r"manages|is where i keep)\s+(?:all\s+)?(?:of\s+)?my\s+(?P<what>notes|"
@@ -143,10 +148,38 @@ _WHERE_I = re.compile(r"^(?P<v>[\w .+#-]{2,30}?)\s+is\s+(?:now\s+)?(?:where|what
                       r"(?P<who>i|we)\s+(?P<rest>.+?)(?:\s+now)?$", _I)
 
 
+# "Arc is the only browser I can tolerate", "Go is the language we write everything in": the
+# one of its kind the speaker (or the team) uses, said as a relative clause
+_THE_ONE = re.compile(r"^(?P<v>[\w .+#-]{1,30}?)\s+is\s+(?:now\s+|still\s+)?the\s+(?:only\s+|"
+                      r"one\s+|main\s+|default\s+|usual\s+)?(?P<noun>[\w-]{2,20}(?:\s[\w-]{2,20})?)"
+                      r"\s+(?:that\s+|which\s+)?(?P<who>i|we)\s+(?P<rel>[\w' ]{2,40}?)(?:\s+now)?$",
+                      _I)
+# ... not one they refuse, miss, tried or mean to try
+_NOT_USED = re.compile(r"\b(?:not|never|hate|hated|dislike|miss|missed|used to|want|wanted|"
+                       r"wish|would|will|might|tried|avoid|stand|recommend|suggest|like|love|"
+                       r"had|was|were)\b", _I)
+
+
+def _the_one(text: str, speaker: str | None) -> Fact | None:
+    if not (m := _THE_ONE.match(text)) or _NOT_USED.search(m["rel"]):
+        return None
+    attr = attribute_named(m["noun"], None)
+    value = V.value(m["v"], V.TOOL, 4)
+    if not value or attr not in INVENTORY or INVENTORY[attr].many or \
+            category_of(value) not in (None, attr):
+        return None
+    team = m["who"].lower() == "we"
+    if category_of(value) is None and not person_frames.proper(value):
+        return None  # "sleep is the only thing I ..."
+    return Fact(TEAM if team else (speaker.lower() if speaker else USER), attr, value)
+
+
 def replaced_by(text: str, speaker: str | None) -> Fact | None:
     """ "Ghostty replaced iTerm for me"; "Notion is where I take notes"; "uv is what we use
     now": a named tool in the subject's place."""
     me = speaker.lower() if speaker else USER
+    if fact := _the_one(text, speaker):
+        return fact
     if m := _REPLACED_BY.match(text):
         new, old = m["new"].strip(), m["old"].strip()
         category = category_of(new) or category_of(old)

@@ -71,3 +71,37 @@ def test_a_name_the_lexicon_knows_whole_keeps_its_words():
 
 async def test_running_a_race_is_no_tool(stub):
     assert facts(await stub.extract("I run marathons")) == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("my dad's been an electrician for 30 years", ("father", "occupation", "electrician")),
+    ("my brother writes firmware for a living", ("brother", "occupation", "writes firmware")),
+    ("Leo's doing his PhD at ETH Zurich", ("leo", "school", "ETH Zurich")),
+    ("been trying to pick up Rust in the evenings", ("user", "learning", "Rust")),
+    ("Ana goes by they/them", ("ana", "pronouns", "they/them")),
+    ("Ana's pronouns are they/them", ("ana", "pronouns", "they/them")),  # was the user's
+    ("my pronouns are she/her", ("user", "pronouns", "she/her")),
+])
+async def test_what_a_person_is_does_and_goes_by(stub, text, expected):
+    assert expected in facts(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Arc is the only browser I can tolerate tbh", ("user", "browser", "Arc")),
+    ("Go is the language we write everything in", ("team", "language", "Go")),
+    ("kitty is my terminal of choice, GPU rendering ftw", ("user", "terminal", "Kitty")),
+    ("JetBrains fanboy here, IntelliJ all day every day", ("user", "editor", "JetBrains")),
+    ("my husband's a Fedora guy, won't touch anything else", ("husband", "os", "Fedora")),
+])
+async def test_the_one_of_its_kind(stub, text, expected):
+    assert expected in facts(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text", [
+    "Chrome is the only browser I hate",
+    "vim is the editor I used to love",
+    "Sleep is the only thing I want",
+    "I don't do anything for a living",
+])
+async def test_not_the_one_used(stub, text):
+    assert facts(await stub.extract(text)) == []
