@@ -15,7 +15,8 @@ from . import values as V
 from .cues import PAST, STILL_TRUE
 from .fact import Fact
 from .keys import FAVORITE_TOOLS
-from .lexicon import NATURAL_LANGUAGES, PERSONAL, attribute_for, category_of, purpose_attribute
+from .lexicon import (NATURAL_LANGUAGES, PERSONAL, attribute_for, category_of, named,
+                      purpose_attribute)
 from .subjects import ROLE_OF, attribute_named, find_subject
 
 _I = re.IGNORECASE
@@ -134,6 +135,16 @@ _WORK_STARTS = re.compile(r"^(?:my\s+)?(?:work|workday|shift)\s+(?:starts|begins
                           r"(?:to|-|until)\s*\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)?)", _I)
 _EVERYTHING_ON = re.compile(r"^everything(?:'s| is| runs| lives)?\s+(?:(?:tested|built|written|"
                             r"deployed|hosted|running)\s+)?(?:on|in|with|to)\s+(?P<v>[^,;.!]+)", _I)
+# "it's a 20 min walk to the office", "takes me about 40 minutes by train": how one commutes
+_TRIP = re.compile(r"^(?:it is|its|it takes me|takes me|it takes)\s+(?:about\s+|around\s+|only\s+|"
+                   r"just\s+|roughly\s+)?(?:a\s+|an\s+)?(?:\d+|\w+)[- ]?(?:min|mins|minute|minutes|"
+                   r"hour|hours|hr|hrs)\s+(?:(?P<mode>walk|drive|bike ride|bike|cycle|bus ride|"
+                   r"train ride|tube ride|subway ride|ferry ride|commute by \w+)|by (?P<by>bike|"
+                   r"car|bus|train|tube|subway|metro|tram|ferry))\s+(?:to|into|in to)\s+"
+                   r"(?:work|the office|my office|campus|the lab)\b", _I)
+# "work gave me a Dell XPS 15": a thing given to the speaker is theirs
+_GIVEN = re.compile(r"\b(?:gave|issued|handed|got|bought|gifted)\s+me\s+(?P<v>(?:a|an|this|"
+                    r"the)\s+[^,;.!]+)", _I)
 _EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PHONE_CUE = re.compile(r"\b(?:number|cell|phone|mobile|call me|text me|whatsapp|reach me)\b",
                         _I)
@@ -274,6 +285,14 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
             (category := category_of(tool)):
         team = category not in PERSONAL
         return [Fact(TEAM if team else owner, attribute_for(tool, person=not team), tool)]
+    if m := _TRIP.match(text):
+        mode = (m["mode"] or m["by"]).lower().split()
+        mode = mode[-1] if mode[0] == "commute" else mode[0]
+        return [Fact(speaker.lower() if speaker else USER, "commute",
+                     {"cycle": "bike", "car": "drive"}.get(mode, mode))]
+    if (m := _GIVEN.search(text)) and (tool := V.value(m["v"], V.TOOL, 5)) and \
+            (category := category_of(tool)) in ("laptop", "phone", "car"):
+        return [Fact(speaker.lower() if speaker else USER, category, named(tool))]
     if _PAST.search(subject.rest) and not _STILL_TRUE.match(subject.rest):
         return []
     if (m := _WAKE.search(text)) and subject.kind in ("person", "none"):

@@ -27,7 +27,7 @@ from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribut
 
 from .fillers import drop_fillers
 from .keys import FAVORITE_TOOLS
-from .lexicon import category_of
+from .lexicon import PERSONAL, category_of
 
 _I = re.IGNORECASE
 
@@ -84,6 +84,7 @@ _LEAD = re.compile(
     r"today|yesterday|finally|officially|guess what|fun fact|right now|for now|"
     r"as of now|at this point|these days|turns out|it turns out|apparently|i'd say|"
     r"i would say|i guess|i think|to be honest|tbh|good news|bad news|ok i'll admit it|"
+    r"by day|during the day|in my day job|professionally|irl|in real life|"
     r"i'll admit it|i admit)\b[,:!.]?\s+|^[A-Za-z][\w ]{0,18}:\s+)+", _I)
 # A subject left out: the clause opens with the speaker's verb (a past or -ing form, or one
 # of these).
@@ -469,6 +470,9 @@ def _possessed(who: str, np: str, noun2: str | None, rest: str, surface: str,
         if noun2:
             return Subject(TEAM, "team", rest, noun=noun2, surface=surface)
         return Subject(TEAM, "team", rest, surface=surface)
+    if np in ROLE_OF and (noun2 or "").lower() == "name":
+        # "my partner's name is Alex": the owner's partner, as "my partner is Alex" is
+        return Subject(owner, "person", rest, noun=ROLE_OF[np], surface=surface)
     if np in RELATIONS or np in PETS:
         entity = _relation(np, speaker) if np in RELATIONS else np
         kind = "person" if np in RELATIONS else "pet"
@@ -487,6 +491,12 @@ def attribute_named(noun: str, value: str | None) -> str | None:
     attr = canonical_attribute(noun)
     if noun.lower() in _THINGS:
         return None  # "our frontend is Angular": the frontend is the subject
+    if value is not None and (attr not in INVENTORY or attr == "phone_number") and \
+            not re.search(r"\b(?:dream|ideal|next|first|old|previous|former|future)\b", noun, _I) \
+            and category_of(re.sub(r"^(?:is|are)\s+", "", value, flags=_I)) in PERSONAL:
+        # "my daily driver is a Honda Civic", "my cell is a Pixel 8": a noun that names no
+        # kind of value the thing named is: the thing's kind decides (`triples`)
+        return None
     if attr.startswith("favorite_") and canonical_attribute(attr[9:]) in FAVORITE_TOOLS:
         return canonical_attribute(attr[9:])
     if attr in INVENTORY or attr.startswith("favorite_"):

@@ -107,10 +107,12 @@ _SCHEDULES = (
     ("sprint_length", re.compile(r"^" + AUX + r"(?:run|do|work in|have|use|moved to|"
                                  r"switched to|went to|changed to|are on)\s+(?P<v>(?:one|"
                                  r"two|three|four|\d)[- ]weeks?)\s+sprints\b", _I)),
-    ("release_schedule", re.compile(r"^" + AUX + r"(?:release|releases|ship|ships)\s+"
+    ("release_schedule", re.compile(r"^" + AUX + r"(?:release|releases|ship|ships|(?:cut|do|"
+                                    r"push|put out|ship)\s+(?:a\s+|new\s+)*releases?)\s+"
                                     r"(?P<v>weekly|daily|monthly|nightly|quarterly|every "
-                                    r"(?:other )?(?:week|two weeks|month|sprint|day|quarter|"
-                                    r"release train))\b", _I)),
+                                    r"(?:other )?(?:(?:\d+|two|three|four|five|six|seven|eight|"
+                                    r"nine|ten|twelve|couple of|few)\s+)?(?:weeks?|months?|"
+                                    r"sprints?|days?|quarters?|release train))\b", _I)),
 )
 
 

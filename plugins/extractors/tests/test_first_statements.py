@@ -105,3 +105,32 @@ async def test_the_one_of_its_kind(stub, text, expected):
 ])
 async def test_not_the_one_used(stub, text):
     assert facts(await stub.extract(text)) == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("by day I'm a UX researcher, by night a pretty terrible bassist",
+     ("user", "occupation", "UX researcher")),
+    ("it's a 20 min walk to the office, which I actually kinda love", ("user", "commute", "walk")),
+    ("work gave me a Dell XPS 15, it's ok", ("user", "laptop", "Dell XPS 15")),
+    ("we cut a release every six weeks or so", ("team", "release_schedule", "every six weeks")),
+    ("our team comms happen on Mattermost, self-hosted", ("team", "chat_tool", "Mattermost")),
+    ("Our error tracking is Sentry.", ("team", "monitoring", "Sentry")),
+    # a noun that names no kind of value: the thing named decides
+    ("My daily driver is a Honda Civic.", ("user", "car", "Honda Civic")),
+    ("My cell is a Pixel 8.", ("user", "phone", "Pixel 8")),
+    ("My work laptop is a ThinkPad.", ("user", "laptop", "ThinkPad")),
+    # a role's name is the owner's fact of that role
+    ("My partner's name is Alex.", ("user", "partner", "Alex")),
+])
+async def test_first_statements_of_every_day_facts(stub, text, expected):
+    assert expected in facts(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text,wrong", [
+    ("Sam gave me a ride in his Tesla", "car"),
+    ("My dream car is a Porsche 911.", "car"),
+    ("my cell is 555-123-4567", "phone"),
+    ("My brother's name is Tom.", "partner"),
+])
+async def test_and_not_where_none_is_stated(stub, text, wrong):
+    assert all(a != wrong for _, a, _ in facts(await stub.extract(text)))
