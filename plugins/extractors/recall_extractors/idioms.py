@@ -10,13 +10,12 @@ import re
 
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribute
 
-from . import person_frames, tool_frames, typed_values
+from . import everyday, person_frames, tool_frames, typed_values
 from . import values as V
 from .cues import PAST, STILL_TRUE
 from .fact import Fact
 from .keys import FAVORITE_TOOLS
-from .lexicon import (NATURAL_LANGUAGES, PERSONAL, attribute_for, category_of, named,
-                      purpose_attribute)
+from .lexicon import NATURAL_LANGUAGES, PERSONAL, attribute_for, category_of, purpose_attribute
 from .subjects import ROLE_OF, attribute_named, find_subject
 
 _I = re.IGNORECASE
@@ -135,16 +134,6 @@ _WORK_STARTS = re.compile(r"^(?:my\s+)?(?:work|workday|shift)\s+(?:starts|begins
                           r"(?:to|-|until)\s*\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)?)", _I)
 _EVERYTHING_ON = re.compile(r"^everything(?:'s| is| runs| lives)?\s+(?:(?:tested|built|written|"
                             r"deployed|hosted|running)\s+)?(?:on|in|with|to)\s+(?P<v>[^,;.!]+)", _I)
-# "it's a 20 min walk to the office", "takes me about 40 minutes by train": how one commutes
-_TRIP = re.compile(r"^(?:it is|its|it takes me|takes me|it takes)\s+(?:about\s+|around\s+|only\s+|"
-                   r"just\s+|roughly\s+)?(?:a\s+|an\s+)?(?:\d+|\w+)[- ]?(?:min|mins|minute|minutes|"
-                   r"hour|hours|hr|hrs)\s+(?:(?P<mode>walk|drive|bike ride|bike|cycle|bus ride|"
-                   r"train ride|tube ride|subway ride|ferry ride|commute by \w+)|by (?P<by>bike|"
-                   r"car|bus|train|tube|subway|metro|tram|ferry))\s+(?:to|into|in to)\s+"
-                   r"(?:work|the office|my office|campus|the lab)\b", _I)
-# "work gave me a Dell XPS 15": a thing given to the speaker is theirs
-_GIVEN = re.compile(r"\b(?:gave|issued|handed|got|bought|gifted)\s+me\s+(?P<v>(?:a|an|this|"
-                    r"the)\s+[^,;.!]+)", _I)
 _EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PHONE_CUE = re.compile(r"\b(?:number|cell|phone|mobile|call me|text me|whatsapp|reach me)\b",
                         _I)
@@ -159,37 +148,11 @@ _WHERE_I = re.compile(r"^(?P<v>[\w .+#-]{2,30}?)\s+is\s+(?:now\s+)?(?:where|what
                       r"(?P<who>i|we)\s+(?P<rest>.+?)(?:\s+now)?$", _I)
 
 
-# "Arc is the only browser I can tolerate", "Go is the language we write everything in": the
-# one of its kind the speaker (or the team) uses, said as a relative clause
-_THE_ONE = re.compile(r"^(?P<v>[\w .+#-]{1,30}?)\s+is\s+(?:now\s+|still\s+)?the\s+(?:only\s+|"
-                      r"one\s+|main\s+|default\s+|usual\s+)?(?P<noun>[\w-]{2,20}(?:\s[\w-]{2,20})?)"
-                      r"\s+(?:that\s+|which\s+)?(?P<who>i|we)\s+(?P<rel>[\w' ]{2,40}?)(?:\s+now)?$",
-                      _I)
-# ... not one they refuse, miss, tried or mean to try
-_NOT_USED = re.compile(r"\b(?:not|never|hate|hated|dislike|miss|missed|used to|want|wanted|"
-                       r"wish|would|will|might|tried|avoid|stand|recommend|suggest|like|love|"
-                       r"had|was|were)\b", _I)
-
-
-def _the_one(text: str, speaker: str | None) -> Fact | None:
-    if not (m := _THE_ONE.match(text)) or _NOT_USED.search(m["rel"]):
-        return None
-    attr = attribute_named(m["noun"], None)
-    value = V.value(m["v"], V.TOOL, 4)
-    if not value or attr not in INVENTORY or INVENTORY[attr].many or \
-            category_of(value) not in (None, attr):
-        return None
-    team = m["who"].lower() == "we"
-    if category_of(value) is None and not person_frames.proper(value):
-        return None  # "sleep is the only thing I ..."
-    return Fact(TEAM if team else (speaker.lower() if speaker else USER), attr, value)
-
-
 def replaced_by(text: str, speaker: str | None) -> Fact | None:
     """ "Ghostty replaced iTerm for me"; "Notion is where I take notes"; "uv is what we use
     now": a named tool in the subject's place."""
     me = speaker.lower() if speaker else USER
-    if fact := _the_one(text, speaker):
+    if fact := everyday.the_one(text, speaker):
         return fact
     if m := _REPLACED_BY.match(text):
         new, old = m["new"].strip(), m["old"].strip()
@@ -285,14 +248,8 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
             (category := category_of(tool)):
         team = category not in PERSONAL
         return [Fact(TEAM if team else owner, attribute_for(tool, person=not team), tool)]
-    if m := _TRIP.match(text):
-        mode = (m["mode"] or m["by"]).lower().split()
-        mode = mode[-1] if mode[0] == "commute" else mode[0]
-        return [Fact(speaker.lower() if speaker else USER, "commute",
-                     {"cycle": "bike", "car": "drive"}.get(mode, mode))]
-    if (m := _GIVEN.search(text)) and (tool := V.value(m["v"], V.TOOL, 5)) and \
-            (category := category_of(tool)) in ("laptop", "phone", "car"):
-        return [Fact(speaker.lower() if speaker else USER, category, named(tool))]
+    if fact := everyday.commute_or_given(text, speaker):
+        return [fact]
     if _PAST.search(subject.rest) and not _STILL_TRUE.match(subject.rest):
         return []
     if (m := _WAKE.search(text)) and subject.kind in ("person", "none"):
