@@ -166,11 +166,8 @@ def _categorised(text: str, attribute: str, person: bool) -> list[str]:
 
 
 def typed(attribute: str) -> bool:
-    """Whether the attribute takes a value of a fixed kind (a time, a day, a number...) or a
-    named tool: "all our repos are on GitHub under the company org" names GitHub, not the
-    words after it; "our CI is a mess" names no CI."""
-    return attribute in _KIND and _KIND[attribute] not in ("org", "place", "person", "proper") \
-        or attribute in CATEGORY_VALUES and attribute not in _MODELS
+    """Whether the attribute takes a value of a fixed kind (a time, a day, a number...)."""
+    return attribute in _KIND and _KIND[attribute] not in ("org", "place", "person", "proper")
 
 
 def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
@@ -216,9 +213,6 @@ def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
     return [v] if v else []
 
 
-# Things sold as models, whose value is the whole model's name ("a 2019 Mazda 3 hatchback"),
-# and `uses`, whose value is whatever is used.
-_MODELS = frozenset({"car", "phone", "laptop", "os", "uses"})
 #: Attributes whose values are named things (a tool, a service): a capitalised name
 #: the lexicon does not know is still such a value ("Gruvbox", "Penpot").
 CATEGORY_VALUES = frozenset(set(CATEGORY_OF.values()) | {"package_manager", "uses"})
