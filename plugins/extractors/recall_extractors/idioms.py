@@ -10,7 +10,7 @@ import re
 
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribute
 
-from . import person_frames, tool_frames, typed_values
+from . import everyday, person_frames, tool_frames, typed_values
 from . import values as V
 from .cues import PAST, STILL_TRUE
 from .fact import Fact
@@ -36,9 +36,13 @@ def imperative(text: str) -> Fact | None:
     if (m := _CALLED.search(text)) and (v := V.value(m["v"], V.NAME, 3)) and \
             person_frames.proper(v):
         return Fact(USER, "name", v)
-    if (m := _PRONOUNS.search(text)) and re.search(r"\b(?:use|pronouns|go by|refer to me)\b",
-                                                   text, _I):
-        return Fact(USER, "pronouns", m["v"])
+    if (m := _PRONOUNS.search(text)) and re.search(r"\b(?:use|uses|pronouns|go by|goes by|"
+                                                   r"refer to me)\b", text, _I):
+        # whose: "Ana's pronouns are they/them" are Ana's, "my partner uses she/her" hers
+        subject = find_subject(text)
+        owner = subject.entity if subject.kind == "person" and subject.entity and \
+            subject.surface.lower() not in ("", "i") else USER
+        return Fact(owner, "pronouns", m["v"])
     if m := re.match(r"^(?:please\s+)?(?:just\s+)?(?:call|address)\s+me\s+(?:as\s+)?(?P<v>.+)",
                      text, _I):
         v = V.value(m["v"], V.NAME, 3)
@@ -87,8 +91,9 @@ _WHERE_I_LIVE = re.compile(r"\b(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?),?\s+where\
 _IS_HOME = re.compile(r"^(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)\s+is\s+(?:my\s+|our\s+)?home"
                       r"(?:\s+now|\s+these days|\s+base)?[.!]*$")
 # "zsh user here", "I'm an Emacs person"
-_TOOL_USER = re.compile(r"(?:^|\bam an?\s+)(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:user|person|guy|"
-                        r"girl|fan|convert)\b", _I)
+_TOOL_USER = re.compile(r"(?:^|\b(?:am|is|are) an?\s+)(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:user|"
+                        r"person|guy|girl|fan|convert|fanboy|fangirl|loyalist|devotee|diehard|"
+                        r"die-hard|nerd|man|woman)\b", _I)
 # "Obsidian holds all my notes"
 _HOLDS_MY = re.compile(r"^(?P<v>[A-Z][\w.+#-]*(?:\s[A-Z][\w.+#-]*)?)\s+(?:holds|has|stores|keeps|"
                        r"manages|is where i keep)\s+(?:all\s+)?(?:of\s+)?my\s+(?P<what>notes|"
@@ -147,6 +152,8 @@ def replaced_by(text: str, speaker: str | None) -> Fact | None:
     """ "Ghostty replaced iTerm for me"; "Notion is where I take notes"; "uv is what we use
     now": a named tool in the subject's place."""
     me = speaker.lower() if speaker else USER
+    if fact := everyday.the_one(text, speaker):
+        return fact
     if m := _REPLACED_BY.match(text):
         new, old = m["new"].strip(), m["old"].strip()
         category = category_of(new) or category_of(old)
@@ -241,6 +248,8 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
             (category := category_of(tool)):
         team = category not in PERSONAL
         return [Fact(TEAM if team else owner, attribute_for(tool, person=not team), tool)]
+    if fact := everyday.commute_or_given(text, speaker):
+        return [fact]
     if _PAST.search(subject.rest) and not _STILL_TRUE.match(subject.rest):
         return []
     if (m := _WAKE.search(text)) and subject.kind in ("person", "none"):

@@ -169,22 +169,60 @@ _PURPOSES: dict[str, str] = {
 _GENERIC_SUFFIXES = ("browser", "editor", "text editor", "ide", "shell", "terminal",
                      "os", "operating system", "app", "distro", "emulator", "phone",
                      "laptop", "database", "db", "car")
-_ARTICLE = re.compile(r"^(?:the|a|an|my|our|new|brand new|shiny new|used|old)\s+")
+# ... and what a tool runs as, said after its name: no part of the value ("one big Postgres
+# 15 instance"), but a name of its own where said alone ("our Discord server" is Discord
+# only once a frame has read it as a tool's value: `named`).
+_CONTAINERS = ("instance", "server", "cluster", "setup", "install", "box", "account",
+               "workspace", "org", "organization")
+# Words before a name that say how big, old, worn or whose it is, not which it is ("this beat
+# up Jeep Wrangler", "one big Postgres instance", "the company GitHub").
+_DESCRIPTIVE = (r"(?:the|a|an|my|our|this|that|one|some|new|brand new|shiny new|used|old|"
+                r"big|huge|massive|giant|little|small|tiny|single|trusty|ancient|beat up|"
+                r"beat-up|battered|cheap|crappy|shiny|second-hand|secondhand|refurbished|"
+                r"same|whole|entire|company|work|personal|self-hosted|managed)")
+_ARTICLE = re.compile(r"^" + _DESCRIPTIVE + r"\s+")
 _VERSION = re.compile(r"\s*v?\d+(?:\.\d+)*[a-z]?$")
 _MODELLED = frozenset({"phone", "laptop", "car", "os"})
 _MODEL_TAIL = re.compile(r"\s+(?:\d+\w*|pro|max|plus|mini|ultra|air|se|lite)(?:\s.*)?$")
 
 
 def tool_name(value: str) -> str:
-    """The lookup form of a tool: no article, no version number, no generic suffix."""
+    """The lookup form of a tool: no article or descriptive word before it, no version
+    number, no generic suffix (a name the lexicon knows whole keeps its words: "New Relic",
+    "SQL Server", "Windows Terminal")."""
     name = fold(value).lower().strip(" .,!?\"'`")
-    for _ in range(2):
+    for _ in range(4):
+        if name in CATEGORY_OF or not _ARTICLE.match(name):
+            break
         name = _ARTICLE.sub("", name)
+    if name in CATEGORY_OF:
+        return name
     for suffix in _GENERIC_SUFFIXES:
         if name.endswith(" " + suffix):
             name = name[: -len(suffix) - 1]
             break
     return _VERSION.sub("", name).strip()
+
+
+def named(value: str) -> str:
+    """The words of a value that name the tool, as written: "one big Postgres 15 instance" ->
+    "Postgres 15", "this beat up Jeep Wrangler" -> "Jeep Wrangler"; the value itself when
+    the lexicon knows no tool in it."""
+    words = value
+    for _ in range(4):
+        m = re.match(_ARTICLE.pattern, words, re.IGNORECASE)
+        if not m or fold(words).lower() in CATEGORY_OF or not words[m.end():].strip():
+            break
+        words = words[m.end():]
+    parts = words.split()
+    for suffix in _GENERIC_SUFFIXES + _CONTAINERS:
+        n = len(suffix.split())
+        if len(parts) > n and " ".join(parts[-n:]).lower() == suffix and \
+                category_of(" ".join(parts[:-n])):
+            parts = parts[:-n]
+            break
+    found = " ".join(parts)
+    return found if category_of(found) else value
 
 
 def category_of(value: str) -> str | None:

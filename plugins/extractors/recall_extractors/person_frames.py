@@ -66,6 +66,11 @@ def _f(attribute: str, verbs: str, parse: Callable[[str], list[str]],
 
 
 
+#: Pronouns as people give them ("they/them", "she/her").
+PRONOUNS = (r"(?:he|she|they|xe|ze|fae|it)/(?:him|her|them|hir|zir|faer|its|his|hers|theirs|"
+            r"they|she|he)(?:/(?:his|hers|theirs|him|her|them))?")
+_DEGREE = (r"(?:phd|masters|master's|mba|doctorate|bachelor's|bachelors|degree|postdoc|msc|"
+           r"bsc|ba|ma)")
 _NUMBER_WORDS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
                  r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty")
 _PLACE = _one(V.PLACE, 5)
@@ -133,6 +138,9 @@ FRAMES: tuple[Frame, ...] = (
     # -- identity ---------------------------------------------------------------------------
     Frame("name", re.compile(r"^am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)[.!]?$"),
           _name_alone),
+    Frame("pronouns", re.compile(r"^" + AUX + r"(?:go by|goes by|use|uses|am|is|are)\s+"
+                                 r"(?P<v>" + PRONOUNS + r")(?:\s+pronouns)?[.!]?$", _I),
+          lambda raw: [raw]),
     _f("name", r"go by|am called|am named|prefer to be called|like to be called|"
        r"want to be called|changed my name to|am known as", _NAME, proper),
     Frame("age", re.compile(r"^" + AUX + r"(?:am|is|are|turned|turn|will turn|will be)\s+"
@@ -186,22 +194,30 @@ FRAMES: tuple[Frame, ...] = (
        r"got a job as|took a job as|got promoted to|was promoted to|am now|became|"
        r"have become|am becoming|retrained as|trained as|am employed as",
        lambda raw: _role_value(raw)),
-    Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:a|an|the)\s+(?P<v>.+)$",
-                                   _I),
+    # "my dad's been an electrician for 30 years": still one (AUX alone would take "has")
+    Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are|has been|have been|been)\s+"
+                                   r"(?:a|an|the)\s+(?P<v>.+)$", _I),
           lambda raw: _role_value(raw, plain=True)),
+    # "my brother writes firmware for a living": what one does for a living is the job
+    Frame("occupation", re.compile(r"^" + AUX + r"(?P<v>(?!(?:not|never)\b)[a-z][\w -]{2,40}?)\s+"
+                                   r"for a living\b", _I), lambda raw: [raw]),
     _f("manager", r"report to|reports to|report directly to|am reporting to|now report to|"
        r"reporting to|reporting directly to",
        _name_or_titled, proper),
     _f("school", r"study at|studies at|am studying at|go to|goes to|am enrolled at|"
        r"am enrolled in|attend|attends|transferred to|am (?:a )?(?:student|freshman|"
        r"sophomore|junior|senior|undergrad|grad student|phd student|phd candidate|"
-       r"masters student|postdoc) at", _ORG, proper),
+       r"masters student|postdoc) at|"
+       # "Leo's doing his PhD at ETH Zurich"
+       r"am doing (?:a|an|my|his|her|their) " + _DEGREE + r"(?: in [\w ]{1,30}?)? at",
+       _ORG, proper),
     _f("field_of_study", r"major in|majoring in|am majoring in|am doing a (?:degree|phd|"
        r"masters|master's|bachelor's|bachelors|mba|doctorate) in|am getting (?:a|my) "
        r"(?:degree|phd|masters|bachelors) in|"
        r"am studying|study|studies", _one(V.ORG, 4)),
     _f("learning", r"am learning|started learning|am (?:now )?taking (?:\w+ )?lessons in|"
-       r"am picking up|am teaching myself|started (?:taking )?(?:\w+ )?lessons in",
+       r"am picking up|am teaching myself|started (?:taking )?(?:\w+ )?lessons in|"
+       r"(?:am |have been |been )?trying to (?:learn|pick up|get into)",
        _one(V.ORG, 4)),
     # -- people ---------------------------------------------------------------------------
     _f("partner", r"married to|got married to|engaged to|got engaged to|dating|seeing|"

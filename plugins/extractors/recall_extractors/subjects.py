@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribute
 
+from .fillers import drop_fillers
 from .keys import FAVORITE_TOOLS
-from .lexicon import category_of
+from .lexicon import PERSONAL, category_of
 
 _I = re.IGNORECASE
 
@@ -83,6 +84,7 @@ _LEAD = re.compile(
     r"today|yesterday|finally|officially|guess what|fun fact|right now|for now|"
     r"as of now|at this point|these days|turns out|it turns out|apparently|i'd say|"
     r"i would say|i guess|i think|to be honest|tbh|good news|bad news|ok i'll admit it|"
+    r"by day|during the day|in my day job|professionally|irl|in real life|"
     r"i'll admit it|i admit)\b[,:!.]?\s+|^[A-Za-z][\w ]{0,18}:\s+)+", _I)
 # A subject left out: the clause opens with the speaker's verb (a past or -ing form, or one
 # of these).
@@ -103,6 +105,11 @@ _IMPLIED = re.compile(
     r"heading|headed|commuting|cycling|biking|walking|training|lifting|said|picked|"
     r"installed|wiped|signed|poached|hired|transferred|writing|upgraded|"
     r"am|was|is)\b", _I)
+# Nouns that end like a verb in -ing ("Leo's wedding", "the morning").
+_ING_NOUNS = (r"(?:morning|evening|nothing|something|everything|anything|thing|king|spring|"
+              r"wedding|building|meeting|ceiling|ring|sibling|darling|birthday|clothing|"
+              r"painting|drawing|ending|feeling|housing|training|funding|pudding|stuffing|"
+              r"evening|setting|ceiling|offspring|bedding|being)")
 # What may follow a bare subject ("CI is on ...", "Mom turned 59", "Deploys moved ...").
 _BARE_VERB = (r"(?:is|are|was|were|has|have|had|'s|will|just|also|now|still|finally|"
               r"moved|move|moves|runs|run|goes|go|went|happen|happens|turned|got|uses|use|"
@@ -198,7 +205,7 @@ class Subject:
 
 def expand(text: str) -> str:
     """Contractions spelt out ("I'm" -> "I am"; "can't" -> "can not"), quotes folded."""
-    out = text.replace("\u2019", "'")
+    out = drop_fillers(text.replace("\u2019", "'"), _person_attribute)
     out = re.sub(r"\b(c)an't\b", r"\1an not", out, flags=_I)
     out = re.sub(r"\b(w)on't\b", r"\1ill not", out, flags=_I)
     # "my name's Fatima": 's is "is" after anything but a person, pet or group, whose 's
@@ -213,10 +220,19 @@ def expand(text: str) -> str:
                  r"currently|finally|officially|really|in|at|from|on|moved|working|living|"
                  r"based|learning|allergic|married|engaged|dating|what|where|how|\d)", r"\1 is \2",
                  out, flags=_I)
+    # "Leo's doing his PhD", "my sister's teaching in Leeds": 's before a verb in -ing is
+    # "is" (not before a noun in -ing: "Leo's wedding")
+    out = re.sub(r"\b([A-Z][a-z]+|(?i:my|our)\s+[\w-]+)'s\s+(?!" + _ING_NOUNS + r"\b)"
+                 r"(?=[a-z]{2,}ing\b)", r"\1 is ", out)
     out = re.sub(r"(?i)\bim\b", "I am", out)  # "im a data scientist now"
     for short, full in _CONTRACTIONS:
         out = re.sub(r"(?<=\w)" + short + r"\b", full, out, flags=_I)
     return out
+
+
+def _person_attribute(word: str) -> bool:
+    attr = attribute_of_noun(word)
+    return attr is not None and INVENTORY[attr].about == "person"
 
 
 _TAIL = re.compile(r"[,;]?\s+(?:just so you know|fyi|btw|lol|haha|lmao|tbh|honestly|"
@@ -454,6 +470,9 @@ def _possessed(who: str, np: str, noun2: str | None, rest: str, surface: str,
         if noun2:
             return Subject(TEAM, "team", rest, noun=noun2, surface=surface)
         return Subject(TEAM, "team", rest, surface=surface)
+    if np in ROLE_OF and (noun2 or "").lower() == "name":
+        # "my partner's name is Alex": the owner's partner, as "my partner is Alex" is
+        return Subject(owner, "person", rest, noun=ROLE_OF[np], surface=surface)
     if np in RELATIONS or np in PETS:
         entity = _relation(np, speaker) if np in RELATIONS else np
         kind = "person" if np in RELATIONS else "pet"
@@ -472,6 +491,12 @@ def attribute_named(noun: str, value: str | None) -> str | None:
     attr = canonical_attribute(noun)
     if noun.lower() in _THINGS:
         return None  # "our frontend is Angular": the frontend is the subject
+    if value is not None and (attr not in INVENTORY or attr == "phone_number") and \
+            not re.search(r"\b(?:dream|ideal|next|first|old|previous|former|future)\b", noun, _I) \
+            and category_of(re.sub(r"^(?:is|are)\s+", "", value, flags=_I)) in PERSONAL:
+        # "my daily driver is a Honda Civic", "my cell is a Pixel 8": a noun that names no
+        # kind of value the thing named is: the thing's kind decides (`triples`)
+        return None
     if attr.startswith("favorite_") and canonical_attribute(attr[9:]) in FAVORITE_TOOLS:
         return canonical_attribute(attr[9:])
     if attr in INVENTORY or attr.startswith("favorite_"):

@@ -17,7 +17,7 @@ from recall_core.kit.attributes import INVENTORY
 
 from . import values as V
 from .change_words import SWAPPED
-from .lexicon import PERSONAL, attribute_for, category_of, purpose_attribute
+from .lexicon import PERSONAL, attribute_for, category_of, named, purpose_attribute
 from .person_frames import AUX
 
 _I = re.IGNORECASE
@@ -36,7 +36,7 @@ class Reading:
 
 _USE = re.compile(
     r"^" + AUX + r"(?P<verb>use|uses|using|am using|rely on|relies on|code in|"
-    r"write in|program in|develop in|run|runs|am running|am on|daily[- ]drive|swear by|"
+    r"write in|program in|develop in|run|runs|am running|running|am on|daily[- ]drive|swear by|"
     r"stick with|stuck with|went with|go with|going with|chose|picked(?! up)|selected|settled on|"
     r"opted for|adopted|prefer|prefers|would rather use|would rather get|would rather|"
     r"am sticking with|have been using|started using|"
@@ -107,16 +107,19 @@ _SCHEDULES = (
     ("sprint_length", re.compile(r"^" + AUX + r"(?:run|do|work in|have|use|moved to|"
                                  r"switched to|went to|changed to|are on)\s+(?P<v>(?:one|"
                                  r"two|three|four|\d)[- ]weeks?)\s+sprints\b", _I)),
-    ("release_schedule", re.compile(r"^" + AUX + r"(?:release|releases|ship|ships)\s+"
+    ("release_schedule", re.compile(r"^" + AUX + r"(?:release|releases|ship|ships|(?:cut|do|"
+                                    r"push|put out|ship)\s+(?:a\s+|new\s+)*releases?)\s+"
                                     r"(?P<v>weekly|daily|monthly|nightly|quarterly|every "
-                                    r"(?:other )?(?:week|two weeks|month|sprint|day|quarter|"
-                                    r"release train))\b", _I)),
+                                    r"(?:other )?(?:(?:\d+|two|three|four|five|six|seven|eight|"
+                                    r"nine|ten|twelve|couple of|few)\s+)?(?:weeks?|months?|"
+                                    r"sprints?|days?|quarters?|release train))\b", _I)),
 )
 
 
 def _tool(raw: str) -> tuple[str | None, str | None]:
     """(tool, purpose) of "X for <purpose> ..."."""
     tool = V.value(raw, V.TOOL, 5)
+    tool = named(tool) if tool else tool  # "one big Postgres 15 instance": Postgres 15
     purpose = None
     if m := re.search(r"\bfor\s+(?P<p>.+)", raw, _I):
         p = V.value(m["p"], V.TOOL, 4)
@@ -150,6 +153,7 @@ def read(predicate: str, person: bool, additive: bool, verb_ok: bool = True
         return found
     if m := _OWN.match(p):
         tool = V.value(m["v"], V.TOOL, 5)
+        tool = named(tool) if tool else tool  # "this beat up Jeep Wrangler": Jeep Wrangler
         category = category_of(tool or "")
         if tool and category in ("car", "phone", "laptop", "os", "keyboard_layout"):
             return Reading(category, [tool])

@@ -134,6 +134,7 @@ def _proper(text: str) -> list[str]:
     return out
 
 
+_VERSION = re.compile(r"v?\d+(?:\.\d+)*")
 _VERBISH = frozenset("""
 took got started starting moved switched joined left quit bought sold traded dropped found
 finally just back been went made had new deleted cut adopted got lost retired
@@ -151,6 +152,8 @@ def _categorised(text: str, attribute: str, person: bool) -> list[str]:
             phrase = " ".join(lower[i:i + n])
             if phrase in CATEGORY_OF or (n == 1 and category_of(phrase)):
                 name = " ".join(w.strip(".,!") for w in words[i:i + n])
+                if i + n < len(words) and _VERSION.fullmatch(words[i + n].strip(".,!")):
+                    name += " " + words[i + n].strip(".,!")  # "Postgres 15", "Python 3.12"
                 if attribute_for(name, person=person) == attribute or \
                         category_of(name) == attribute:
                     pos = text.find(words[i])

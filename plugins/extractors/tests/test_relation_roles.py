@@ -58,9 +58,9 @@ async def test_a_name_with_s_after_my_noun_is_the_value(stub):
 
 
 async def test_a_description_of_a_relation_is_not_their_name(stub):
-    # was the user's partner "Fedora guy"
+    # was the user's partner "Fedora guy"; a tool's guy is one who uses it: his OS
     assert facts(await stub.extract("My husband's a Fedora guy, won't touch anything else.")) \
-        == []
+        == [("husband", "os", "Fedora")]
     assert facts(await stub.extract("My husband is a teacher.")) == [
         ("husband", "occupation", "teacher")]
 

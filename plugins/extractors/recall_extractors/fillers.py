@@ -1,0 +1,44 @@
+"""Words of casual talk that say nothing of a fact, dropped before the rules read a statement.
+
+People pad what they say ("my boss is this guy Pete", "I work from like 7am to 3pm", "all our
+repos are on GitHub") and spell one noun several ways ("front end", "front-end"). The rules
+read one plain form; the memory keeps the words as said (only the reading is plainer).
+
+* a person introduced by what they are ("this guy Pete", "a woman called Ines") is the name;
+* "like" before a number or an amount ("from like 7am", "it's like a 20 min walk");
+* "all (of) our X" is "our X" at the start of a statement;
+* "front end" / "back end" are "frontend" / "backend"; "my X of choice" is "my X";
+* a statement that leaves its owner out of "<attribute>'s" ("name's Kwame") is the speaker's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_I = re.IGNORECASE
+
+_INTRODUCED = re.compile(r"\b(?i:this|some|a|one)\s+(?i:guy|girl|dude|chap|bloke|lady|woman|man|"
+                         r"person|fella|gal|kid)\s+(?:(?i:called|named)\s+)?(?=[A-Z][a-z])")
+# "like" as a filler only after a word that takes a number ("from like 7", "is like a 20
+# min walk"), never the verb ("I like 90s music").
+_LIKE = re.compile(r"\b(from|at|by|is|are|am|was|for|till|until|to|every|about|around|"
+                   r"takes?|took)\s+like\s+(?=(?:a\s+|an\s+)?\d)", _I)
+_ALL_OF = re.compile(r"^(?:all|all of)\s+(our|my)\s+", _I)
+_END = re.compile(r"\b(front|back)[- ]end\b", _I)
+# "my terminal of choice" is "my terminal"
+_OF_CHOICE = re.compile(r"\b((?:my|our|the)\s+[\w-]+(?:\s[\w-]+)?)\s+of\s+choice\b", _I)
+_OWNERLESS = re.compile(r"^([A-Za-z]+)'s\s+(?=\S)")
+
+
+def drop_fillers(text: str, names_attribute: Callable[[str], bool]) -> str:
+    """`text` without the fillers above; `names_attribute(word)` says whether a word is an
+    attribute of a person ("name", "birthday")."""
+    out = _INTRODUCED.sub("", text)
+    out = _LIKE.sub(r"\1 ", out)
+    out = _ALL_OF.sub(r"\1 ", out)
+    out = _END.sub(lambda m: m[1] + "end", out)
+    out = _OF_CHOICE.sub(r"\1", out)
+    if (m := _OWNERLESS.match(out)) and names_attribute(m[1].lower()):
+        out = f"{'My' if m[1][0].isupper() else 'my'} {m[1]} is {out[m.end():]}"
+    return out
