@@ -137,7 +137,7 @@ _EVERYTHING_ON = re.compile(r"^everything(?:'s| is| runs| lives)?\s+(?:(?:tested
 _EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PHONE_CUE = re.compile(r"\b(?:number|cell|phone|mobile|call me|text me|whatsapp|reach me)\b",
                         _I)
-_FAVORITE = re.compile(r"\bfavou?rite\s+(?P<noun>[a-z][\w -]{1,30}?)\s*(?:is|:|,|=|-|now is|"
+_FAVORITE = re.compile(r"\bfav(?:ou?rite|e)?\s+(?P<noun>[a-z][\w -]{1,30}?)\s*(?:is|:|,|=|-|now is|"
                        r"these days is|has to be|would be|right now is)\s+(?P<v>[^,;.!?]+)", _I)
 
 

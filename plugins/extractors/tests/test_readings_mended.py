@@ -169,3 +169,12 @@ async def test_whose_new_flat(stub, text, expected):
 ])
 async def test_a_reason_said_first(stub, text, expected):
     assert facts(await stub.extract(text)) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # the short forms people type for a favourite, without "my" too (was no fact)
+    ("fave band is Big Thief, no contest", [("user", "favorite_band", "Big Thief")]),
+    ("fav food is ramen", [("user", "favorite_food", "ramen")]),
+])
+async def test_a_favourite_said_short(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
