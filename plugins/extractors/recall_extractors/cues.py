@@ -68,6 +68,11 @@ STILL_TRUE = _STILL_TRUE = re.compile(r"^(?:was|were)\s+(?:just\s+|recently\s+|f
                          r"promoted|hired|transferred|diagnosed|named|adopted|moved|migrated|"
                          r"switched|changed|upgraded|replaced|rewritten|ported|converted|"
                          r"pushed|bumped|shifted|merged|put)\b", _I)
+# What one was doing a moment ago is no history ("was triaging the backlog in Asana this
+# morning" ended the tool Asana).
+_JUST_NOW = re.compile(r"^(?:was|were)\s+\w+ing\b.*\b(?:this morning|this afternoon|this "
+                       r"evening|today|tonight|earlier today|just now|last night|yesterday)\b",
+                       _I)
 # "too" adds a value only at the end of a clause ("I like tea too"), not in "too far".
 _ADDITIVE = re.compile(r"\b(?:also|as well|in addition|additionally|another|besides)\b|"
                        r"\btoo\b(?=\s*(?:[.,!?;)]|$))", _I)
@@ -187,7 +192,7 @@ def read_cues(rest: str) -> tuple[str, Cues]:
         if cues.ended and re.match(r"(?:eat|drink)\s", body, _I):
             return "like " + body.split(None, 1)[1], cues  # "can't eat anchovies anymore"
         return body, cues
-    if _PAST.search(body) and not _STILL_TRUE.match(body):
+    if _PAST.search(body) and not _STILL_TRUE.match(body) and not _JUST_NOW.match(body):
         cues.past = True  # "We were on Oracle until 2019": history, not the current value
     if m := _USED_TO.match(body):
         if m[0].lower().startswith("used to") or re.match(r"^(?:was|were)\s+allergic", body,

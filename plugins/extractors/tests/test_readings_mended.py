@@ -178,3 +178,16 @@ async def test_a_reason_said_first(stub, text, expected):
 ])
 async def test_a_favourite_said_short(stub, text, expected):
     assert facts(await stub.extract(text)) == expected
+
+
+@pytest.mark.parametrize("text,wrong", [
+    # what one was doing a moment ago is no history (it ended the tool Asana)
+    ("was triaging the backlog in Asana this morning", ("user", "uses:asana", "no longer")),
+    ("I was playing chess yesterday", ("user", "hobbies:chess", "no longer")),
+])
+async def test_a_moment_ago_is_no_history(stub, text, wrong):
+    assert wrong not in facts(await stub.extract(text))
+
+
+async def test_history_still_ends(stub):
+    assert ("user", "hobbies:chess", "no longer") in facts(await stub.extract("I used to play chess"))
