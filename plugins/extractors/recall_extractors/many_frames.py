@@ -14,7 +14,7 @@ import re
 from . import values as V
 from .lexicon import category_of
 from .person_frames import AUX, proper
-from .subjects import PETS
+from .subjects import PETS, RELATIONS
 
 _I = re.IGNORECASE
 
@@ -109,8 +109,20 @@ def _hobby_head(item: str) -> str | None:
     return None
 
 
+_OWN_LIFE = re.compile(r"(?:my|his|her|their|our|your)\s+(?:new\s+|old\s+|current\s+)?"
+                       r"(?P<noun>[a-z]+)\b(?:\s*[.!,]|\s+(?:so|too|very|a lot|to bits)\b|$)", _I)
+_LIFE = frozenset("""job work school team boss manager office house flat apartment home life
+city town neighbourhood neighborhood company colleagues coworkers neighbours neighbors
+family friends""".split())
+
+
 def _likes(raw: str) -> list[str]:
     raw = re.sub(r"^(?:to\s+|it when\s+|when\s+|using\s+|to use\s+)", "", raw, flags=_I)
+    if (m := _OWN_LIFE.match(raw)) and (m["noun"].lower() in RELATIONS
+                                        or m["noun"].lower() in _LIFE):
+        # "I love my wife", "my son loves his new school": one's own people and life are no
+        # taste (a taste is for a kind of thing: hiking, jazz, "my coffee black")
+        return []
     return V.items(raw, V.LIST + r"|\s(?:for|in|on|at|with)\s", 4)
 
 

@@ -191,3 +191,16 @@ async def test_a_moment_ago_is_no_history(stub, text, wrong):
 
 async def test_history_still_ends(stub):
     assert ("user", "hobbies:chess", "no longer") in facts(await stub.extract("I used to play chess"))
+
+
+@pytest.mark.parametrize("text,expected", [
+    # one's own people and life are no taste (was likes:wife, likes:his_new_school)
+    ("I love my wife", []),
+    ("my son loves his new school", []),
+    ("I really like my team", []),
+    # a way one takes a thing, or a kind of thing, is
+    ("I like my coffee black", [("user", "likes:coffee_black", "coffee black")]),
+    ("I love hiking", [("user", "likes:hiking", "hiking")]),
+])
+async def test_what_one_loves_of_ones_own(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
