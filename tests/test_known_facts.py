@@ -91,20 +91,21 @@ async def test_an_extractor_that_reads_nothing_known_keeps_working(backend, tmp_
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_new_value_in_other_words_supersedes_the_known_one(backend, tmp_path):
-    """The rules alone key "Running Fedora on the desktop these days" as the user's OS; known
-    facts give it the stored key (daily_driver), so it supersedes."""
+    """The rules alone key "The API runs on FastAPI now" as the API's framework; the team's
+    known framework, whose memory names the API, gives it the team's key, so it supersedes."""
     rt = await runtime(backend, tmp_path, "stub")
     try:
         ns = f"stub-{uuid.uuid4().hex[:8]}"
-        await stored(rt, ns, "My daily driver is Debian.", 1)
-        await stored(rt, ns, "Running Fedora on the desktop these days.", 2)
-        timeline = await rt.service.history(ns, "user", "daily_driver")
-        assert [(m.value, m.valid_until is None) for m in timeline] == [("Debian", False),
-                                                                        ("Fedora", True)]
+        await stored(rt, ns, "We use Django for the API.", 1)
+        await stored(rt, ns, "The API runs on FastAPI now.", 2)
+        timeline = await rt.service.history(ns, "team", "framework")
+        assert [(m.value, m.valid_until is None) for m in timeline] == [("Django", False),
+                                                                        ("FastAPI", True)]
         # Another namespace's facts never decide a key: there the rules' own key stands.
         alone = f"stub-{uuid.uuid4().hex[:8]}"
-        await stored(rt, alone, "Running Fedora on the desktop these days.", 2)
-        assert [m.value for m in await rt.service.history(alone, "user", "os")] == ["Fedora"]
+        await stored(rt, alone, "The API runs on FastAPI now.", 2)
+        assert [m.value for m in await rt.service.history(alone, "api", "framework")] == \
+            ["FastAPI"]
     finally:
         await rt.close()
 

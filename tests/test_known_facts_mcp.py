@@ -1,7 +1,8 @@
 """A fact that changed, end to end: a real `recall serve` (SQLite, and Postgres when
 RECALL_TEST_PG_URL is set) with the default extractor, agents over MCP with the official
 client, `recall history` on the same database. The later statement names no fact ("a new job
-at Globex", "Running Fedora these days"); the worker gives the extractor the facts already
+at Globex") or another subject ("The API runs on FastAPI now" after "We use Django for the
+API"); the worker gives the extractor the facts already
 known, so it takes their key and supersedes them, and the history keeps the old value."""
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ async def token(srv: ServerProcess, namespace: str) -> str:
     return await token_in_process(srv.db, namespace)
 
 
-def history(srv: ServerProcess, namespace: str, attribute: str) -> list[tuple[str, bool]]:
-    out = recall_cli("history", namespace, "--entity", "user", "--attribute", attribute,
+def history(srv: ServerProcess, namespace: str, attribute: str,
+            entity: str = "user") -> list[tuple[str, bool]]:
+    out = recall_cli("history", namespace, "--entity", entity, "--attribute", attribute,
                      "--db", srv.db, "--json", env=srv.env)
     return [(r["value"], r["active"]) for r in json.loads(out.stdout)]
 
@@ -69,14 +71,16 @@ async def test_a_new_job_supersedes_the_old_employer(server):
 
 
 async def test_a_value_said_without_its_fact_takes_the_known_key(server):
-    first, later = "My daily driver is Debian.", "Running Fedora on the desktop these days."
+    # The rules alone read the later statement as the API's framework; the team's known
+    # framework, whose memory names the API, gives it the team's key, so it supersedes.
+    first, later = "We use Django for the API.", "The API runs on FastAPI now."
     async with Agent(server.url, await token(server, "finn")) as finn, \
             Agent(server.url, await token(server, "gail")) as gail:
-        found = await said_then_changed(finn, first, later, "Which OS is my daily driver?")
+        found = await said_then_changed(finn, first, later, "Which framework does the API use?")
         assert found[0]["text"] == later and first not in [r["text"] for r in found]
         # In a namespace that knows nothing, the same statement is the rules' own fact.
         await gail.ok("store_memory", text=later)
         await gail.wait_idle()
-    assert history(server, "finn", "daily_driver") == [("Debian", False), ("Fedora", True)]
-    assert history(server, "gail", "daily_driver") == []
-    assert history(server, "gail", "os") == [("Fedora", True)]
+    assert history(server, "finn", "framework", "team") == [("Django", False), ("FastAPI", True)]
+    assert history(server, "gail", "framework", "team") == []
+    assert history(server, "gail", "framework", "api") == [("FastAPI", True)]

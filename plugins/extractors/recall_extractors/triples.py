@@ -65,7 +65,8 @@ def _reverse(text: str, speaker: str | None) -> Fact | None:
     attr = attribute_named(noun, None) or ""
     if attr in INVENTORY and not INVENTORY[attr].many or attr.startswith("favorite_"):
         return Fact(owner, attr, value)
-    if person_frames.role(noun) and person_frames.proper(value) and len(value.split()) <= 2:
+    if person_frames.role(noun) and person_frames.proper(value) and len(value.split()) <= 2 \
+            and category_of(value) is None:  # "Debian is my daily driver": a tool, no person
         return Fact(value.lower(), "occupation", noun)  # "Dana is our designer"
     return None
 

@@ -204,3 +204,10 @@ async def test_history_still_ends(stub):
 ])
 async def test_what_one_loves_of_ones_own(stub, text, expected):
     assert facts(await stub.extract(text)) == expected
+
+
+async def test_a_tool_is_no_person_with_a_job(stub):
+    """ "Debian is my daily driver" was the occupation "driver" of a person named Debian."""
+    assert not [f for f in facts(await stub.extract("Debian is my daily driver."))
+                if f[1] == "occupation"]
+    assert facts(await stub.extract("Dana is our designer")) == [("dana", "occupation", "designer")]
