@@ -214,16 +214,19 @@ def read_statement(clause: str, speaker: str | None = None,
         if attr in INVENTORY:
             return Reading([], subject, rest, cues, predicate)  # the classifier may read it
         subject = Subject(attr.replace("_", " "), "thing", rest, surface=subject.surface)
-    facts = _household(_read(subject, rest, cues), subject, speaker)
-    if subject.kind == "person" and not subject.noun and (
-            fact := _relation_copula(subject, rest, speaker)) and \
-            not (fact.check == "lower name" and facts):
-        # (a name typed without capitals only where no other reading is found: "my partner
-        # is vegan" is her diet)
+    fact = _relation_copula(subject, rest, speaker) \
+        if subject.kind == "person" and not subject.noun else None
+    if fact is not None and fact.check != "lower name":
         return Reading([] if fact is _NO_FACT else [fact], subject)
-    worth = predicate is not None and (worth_classifying(predicate) or tools_only(facts))
+    facts = _household(_read(subject, rest, cues), subject, speaker)
+    if fact is not None and not facts:
+        # a name typed without capitals only where no other reading is found ("my partner is
+        # vegan" is her diet)
+        return Reading([fact], subject)
+    tools = tools_only(facts)
+    worth = predicate is not None and (worth_classifying(predicate) or tools)
     return Reading(facts, subject, rest, cues,
-                   predicate if worth and (not facts or tools_only(facts)) else None,
+                   predicate if worth and (not facts or tools) else None,
                    None if facts else predicate)
 
 
