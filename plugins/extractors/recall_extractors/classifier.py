@@ -129,50 +129,40 @@ ORG_MARGIN = 0.10
 
 
 class _NameKinds:
+    #: the example sets a name is compared with, each encoded once
+    EXAMPLES = {"place": PLACE_NAMES, "org": ORG_NAMES, "not_place": NOT_PLACES,
+                "person": PERSON_NAMES, "state": STATES}
+
     def __init__(self, encode: Any):
         self._encode = encode
-        self._places: np.ndarray | None = None
-        self._orgs: np.ndarray | None = None
-        self._not_places: np.ndarray | None = None
-        self._people: np.ndarray | None = None
-        self._states: np.ndarray | None = None
+        self._sets: dict[str, np.ndarray] | None = None
 
     def _examples(self) -> None:
         """The example names' vectors, encoded once."""
-        if self._places is None:
-            self._places = np.asarray(self._encode(list(PLACE_NAMES)), dtype=np.float32)
-            self._orgs = np.asarray(self._encode(list(ORG_NAMES)), dtype=np.float32)
-            self._not_places = np.asarray(self._encode(list(NOT_PLACES)), dtype=np.float32)
-            self._people = np.asarray(self._encode(list(PERSON_NAMES)), dtype=np.float32)
-            self._states = np.asarray(self._encode(list(STATES)), dtype=np.float32)
+        if self._sets is None:
+            self._sets = {k: np.asarray(self._encode(list(names)), dtype=np.float32)
+                          for k, names in self.EXAMPLES.items()}
+
+    def _nearness(self, name: str) -> dict[str, float]:
+        """How near `name` is to each set of examples: the mean cosine of its three nearest."""
+        self._examples()
+        assert self._sets is not None
+        v = np.asarray(self._encode([name])[0], dtype=np.float32)
+        return {k: float(np.sort(examples @ v)[-3:].mean()) for k, examples in self._sets.items()}
 
     def kind(self, name: str) -> str | None:
         """"org" when `name` reads clearly as an organisation, else None."""
-        self._examples()
-        assert self._places is not None and self._orgs is not None
-        v = np.asarray(self._encode([name])[0], dtype=np.float32)
-        place = float(np.sort(self._places @ v)[-3:].mean())
-        org = float(np.sort(self._orgs @ v)[-3:].mean())
-        return "org" if org - place >= ORG_MARGIN else None
+        near = self._nearness(name)
+        return "org" if near["org"] - near["place"] >= ORG_MARGIN else None
 
     def person_like(self, word: str) -> bool:
         """Whether a word typed without capitals reads as a person's name."""
-        self._examples()
-        assert self._people is not None and self._states is not None
-        v = np.asarray(self._encode([word])[0], dtype=np.float32)
-        person = float(np.sort(self._people @ v)[-3:].mean())
-        state = float(np.sort(self._states @ v)[-3:].mean())
-        return person - state >= PERSON_MARGIN
+        near = self._nearness(word)
+        return near["person"] - near["state"] >= PERSON_MARGIN
 
     def place_like(self, name: str) -> bool:
-        self._examples()
-        assert self._places is not None and self._orgs is not None \
-            and self._not_places is not None
-        v = np.asarray(self._encode([name])[0], dtype=np.float32)
-        place = float(np.sort(self._places @ v)[-3:].mean())
-        other = max(float(np.sort(self._not_places @ v)[-3:].mean()),
-                    float(np.sort(self._orgs @ v)[-3:].mean()))
-        return place - other >= PLACE_MARGIN
+        near = self._nearness(name)
+        return near["place"] - max(near["not_place"], near["org"]) >= PLACE_MARGIN
 
 
 _shared: AttributeClassifier | None = None
