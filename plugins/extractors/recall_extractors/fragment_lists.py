@@ -83,9 +83,9 @@ def split_fragment_list(statement: str, read: Reader,
     ours = (label["who"] or "") if label else ""
     who = "We" if ours.lower() == "our" or any(_WE.match(i) for i in items) else "I"
     out: list[tuple[str, Reading | None]] = []
+    triples: list[tuple[str, str, str]] = []  # what the items state, read once each
     head: str | None = None
     fragments = 0
-    keys: list[tuple[str, ...]] = []
     for item in items:
         # a fragment first: "Chrome for work" is no subject "Chrome for" and its verb
         found = None if _opens(item) else _fragment(item, who, head, read)
@@ -93,22 +93,23 @@ def split_fragment_list(statement: str, read: Reader,
             if not _clause(item, speaker):
                 return None
             out.append((item, None))
-            keys += _keys(read(item))
+            triples += _triples(read(item))
             m = _COPULA_HEAD.match(item)
             # "I'm 29, single": the copula is shared; "I'm from Austin, Texas": a place
             head = m["head"] if m and not _PREPOSITION.search(item[m.end("head"):]) else None
             continue
         said, reading = found
         fragments += 1
-        keys += _keys(reading)
+        triples += _triples(reading)
         # the user's words: a shared copula or a label said again, not the frame's "I use"
         stored = said if said in (f"{head} {item}", f"my pronouns are {item}") else \
             f"{label['label']}: {item}" if label else item
         out.append((stored, reading))
     # No two items give one single fact two values (then they were one fact's list), and
     # no fact of the whole is lost ("uninstalled Chrome for good, Firefox only now").
+    keys = [t[:2] for t in triples]
     if not fragments or len(keys) != len(set(keys)) or \
-            not set(_triples(read(statement))) <= _found(out, read):
+            not set(_triples(read(statement))) <= set(triples):
         return None
     return out
 
@@ -144,7 +145,7 @@ def _fragment(item: str, who: str, head: str | None,
         reading = read(said)
         if said.startswith(head or "\0") and any(f.attribute == "name" for f in reading.facts):
             continue  # a name comes first ("I'm Dan, 41"), never later in the list
-        if _keys(reading):
+        if _triples(reading):
             return said, reading
     return None
 
@@ -183,9 +184,3 @@ def _triples(reading: Reading) -> list[tuple[str, str, str]]:
     return [t for f in reading.facts if (t := f.triple()) is not None]
 
 
-def _found(items: list[tuple[str, Reading | None]], read: Reader) -> set[tuple[str, str, str]]:
-    return {t for text, r in items for t in _triples(r if r is not None else read(text))}
-
-
-def _keys(reading: Reading) -> list[tuple[str, ...]]:
-    return [t[:2] for f in reading.facts if (t := f.triple()) is not None]
