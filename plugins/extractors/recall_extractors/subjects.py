@@ -109,7 +109,7 @@ _IMPLIED = re.compile(
 _ING_NOUNS = (r"(?:morning|evening|nothing|something|everything|anything|thing|king|spring|"
               r"wedding|building|meeting|ceiling|ring|sibling|darling|birthday|clothing|"
               r"painting|drawing|ending|feeling|housing|training|funding|pudding|stuffing|"
-              r"evening|setting|ceiling|offspring|bedding|being)")
+              r"setting|offspring|bedding|being)")
 # What may follow a bare subject ("CI is on ...", "Mom turned 59", "Deploys moved ...").
 _BARE_VERB = (r"(?:is|are|was|were|has|have|had|'s|will|just|also|now|still|finally|"
               r"moved|move|moves|runs|run|goes|go|went|happen|happens|turned|got|uses|use|"
