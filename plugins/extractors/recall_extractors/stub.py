@@ -227,12 +227,13 @@ def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) ->
                                                      or opens_with_subject(clause)))
                  for clause, r in statements]
         side_by_side(found, sentence)
-        if not any(u.facts for u in found):
+        if not any(u.facts for u in found) and sum(u.alone for u in found) < 2:
             out.append(Unit(sentence))
             continue
         keyless_before = False
         for unit in found:
-            if not unit.facts and keyless_before:
+            if not unit.facts and keyless_before and not (unit.alone and not any(
+                    u.facts for u in found)):
                 out[-1].text = f"{out[-1].text} {unit.text}"
             else:
                 out.append(unit)
