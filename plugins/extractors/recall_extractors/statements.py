@@ -59,6 +59,25 @@ _ELIDED = re.compile(
     r"keep|keeps|take|takes|wake|get up|go to bed|sleep|commute|bike|walk|write|writes|"
     r"allergic|coach|volunteer|knit|paint|picked|installed|said|wiped|signed|took)\b",
     _I)
+# More verbs a clause may open with when its subject was said once ("I drive a Mazda and ride
+# my bike on weekends"), with an object after them: verbs that rarely start a noun phrase of a
+# list ("I have a phone, watch and laptop" stays one statement: no object follows "watch").
+_ELIDED_MORE = re.compile(
+    r"^" + _OPENERS + r"(?:ride|rides|cook|cooks|watch|watches|listen|listens|visit|visits|"
+    r"monitor|monitors|manage|manages|lead|leads|build|builds|maintain|maintains|handle|"
+    r"handles|type|types|wear|wears|eat|eats|drink|drinks|need|needs|want|wants|practi[cs]e|"
+    r"practi[cs]es|spend|spends|try|tries|make|makes|meet|meets|review|reviews|mentor|"
+    r"mentors|tutor|tutors|attend|attends|help|helps|look after|looks after|follow|follows|"
+    r"avoid|avoids|skip|skips|sell|sells|buy|buys|rent|rents|pay|pays|collect|collects|grow|"
+    r"grows|raise|raises|brew|brews|read|reads|do|does)\s+(?!(?:and|or|but|too)\b)[\w'@#$]",
+    _I)
+
+
+def _elided(clause: str) -> bool:
+    """Whether `clause` opens with a verb whose subject was left out."""
+    return bool(_ELIDED.match(clause) or _ELIDED_MORE.match(clause))
+
+
 # "We use Postgres for storage, Redis for caching": the verb said once for the whole list.
 _GAPPED_HEAD = re.compile(r"^(?P<head>.*?\b(?i:use|uses|using|run|runs|keep|keeps|track|tracks|"
                           r"host|hosts|rely on|relies on|moved|migrated|switched))\s+\S.*\s"
@@ -92,8 +111,13 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
     gapped = _GAPPED_HEAD.match(_until_cut(sentence))
     for m in _CUT.finditer(sentence):
         left, right = prefix + sentence[start:m.start()].strip(), sentence[m.end():].strip()
-        if not left.strip() or not right or _LEANS.match(right) or \
-                _MARKER.match(left.strip()):
+        if not left.strip() or not right or _MARKER.match(left.strip()):
+            continue
+        if (it := _it_for_thing(left, right, speaker)) is not None:
+            out.append(left)  # "The API is written in Rust and it runs on Fly.io"
+            start, prefix, subject = m.end() + it[0], it[1], None
+            continue
+        if _LEANS.match(right):
             continue
         if gapped and re.match(r"^(?:our|my|the)\s", right, _I) and \
                 _GAPPED.match(_until_cut(right)):
@@ -103,7 +127,7 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
         command = _COMMAND.match(right) and (
             re.search(r"\b(?:please|me|you|your)\b", right, _I) or
             find_subject(left, speaker).entity is None)
-        if _SUBJECT.match(right) or command:
+        if _SUBJECT.match(right) or command or _someone_does(right, speaker):
             if _BARE_SUBJECT.match(left) or len(left.split()) < 2:
                 continue  # "My wife and I live in Boston"
             out.append(left)
@@ -113,7 +137,7 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
             out.append(left)  # "I work at Dell, mostly doing sales engineering": "I'm doing"
             start, prefix, subject = m.end(), be, None
             continue
-        if gapped and _GAPPED.match(_until_cut(right)) and not _ELIDED.match(right):
+        if gapped and _GAPPED.match(_until_cut(right)) and not _elided(right):
             # "..., Redis for caching": the list's verb and subject come back
             out.append(left)
             start, prefix = m.end(), gapped["head"] + " "
@@ -123,7 +147,7 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
             out.append(left)
             start, prefix, subject = m.end(), "", None
             continue
-        if not _ELIDED.match(right) and not (prefix and m["conj"] and
+        if not _elided(right) and not (prefix and m["conj"] and
                                              _parallel(sentence[start:m.start()], right)):
             continue
         subject = subject or find_subject(left, speaker)
@@ -135,6 +159,38 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
         start, prefix = m.end(), subject.surface + " "
     out.append(prefix + sentence[start:].strip())
     return [_tidy(s) for s in out if s.strip(" ,;")]
+
+
+# "it" standing for a thing named as the subject before, with a verb of a fact of its own
+# ("... and it runs on Fly.io", "..., it's hosted on Render"); not an opinion ("and it's been
+# great"), which leans on the clause before.
+_IT_DOES = re.compile(r"^(?:it\s+(?=[a-z]{2,}(?:s|ed)\s)|it(?:'s|\s+is)\s+(?=(?:[a-z]{2,}ed|"
+                      r"written|built|run|on|in|at)\s))", _I)
+
+
+def _it_for_thing(left: str, right: str, speaker: str | None) -> tuple[int, str] | None:
+    """(how much of `right` "it" takes, what stands for it) when `right` opens with "it"
+    for the thing `left` is about, else None."""
+    if not (m := _IT_DOES.match(right)):
+        return None
+    subject = find_subject(left, speaker)
+    if subject.kind != "thing" or not subject.surface or \
+            not left.lower().startswith(subject.surface.lower()):
+        return None
+    be = " is " if m.group().lower().startswith(("it's", "it is")) else " "
+    return len(m.group()), subject.surface + be
+
+
+def _someone_does(right: str, speaker: str | None) -> bool:
+    """Whether `right` opens with a person's name or a relation and a verb of theirs ("...
+    and Tom handles QA", "..., mum teaches piano"): a clause with its own subject. A name
+    before a plural noun ("Apple products") has no object after it, so two words at least."""
+    subject = find_subject(right, speaker)
+    if subject.kind != "person" or subject.entity is None or not subject.surface.isalpha() \
+            or subject.surface.lower() == "i":
+        return False
+    rest = subject.rest.split()
+    return len(rest) >= 2 and bool(_VERB_FORM.match(rest[0].lower()))
 
 
 def opens_with_subject(clause: str) -> bool:
