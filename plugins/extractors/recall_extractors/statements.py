@@ -45,7 +45,7 @@ _SUBJECT = re.compile(
     r"kept|keeps|\w+ed)\b|"
     # a noun that names what it is about: "standups are at 9:15", "work starts at 9"
     r"^(?i:[a-z][\w-]*(?:\s[a-z][\w-]*)?\s+(?:starts?|begins?|ends?|are|runs?|happens?|"
-    r"goes|go)\b)|^(?i:everything(?:'s| is| runs| lives))")
+    r"goes|go)\b)|^(?i:(?:everything|everyone|everybody)(?:'s|\s+is|\s+[a-z]{2,}(?<!s)s)\b)")
 # A request opens a statement of its own ("..., and please answer in German").
 _COMMAND = re.compile(r"^(?:please|call me|keep|answer|reply|respond|don't|do not|always|"
                       r"never|remember|make sure|note that|address me)\b", _I)
@@ -81,8 +81,8 @@ def _elided(clause: str) -> bool:
 # "We use Postgres for storage, Redis for caching": the verb said once for the whole list.
 _GAPPED_HEAD = re.compile(r"^(?P<head>.*?\b(?i:use|uses|using|run|runs|keep|keeps|track|tracks|"
                           r"host|hosts|rely on|relies on|moved|migrated|switched))\s+\S.*\s"
-                          r"(?i:for|to)\s+\S")
-_GAPPED = re.compile(r"^(?:(?:our|the|my)\s+)?[\w.+#-]+(?:\s[\w.+#-]+){0,2}\s+(?i:for|to)\s+"
+                          r"(?i:for|to|at|on)\s+\S")
+_GAPPED = re.compile(r"^(?:(?:our|the|my)\s+)?[\w.+#-]+(?:\s[\w.+#-]+){0,2}\s+(?i:for|to|at|on)\s+"
                      r"[\w-]+(?:\s[\w-]+)?[.!]?$")
 _LEANS = re.compile(r"^(?:it|it's|its|that|that's|this|these|those|which|who|so|there|"
                     r"there's|then|too|as well|not|or|(?:is|are|was|isn't|aren't)\s+(?:that|"

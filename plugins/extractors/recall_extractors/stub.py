@@ -216,6 +216,13 @@ def needs_classifier(read: list[list[tuple[str, Reading]]],
                for statements in read for clause, r in statements)
 
 
+# A clause told in the past tense: part of a story.
+_TOLD_PAST = re.compile(r"^(?:(?:just|then|finally|already|also|even)\s+)?(?:had|was|were|went|"
+                        r"did|made|got|took|saw|came|met|found|ran|gave|told|said|felt|thought|"
+                        r"bought|spent|left|sat|ate|drank|won|lost|wrote|read|heard|brought|"
+                        r"began|kept|slept|[a-z]+ed)\b", re.IGNORECASE)
+
+
 def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) -> list[Unit]:
     """Statements with their facts, in order. A sentence that states no fact stays whole;
     in one that does, statements stating none are joined back together."""
@@ -227,13 +234,19 @@ def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) ->
                                                      or opens_with_subject(clause)))
                  for clause, r in statements]
         side_by_side(found, sentence)
-        if not any(u.facts for u in found) and sum(u.alone for u in found) < 2:
+        # Stating no fact, it stays whole: a story is one memory ("We had a barbecue and the
+        # kids played all day"), but standing statements of several subjects in the present
+        # are each their own ("I catch the 7:10 train and my wife drops the kids at school").
+        apart = not any(u.facts for u in found) and sum(
+            bool(r.subject.surface) and clause.lower().startswith(r.subject.surface.lower())
+            for clause, r in statements) > 1 and \
+            not any(_TOLD_PAST.match(r.subject.rest or clause) for clause, r in statements)
+        if not any(u.facts for u in found) and not apart:
             out.append(Unit(sentence))
             continue
         keyless_before = False
         for unit in found:
-            if not unit.facts and keyless_before and not (unit.alone and not any(
-                    u.facts for u in found)):
+            if not unit.facts and keyless_before and not (apart and unit.alone):
                 out[-1].text = f"{out[-1].text} {unit.text}"
             else:
                 out.append(unit)

@@ -66,6 +66,7 @@ new old team work home
 monday tuesday wednesday thursday friday saturday sunday january february march april may
 june july august september october november december last next this just now currently
 lately recently finally sadly luckily unfortunately fortunately btw fyi big quick note
+to for in on at from with by of about into once until unless during
 """.split())
 _GROUPS = frozenset({"team", "company", "org", "organisation", "organization", "group",
                      "startup", "family", "household"})
