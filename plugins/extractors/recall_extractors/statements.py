@@ -148,7 +148,8 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
             start, prefix, subject = m.end(), "", None
             continue
         if not _elided(right) and not (prefix and m["conj"] and
-                                             _parallel(sentence[start:m.start()], right)):
+                                             _parallel(sentence[start:m.start()], right)) \
+                and not (m["conj"] == "and" and _their_verb(left, right, speaker)):
             continue
         subject = subject or find_subject(left, speaker)
         if subject.entity is None or not subject.surface:
@@ -211,6 +212,21 @@ def _parallel(item: str, right: str) -> bool:
             not _VERB_FORM.match(after[0]) or len(right.split()) < 2:
         return False
     return before[0].endswith("ed") == after[0].endswith("ed")
+
+
+def _their_verb(left: str, right: str, speaker: str | None) -> bool:
+    """Whether `right` is a verb phrase of the third person whose subject `left` named ("My
+    son is 7 and goes to Riverside Primary"). After a plural noun it may be the next noun of
+    a list ("My son collects stamps and coins from Japan"): not then."""
+    words, last = right.split(), left.split()[-1].lower()
+    if len(words) < 2 or not _VERB_FORM.match(words[0].lower()) or words[0].endswith("ed") \
+            or last.endswith("s") or not re.match(r"^(?:to|at|in|on|for|with|from|a|an|the|"
+                                                   r"my|his|her|their|every|out|up)$",
+                                                   words[1], _I):
+        return False
+    subject = find_subject(left, speaker)
+    return subject.kind == "person" and subject.surface.lower() not in ("i", "") and \
+        left.lower().startswith(subject.surface.lower())
 
 
 # A verb phrase of "-ing" said after a clause ("..., mostly doing sales engineering",
