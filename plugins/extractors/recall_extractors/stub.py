@@ -234,19 +234,19 @@ def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) ->
                                                      or opens_with_subject(clause)))
                  for clause, r in statements]
         side_by_side(found, sentence)
-        # Stating no fact, it stays whole: a story is one memory ("We had a barbecue and the
-        # kids played all day"), but standing statements of several subjects in the present
-        # are each their own ("I catch the 7:10 train and my wife drops the kids at school").
-        apart = not any(u.facts for u in found) and sum(
-            bool(r.subject.surface) and clause.lower().startswith(r.subject.surface.lower())
-            for clause, r in statements) > 1 and \
-            not any(_TOLD_PAST.match(r.subject.rest or clause) for clause, r in statements)
-        if not any(u.facts for u in found) and not apart:
+        # A statement stating no fact joins the one before when that states none either, and
+        # a sentence stating none stays whole: a story is one memory ("We had a barbecue and
+        # the kids played all day"). But a statement in the present that opens with its own
+        # subject is its own ("I catch the 7:10 train and my wife drops the kids at school").
+        story = any(_TOLD_PAST.match(r.subject.rest or clause) for clause, r in statements)
+        own = [not story and bool(r.subject.surface) and
+               clause.lower().startswith(r.subject.surface.lower()) for clause, r in statements]
+        if not any(u.facts for u in found) and sum(own) < 2:
             out.append(Unit(sentence))
             continue
         keyless_before = False
-        for unit in found:
-            if not unit.facts and keyless_before and not (apart and unit.alone):
+        for unit, alone in zip(found, own):
+            if not unit.facts and keyless_before and not alone:
                 out[-1].text = f"{out[-1].text} {unit.text}"
             else:
                 out.append(unit)

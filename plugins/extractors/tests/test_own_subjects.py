@@ -23,6 +23,8 @@ def stub():
      ["The API is written in Rust", "The API runs on Fly.io."]),
     ("The app is in Swift, it's hosted on Render",
      ["The app is in Swift", "The app is hosted on Render"]),
+    # a piece of work or a thing named by a noun
+    ("We chat in Slack but tickets live in Jira", ["We chat in Slack", "tickets live in Jira"]),
     # present statements of two subjects that name no fact of the inventory
     ("I catch the 7:10 train and my wife drops the kids at school",
      ["I catch the 7:10 train", "my wife drops the kids at school"]),
@@ -52,3 +54,11 @@ async def test_each_clause_with_its_subject_is_a_memory(stub, text, texts):
 ])
 async def test_what_leans_on_the_clause_before_stays_one_memory(stub, text):
     assert [m.text for m in await stub.extract(text)] == [text]
+
+
+async def test_an_item_of_a_list_is_no_subject(stub):
+    """ "a dog called Biscuit" is the list's next item (the user's pet), not a clause about a
+    thing "a dog"."""
+    out = await stub.extract("I've got two cats and a dog called Biscuit")
+    assert ("user", "Biscuit") in {(m.entity, m.value) for m in out if m.attribute
+                                   and m.attribute.startswith("pets")}
