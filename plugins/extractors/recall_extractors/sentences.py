@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -83,11 +84,22 @@ _LONE_I = re.compile(r"(?<![\w'.-])i(?=(?:'(?:m|ve|d|ll))?(?![\w.-]))")
 
 
 def cased(sentence: str) -> str:
-    """The sentence as it is read when typed without capitals: "I" for a lone "i", and a
-    capital first letter ("finally moved to Denver, i love it" -> "Finally ... I love it").
-    Rules find subjects and sentence starts by these; names stay as typed."""
-    sentence = _LONE_I.sub("I", sentence)
+    """The sentence as it is read when typed without capitals: "I" for a lone "i", a capital
+    first letter ("finally moved to Denver, i love it" -> "Finally ... I love it"), and the
+    names of languages, which English always writes with one ("i speak french" -> "French").
+    Rules find subjects, sentence starts and proper names by these; other names stay as
+    typed."""
+    sentence = _languages().sub(lambda m: m[0].title(), _LONE_I.sub("I", sentence))
     return sentence[:1].upper() + sentence[1:]
+
+
+@functools.cache
+def _languages() -> re.Pattern[str]:
+    from .lexicon import NATURAL_LANGUAGES  # the lexicon reads its names with `fold`
+
+    # not "polish": also a verb and a noun ("nail polish")
+    return re.compile(r"(?<![\w'.-])(?:" + "|".join(sorted(NATURAL_LANGUAGES - {"polish"})) +
+                      r")(?![\w'-])")
 
 
 def words(sentence: str) -> list[str]:

@@ -284,7 +284,7 @@ def _listed(text: str, facts: list[Fact], fact: Fact) -> list[str]:
     tools of two kinds, each its own memory)."""
     same = [f.value for f in facts if not f.ended and f.attribute == fact.attribute]
     values = [f.value for f in facts if not f.ended]
-    at = [text.find(v) for v in values]
+    at = [text.lower().find(v.lower()) for v in values]  # a value may be cased as it is read
     if len(values) < 2 or len(values) == len(same) or min(at) < 0 or at != sorted(at):
         return same
     gaps = [text[at[i] + len(values[i]):at[i + 1]] for i in range(len(values) - 1)]
@@ -294,10 +294,12 @@ def _listed(text: str, facts: list[Fact], fact: Fact) -> list[str]:
 def _item_text(text: str, values: list[str], value: str) -> str:
     """ "I'm allergic to peanuts and shellfish" -> "I'm allergic to shellfish": the list in a
     statement replaced by one of its items, so each item is a memory of its own."""
-    first, last = text.find(values[0]), text.rfind(values[-1])
+    first, last = text.lower().find(values[0].lower()), text.lower().rfind(values[-1].lower())
     if len(values) < 2 or first < 0 or last < first:
         return text
-    return text[:first] + value + text[last + len(values[-1]):]
+    said = text[text.lower().find(value.lower()):][:len(value)]  # the item as it was typed
+    return text[:first] + (said if said.lower() == value.lower() else value) + \
+        text[last + len(values[-1]):]
 
 
 class StubExtractor(Extractor):

@@ -17,6 +17,11 @@ from recall_extractors.sentences import cased
     ("i.e. not a pronoun", "I.e. not a pronoun"),
     ("my hi-fi and i-pod", "My hi-fi and i-pod"),
     ("Already Cased.", "Already Cased."),
+    # languages are always written with a capital; a word that only contains one is not
+    ("i speak french and arabic.", "I speak French and Arabic."),
+    ("answers in english please", "Answers in English please"),
+    ("frenchie the dog, polishing", "Frenchie the dog, polishing"),
+    ("nail polish", "Nail polish"),
     ("", ""),
 ])
 def test_cased(typed, read):
@@ -76,3 +81,12 @@ async def test_a_speaker_typed_in_lower_case_is_the_speaker_and_no_model_reads_n
     assert await facts_of(make_stub(StubSettings(classifier="off")), "i live in berlin") == []
     assert await facts_of(make_stub(StubSettings(classifier="off")), "I live in Berlin") == [
         ("user", "location", "Berlin")]
+
+
+async def test_languages_typed_without_capitals_are_read():
+    ex = make_stub(StubSettings())
+    got = [(m.text, m.attribute, m.value) for m in await ex.extract("i speak french and arabic.")]
+    assert got == [("I speak French.", "languages_spoken:french", "French"),
+                   ("I speak Arabic.", "languages_spoken:arabic", "Arabic")]
+    got = [(m.attribute, m.value) for m in await ex.extract("i prefer answers in spanish")]
+    assert got == [("answer_language", "Spanish")]
