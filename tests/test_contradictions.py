@@ -114,11 +114,17 @@ async def test_near_duplicate_text_is_stored_once(server):
         await dave.ok("store_memory", text=again, topic="ops")
         await dave.ok("store_memory", text=other, topic="ops")
         stats = await dave.wait_idle()
-        assert stats["total"] == 2
+        # each text makes two statements (where the script lives, when it runs); the second
+        # text's are near duplicates of the first's and add nothing
+        runs = "The deploy script runs on Fridays."
+        assert stats["total"] == 4
         listed = {m["text"] for m in (await dave.ok("inspect_memories"))["memories"]}
-        assert listed == {first, other}
+        assert listed == {"The deploy script lives in tools/deploy.sh", runs,
+                          "The backup script lives in tools/backup.sh",
+                          "The backup script runs nightly."}
         found = await texts(dave, "when does the deploy script run?")
-        assert found[0] == first and found.count(first) == 1 and again not in found
+        assert found[0] == runs and found.count(runs) == 1 and \
+            "The deploy script runs on Fridays!" not in found
 
 
 async def test_someone_elses_change_leaves_the_users_fact(server):

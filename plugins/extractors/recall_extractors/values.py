@@ -30,7 +30,9 @@ _WORDS = (
     r"at the moment|right now|currently|lately|recently|again|too|as well|also|either|here|"
     r"full[- ]time|part[- ]time|remotely|every|each|daily|most days|mostly|for good|"
     r"most of the time|all the time|thanks|btw|haha|lol|after all|by the way|"
-    r"for everything|for all|for work|at work|at home|these days)\b") + _TIME
+    r"for everything|for all|for work|at work|at home|these days|entirely|exclusively|"
+    r"religiously|altogether|mainly|primarily|like (?:everyone|everybody) else|like most "
+    r"(?:people|folks|devs|developers)|like the rest of (?:us|the team))\b") + _TIME
 COMMON = r"[,;(]|:(?!\d)|" + _WORDS
 #: Where a list of values ends: like COMMON, but commas separate its items.
 LIST = r"[;(]|:(?!\d)|" + _WORDS + r"|\s(?:than|over|more than|rather than|instead of)\b"

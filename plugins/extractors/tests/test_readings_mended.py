@@ -211,3 +211,14 @@ async def test_a_tool_is_no_person_with_a_job(stub):
     assert not [f for f in facts(await stub.extract("Debian is my daily driver."))
                 if f[1] == "occupation"]
     assert facts(await stub.extract("Dana is our designer")) == [("dana", "occupation", "designer")]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a comparison or an adverb after the value is no part of it (was "vim like everyone
+    # else", a tool of no known kind, so no editor)
+    ("I use vim like everyone else.", ("user", "editor", "vim")),
+    ("I type on QWERTY like everyone else.", ("user", "keyboard_layout", "QWERTY")),
+    ("We retired Chef entirely.", ("team", "uses:chef", "no longer")),
+])
+async def test_what_follows_a_value_is_no_part_of_it(stub, text, expected):
+    assert facts(await stub.extract(text)) == [expected]
