@@ -67,6 +67,9 @@ PAST = _PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tr
 STILL_TRUE = _STILL_TRUE = re.compile(r"^(?:was|were)\s+(?:just\s+|recently\s+|finally\s+)?(?:born|raised|"
                          r"promoted|hired|transferred|diagnosed|named|adopted|moved|migrated|"
                          r"switched|changed|upgraded|replaced|rewritten|ported|converted|"
+                         # what was made anew stays so ("the app was rebuilt in Flutter")
+                         r"re(?:built|done|implemented|designed|platformed|worked|architected|"
+                         r"factored|launched)|"
                          r"pushed|bumped|shifted|merged|put)\b", _I)
 # What one was doing a moment ago is no history ("was triaging the backlog in Asana this
 # morning" ended the tool Asana).

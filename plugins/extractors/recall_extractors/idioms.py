@@ -110,6 +110,14 @@ _NEW_HOME = re.compile(r"(?<!\bher )(?<!\bhis )(?<!\btheir )(?<!'s )"
 # wherever in the sentence it is named (as "new flat in Leeds" names where one lives)
 _NEW_JOB = re.compile(r"\b(?P<who>(?i:my|the)|[A-Z][a-z]+'s)\s+new\s+(?i:job|role|position|gig|"
                       r"post)\s+(?i:at|with)\s+(?P<v>[A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*){0,2})")
+# A new job told as its first days: "first week at Shopify done", "on my first day at Stripe
+# they gave me a hoodie", "it's my first week at PwC"; not a visit ("our first day at
+# Disneyland", "my first week at the conference": a place of a trip is no employer).
+_FIRST_DAYS = re.compile(r"\b(?:(?P<who>(?i:my)|[A-Z][a-z]+'s)\s+)?(?i:first)\s+(?i:day|week|"
+                         r"month|shift|days|weeks|few (?:days|weeks))\s+(?i:at|with)\s+"
+                         r"(?P<v>[A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*){0,2})")
+_TRIP = re.compile(r"\b(?:trip|holiday|vacation|visit|visiting|trail|park|festival|conference|"
+                   r"resort|beach|camp|hotel|honeymoon|tour)\b", re.IGNORECASE)
 _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|leading|running|"
                          r"heading)\s+(?:our|my|the)\s+team\b")
 # A relation named with its person, in passing: "my new manager Tom", "my wife Ana".
@@ -229,6 +237,10 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
             return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
     if (m := _NEW_JOB.search(text)) and person_frames.proper(m["v"]):
         who = m["who"].lower()
+        return [Fact(who[:-2] if who.endswith("'s") else owner, "employer", m["v"])]
+    if (m := _FIRST_DAYS.search(text)) and not _TRIP.search(text) and \
+            not re.match(r"(?i:our|we)\b", text):
+        who = (m["who"] or "my").lower()
         return [Fact(who[:-2] if who.endswith("'s") else owner, "employer", m["v"])]
     if (m := _MY_NEW.search(text)) and person_frames.proper(m["v"]):
         return [Fact(speaker.lower() if speaker else USER, ROLE_OF[m["noun"].lower()],

@@ -222,3 +222,24 @@ async def test_a_tool_is_no_person_with_a_job(stub):
 ])
 async def test_what_follows_a_value_is_no_part_of_it(stub, text, expected):
     assert facts(await stub.extract(text)) == [expected]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a new job told as its first days
+    ("first week at Shopify done, onboarding is a firehose", ("user", "employer", "Shopify")),
+    ("Sorry, can't make it, it's my first week at PwC and it's intense",
+     ("user", "employer", "PwC")),
+    # what was made anew stays so (was the past: no fact)
+    ("The mobile app was rebuilt in Flutter.", ("mobile app", "framework", "Flutter")),
+])
+async def test_a_change_told_in_passing(stub, text, expected):
+    assert expected in facts(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text", [
+    "our first day at Disneyland was magic",
+    "My first week at the conference was a blur.",
+    "My first day at Yosemite, on the trip with Sam, was perfect.",
+])
+async def test_first_days_of_a_visit_are_no_job(stub, text):
+    assert not [f for f in facts(await stub.extract(text)) if f[1] == "employer"]
