@@ -241,7 +241,9 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
     if (m := _FIRST_DAYS.search(text)) and not _TRIP.search(text) and \
             not re.match(r"(?i:our|we)\b", text):
         who = (m["who"] or "my").lower()
-        return [Fact(who[:-2] if who.endswith("'s") else owner, "employer", m["v"])]
+        # a place there is a visit: the classifier's model checks the name (stub.py)
+        return [Fact(who[:-2] if who.endswith("'s") else owner, "employer", m["v"],
+                     check="no place")]
     if (m := _MY_NEW.search(text)) and person_frames.proper(m["v"]):
         return [Fact(speaker.lower() if speaker else USER, ROLE_OF[m["noun"].lower()],
                      m["v"])]

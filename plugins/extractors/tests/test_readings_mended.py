@@ -239,7 +239,8 @@ async def test_a_change_told_in_passing(stub, text, expected):
 @pytest.mark.parametrize("text", [
     "our first day at Disneyland was magic",
     "My first week at the conference was a blur.",
-    "My first day at Yosemite, on the trip with Sam, was perfect.",
+    # a place, as the packaged model reads the name: a visit
+    "My first day at Disneyland, with the kids.",
 ])
 async def test_first_days_of_a_visit_are_no_job(stub, text):
     assert not [f for f in facts(await stub.extract(text)) if f[1] == "employer"]
