@@ -148,6 +148,13 @@ _PHONE_CUE = re.compile(r"\b(?:number|cell|phone|mobile|call me|text me|whatsapp
 _FAVORITE = re.compile(r"\bfav(?:ou?rite|e)?\s+(?P<noun>[a-z][\w -]{1,30}?)\s*(?:is|:|,|=|-|now is|"
                        r"these days is|has to be|would be|right now is)\s+(?P<v>[^,;.!?]+)", _I)
 
+# "Ramen has officially overtaken sushi as my favourite food": the new favourite first.
+_OVERTOOK = re.compile(r"^(?P<v>[\w .'+#-]{2,30}?)\s+(?:has\s+|have\s+)?(?:\w+ly\s+)?(?:overtaken|"
+                       r"overtook|replaced|dethroned|beaten|beat|beat out|taken over from|"
+                       r"took over from|surpassed|knocked)\s+(?P<old>[\w .'+#-]{2,30}?)\s+as\s+"
+                       r"(?:my|our)\s+(?:new\s+|all-time\s+)?fav(?:ou?rite|e)?\s+"
+                       r"(?P<noun>[a-z][\w -]{1,30}?)\s*[.!]*$", _I)
+
 
 _REPLACED_BY = re.compile(r"^(?P<new>[\w .+#-]{2,30}?)\s+(?:has\s+)?(?:replaced|took over from|"
                           r"is replacing|beat out|won over)\s+(?P<old>[\w .+#-]{2,30}?)"
@@ -276,7 +283,9 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
                                                                     True)):
         if sum(c.isdigit() for c in phone[0]) >= 7:
             return [Fact(owner, "phone_number", phone[0])]
-    if m := _FAVORITE.search(text):
+    if overtook := _OVERTOOK.match(text):
+        owner = speaker.lower() if speaker else USER  # "my favourite": the speaker's
+    if m := _FAVORITE.search(text) or overtook:
         v = V.value(m["v"], V.COMMON, 6)
         noun = re.sub(r"^(?:new|current|all-time|all time)\s+", "", m["noun"].strip(), flags=_I)
         if v and not re.match(r"^(?:is|was|to|a|the)$", v, _I):

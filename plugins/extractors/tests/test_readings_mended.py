@@ -244,3 +244,12 @@ async def test_a_change_told_in_passing(stub, text, expected):
 ])
 async def test_first_days_of_a_visit_are_no_job(stub, text):
     assert not [f for f in facts(await stub.extract(text)) if f[1] == "employer"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Ramen has officially overtaken sushi as my favourite food.",
+     ("user", "favorite_food", "Ramen")),
+    ("Dune replaced Inception as my favorite movie", ("user", "favorite_movie", "Dune")),
+])
+async def test_a_new_favourite_said_as_overtaking_the_old(stub, text, expected):
+    assert facts(await stub.extract(text)) == [expected]
