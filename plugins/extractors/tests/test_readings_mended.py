@@ -253,3 +253,15 @@ async def test_first_days_of_a_visit_are_no_job(stub, text):
 ])
 async def test_a_new_favourite_said_as_overtaking_the_old(stub, text, expected):
     assert facts(await stub.extract(text)) == [expected]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Our office is in Shoreditch.", [("office", "location", "Shoreditch")]),
+    ("The office is in King's Cross these days", [("office", "location", "King's Cross")]),
+    ("Our office relocated to King's Cross.", [("office", "location", "King's Cross")]),
+    # not a place, or not yet
+    ("Our office is in chaos", []),
+    ("The office might move to Leeds", []),
+])
+async def test_where_a_site_stands(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
