@@ -218,3 +218,20 @@ async def test_a_known_single_value_ended_without_a_successor_ends_its_fact(stub
 async def test_an_ending_that_is_not_the_subjects_or_not_done_ends_nothing(stub, text):
     known = K("user", "employer", "Deloitte")
     assert (("user", "employer", ENDED)) not in await facts(stub, text, known)
+
+
+@pytest.mark.parametrize("known,text,expected", [
+    # the team's ways of working said as one's own, then as the team's, and the other way
+    (K("user", "standup_time", "9:30", "My standup is at 9:30."), "Standup got pushed to 10:15.",
+     ("user", "standup_time", "10:15")),
+    (K("team", "chat_tool", "Discord", "We chat in Discord."), "Switched our chat to Slack.",
+     ("team", "chat_tool", "Slack")),
+])
+async def test_a_teams_way_of_working_has_one_key(stub, known, text, expected):
+    assert expected in await facts(stub, text, known)
+
+
+async def test_a_persons_own_fact_is_not_the_teams(stub):
+    # "editor" is a person's attribute: the team's editor is another fact
+    got = await facts(stub, "We all use VS Code.", K("user", "editor", "vim", "I use vim."))
+    assert ("user", "editor", "VS Code") not in got
