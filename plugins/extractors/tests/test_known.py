@@ -235,3 +235,21 @@ async def test_a_persons_own_fact_is_not_the_teams(stub):
     # "editor" is a person's attribute: the team's editor is another fact
     got = await facts(stub, "We all use VS Code.", K("user", "editor", "vim", "I use vim."))
     assert ("user", "editor", "VS Code") not in got
+
+
+@pytest.mark.parametrize("known,text,expected", [
+    # an ending done because one had to or decided to
+    (K("user", "pets:max", "Max", "I have a dog called Max."), "We had to rehome Max last week.",
+     ("user", "pets:max", ENDED)),
+    # what is kept for a hobby ends it: the kit, the lessons
+    (K("user", "hobbies:drum", "drums", "I play drums."), "sold my drum kit, the neighbours win",
+     ("user", "hobbies:drum", ENDED)),
+    (K("user", "hobbies:piano", "piano", "I play the piano."), "I dropped the piano lessons.",
+     ("user", "hobbies:piano", ENDED)),
+    # a tool shut down
+    (K("team", "uses:confluence", "Confluence", "We use Confluence."),
+     "we shut down Confluence, everything lives in Notion now",
+     ("team", "uses:confluence", ENDED)),
+])
+async def test_ends_said_in_other_words(stub, known, text, expected):
+    assert expected in await facts(stub, text, known)
