@@ -35,7 +35,8 @@ _WORDS = (
     r"(?:people|folks|devs|developers)|like the rest of (?:us|the team))\b") + _TIME
 COMMON = r"[,;(]|:(?!\d)|" + _WORDS
 #: Where a list of values ends: like COMMON, but commas separate its items.
-LIST = r"[;(]|:(?!\d)|" + _WORDS + r"|\s(?:than|over|more than|rather than|instead of)\b"
+LIST = r"[;(]|:(?!\d)|" + _WORDS + r"|\s(?:than|over|more than|rather than|instead of)\b" + \
+    r"|,?\s(?:basically|literally|anything|whatever|stuff like that|and so on|etc)\b"
 TOOL = COMMON + r"|\s(?:for|to|at|in|on|with|and|as|from|over|rather than|than|because)\b"
 PLACE = COMMON + r"|\s(?:for|with|and|as|from|near|to|because|after|to be)\b"
 ORG = COMMON + r"|\s(?:as|in|on|with|and|for|from|to|doing|after)\b"
@@ -93,9 +94,12 @@ def items(raw: str, stops: str = LIST, max_words: int = 4) -> list[str]:
     """The values of a list ("peanuts, shellfish and penicillin"); one value when it is not a
     list. The list ends where a value would (`stops` minus its commas)."""
     head = re.split(stops, " " + raw + " ", maxsplit=1, flags=_I)[0]
+    # ", started last week" opens a clause; in a list of activities ("hiking, climbing and
+    # squash") a word in -ing is the next one
+    ing = r"(?!\s*(?:,|and\b|or\b|&|$))" if re.match(r"\s*[a-z]\w*ing\s*,", head, _I) else ""
     head = re.split(r"\s+(?:and|but|so)\s+(?:i|we|my|our|he|she|they)\b|,\s+(?:i|we|my|our|he|"
-                    r"she|they)\b|,\s+(?:(?-i:[a-z]\w*ed|[a-z]\w*ing)|no more|not)\b", head, maxsplit=1,
-                    flags=_I)[0]
+                    r"she|they)\b|,\s+(?:(?-i:[a-z]\w*ed)|(?-i:[a-z]\w*ing)" + ing + r"|"
+                    r"no more|not)\b", head, maxsplit=1, flags=_I)[0]
     parts = [p for p in _ITEM_SPLIT.split(head.strip()) if p.strip()]
     out = []
     for part in parts:

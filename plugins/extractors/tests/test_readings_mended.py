@@ -265,3 +265,15 @@ async def test_a_new_favourite_said_as_overtaking_the_old(stub, text, expected):
 ])
 async def test_where_a_site_stands(stub, text, expected):
     assert facts(await stub.extract(text)) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a list of activities: a word in -ing after a comma is its next item (was "hiking" only)
+    ("I'm into hiking, climbing and squash, basically anything that wrecks my knees",
+     [("user", "likes:hiking", "hiking"), ("user", "likes:climbing", "climbing"),
+      ("user", "likes:squash", "squash")]),
+    # after a value, a clause still ends the list
+    ("I'm allergic to peanuts, started last week", [("user", "allergies:peanut", "peanuts")]),
+])
+async def test_the_items_of_a_list_of_activities(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
