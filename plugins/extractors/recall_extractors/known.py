@@ -248,6 +248,22 @@ ASIDE = re.compile(r"[,;.!]\s+|\s+(?:but|though|although|so|and|while|whereas)\s
 # A memory that lists several values ("I do climbing, yoga and cycling"): ending one would
 # supersede the others with it, so it is kept (a missed ending is cheaper than lost facts).
 _LISTED = re.compile(r",|\s(?:and|&|plus)\s", _I)
+_GLUE_BEFORE = re.compile(r"(?:,|\band|&|\bplus)\s*$", _I)
+_GLUE_AFTER = re.compile(r"^\s*(?:,|and\b|&|plus\b)\s*(?!(?:basically|literally|anything|"
+                         r"whatever|etc|and so on|stuff|but|so|which|that|because|since|though|"
+                         r"i|we|my|our|mostly|mainly|usually|often|always|sometimes|every|now|"
+                         r"these|really|pretty|just|lol|tbh)\b)\w", _I)
+
+
+def listed(k: KnownFact) -> bool:
+    """Whether the memory of `k` lists other values beside its own ("I do climbing, yoga and
+    cycling"); not for a tail after it ("I'm into squash, basically anything that wrecks my
+    knees", a memory of its own since lists are split)."""
+    at = k.text.lower().find(k.value.lower())
+    if at < 0:
+        return bool(_LISTED.search(k.text))
+    return bool(_GLUE_BEFORE.search(k.text[:at]) or
+                _GLUE_AFTER.match(k.text[at + len(k.value):]))
 _POINTS_BACK = re.compile(r"\b(?:it|that|them|those|that one)\b", _I)
 _STILL = re.compile(r"\b(?:still|keep|kept|also|too)\b", _I)
 
@@ -278,7 +294,7 @@ def ends_known(sentence: str, reading: Reading, known: Sequence[KnownFact],
             continue  # not ended, said to go on, or which one ended is unsure
         # ended under the stored key exactly (its part after ":" names the value)
         out += [Fact(k.entity, base_attribute(k.attribute), k.attribute.partition(":")[2]
-                     or k.value, ended=True) for k in named if not _LISTED.search(k.text)]
+                     or k.value, ended=True) for k in named if not listed(k)]
     return out
 
 

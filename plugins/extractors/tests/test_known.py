@@ -253,3 +253,24 @@ async def test_a_persons_own_fact_is_not_the_teams(stub):
 ])
 async def test_ends_said_in_other_words(stub, known, text, expected):
     assert expected in await facts(stub, text, known)
+
+
+async def test_a_value_with_a_tail_is_no_list_of_values(stub):
+    # the memory states one value; what follows the comma is no other value of the fact
+    k = K("user", "likes:squash", "squash",
+          "I'm into squash, basically anything that wrecks my knees")
+    assert ("user", "likes:squash", ENDED) in await facts(
+        stub, "quit squash after I tore my meniscus, doc said no more", k)
+
+
+@pytest.mark.parametrize("text,is_listed", [
+    ("I do climbing, yoga and cycling", True),
+    ("I do yoga and cycling", True),
+    ("I do yoga", False),
+    ("I do yoga, basically every morning", False),
+    ("Yoga, mostly", False),
+])
+def test_which_memories_list_other_values(text, is_listed):
+    from recall_extractors.known import listed
+
+    assert listed(K("user", "hobbies:yoga", "yoga", text)) is is_listed
