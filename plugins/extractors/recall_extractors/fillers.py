@@ -8,7 +8,9 @@ read one plain form; the memory keeps the words as said (only the reading is pla
 * "like" before a number or an amount ("from like 7am", "it's like a 20 min walk");
 * "all (of) our X" is "our X" at the start of a statement;
 * "front end" / "back end" are "frontend" / "backend"; "my X of choice" is "my X";
-* a statement that leaves its owner out of "<attribute>'s" ("name's Kwame") is the speaker's.
+* a statement that leaves its owner out of "<attribute>'s" ("name's Kwame") is the speaker's;
+* what one was told or found about oneself ("allergist says I'm ...", "turns out I'm ...") is
+  said as one's own statement.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ _END = re.compile(r"\b(front|back)[- ]end\b", _I)
 # "my terminal of choice" is "my terminal"
 _OF_CHOICE = re.compile(r"\b((?:my|our|the)\s+[\w-]+(?:\s[\w-]+)?)\s+of\s+choice\b", _I)
 _OWNERLESS = re.compile(r"^([A-Za-z]+)'s\s+(?=\S)")
+# "allergist says I'm not allergic to latex anymore", "turns out I'm allergic to shellfish":
+# what one was told or found about oneself, said as one's own statement.
+_TOLD = re.compile(r"^(?:(?:my|the|our)\s+)?(?:doctor|doc|gp|allergist|dentist|vet|boss|manager|"
+                   r"tests?|results?|blood work)\s+(?:says|said|confirmed|told me)\s+(?:that\s+)?"
+                   r"|^(?:turns out|it turns out|apparently|found out|just found out)\s+(?:that\s+)?"
+                   r"(?=(?:i|i'm|i've|im)\b)", _I)
 
 
 def drop_fillers(text: str, names_attribute: Callable[[str], bool]) -> str:
@@ -39,6 +47,9 @@ def drop_fillers(text: str, names_attribute: Callable[[str], bool]) -> str:
     out = _ALL_OF.sub(r"\1 ", out)
     out = _END.sub(lambda m: m[1] + "end", out)
     out = _OF_CHOICE.sub(r"\1", out)
+    if (m := _TOLD.match(out)) and re.match(r"(?:i|i'm|i've|im)\b", out[m.end():], _I):
+        out = out[m.end():]
+        out = out[:1].upper() + out[1:]
     if (m := _OWNERLESS.match(out)) and names_attribute(m[1].lower()):
         out = f"{'My' if m[1][0].isupper() else 'my'} {m[1]} is {out[m.end():]}"
     return out

@@ -239,7 +239,10 @@ def ends_used(facts: list[Fact], known: Sequence[KnownFact], sentence: str) -> l
 _ENDS_ONE = re.compile(
     r"\b(?:no more|no longer|anymore|any more|giving up|" + DISCARDED + r"|"
     r"gone|dead|stopp?(?:ed|ing)?|quit|cancell?ed|sold|"
-    r"let (?:it|that|them|that one|those) go|done with|off my list)\b", _I)
+    r"let (?:it|that|them|that one|those) go|done with|off my list|"
+    # "I'm over knitting", "kinda over fantasy", "I've gone off curry" (not "over the weekend")
+    r"(?:'m|am|i'm|im|kinda|kind of|totally|so|pretty much|completely|honestly)\s+over(?!\s+(?:the|a|an|"
+    r"my|to|there|here)\b)|(?:gone|went|going) off)\b", _I)
 # A pet's end ("the hamster died on Sunday", "had to put our dog down"): read only where a
 # known value is named beside it ("my phone died, got a Pixel" ends no value of many).
 _DIED = re.compile(r"\b(?:died|passed away|put (?:\w+ ){1,2}down)\b", _I)

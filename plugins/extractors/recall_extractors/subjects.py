@@ -336,8 +336,11 @@ def find_subject(clause: str, speaker: str | None = None,
         # "They switched to Neovim", "Someone on my team moved to Leeds": somebody else's,
         # though nobody we can name; never the speaker's
         return Subject(None, "other", text)
-    if re.match(r"^(?:at|with)\s+[A-Z]", text):
-        return Subject(me, "person", "am " + text, surface="I")  # "Currently at Oracle."
+    if re.match(r"^(?:at|with)\s+[A-Z]", text) or re.match(
+            r"^(?:(?:also|severely|mildly|very)\s+)?(?:allergic|lactose intolerant|"
+            r"gluten intolerant)\b", text, _I):
+        # "Currently at Oracle.", "allergic to dust, pollen, and latex": the speaker's
+        return Subject(me, "person", "am " + text[:1].lower() + text[1:], surface="I")
     if _IMPLIED.match(text) and not _names_a_thing(text):
         # "Took a full-time offer at Cyberdyne", "been at Initech for years", "Getting up
         # at 7 now": the speaker.

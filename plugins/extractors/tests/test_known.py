@@ -274,3 +274,12 @@ def test_which_memories_list_other_values(text, is_listed):
     from recall_extractors.known import listed
 
     assert listed(K("user", "hobbies:yoga", "yoga", text)) is is_listed
+
+
+@pytest.mark.parametrize("text,ended", [
+    ("I'm over knitting honestly", True),
+    ("I'm knitting over the weekend", False),
+])
+async def test_being_over_a_hobby_ends_it(stub, text, ended):
+    k = K("user", "hobbies:knitting", "knitting", "I knit.")
+    assert (("user", "hobbies:knitting", ENDED) in await facts(stub, text, k)) is ended

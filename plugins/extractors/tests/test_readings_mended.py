@@ -8,6 +8,7 @@ import pytest
 
 from recall_extractors import StubSettings, make_stub
 from recall_extractors.stub import StubExtractor
+from recall_core.kit.attributes import ENDED
 
 
 @pytest.fixture(scope="module")
@@ -277,3 +278,20 @@ async def test_where_a_site_stands(stub, text, expected):
 ])
 async def test_the_items_of_a_list_of_activities(stub, text, expected):
     assert facts(await stub.extract(text)) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # an allergy said without its "I'm"
+    ("allergic to dust, pollen, and latex",
+     [("user", "allergies:dust", "dust"), ("user", "allergies:pollen", "pollen"),
+      ("user", "allergies:latex", "latex")]),
+    # what one was told or found about oneself
+    ("Turns out I'm allergic to shellfish.", [("user", "allergies:shellfish", "shellfish")]),
+    ("allergist says I'm not allergic to latex anymore", [("user", "allergies:latex", ENDED)]),
+])
+async def test_what_one_was_told_about_oneself(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
+
+
+async def test_a_doctors_advice_is_no_fact(stub):
+    assert facts(await stub.extract("my doctor says I should cut down on coffee")) == []
