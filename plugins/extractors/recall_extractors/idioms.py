@@ -79,7 +79,13 @@ _HERE_IN = re.compile(r"\b(?:here in|out here in|living here in|back home in)\s+
 # "Rex passed away", "RIP Nibbles the hamster": a pet of the speaker's that is gone.
 _PASSED = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+(?:passed away|died|passed|was put down|"
                      r"crossed the rainbow bridge)\b|\bRIP\s+(?P<w>[A-Z][a-z]+)\b")
-_GROWN_ON = re.compile(r"^(?P<v>[\w ]{2,30}?)\s+(?:have|has)\s+grown on me\b", _I)
+# A dislike that ended: "mushrooms have grown on me", "cold coffee is growing on me", "I've
+# come around on mushrooms", "I've warmed up to olives".
+_GROWN_ON = re.compile(r"^(?P<v>[\w ]{2,30}?)\s+(?:have|has|is|are)\s+(?:grown|growing) on me\b|"
+                       r"^(?:(?:weirdly|honestly|actually|finally|slowly)\s+)?(?:i've|i have|i)\s+"
+                       r"(?:finally\s+|actually\s+|slowly\s+)?(?:come around on|come round on|"
+                       r"come around to|come round to|warmed up to|warmed to)\s+"
+                       r"(?P<w>[\w ]{2,30}?)\s*(?:[,.!;]|$)", _I)
 _LANGUAGE_GONE = re.compile(r"^my\s+(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:mostly\s+|basically\s+|"
                             r"completely\s+|pretty much\s+|all but\s+)?(?:gone|long gone|rusty|"
                             r"lost)\b", _I)
@@ -219,7 +225,7 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
     if m := _PASSED.search(text):
         return [Fact(speaker.lower() if speaker else USER, "pets", m["v"] or m["w"], ended=True)]
     if m := _GROWN_ON.match(text):
-        return [Fact(owner, "dislikes", m["v"], ended=True)]
+        return [Fact(owner, "dislikes", m["v"] or m["w"], ended=True)]
     if (m := _LANGUAGE_GONE.match(text) or _FORGOT.search(text)) and \
             m["v"].lower() in NATURAL_LANGUAGES:
         return [Fact(speaker.lower() if speaker else USER, "languages_spoken", m["v"],

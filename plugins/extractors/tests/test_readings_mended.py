@@ -306,3 +306,13 @@ async def test_a_doctors_advice_is_no_fact(stub):
 ])
 async def test_a_student_at_a_school(stub, text, expected):
     assert expected in facts(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("weirdly I've come around on mushrooms, I actually like them now",
+     ("user", "dislikes:mushroom", ENDED)),
+    ("cold coffee is growing on me ngl", ("user", "dislikes:cold_coffee", ENDED)),
+    ("mushrooms have grown on me", ("user", "dislikes:mushroom", ENDED)),
+])
+async def test_a_dislike_that_ended(stub, text, expected):
+    assert expected in facts(await stub.extract(text))
