@@ -316,3 +316,18 @@ async def test_a_student_at_a_school(stub, text, expected):
 ])
 async def test_a_dislike_that_ended(stub, text, expected):
     assert expected in facts(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a team runs named things, though the lexicon knows none of them
+    ("We run Terraform, Ansible and Chef.",
+     [("team", "uses:terraform", "Terraform"), ("team", "uses:ansible", "Ansible"),
+      ("team", "uses:chef", "Chef")]),
+    # what is run on a tool is no tool of its own
+    ("We run CI on CircleCI.", [("team", "ci", "CircleCI")]),
+    # a person runs races and shops
+    ("I run marathons", []),
+    ("we run a bakery", []),
+])
+async def test_what_a_team_runs(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
