@@ -169,11 +169,6 @@ FRAMES: tuple[Frame, ...] = (
        r"come from|comes from|grew up in|was raised in|was born in|were born in|hail from",
        _PLACE, proper),
     # -- work and study -----------------------------------------------------------------------
-    # a student at a place studies there ("I'm a second-year student at Edinburgh Uni"); read
-    # before "am a <role> at", which is a job
-    _f("school", r"am (?:a |an )?(?:[\w-]+\s+){0,2}?(?:student|freshman|sophomore|undergrad|"
-       r"undergraduate|grad student|graduate student|phd student|phd candidate|doctoral student|"
-       r"masters student|master's student|pupil|fresher) at", _ORG, proper),
     _f("employer", r"(?:work|works|working|started working|began working|am employed|"
        r"is employed|employed|teach|teaches|am teaching|is teaching|lecture|lectures|"
        r"waitress|waitresses|bartend|bartends|intern|interning|freelance|consult|tutor|"

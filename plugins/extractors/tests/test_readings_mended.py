@@ -298,17 +298,6 @@ async def test_a_doctors_advice_is_no_fact(stub):
 
 
 @pytest.mark.parametrize("text,expected", [
-    # a student at a place studies there (was the employer)
-    ("I'm a second-year student at Edinburgh Uni", ("user", "school", "Edinburgh Uni")),
-    ("Kenji: I'm a sophomore at Ohio State, go bucks", ("kenji", "school", "Ohio State")),
-    # a job stays a job
-    ("I'm a software engineer at Google", ("user", "employer", "Google")),
-])
-async def test_a_student_at_a_school(stub, text, expected):
-    assert expected in facts(await stub.extract(text))
-
-
-@pytest.mark.parametrize("text,expected", [
     ("weirdly I've come around on mushrooms, I actually like them now",
      ("user", "dislikes:mushroom", ENDED)),
     ("cold coffee is growing on me ngl", ("user", "dislikes:cold_coffee", ENDED)),
