@@ -23,8 +23,6 @@ def stub():
      ["The API is written in Rust", "The API runs on Fly.io."]),
     ("The app is in Swift, it's hosted on Render",
      ["The app is in Swift", "The app is hosted on Render"]),
-    # a piece of work or a thing named by a noun
-    ("We chat in Slack but tickets live in Jira", ["We chat in Slack", "tickets live in Jira"]),
     # present statements of two subjects that name no fact of the inventory
     ("I catch the 7:10 train and my wife drops the kids at school",
      ["I catch the 7:10 train", "my wife drops the kids at school"]),
