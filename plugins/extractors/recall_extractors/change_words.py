@@ -21,8 +21,7 @@ DISCARDED = (r"ditched|dumped|dropped|scrapped|binned|axed|junked|abandoned|"
              r"said goodbye to|waved goodbye to|bid farewell to|parted ways with|"
              r"walked away from|moved on from|ripped out|tore out|torn out|"
              r"grown out of|grew out of|outgrown|outgrew|lost interest in|"
-             r"fell out of love with|fallen out of love with|shut down|shut off|"
-             r"turned off|switched off|pulled the plug on")
+             r"fell out of love with|fallen out of love with")
 
 #: Past forms of a swap: "<verb> X for/with Y" says X ended and Y is current.
 SWAPPED = r"replaced|swapped(?: out)?|traded(?: in)?|exchanged|" + DISCARDED

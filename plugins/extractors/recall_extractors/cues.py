@@ -49,22 +49,11 @@ _NEGATION = re.compile(r"^(?:(?P<aux>do|does|did|am|is|are|was|were|have|has|had
                        r"can|could)\s+)?(?:not|no longer|never)\s+(?:really\s+|even\s+|"
                        r"actually\s+|currently\s+)?", _I)
 _STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*"
-                      # "had to rehome Max", "decided to give up chess": the ending done
-                      r"(?:(?:had to|have had to|decided to|have decided to|chose to)\s+"
-                      r"(?P<base>rehome|re-home|give up|give away|sell|quit|drop|cancel|stop|"
-                      r"ditch|shut down)\s+|"
                       r"(?P<verb>cut out|cut|stopped|"
                       r"quit|" + DISCARDED + r"|"
                       r"gave away|rehomed|re-homed|sold|am done with|broke up with|"
                       r"deleted|cut out|cancelled|canceled|uninstalled|removed|"
-                      r"unsubscribed from|no more|grew out of|outgrew|gave)\s+)", _I)
-# The past of the base forms an ending is said with after "had to" ("had to rehome Max").
-_DONE = {"rehome": "rehomed", "re-home": "re-homed", "give up": "gave up",
-         "give away": "gave away", "sell": "sold", "quit": "quit", "drop": "dropped",
-         "cancel": "cancelled", "stop": "stopped", "ditch": "ditched", "shut down": "shut down"}
-# What is said of a thing kept for a hobby: "my drum kit", "the piano lessons" end the hobby.
-_GEAR = re.compile(r"\s+(?:kit|set|collection|lessons|classes|class|membership|gear|"
-                   r"equipment|habit)$", _I)
+                      r"unsubscribed from|no more|grew out of|outgrew|gave)\s+", _I)
 _USED_TO = re.compile(r"^(?:used to|was|were|had)\s+", _I)
 PAST = _PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tried|"
                           # a state in the past tense ("I lived in Paris", "Last year I
@@ -78,9 +67,6 @@ PAST = _PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tr
 STILL_TRUE = _STILL_TRUE = re.compile(r"^(?:was|were)\s+(?:just\s+|recently\s+|finally\s+)?(?:born|raised|"
                          r"promoted|hired|transferred|diagnosed|named|adopted|moved|migrated|"
                          r"switched|changed|upgraded|replaced|rewritten|ported|converted|"
-                         # what was made anew stays so ("the app was rebuilt in Flutter")
-                         r"re(?:built|done|implemented|designed|platformed|worked|architected|"
-                         r"factored|launched)|"
                          r"pushed|bumped|shifted|merged|put)\b", _I)
 # What one was doing a moment ago is no history ("was triaging the backlog in Asana this
 # morning" ended the tool Asana).
@@ -151,11 +137,8 @@ def _ended_object(verb: str, body: str) -> str | None:
         if verb == "gave" and not re.search(r"\b(?:to|away)\b", body, _I):
             return None
         return f"have a pet named {first}" if person_frames.proper(first) else f"have a {first}"
-    hobby = _GEAR.sub("", first)
-    if hobby.lower() + "s" in many_frames.HOBBY_WORDS:
-        hobby += "s"  # "my drum kit": drums
-    if hobby.lower() in many_frames.HOBBY_WORDS:
-        return f"play {hobby}"  # "gave up squash", "sold my guitar", "sold my drum kit"
+    if first.lower() in many_frames.HOBBY_WORDS:
+        return f"play {first}"  # "gave up squash", "sold my guitar": the hobby
     if verb in ("gave", "sold", "rehomed", "re-homed", "gave away"):
         return None  # "I sold the old car": a one-at-a-time thing, only ever replaced
     if first.lower() in NATURAL_LANGUAGES:
@@ -189,12 +172,11 @@ def read_cues(rest: str) -> tuple[str, Cues]:
     if tool_frames.REPLACE.match(body):
         return body, cues  # "We dropped Datadog for Grafana": a replacement, read whole
     if m := _STOPPED.match(body):
-        verb = _DONE[m["base"].lower()] if m["base"] else m["verb"].lower()
-        if ended := _ended_object(verb, body[m.end():]):
+        if ended := _ended_object(m["verb"].lower(), body[m.end():]):
             cues.ended = True
             cues.additive = cues.additive or ended.endswith(" too")
             return ended, cues
-        if verb in ("gave", "gave away", "sold"):
+        if m["verb"].lower() in ("gave", "gave away", "sold"):
             # "I gave my old Pixel to my brother": what ended is no value of a fact of its
             # own kind to read; the stored one's end is `single_endings`' to say
             cues.hedged = True

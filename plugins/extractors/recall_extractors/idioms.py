@@ -116,14 +116,6 @@ _NEW_HOME = re.compile(r"(?<!\bher )(?<!\bhis )(?<!\btheir )(?<!'s )"
 # wherever in the sentence it is named (as "new flat in Leeds" names where one lives)
 _NEW_JOB = re.compile(r"\b(?P<who>(?i:my|the)|[A-Z][a-z]+'s)\s+new\s+(?i:job|role|position|gig|"
                       r"post)\s+(?i:at|with)\s+(?P<v>[A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*){0,2})")
-# A new job told as its first days: "first week at Shopify done", "on my first day at Stripe
-# they gave me a hoodie", "it's my first week at PwC"; not a visit ("our first day at
-# Disneyland", "my first week at the conference": a place of a trip is no employer).
-_FIRST_DAYS = re.compile(r"\b(?:(?P<who>(?i:my)|[A-Z][a-z]+'s)\s+)?(?i:first)\s+(?i:day|week|"
-                         r"month|shift|days|weeks|few (?:days|weeks))\s+(?i:at|with)\s+"
-                         r"(?P<v>[A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*){0,2})")
-_TRIP = re.compile(r"\b(?:trip|holiday|vacation|visit|visiting|trail|park|festival|conference|"
-                   r"resort|beach|camp|hotel|honeymoon|tour)\b", re.IGNORECASE)
 _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|leading|running|"
                          r"heading)\s+(?:our|my|the)\s+team\b")
 # A relation named with its person, in passing: "my new manager Tom", "my wife Ana".
@@ -153,13 +145,6 @@ _PHONE_CUE = re.compile(r"\b(?:number|cell|phone|mobile|call me|text me|whatsapp
                         _I)
 _FAVORITE = re.compile(r"\bfav(?:ou?rite|e)?\s+(?P<noun>[a-z][\w -]{1,30}?)\s*(?:is|:|,|=|-|now is|"
                        r"these days is|has to be|would be|right now is)\s+(?P<v>[^,;.!?]+)", _I)
-
-# "Ramen has officially overtaken sushi as my favourite food": the new favourite first.
-_OVERTOOK = re.compile(r"^(?P<v>[\w .'+#-]{2,30}?)\s+(?:has\s+|have\s+)?(?:\w+ly\s+)?(?:overtaken|"
-                       r"overtook|replaced|dethroned|beaten|beat|beat out|taken over from|"
-                       r"took over from|surpassed|knocked)\s+(?P<old>[\w .'+#-]{2,30}?)\s+as\s+"
-                       r"(?:my|our)\s+(?:new\s+|all-time\s+)?fav(?:ou?rite|e)?\s+"
-                       r"(?P<noun>[a-z][\w -]{1,30}?)\s*[.!]*$", _I)
 
 
 _REPLACED_BY = re.compile(r"^(?P<new>[\w .+#-]{2,30}?)\s+(?:has\s+)?(?:replaced|took over from|"
@@ -251,12 +236,6 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
     if (m := _NEW_JOB.search(text)) and person_frames.proper(m["v"]):
         who = m["who"].lower()
         return [Fact(who[:-2] if who.endswith("'s") else owner, "employer", m["v"])]
-    if (m := _FIRST_DAYS.search(text)) and not _TRIP.search(text) and \
-            not re.match(r"(?i:our|we)\b", text):
-        who = (m["who"] or "my").lower()
-        # a place there is a visit: the classifier's model checks the name (stub.py)
-        return [Fact(who[:-2] if who.endswith("'s") else owner, "employer", m["v"],
-                     check="no place")]
     if (m := _MY_NEW.search(text)) and person_frames.proper(m["v"]):
         return [Fact(speaker.lower() if speaker else USER, ROLE_OF[m["noun"].lower()],
                      m["v"])]
@@ -289,9 +268,7 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
                                                                     True)):
         if sum(c.isdigit() for c in phone[0]) >= 7:
             return [Fact(owner, "phone_number", phone[0])]
-    if overtook := _OVERTOOK.match(text):
-        owner = speaker.lower() if speaker else USER  # "my favourite": the speaker's
-    if m := _FAVORITE.search(text) or overtook:
+    if m := _FAVORITE.search(text):
         v = V.value(m["v"], V.COMMON, 6)
         noun = re.sub(r"^(?:new|current|all-time|all time)\s+", "", m["noun"].strip(), flags=_I)
         if v and not re.match(r"^(?:is|was|to|a|the)$", v, _I):

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 
 from recall_core.contracts import KnownFact
-from recall_core.kit.attributes import INVENTORY, TEAM, USER, base_attribute, is_many
+from recall_core.kit.attributes import TEAM, USER, base_attribute, is_many
 
 from .change_words import DISCARDED, NOW, SWAPPED
 from .cues import UNSURE
@@ -135,14 +135,6 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
                                      for k in known):
         # "we went with Litestar for the rewrite. Flask is gone": the ended value's fact
         return Fact(ended.entity, ended.attribute, value, text=fact.text)
-    if entity in (USER, TEAM) and base_attribute(attribute) in INVENTORY and \
-            INVENTORY[base_attribute(attribute)].about == "thing" and \
-            not any((k.entity, k.attribute) == (entity, attribute) for k in known):
-        # the team's ways of working said as one's own or the team's ("My standup is at
-        # 9:30" ... "Standup got pushed to 10:15"): the one key the namespace has for it
-        other = TEAM if entity == USER else USER
-        if any((k.entity, k.attribute) == (other, attribute) for k in known):
-            entity = other
     if entity not in {k.entity for k in known} and entity not in (USER, TEAM):
         words = said_words(entity)
         # the known entity shares a word with it ("mobile releases", "mobile app"), or the

@@ -199,9 +199,6 @@ def classify_unread(read: list[list[tuple[str, Reading]]], classifier: Any,
             # "my manager is leah": a name when the model reads the word as one
             reading.facts = [f for f in reading.facts
                              if f.check != "lower name" or classifier.person_like(f.value)]
-            # "my first week at Shopify": a job, unless the name reads as a place (a visit)
-            reading.facts = [f for f in reading.facts
-                             if f.check != "no place" or not classifier.place_like(f.value)]
 
 
 def unchecked(read: list[list[tuple[str, Reading]]]) -> None:

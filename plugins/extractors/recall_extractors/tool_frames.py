@@ -13,13 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from recall_core.kit.attributes import INVENTORY, canonical_attribute
+from recall_core.kit.attributes import INVENTORY
 
 from . import values as V
 from .change_words import SWAPPED
 from .lexicon import PERSONAL, attribute_for, category_of, named, purpose_attribute
 from .person_frames import AUX
-from .person_frames import proper as person_proper
 
 _I = re.IGNORECASE
 
@@ -138,13 +137,6 @@ def _keyed(tool: str, purpose: str | None, person: bool, additive: bool) -> str:
     return attr
 
 
-def _a_name(v: str) -> bool:
-    """A thing's name: every word capitalised, and no attribute's name ("CI" in "We run CI on
-    CircleCI" is what is run on the tool)."""
-    return all(person_proper(w) for w in v.split()) and \
-        canonical_attribute(v) not in INVENTORY
-
-
 def read(predicate: str, person: bool, additive: bool, verb_ok: bool = True
          ) -> Reading | None:
     """The tool, possession or stack fact the predicate states, or None."""
@@ -205,12 +197,8 @@ def _use(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
         purpose = None  # "for my side projects" names no attribute: the list stays a list
         raw = re.sub(r"\s+for\s+.*$", "", raw, flags=_I)
     category = category_of(tool)
-    if verb.endswith(("run", "runs", "running", "am on")) and category is None and (
-            person or verb.endswith("am on") or not all(
-                _a_name(v) for v in V.items(raw, V.LIST, 4) or [""])):
-        # "I run marathons", "I'm on it": only known tools count; a team runs named things
-        # ("We run Terraform, Ansible and Chef")
-        return None
+    if verb.endswith(("run", "runs", "running", "am on")) and category is None:
+        return None  # "I run marathons", "I'm on it": only known tools count
     if verb.startswith(("prefer", "would")):
         if other is not None:
             return _pair(tool, other, person)

@@ -316,23 +316,11 @@ def _as_speaker(fact: Fact, speaker: str | None) -> Fact:
 _PLACES_AND_ORGS = frozenset({"location", "employer", "school", "hometown"})
 
 
-# Things that stand somewhere ("Our office is in Shoreditch", "The office relocated to King's
-# Cross"): where they are is their location.
-_SITES = frozenset("""office offices hq headquarters studio lab warehouse shop store factory
-campus datacenter datacentre data center clinic restaurant cafe bakery workshop""".split())
-_SITED = re.compile(r"^(?:(?:is|are|got|has|have|has been|have been|was|were)\s+)?(?:now\s+|"
-                    r"just\s+|finally\s+|officially\s+)?(?:in|based in|located in|relocated "
-                    r"to|moved to|moved over to)\s+(?P<v>.+)$", _I)
-
-
 def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
     entity = subject.entity or USER
     person = subject.kind in ("person", "pet")
     if cues.hedged:
         return []
-    if subject.kind == "thing" and entity in _SITES and (m := _SITED.match(rest)) and \
-            (v := V.value(m["v"], V.PLACE, 5)) and person_frames.place(v):
-        return [] if cues.future else _shape(entity, "location", [v], [], cues)
     if cues.future and not cues.ended:
         # Plans are facts only for a team's choices ("we're going to use Postgres").
         if subject.kind == "person" or re.match(r"^(?:might|may|could|would|should|wish|if|"

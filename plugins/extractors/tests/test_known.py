@@ -220,41 +220,6 @@ async def test_an_ending_that_is_not_the_subjects_or_not_done_ends_nothing(stub,
     assert (("user", "employer", ENDED)) not in await facts(stub, text, known)
 
 
-@pytest.mark.parametrize("known,text,expected", [
-    # the team's ways of working said as one's own, then as the team's, and the other way
-    (K("user", "standup_time", "9:30", "My standup is at 9:30."), "Standup got pushed to 10:15.",
-     ("user", "standup_time", "10:15")),
-    (K("team", "chat_tool", "Discord", "We chat in Discord."), "Switched our chat to Slack.",
-     ("team", "chat_tool", "Slack")),
-])
-async def test_a_teams_way_of_working_has_one_key(stub, known, text, expected):
-    assert expected in await facts(stub, text, known)
-
-
-async def test_a_persons_own_fact_is_not_the_teams(stub):
-    # "editor" is a person's attribute: the team's editor is another fact
-    got = await facts(stub, "We all use VS Code.", K("user", "editor", "vim", "I use vim."))
-    assert ("user", "editor", "VS Code") not in got
-
-
-@pytest.mark.parametrize("known,text,expected", [
-    # an ending done because one had to or decided to
-    (K("user", "pets:max", "Max", "I have a dog called Max."), "We had to rehome Max last week.",
-     ("user", "pets:max", ENDED)),
-    # what is kept for a hobby ends it: the kit, the lessons
-    (K("user", "hobbies:drum", "drums", "I play drums."), "sold my drum kit, the neighbours win",
-     ("user", "hobbies:drum", ENDED)),
-    (K("user", "hobbies:piano", "piano", "I play the piano."), "I dropped the piano lessons.",
-     ("user", "hobbies:piano", ENDED)),
-    # a tool shut down
-    (K("team", "uses:confluence", "Confluence", "We use Confluence."),
-     "we shut down Confluence, everything lives in Notion now",
-     ("team", "uses:confluence", ENDED)),
-])
-async def test_ends_said_in_other_words(stub, known, text, expected):
-    assert expected in await facts(stub, text, known)
-
-
 async def test_a_value_with_a_tail_is_no_list_of_values(stub):
     # the memory states one value; what follows the comma is no other value of the fact
     k = K("user", "likes:squash", "squash",

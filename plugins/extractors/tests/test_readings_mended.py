@@ -226,49 +226,6 @@ async def test_what_follows_a_value_is_no_part_of_it(stub, text, expected):
 
 
 @pytest.mark.parametrize("text,expected", [
-    # a new job told as its first days
-    ("first week at Shopify done, onboarding is a firehose", ("user", "employer", "Shopify")),
-    ("Sorry, can't make it, it's my first week at PwC and it's intense",
-     ("user", "employer", "PwC")),
-    # what was made anew stays so (was the past: no fact)
-    ("The mobile app was rebuilt in Flutter.", ("mobile app", "framework", "Flutter")),
-])
-async def test_a_change_told_in_passing(stub, text, expected):
-    assert expected in facts(await stub.extract(text))
-
-
-@pytest.mark.parametrize("text", [
-    "our first day at Disneyland was magic",
-    "My first week at the conference was a blur.",
-    # a place, as the packaged model reads the name: a visit
-    "My first day at Disneyland, with the kids.",
-])
-async def test_first_days_of_a_visit_are_no_job(stub, text):
-    assert not [f for f in facts(await stub.extract(text)) if f[1] == "employer"]
-
-
-@pytest.mark.parametrize("text,expected", [
-    ("Ramen has officially overtaken sushi as my favourite food.",
-     ("user", "favorite_food", "Ramen")),
-    ("Dune replaced Inception as my favorite movie", ("user", "favorite_movie", "Dune")),
-])
-async def test_a_new_favourite_said_as_overtaking_the_old(stub, text, expected):
-    assert facts(await stub.extract(text)) == [expected]
-
-
-@pytest.mark.parametrize("text,expected", [
-    ("Our office is in Shoreditch.", [("office", "location", "Shoreditch")]),
-    ("The office is in King's Cross these days", [("office", "location", "King's Cross")]),
-    ("Our office relocated to King's Cross.", [("office", "location", "King's Cross")]),
-    # not a place, or not yet
-    ("Our office is in chaos", []),
-    ("The office might move to Leeds", []),
-])
-async def test_where_a_site_stands(stub, text, expected):
-    assert facts(await stub.extract(text)) == expected
-
-
-@pytest.mark.parametrize("text,expected", [
     # a list of activities: a word in -ing after a comma is its next item (was "hiking" only)
     ("I'm into hiking, climbing and squash, basically anything that wrecks my knees",
      [("user", "likes:hiking", "hiking"), ("user", "likes:climbing", "climbing"),
@@ -305,18 +262,3 @@ async def test_a_doctors_advice_is_no_fact(stub):
 ])
 async def test_a_dislike_that_ended(stub, text, expected):
     assert expected in facts(await stub.extract(text))
-
-
-@pytest.mark.parametrize("text,expected", [
-    # a team runs named things, though the lexicon knows none of them
-    ("We run Terraform, Ansible and Chef.",
-     [("team", "uses:terraform", "Terraform"), ("team", "uses:ansible", "Ansible"),
-      ("team", "uses:chef", "Chef")]),
-    # what is run on a tool is no tool of its own
-    ("We run CI on CircleCI.", [("team", "ci", "CircleCI")]),
-    # a person runs races and shops
-    ("I run marathons", []),
-    ("we run a bakery", []),
-])
-async def test_what_a_team_runs(stub, text, expected):
-    assert facts(await stub.extract(text)) == expected
