@@ -35,8 +35,8 @@ _OWNERLESS = re.compile(r"^([A-Za-z]+)'s\s+(?=\S)")
 # what one was told or found about oneself, said as one's own statement.
 _TOLD = re.compile(r"^(?:(?:my|the|our)\s+)?(?:doctor|doc|gp|allergist|dentist|vet|boss|manager|"
                    r"tests?|results?|blood work)\s+(?:says|said|confirmed|told me)\s+(?:that\s+)?"
-                   r"|^(?:turns out|it turns out|apparently|found out|just found out)\s+(?:that\s+)?"
-                   r"(?=(?:i|i'm|i've|im)\b)", _I)
+                   r"|^(?:turns out|it turns out|apparently|found out|just found out)\s+(?:that\s+)?",
+                   _I)
 
 
 def drop_fillers(text: str, names_attribute: Callable[[str], bool]) -> str:

@@ -133,8 +133,7 @@ def _clause(item: str, speaker: str | None) -> bool:
     if _opens(item):
         return True
     subject = find_subject(item, speaker)
-    return subject.entity is not None and bool(subject.surface) and \
-        item.lower().startswith(subject.surface.lower())
+    return subject.entity is not None and subject.opens(item)
 
 
 def _fragment(item: str, who: str, head: str | None,

@@ -175,8 +175,7 @@ def _it_for_thing(left: str, right: str, speaker: str | None) -> tuple[int, str]
     if not (m := _IT_DOES.match(right)):
         return None
     subject = find_subject(left, speaker)
-    if subject.kind != "thing" or not subject.surface or \
-            not left.lower().startswith(subject.surface.lower()):
+    if subject.kind != "thing" or not subject.opens(left):
         return None
     be = " is " if m.group().lower().startswith(("it's", "it is")) else " "
     return len(m.group()), subject.surface + be
@@ -227,8 +226,7 @@ def _their_verb(left: str, right: str, speaker: str | None) -> bool:
                                                    words[1], _I):
         return False
     subject = find_subject(left, speaker)
-    return subject.kind == "person" and subject.surface.lower() not in ("i", "") and \
-        left.lower().startswith(subject.surface.lower())
+    return subject.kind == "person" and subject.surface.lower() != "i" and subject.opens(left)
 
 
 # A verb phrase of "-ing" said after a clause ("..., mostly doing sales engineering",
@@ -259,8 +257,7 @@ def _aside(left: str, right: str, cut: re.Match[str], speaker: str | None) -> st
             _ENDING.search(left):
         return None
     subject = find_subject(left, speaker)
-    if subject.entity is None or not subject.surface or \
-            not left.lower().startswith(subject.surface.lower()):
+    if subject.entity is None or not subject.opens(left):
         return None
     surface = subject.surface
     return _BE.get(surface.lower(), f"{surface} is") + " "

@@ -224,8 +224,9 @@ _TOLD_PAST = re.compile(r"^(?:(?:just|then|finally|already|also|even)\s+)?(?:had
 
 
 def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) -> list[Unit]:
-    """Statements with their facts, in order. A sentence that states no fact stays whole;
-    in one that does, statements stating none are joined back together."""
+    """Statements with their facts, in order. Statements stating no fact are joined to the
+    one before when it states none either, and a sentence stating none stays whole; a
+    present statement opening with its own subject stays apart (see below)."""
     out: list[Unit] = []
     for sentence, statements in zip(sentences, read):
         found = [Unit(clause, [f for f in r.facts if f.triple() is not None],
@@ -239,8 +240,7 @@ def units_of(sentences: Sequence[str], read: list[list[tuple[str, Reading]]]) ->
         # the kids played all day"). But a statement in the present that opens with its own
         # subject is its own ("I catch the 7:10 train and my wife drops the kids at school").
         story = any(_TOLD_PAST.match(r.subject.rest or clause) for clause, r in statements)
-        own = [not story and bool(r.subject.surface) and
-               clause.lower().startswith(r.subject.surface.lower()) for clause, r in statements]
+        own = [not story and r.subject.opens(clause) for clause, r in statements]
         if not any(u.facts for u in found) and sum(own) < 2:
             out.append(Unit(sentence))
             continue
@@ -294,12 +294,13 @@ def _listed(text: str, facts: list[Fact], fact: Fact) -> list[str]:
 def _item_text(text: str, values: list[str], value: str) -> str:
     """ "I'm allergic to peanuts and shellfish" -> "I'm allergic to shellfish": the list in a
     statement replaced by one of its items, so each item is a memory of its own."""
-    first, last = text.lower().find(values[0].lower()), text.lower().rfind(values[-1].lower())
+    low = text.lower()  # a value may be cased as it is read ("French" in "i speak french")
+    first, last = low.find(values[0].lower()), low.rfind(values[-1].lower())
     if len(values) < 2 or first < 0 or last < first:
         return text
-    said = text[text.lower().find(value.lower()):][:len(value)]  # the item as it was typed
-    return text[:first] + (said if said.lower() == value.lower() else value) + \
-        text[last + len(values[-1]):]
+    at = low.find(value.lower())
+    said = text[at:at + len(value)] if at >= 0 else value  # the item as it was typed
+    return text[:first] + said + text[last + len(values[-1]):]
 
 
 class StubExtractor(Extractor):

@@ -203,6 +203,10 @@ class Subject:
     #: the subject as written, to repeat before a clause that left it out
     surface: str = ""
 
+    def opens(self, clause: str) -> bool:
+        """Whether `clause` opens with this subject as written (not one given back to it)."""
+        return bool(self.surface) and clause.lower().startswith(self.surface.lower())
+
 
 def expand(text: str) -> str:
     """Contractions spelt out ("I'm" -> "I am"; "can't" -> "can not"), quotes folded."""
