@@ -36,7 +36,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "testkit"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from speed import corpus, loadavg, machine, make_queries, pct  # noqa: E402
+from speed import (audit_durations, corpus, loadavg, machine, make_queries, pct,  # noqa: E402
+                   proc_cpu_s)
 
 ONE_NS = "one"
 BM25 = {"bm25": 1.0}
@@ -253,15 +254,22 @@ async def http_costs(db: str, queries: list[str], passes: int) -> dict[str, Any]
             async with Agent(srv.url, srv.token(ONE_NS)) as agent:
                 for q in queries[:10]:
                     await agent.ok("search_memories", query=q, limit=10)
-                lat = []
+                lat, cpu0, me0 = [], proc_cpu_s(srv.proc.pid), time.process_time()
                 for _ in range(passes):
                     for q in queries:
                         t0 = time.perf_counter()
                         await agent.ok("search_memories", query=q, limit=10)
                         lat.append((time.perf_counter() - t0) * 1000)
+                # CPU per call of the server process and of this client (both Python: on 2
+                # cores they compete with each other and with Postgres).
+                cpu = {"server": (proc_cpu_s(srv.proc.pid) - cpu0) * 1000 / len(lat),
+                       "client": (time.process_time() - me0) * 1000 / len(lat)}
         finally:
             srv.stop()
-    return summary(lat)
+        # Inside the server's audit middleware: without transport, MCP and token check.
+        tool = audit_durations(srv.log_path).get("search_memories")
+    return {**summary(lat), "cpu_ms_per_call": {k: round(v, 2) for k, v in cpu.items()},
+            "server_tool_ms": tool}
 
 
 async def main() -> None:

@@ -378,6 +378,7 @@ class _Scoring:
         self.namespace = namespace
         # The namespace's token, ANDed to every set: GIN scans stay in the namespace.
         self.scope = [quote(scope)] if scope is not None else []
+        self.scope_token = [scope] if scope is not None else []
         self.terms = terms
         self.limit = limit
         self.docs = docs
@@ -392,11 +393,12 @@ class _Scoring:
     async def run(self, level: float) -> list[ScoredId]:
         sets = minimal_sets(self.terms, level)
         from . import ties  # (ties imports this module)
-        if (NEWEST_FIRST and self.docs >= ties.MIN_ROWS
-                and ties.estimate(self.terms, sets) >= ties.TIES_MIN_ROWS):
+        rows = ties.estimate(self.terms, sets) if NEWEST_FIRST else 0
+        if (self.docs >= ties.MIN_ROWS and rows >= ties.TIES_MIN_ROWS
+                and ties.fills_prefix(rows, self.docs, self.limit)):
             newest = ties.NewestFirst(self.terms, self.avglen, self.min_len, self.limit)
             found = await newest.run(
-                self.con, self.namespace, self.scope, sets,
+                self.con, self.namespace, self.scope_token, sets,
                 self.empty if self.version is not None else None, self.version)
             if found is not None:
                 self.newest_first_runs += 1

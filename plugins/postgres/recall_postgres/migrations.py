@@ -430,6 +430,23 @@ CREATE INDEX fulltext_tsv_len ON fulltext USING gin ((tsv || recall_ft_len(len))
     WITH (gin_pending_list_limit = 64);
 """
 
+# Rows of given words AND of a given length, found in the index alone (ties.py, step 2):
+# fulltext_tsv_len ANDed a 'len 8' token to the words, and that token's posting list holds
+# a quarter of a namespace (250k rows at 1M): decoding it cost 3-7 ms a scan, as much as
+# reading the rows it saved. fulltext_at_len indexes each word of a row as 'word 8' (a space:
+# no word of a text can be it), whose posting list is only that word's rows of that length
+# ("ticket & rec, shorter than 9" at 1M rows: 6.5 -> 0.2 ms for the index scan).
+FULLTEXT_AT_LENGTH = """
+CREATE FUNCTION recall_ft_at_len(tsvector, integer) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT array_to_tsvector(array(
+              SELECT l || ' ' || $2 FROM unnest(tsvector_to_array($1)) AS l)) $$;
+CREATE INDEX fulltext_at_len ON fulltext USING gin (recall_ft_at_len(tsv, len))
+    WITH (gin_pending_list_limit = 64);
+DROP INDEX fulltext_tsv_len;
+DROP FUNCTION recall_ft_len(integer);
+"""
+
 MIGRATIONS: list[tuple[int, str, Any]] = [
     (1, "memories, operations, tokens, audit, a2a tasks, namespace versions", _V1),
     (2, "memories.seq (insertion order) and session index", _V2),
@@ -465,6 +482,9 @@ MIGRATIONS: list[tuple[int, str, Any]] = [
     # Indexes only (no row is rewritten): ~40 s at 1M rows.
     (18, "fulltext: newest-first and length-aware indexes (tied rows read newest first)",
      FULLTEXT_TIES),
+    # An index only (no row is rewritten): ~6 s at 1M rows.
+    (19, "fulltext: each word indexed with its row's length (length-bounded scans)",
+     FULLTEXT_AT_LENGTH),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -18,9 +18,10 @@ So such a level is read in two steps, exactly as its plain statement would rank 
    at n (fulltext.contribution: the statement's arithmetic to the bit, so the bound is not
    inflated and a tied class's own bound equals its score). V falls with n, so for each T
    the rows that can beat s are those holding T and shorter than the first n where
-   V(T, n) <= s: one GIN scan of `fulltext_tsv_len` (the tsvector plus a 'len n' token),
-   "T & ('len 5' | 'len 6' | 'len 7')", which costs the posting lists, not heap visits,
-   and finds nothing when no such row exists (the usual case for the tied class itself).
+   V(T, n) <= s: one GIN scan of `fulltext_at_len` (each word of a row as a 'word n' token,
+   n its length), "('project 5' & 'budget 5') | ('project 6' & 'budget 6')", which costs
+   posting lists of only those lengths, not heap visits, and finds nothing when no such row
+   exists (the usual case for the tied class itself).
 
 The answer is the top `limit` of both steps' rows: any other row is either older than the
 prefix and scores at most s (beaten by `limit` newer rows of the prefix), or holds none of
@@ -82,6 +83,15 @@ def estimate(terms: Sequence[Term], sets: list[list[int]]) -> int:
     return sum(min(terms[i].df for i in s) for s in sets)
 
 
+def fills_prefix(rows: int, docs: int, limit: int) -> bool:
+    """Whether step 1 can be expected to find `limit` of a level's (at most) `rows` rows among
+    the namespace's newest SCAN_ROWS, its rows spread over time as the namespace's are. When
+    not, step 1 comes back short and is declined, its scan wasted: "What did Kari Energy ask
+    for?" at 1M rows is a level of ~2,100 rows, ~11 of them in the newest 5,000, and its
+    1.8 ms scan was thrown away before the level statement ran."""
+    return rows * min(1.0, SCAN_ROWS / max(docs, 1)) >= limit
+
+
 def beating(terms: Sequence[Term], per_len: float, min_len: int, s: float
             ) -> list[tuple[list[int], int | None, int]] | None:
     """(word set T as indexes into `terms`, first length at which no row holding exactly T
@@ -129,6 +139,13 @@ def beating(terms: Sequence[Term], per_len: float, min_len: int, s: float
     return [([i for i in range(n) if m >> i & 1], u, lo) for m, u, lo in found]
 
 
+def at_length(terms: Sequence[Term], held: Sequence[int], scope: Sequence[str], n: int) -> str:
+    """The GIN query of `fulltext_at_len` for the rows of length `n` holding the words
+    `held` (and the namespace's token, when the scan must stay in the namespace): each word
+    as its 'word n' token, whose posting list holds only rows of that length."""
+    return " & ".join(quote(f"{x} {n}") for x in [*scope, *(terms[i].lexeme for i in held)])
+
+
 def _key(r: asyncpg.Record) -> tuple[float, datetime, int]:
     """The plain query's order, reversed (sort with reverse=True)."""
     return (float(r["score"]), r["created_at"], int(r["seq"]))
@@ -157,10 +174,11 @@ class NewestFirst:
             SELECT id, score, created_at, seq FROM (
                 SELECT f.id, f.created_at, f.seq, {expr} AS score FROM fulltext f
                  WHERE f.namespace = $1
-                   AND (f.tsv || recall_ft_len(f.len)) @@ ANY ($2::tsquery[])) AS s
+                   AND (f.tsv @@ ANY ($2::tsquery[])
+                        OR recall_ft_at_len(f.tsv, f.len) @@ ANY ({words}))) AS s
              ORDER BY score DESC, created_at DESC, seq DESC LIMIT $3"""
 
-    async def run(self, con: asyncpg.Connection, namespace: str, scope: list[str],
+    async def run(self, con: asyncpg.Connection, namespace: str, scope: Sequence[str],
                   level_sets: list[list[int]], empty: dict | None = None,
                   version: int | None = None) -> list[ScoredId] | None:
         """The top `limit` rows among those holding one of `level_sets` (the level's word
@@ -190,8 +208,7 @@ class NewestFirst:
             mask = sum(1 << i for i in held)
             rare = min(self.terms[i].df for i in held)
             if upto is not None and rare <= RARE_ROWS:
-                # Its rows are few: read them all rather than decode the length tokens'
-                # posting lists (a quarter of the namespace each).
+                # Its rows are few: read them all, one scan of the words' own index.
                 sets[k] = (held, None, lo)
                 upto = None
             if upto is None:
@@ -208,14 +225,13 @@ class NewestFirst:
         rows = {r["id"]: r for r in top}
         scans, proofs = [], []
         for held, upto, lo in sets:
-            query = set_query(self.terms, held, scope)
             if upto is None:
-                scans.append(query)
+                scans.append(set_query(self.terms, held, [quote(x) for x in scope]))
             else:
-                lengths = " | ".join(quote(f"len {m}") for m in range(lo, upto))
-                proofs.append(f"{query} & ({lengths})")
+                proofs.extend(at_length(self.terms, held, scope, m) for m in range(lo, upto))
+        lengths = []
         if proofs:
-            # The length-bounded scans, as one query (each posting list decoded once); when
+            # The length-bounded scans, as one query; when
             # it finds nothing (the usual case: no row of the tied words is shorter), that
             # is remembered for the namespace's version. (When a row of the prefix matches
             # it, it is not empty: no need to ask.)
@@ -223,14 +239,14 @@ class NewestFirst:
             key = (namespace, version, proof)
             if empty is None or key not in empty:
                 if empty is None or seen_any or await con.fetchval(_NONEMPTY, namespace, proof):
-                    scans.append(proof)
+                    lengths.append(proof)
                 else:
                     if len(empty) > EMPTY_SCANS_MAX:
                         empty.clear()
                     empty[key] = None
-        if scans:
+        if scans or lengths:
             for r in await con.fetch(self.rest_sql, namespace, scans, self.limit,
-                                     *self.params):
+                                     *self.params, lengths):
                 rows.setdefault(r["id"], r)
         best = sorted(rows.values(), key=_key, reverse=True)[:self.limit]
         return [ScoredId(id=r["id"], score=float(r["score"])) for r in best]
@@ -241,4 +257,4 @@ class NewestFirst:
 _NONEMPTY = """
 SELECT count(*) FROM unnest(ARRAY[$2::tsquery]) AS q(s)
  WHERE EXISTS (SELECT 1 FROM fulltext f
-                WHERE f.namespace = $1 AND (f.tsv || recall_ft_len(f.len)) @@ q.s)"""
+                WHERE f.namespace = $1 AND recall_ft_at_len(f.tsv, f.len) @@ q.s)"""

@@ -554,6 +554,38 @@ async def test_a_tied_class_is_read_newest_first_and_answers_exactly(storage, mo
     assert storage.fulltext.empty_scans  # the length-bounded proofs found nothing
 
 
+async def test_length_bounded_scans_find_exactly_those_words_at_those_lengths(storage):
+    # ties.at_length: rows holding every word at one length, through fulltext_at_len (the
+    # index holds 'word n' tokens), equal to the plain filter on the words and the length;
+    # another namespace's rows of the same words never enter a scoped scan.
+    rng = random.Random(11)
+    words = ["alpha", "budget", "gamma", "delta"]
+    await storage.insert_memories(
+        [mem(ns, " ".join(rng.choices(words + [f"z{i}" for i in range(40)],
+                                      k=rng.randint(1, 9))), minutes=i)
+         for i in range(400) for ns in ("ns",) + (("other",) if i % 3 == 0 else ())])
+    terms = [fulltext.Term(w, 1, 1.0, True, False, 1.0) for w in words]
+    async with storage.pool.acquire() as con:
+        scope = await con.fetchval("SELECT recall_ft_scope('ns')")
+        await con.execute("SET enable_seqscan = off")
+        found = 0
+        for held in ([0], [0, 1], [1, 2, 3]):
+            for n in range(1, 8):
+                query = ties.at_length(terms, held, [scope], n)
+                sql = ("SELECT id FROM fulltext f WHERE recall_ft_at_len(f.tsv, f.len) @@ $1"
+                       "::tsquery")
+                plan = "\n".join(r[0] for r in await con.fetch("EXPLAIN " + sql, query))
+                assert "fulltext_at_len" in plan, plan
+                got = {r["id"] for r in await con.fetch(sql, query)}
+                want = {r["id"] for r in await con.fetch(
+                    "SELECT id FROM fulltext WHERE namespace = 'ns' AND len = $1 "
+                    "AND tsv @@ $2::tsquery", n, fulltext.set_query(terms, held))}
+                assert got == want, (held, n)
+                found += len(want)
+        await con.execute("RESET enable_seqscan")
+    assert found > 20, found  # not vacuous
+
+
 async def test_a_write_after_a_remembered_empty_scan_is_seen(storage, monkeypatch):
     # The empty length-bounded scan is remembered for the namespace's version; a write that
     # adds a shorter (hence higher) row of the tied words, older than every other row (so
