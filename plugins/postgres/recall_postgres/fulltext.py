@@ -364,7 +364,9 @@ class FullText:
         if len(terms) > 1 and sum(t.df for t in terms) > max(PLAIN_MAX_ROWS, 2 * limit):
             found, plan = await by_levels(terms, docs, limit, scoring.run)
             if found is not None:
-                self.plans[plan + (", newest first" if scoring.newest_first_runs else "")] += 1
+                self.plans[plan + (", newest first" if scoring.newest_first_runs else "")
+                           + (", read deeper" if scoring.read_deeper else "")
+                           + "".join(f", declined: {why}" for why in scoring.declined)] += 1
                 return found
         self.plans["plain"] += 1
         return await scoring.run(0.0)
@@ -385,8 +387,11 @@ class _Scoring:
         self.min_len = min_len
         self.avglen = avglen
         self.sql, self.params = scoring_statement(terms, avglen)
-        #: Levels answered by reading their rows newest first (ties.py).
+        #: Levels answered by reading their rows newest first (ties.py), and why others
+        #: were not.
         self.newest_first_runs = 0
+        self.declined: list[str | None] = []
+        self.read_deeper = 0  # ... of which step 1 read deeper than SCAN_ROWS
         self.version = version  # the namespace's, in this snapshot
         self.empty = empty  # FullText.empty_scans (None: no cache)
 
@@ -396,13 +401,16 @@ class _Scoring:
         rows = ties.estimate(self.terms, sets) if NEWEST_FIRST else 0
         if (self.docs >= ties.MIN_ROWS and rows >= ties.TIES_MIN_ROWS
                 and ties.fills_prefix(rows, self.docs, self.limit)):
-            newest = ties.NewestFirst(self.terms, self.avglen, self.min_len, self.limit)
+            newest = ties.NewestFirst(self.terms, self.avglen, self.min_len, self.limit,
+                                      self.docs)
             found = await newest.run(
                 self.con, self.namespace, self.scope_token, sets,
                 self.empty if self.version is not None else None, self.version)
+            self.read_deeper += newest.depth > ties.SCAN_ROWS
             if found is not None:
                 self.newest_first_runs += 1
                 return found
+            self.declined.append(newest.declined)
         return await self.run_sets(sets)
 
     async def run_sets(self, sets: list[list[int]]) -> list[ScoredId]:

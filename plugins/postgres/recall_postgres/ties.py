@@ -57,6 +57,15 @@ PREFIX_ROWS = 32
 #: this way is a few % of the rows: 5000 rows hold ~125 of one of 2.5%. Fewer found than
 #: `limit`: declined (the rows looked at are the cost of a wrong guess, ~1-3 ms).
 SCAN_ROWS = 5000
+#: When the newest SCAN_ROWS hold fewer rows of the level than the answer needs, step 1
+#: reads deeper (deeper_scan), at most this many rows of the namespace.
+MAX_SCAN_ROWS = 80_000
+#: A row read newest first costs about this fraction of a level's row read through the
+#: GIN index and scored. At 1M rows (bench/tenants.py one's queries): 0.16-0.20 us a row
+#: along fulltext_newest, whose rows lie together in the heap, against 2.7 us (quartiles
+#: 2.2-4.2) a row of a level's statement, whose rows are scattered over it. The lower
+#: quartile's ratio, so a deeper read is chosen only where it clearly pays.
+SCAN_COST_RATIO = 12
 #: Step 2 runs only when at least this many rows of the prefix beyond the `limit`-th tie
 #: with it: a tied class cut by the limit. Otherwise the level's rows are scored as before
 #: (step 2 would scan most of the level's word sets with their lengths, at more cost).
@@ -67,7 +76,8 @@ MAX_TERMS = 7
 MAX_LENGTHS = 16
 #: Most scans in step 2.
 MAX_SETS = 16
-#: Step 2 runs only when it is expected to read at most this many rows.
+#: Step 2 runs when it is expected to read at most this many rows, or fewer than half the
+#: level's (then it still reads fewer rows than the level's statement would score).
 REST_MAX_ROWS = 4000
 #: A word set holding a word of at most this many rows is read whole, not by length.
 RARE_ROWS = 1000
@@ -88,8 +98,26 @@ def fills_prefix(rows: int, docs: int, limit: int) -> bool:
     the namespace's newest SCAN_ROWS, its rows spread over time as the namespace's are. When
     not, step 1 comes back short and is declined, its scan wasted: "What did Kari Energy ask
     for?" at 1M rows is a level of ~2,100 rows, ~11 of them in the newest 5,000, and its
-    1.8 ms scan was thrown away before the level statement ran."""
+    1.8 ms scan was thrown away before the level statement ran. (`rows` counts each set's
+    rarest word's rows, often many more than hold the whole set: when the scan comes back
+    short all the same, deeper_scan decides from what it found.)"""
     return rows * min(1.0, SCAN_ROWS / max(docs, 1)) >= limit
+
+
+def deeper_scan(found: int, docs: int, want: int) -> int | None:
+    """How many of the namespace's newest rows step 1 reads again when the newest SCAN_ROWS
+    held only `found` of the level's rows, fewer than the answer needs: enough to hold
+    `want` at the density seen (SCAN_ROWS times a power of two, so that few statements are
+    prepared). None when that read would exceed MAX_SCAN_ROWS or cost more than scoring the
+    level's rows outright (about found * docs / SCAN_ROWS of them, at SCAN_COST_RATIO)."""
+    if found <= 0:
+        return None
+    depth = SCAN_ROWS
+    while depth * found < want * SCAN_ROWS:
+        depth *= 2
+    if depth > MAX_SCAN_ROWS or depth * SCAN_ROWS >= SCAN_COST_RATIO * found * docs:
+        return None
+    return depth
 
 
 def beating(terms: Sequence[Term], per_len: float, min_len: int, s: float
@@ -154,22 +182,19 @@ def _key(r: asyncpg.Record) -> tuple[float, datetime, int]:
 class NewestFirst:
     """Step 1 and 2 for one prepared query (fulltext._Scoring holds it)."""
 
-    def __init__(self, terms: list[Term], avglen: float, min_len: int, limit: int):
+    def __init__(self, terms: list[Term], avglen: float, min_len: int, limit: int,
+                 docs: int = 0):
         self.terms = terms
+        self.docs = docs
         self.min_len = max(1, min_len)
         self.limit = limit
+        self.declined: str | None = None
+        self.depth = 0  # the namespace's newest rows step 1 read last
         expr, self.params = score_expression(terms, avglen)
         self.per_len = float(self.params[0])  # the statement's $4: K1 * B / avglen
-        words = f"${len(self.params) + 4}::tsquery[]"  # each term alone, in `terms` order
-        self.prefix_sql = f"""
-            SELECT f.id, {expr} AS score, f.created_at, f.seq, f.len,
-                   (SELECT coalesce(sum(1 << (q.i::int - 1)), 0) FROM unnest({words})
-                      WITH ORDINALITY AS q(w, i) WHERE f.tsv @@ q.w) AS held
-              FROM (SELECT id, created_at, seq, len, tsv FROM fulltext
-                     WHERE namespace = $1 ORDER BY created_at DESC, seq DESC
-                     LIMIT {SCAN_ROWS}) AS f
-             WHERE f.tsv @@ ANY ($2::tsquery[])
-             ORDER BY f.created_at DESC, f.seq DESC LIMIT $3"""
+        self.expr = expr  # a row's score (fulltext.score_expression)
+        # Each term alone, in `terms` order (step 1 says which a row holds).
+        self.words = words = f"${len(self.params) + 4}::tsquery[]"
         self.rest_sql = f"""
             SELECT id, score, created_at, seq FROM (
                 SELECT f.id, f.created_at, f.seq, {expr} AS score FROM fulltext f
@@ -178,6 +203,24 @@ class NewestFirst:
                         OR recall_ft_at_len(f.tsv, f.len) @@ ANY ({words}))) AS s
              ORDER BY score DESC, created_at DESC, seq DESC LIMIT $3"""
 
+    def prefix_sql(self, depth: int) -> str:
+        """Step 1: the level's rows among the namespace's newest `depth` (a literal: as a
+        parameter, a generic plan would assume a tenth of the table and sort it)."""
+        self.depth = depth
+        return f"""
+            SELECT f.id, {self.expr} AS score, f.created_at, f.seq, f.len,
+                   (SELECT coalesce(sum(1 << (q.i::int - 1)), 0) FROM unnest({self.words})
+                      WITH ORDINALITY AS q(w, i) WHERE f.tsv @@ q.w) AS held
+              FROM (SELECT id, created_at, seq, len, tsv FROM fulltext
+                     WHERE namespace = $1 ORDER BY created_at DESC, seq DESC
+                     LIMIT {int(depth)}) AS f
+             WHERE f.tsv @@ ANY ($2::tsquery[])
+             ORDER BY f.created_at DESC, f.seq DESC LIMIT $3"""
+
+    def _decline(self, why: str) -> None:
+        self.declined = why  # FullText.plans counts it (benchmarks read why)
+        return None
+
     async def run(self, con: asyncpg.Connection, namespace: str, scope: Sequence[str],
                   level_sets: list[list[int]], empty: dict | None = None,
                   version: int | None = None) -> list[ScoredId] | None:
@@ -185,21 +228,29 @@ class NewestFirst:
         sets, indexes into `terms`), or None (declined). `empty`: length-bounded scans known
         to find nothing at (namespace, `version`), kept across searches."""
         if len(self.terms) > MAX_TERMS:
-            return None
+            return self._decline("many words")
         queries = [set_query(self.terms, held) for held in level_sets]
-        prefix = await con.fetch(self.prefix_sql, namespace, queries,
-                                 max(PREFIX_ROWS, 2 * self.limit), *self.params,
-                                 [quote(t.lexeme) for t in self.terms])
+        want = max(PREFIX_ROWS, 2 * self.limit)
+        words = [quote(t.lexeme) for t in self.terms]
+        prefix = await con.fetch(self.prefix_sql(SCAN_ROWS), namespace, queries, want,
+                                 *self.params, words)
         if len(prefix) < self.limit:
-            return None
+            depth = deeper_scan(len(prefix), self.docs, want)
+            if depth is None:
+                return self._decline("short prefix")
+            prefix = await con.fetch(self.prefix_sql(depth), namespace, queries, want,
+                                     *self.params, words)
+            if len(prefix) < self.limit:
+                return self._decline("short prefix, deeper")
         ranked = sorted(prefix, key=_key, reverse=True)
         top = ranked[:self.limit]
         s = float(top[-1]["score"])
         if sum(1 for r in ranked[self.limit:] if r["score"] == s) < TIE_OVERFLOW:
-            return None  # no tie cut at the limit-th row: nothing to gain over the level
+            # No tie cut at the limit-th row: nothing to gain over the level.
+            return self._decline("no tie cut")
         sets = beating(self.terms, self.per_len, self.min_len, s)
         if sets is None:
-            return None
+            return self._decline("too many sets")
         # What step 2 would read, from what the prefix (the newest rows) holds: a set whose
         # length-bounded scan matches prefix rows matches proportionally many older ones.
         level_rows = sum(min(self.terms[i].df for i in q) for q in level_sets)
@@ -217,8 +268,8 @@ class NewestFirst:
                 seen = sum(1 for r in prefix if r["held"] & mask == mask and r["len"] < upto)
                 seen_any = seen_any or seen > 0
                 expected += min(rare, seen / len(prefix) * level_rows)
-        if expected > REST_MAX_ROWS:
-            return None
+        if expected > REST_MAX_ROWS and 2 * expected > level_rows:
+            return self._decline("too many rows")
         whole = [set(h) for h, u, _ in sets if u is None]
         sets = [(h, u, lo) for h, u, lo in sets  # what a set read whole holds, left out
                 if not any(w < set(h) for w in whole)]

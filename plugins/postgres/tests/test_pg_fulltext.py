@@ -586,6 +586,32 @@ async def test_length_bounded_scans_find_exactly_those_words_at_those_lengths(st
     assert found > 20, found  # not vacuous
 
 
+async def test_a_sparse_tied_class_is_read_deeper_and_answers_exactly(storage, monkeypatch):
+    # The tied class is a tenth of the rows, and each of its words is in a fifth more: the
+    # newest SCAN_ROWS hold fewer of the class than the answer needs (though the words' own
+    # rows promised enough), so step 1 reads deeper (ties.deeper_scan) instead of scoring
+    # the whole class; the answer is still exactly the plain query's.
+    _newest_first_everywhere(monkeypatch)
+    monkeypatch.setattr(ties, "SCAN_ROWS", 100)
+    rng = random.Random(5)
+    rows = []
+    for i in range(1500):
+        kind = rng.random()
+        if kind < 0.1:
+            text = f"alpha budget was raised q{i % 4}"  # one length: one score
+        elif kind < 0.5:
+            text = f"{'alpha' if kind < 0.3 else 'budget'} {rng.randint(0, 900)} of x{i % 70}"
+        else:
+            text = f"note {rng.randint(0, 900)} about x{rng.randint(0, 300)} and y{i % 50}"
+        rows.append(mem("ns", text, minutes=i // 3))
+    rows.append(mem("ns", "alpha budget cut", minutes=-5))  # old and shorter: on top
+    await storage.insert_memories(rows)
+    for limit in (10, 20):
+        await _same_as_plain(storage, "ns", ["alpha", "budget"], limit)
+    assert any("newest first, read deeper" in k for k in storage.fulltext.plans), (
+        storage.fulltext.plans)
+
+
 async def test_a_write_after_a_remembered_empty_scan_is_seen(storage, monkeypatch):
     # The empty length-bounded scan is remembered for the namespace's version; a write that
     # adds a shorter (hence higher) row of the tied words, older than every other row (so
@@ -614,11 +640,12 @@ TIE_PLANS: Counter = Counter()
        scan_rows=st.integers(1, 300), prefix_rows=st.integers(1, 40),
        overflow=st.integers(0, 5), max_lengths=st.integers(1, 16),
        rest_max=st.sampled_from([0, 50, 10**9]), rare_rows=st.sampled_from([0, 10, 10**9]),
+       max_scan=st.sampled_from([0, 600, 10**9]), cost_ratio=st.sampled_from([1, 12, 10**6]),
        cached=st.booleans(),
        targets=st.sampled_from([levels.TARGETS, (0.01, 0.05, 0.2), (0.1, 1.0)]))
 async def test_newest_first_equals_the_plain_query_on_random_templated_corpora(
         storage, seed, n, templates, with_context, deleted, limit, scan_rows, prefix_rows,
-        overflow, max_lengths, rest_max, rare_rows, cached, targets):
+        overflow, max_lengths, rest_max, rare_rows, max_scan, cost_ratio, cached, targets):
     # Rows from a few templates (fixed words and length: big tied classes), some with one
     # word more or less, free words, contexts, equal created_at, deletes; queries of the
     # templates' words plus random ones. Every threshold of ties.py is drawn.
@@ -629,7 +656,8 @@ async def test_newest_first_equals_the_plain_query_on_random_templated_corpora(
     _newest_first_everywhere(mp)
     for name, value in (("SCAN_ROWS", scan_rows), ("PREFIX_ROWS", prefix_rows),
                         ("TIE_OVERFLOW", overflow), ("MAX_LENGTHS", max_lengths),
-                        ("REST_MAX_ROWS", rest_max), ("RARE_ROWS", rare_rows)):
+                        ("REST_MAX_ROWS", rest_max), ("RARE_ROWS", rare_rows),
+                        ("MAX_SCAN_ROWS", max_scan), ("SCAN_COST_RATIO", cost_ratio)):
         mp.setattr(ties, name, value)
     mp.setattr(levels, "TARGETS", targets)
     if not cached:
