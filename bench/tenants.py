@@ -225,7 +225,8 @@ async def one_costs(db: str, passes: int, http: bool, compare: bool = False,
                 svc.append((time.perf_counter() - t0) * 1000)
         out["fulltext_ms"] = summary(ft)
         out["service_ms"] = summary(svc)
-        plans = getattr(getattr(rt.storage, "_fulltext", None), "plans", None)
+        ft_engine = getattr(rt.storage, "fulltext", None) or getattr(rt.storage, "_fulltext", None)
+        plans = getattr(ft_engine, "plans", None)  # Postgres: storage.fulltext; SQLite: _fulltext
         if plans:
             out["plans"] = dict(plans)
         if compare and db.startswith("postgres"):
