@@ -178,3 +178,22 @@ async def test_a_lead_in_without_a_comma_is_no_subject(stub, text, expected):
 async def test_everyone_is_the_team(stub, text, expected):
     out = [(m.entity, m.attribute, m.value) for m in await stub.extract(text) if m.attribute]
     assert out == [expected]
+
+
+@pytest.mark.parametrize("first,later,key,value", [
+    # "my <relation> <Name>": the person named, not a fact of the speaker's called
+    # "sister anna" (before, no fact at all was read)
+    ("my best friend Jake lives in Miami", "Jake moved to Nashville last month",
+     ("jake", "location"), "Nashville"),
+    ("My sister Anna works at Google.", "My sister just started at Meta.",
+     ("anna", "employer"), "Meta"),
+    ("my coworker Priya uses Emacs", "Priya switched to Helix", ("priya", "editor"), "Helix"),
+])
+async def test_a_relation_named_is_that_person_later_too(stub, first, later, key, value):
+    said = await stub.extract(first)
+    facts = [(m.entity, m.attribute) for m in said if m.entity]
+    assert facts == [key], facts
+    known = [K(m.entity, m.attribute, m.value, m.text) for m in said if m.entity]
+    now = await stub.extract(later, known=known)
+    assert [(m.entity, m.attribute, m.value) for m in now if m.entity] == [(*key, value)]
+    assert not [m for m in said + now if m.entity == "user"]
