@@ -48,6 +48,32 @@ def _is_abbreviation(chunk: str) -> bool:
     return bool(stripped) and stripped.rsplit(None, 1)[-1].lower() in _ABBREVIATIONS
 
 
+# A question asked after a statement in one sentence: "I'm on Cursor now, how do I set up
+# keybindings?", "we bumped the project to python 3.12, are there any deprecations?". The
+# question runs to the sentence's end without another comma.
+_ASKED = re.compile(r"(?:[,;]|\s+-+|\s+(?:so|and|but))\s+(?:(?:so|but|and|ok|okay|anyway|also|"
+                    r"btw)\s+)?(?=(?:how|what|what's|whats|which|where|why|who|can|could|would|"
+                    r"will|should|does|do|did|is|are|any|anyone|pls|please)\b[^,;]*\?[\"')\]]*$)",
+                    re.IGNORECASE)
+# ... but not after what is itself asked, supposed or wished ("what if we moved to GCP, would
+# it be cheaper?", "if I move to Lisbon, do I need a visa?")
+_ASKING = re.compile(r"^(?:how|what|which|where|why|who|when|can|could|would|will|should|does|"
+                     r"do|did|is|are|am|if|unless|whether|wonder|wondering|not sure|maybe|"
+                     r"might|thinking)\b", re.IGNORECASE)
+
+
+def asked_apart(sentence: str) -> list[str]:
+    """A sentence that states something and then asks, as the two: the statement is read
+    (a question states no fact, so asked together the statement was lost)."""
+    m = _ASKED.search(sentence)
+    if m is None or not sentence.rstrip().endswith(("?", "?)", '?"')):
+        return [sentence]
+    said, asked = sentence[:m.start()].strip(), sentence[m.end():].strip()
+    if len(said.split()) < 3 or _ASKING.match(said):
+        return [sentence]
+    return [said, asked[:1].upper() + asked[1:]]
+
+
 def split_sentences(text: str) -> list[str]:
     """Split into sentences: on terminal punctuation, on blank lines and list items.
 
@@ -65,11 +91,11 @@ def split_sentences(text: str) -> list[str]:
             if match.group(1) == "." and _is_abbreviation(line[start:match.end(1)]):
                 continue
             if chunk:
-                sentences.append(chunk)
+                sentences.extend(asked_apart(chunk))
             start = match.end()
         rest = line[start:].strip()
         if rest:
-            sentences.append(rest)
+            sentences.extend(asked_apart(rest))
     return sentences
 
 
