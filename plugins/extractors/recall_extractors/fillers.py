@@ -8,6 +8,7 @@ read one plain form; the memory keeps the words as said (only the reading is pla
 * "like" before a number or an amount ("from like 7am", "it's like a 20 min walk");
 * "all (of) our X" is "our X" at the start of a statement;
 * "front end" / "back end" are "frontend" / "backend"; "my X of choice" is "my X";
+* a change said done ("finished migrating to X") is the change ("migrated to X");
 * a statement that leaves its owner out of "<attribute>'s" ("name's Kwame") is the speaker's;
 * what one was told or found about oneself ("allergist says I'm ...", "turns out I'm ...") is
   said as one's own statement.
@@ -39,6 +40,15 @@ _TOLD = re.compile(r"^(?:(?:my|the|our)\s+)?(?:doctor|doc|gp|allergist|dentist|v
                    _I)
 
 
+# "finished migrating to CockroachDB", "just wrapped up moving to Leeds": the change done, as
+# "migrated to", "moved to" say it
+_DONE_ING = re.compile(r"\b(?:finished|completed|done|wrapped up)\s+(?P<v>migrat|mov|switch|port|"
+                       r"transition|upgrad|relocat|convert)ing\b", _I)
+_PAST = {"migrat": "migrated", "mov": "moved", "switch": "switched", "port": "ported",
+         "transition": "transitioned", "upgrad": "upgraded", "relocat": "relocated",
+         "convert": "converted"}
+
+
 def drop_fillers(text: str, names_attribute: Callable[[str], bool]) -> str:
     """`text` without the fillers above; `names_attribute(word)` says whether a word is an
     attribute of a person ("name", "birthday")."""
@@ -47,6 +57,7 @@ def drop_fillers(text: str, names_attribute: Callable[[str], bool]) -> str:
     out = _ALL_OF.sub(r"\1 ", out)
     out = _END.sub(lambda m: m[1] + "end", out)
     out = _OF_CHOICE.sub(r"\1", out)
+    out = _DONE_ING.sub(lambda m: _PAST[m["v"].lower()], out)
     if (m := _TOLD.match(out)) and re.match(r"(?:i|i'm|i've|im)\b", out[m.end():], _I):
         out = out[m.end():]
         out = out[:1].upper() + out[1:]

@@ -262,3 +262,14 @@ async def test_a_doctors_advice_is_no_fact(stub):
 ])
 async def test_a_dislike_that_ended(stub, text, expected):
     assert expected in facts(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a change said done is the change (before: no fact)
+    ("The payments team finished migrating to CockroachDB last night.",
+     ("payments team", "database", "CockroachDB")),
+    ("Just finished moving to York.", ("user", "location", "York")),
+    ("We finally completed switching to GitLab.", ("team", "code_host", "GitLab")),
+])
+async def test_a_change_said_done(stub, text, expected):
+    assert expected in facts(await stub.extract(text))
