@@ -23,7 +23,10 @@ _TIME = (r"|\s(?:last|this|next|past)\s+(?:year|month|week|summer|winter|spring|
          r"\sin\s+(?:19|20)\d\d\b|\s(?:a|one|two|three|four|five|few|a few|several|\d+)\s+"
          r"(?:years?|months?|weeks?|days?)\b|\s(?:for|over) the (?:last|past)\b|"
          r"\s(?:in|on|since|by|until|from)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
-         r"dec)[a-z]*\b")
+         r"dec)[a-z]*\b|"
+         # "moved to Leeds on Saturday", "engaged to Marcus on sunday": a day is no part of it
+         r"\s(?:on|since|by|until|from)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|"
+         r"sunday|(?:the\s+)?weekend)s?\b")
 _WORDS = (
     r"\s[-\u2013\u2014]\s|\s(?:because|since|but|so that|so|which|who|where|when|"
     r"while|although|though|unless|if|instead|anymore|any more|now|nowadays|these days|"

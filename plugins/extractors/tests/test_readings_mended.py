@@ -273,3 +273,12 @@ async def test_a_dislike_that_ended(stub, text, expected):
 ])
 async def test_a_change_said_done(stub, text, expected):
     assert expected in facts(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a day said after the value is no part of it (was "Leeds on Saturday")
+    ("I moved to Leeds on Saturday.", ("user", "location", "Leeds")),
+    ("got engaged to Marcus on saturday!!", ("user", "partner", "Marcus")),
+])
+async def test_a_day_after_the_value(stub, text, expected):
+    assert expected in facts(await stub.extract(text))
