@@ -1,0 +1,41 @@
+"""Readings that changed a known fact wrongly (issue 27): a routine said of one day or one
+stretch is an exception to it, not its new value; and someone named as a known fact's value
+is not that fact's subject."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_core.contracts import KnownFact as K
+from recall_extractors import StubSettings, make_stub
+from recall_extractors.stub import StubExtractor
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubExtractor:
+    return make_stub(StubSettings())
+
+
+def triples(out) -> list[tuple]:
+    return [(m.entity, m.attribute, m.value) for m in out if m.attribute]
+
+
+COMMUTE = K("user", "commute", "bus", "I take the bus to work.")
+
+
+@pytest.mark.parametrize("text", [
+    "took an uber to work today because the bus drivers were on strike",
+    "I bike to work this week",
+    "drove to work yesterday",
+])
+async def test_a_routine_said_of_one_day_is_no_new_routine(stub, text):
+    assert not [t for t in triples(await stub.extract(text, known=[COMMUTE]))
+                if t[1] == "commute"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I bike to work now", ("user", "commute", "bike")),
+    ("I moved to Lisbon today", ("user", "location", "Lisbon")),
+])
+async def test_a_standing_fact_or_a_change_said_today_is_still_read(stub, text, expected):
+    assert expected in triples(await stub.extract(text, known=[COMMUTE]))
