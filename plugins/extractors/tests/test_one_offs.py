@@ -39,3 +39,12 @@ async def test_a_routine_said_of_one_day_is_no_new_routine(stub, text):
 ])
 async def test_a_standing_fact_or_a_change_said_today_is_still_read(stub, text, expected):
     assert expected in triples(await stub.extract(text, known=[COMMUTE]))
+
+
+async def test_someone_named_as_a_known_value_is_not_its_subject(stub):
+    """ "My manager is Priya" known: "Priya's manager is Helen" is Priya's manager."""
+    known = [K("user", "manager", "Priya", "My manager is Priya.")]
+    out = triples(await stub.extract("Priya's manager is Helen, she's the VP of engineering",
+                                     known=known))
+    assert ("user", "manager", "Helen") not in out
+    assert ("priya", "manager", "Helen") in out
