@@ -48,3 +48,14 @@ async def test_someone_named_as_a_known_value_is_not_its_subject(stub):
                                      known=known))
     assert ("user", "manager", "Helen") not in out
     assert ("priya", "manager", "Helen") in out
+
+
+async def test_a_stack_of_one_value_per_kind_reads_each(stub):
+    """ "all Python and Django": the language and the framework, so "Go now" replaces one."""
+    out = triples(await stub.extract("Our backend is all Python and Django"))
+    assert ("backend", "language", "Python") in out
+    assert ("backend", "framework", "Django") in out
+    later = triples(await stub.extract("our backend is Go now", known=[
+        K("backend", "language", "Python", "Our backend is all Python"),
+        K("backend", "framework", "Django", "Our backend is all Django")]))
+    assert later == [("backend", "language", "Go")]
