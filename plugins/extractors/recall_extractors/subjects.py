@@ -67,6 +67,7 @@ monday tuesday wednesday thursday friday saturday sunday january february march 
 june july august september october november december last next this just now currently
 lately recently finally sadly luckily unfortunately fortunately btw fyi big quick note
 to for in on at from with by of about into once until unless during
+might could would should must can shall
 """.split())
 _GROUPS = frozenset({"team", "company", "org", "organisation", "organization", "group",
                      "startup", "family", "household"})

@@ -59,3 +59,9 @@ async def test_a_stack_of_one_value_per_kind_reads_each(stub):
         K("backend", "language", "Python", "Our backend is all Python"),
         K("backend", "framework", "Django", "Our backend is all Django")]))
     assert later == [("backend", "language", "Go")]
+
+
+async def test_a_modal_opening_a_statement_is_no_one_s_name(stub):
+    """ "might move to Lisbon ...": a hedge by the speaker, not a person called Might."""
+    out = triples(await stub.extract("might move to Lisbon next year if the visa thing works out"))
+    assert not [t for t in out if t[0] == "might"]
