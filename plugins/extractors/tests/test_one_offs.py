@@ -65,3 +65,9 @@ async def test_a_modal_opening_a_statement_is_no_one_s_name(stub):
     """ "might move to Lisbon ...": a hedge by the speaker, not a person called Might."""
     out = triples(await stub.extract("might move to Lisbon next year if the visa thing works out"))
     assert not [t for t in out if t[0] == "might"]
+
+
+async def test_a_comment_on_the_saying_is_no_part_of_the_value(stub):
+    out = triples(await stub.extract(
+        "Priya's switching to Emacs apparently, she won't shut up about it"))
+    assert ("priya", "editor", "Emacs") in out
