@@ -71,3 +71,9 @@ async def test_a_comment_on_the_saying_is_no_part_of_the_value(stub):
     out = triples(await stub.extract(
         "Priya's switching to Emacs apparently, she won't shut up about it"))
     assert ("priya", "editor", "Emacs") in out
+
+
+async def test_a_reported_clause_is_no_subject(stub):
+    """ "our intern asked why we don't use CircleCI": no subject named "intern asked why we"."""
+    out = triples(await stub.extract("our intern asked why we don't use CircleCI, fair question"))
+    assert not [t for t in out if "asked" in t[0]]
