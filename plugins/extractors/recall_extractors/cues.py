@@ -34,6 +34,9 @@ class Cues:
     future: bool = False
     #: a thought, a wish, a maybe: never a fact
     hedged: bool = False
+    #: said of one day or one stretch ("today", "this week", "while my car's in the shop"):
+    #: what one did then is no routine
+    once: bool = False
 
 
 _HYPOTHETICAL = re.compile(
@@ -104,6 +107,16 @@ _PASSING = re.compile(r"\b(?:on (?:a |my |our )?(?:holiday|vacation|trip|busines
                       r"researching|demoing|proof of concept)\b", _I)
 
 
+# A time that bounds what is said to one day or one stretch ("took an uber to work today",
+# "biking in this week"): a routine (a commute, a wake time) said
+# so is an exception to it, not its new value. A change said so ("I moved to Berlin today")
+# is still a change, so only routines heed it (`ROUTINES`).
+_ONCE = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening|week|weekend)|"
+                   r"yesterday|last night|for the (?:day|week|weekend))\b", _I)
+#: attributes that are habits: said of one day or stretch, they are exceptions to the habit
+ROUTINES = frozenset({"commute", "wake_time", "bedtime", "gym_schedule", "work_hours"})
+
+
 # Said anywhere in a statement read piece by piece (or for a value said without a frame),
 # these make every piece a thought, a question or a condition, not a fact.
 UNSURE = re.compile(r"\?|\b(?:if|unless|whether|might|maybe|perhaps|thinking|considering|"
@@ -155,7 +168,8 @@ def _ended_object(verb: str, body: str) -> str | None:
 
 def read_cues(rest: str) -> tuple[str, Cues]:
     """The predicate without its negation / ending words, and what they said."""
-    cues = Cues(additive=bool(_ADDITIVE.search(rest)), change=bool(_CHANGE.search(rest)))
+    cues = Cues(additive=bool(_ADDITIVE.search(rest)), change=bool(_CHANGE.search(rest)),
+                once=bool(_ONCE.search(rest)))
     if _HEDGE.search(rest) or _PASSING.search(rest):
         cues.hedged = True
     body = re.sub(r"^(?:really|just|also|now|still|actually|honestly|definitely|totally|"

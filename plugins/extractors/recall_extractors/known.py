@@ -138,10 +138,14 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
     if entity not in {k.entity for k in known} and entity not in (USER, TEAM):
         words = said_words(entity)
         # the known entity shares a word with it ("mobile releases", "mobile app"), or the
-        # known fact's memory named it ("We use Django for the API" -> "The API runs on ...")
+        # known fact's memory named it ("We use Django for the API" -> "The API runs on ...");
+        # named as that fact's value it is someone else ("My manager is Priya" -> "Priya's
+        # manager is Helen" is Priya's manager, not mine)
         near = {k.entity for k in known
                 if ((k.entity not in (USER, TEAM) and _named(k.entity, words))
-                    or _named(entity, said_words(k.text))) and not _distinct(k.entity, entity)
+                    or (_named(entity, said_words(k.text))
+                        and not _named(entity, said_words(k.value))))
+                and not _distinct(k.entity, entity)
                 and (base_attribute(k.attribute) == base_attribute(attribute)
                      or (kind(k.value) is not None and kind(k.value) == kind(value)))}
         if len(near) == 1:

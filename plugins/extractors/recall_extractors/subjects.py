@@ -67,6 +67,7 @@ monday tuesday wednesday thursday friday saturday sunday january february march 
 june july august september october november december last next this just now currently
 lately recently finally sadly luckily unfortunately fortunately btw fyi big quick note
 to for in on at from with by of about into once until unless during
+might could would should must can shall
 """.split())
 _GROUPS = frozenset({"team", "company", "org", "organisation", "organization", "group",
                      "startup", "family", "household"})
@@ -282,6 +283,10 @@ def find_subject(clause: str, speaker: str | None = None,
                      r"younger|big|baby|main|primary|go-to|default)\s+)*(?P<all>.+)$", text, _I):
         if split := _head(m["all"]):
             np, rest = split
+            if re.search(r"\b(?:i|we|you|he|she|they)\b", np, _I):
+                # "our intern asked why we don't use X": a clause reported, not a noun
+                # phrase; whose fact it is the words do not say
+                return Subject(None, "other", rest)
             owner_np, sep, noun2 = np.partition("'s ")
             if not sep:
                 owner_np, sep, noun2 = np.partition("' ")

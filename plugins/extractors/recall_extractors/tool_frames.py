@@ -65,6 +65,29 @@ _IS_STACK = re.compile(
     r"fully\s+|entirely\s+|pure\s+|mostly\s+)?(?:(?:a|an)\s+)?(?P<v>[\w.#+-]+(?:\s(?!now\b|"
     r"these\b|since\b|after\b|at\b|everywhere\b)[\w.#+-]+)?)(?:\s+(?:app|service|shop|codebase|project|house|team|stack|monolith|backend|"
     r"frontend))?(?:\s+(?:now|these days|since .*|after .*|at this point|everywhere))*[.!]?$", _I)
+_STACK_KINDS = frozenset({"language", "framework", "frontend_framework", "database", "cloud",
+                          "ci", "code_host", "issue_tracker", "chat_tool", "orm",
+                          "testing_framework"})
+# "our backend is all Python and Django": one value of each kind, each its own fact
+_IS_STACKS = re.compile(
+    r"^" + AUX + r"(?:is|are|has been|have been)\s+(?:now\s+)?(?:all\s+|100%\s+|fully\s+|"
+    r"entirely\s+|pure\s+|mostly\s+)?(?P<v>[\w.#+-]+(?:\s*,\s*[\w.#+-]+)*\s*,?\s+(?:and|plus|"
+    r"with|on|\+)\s+[\w.#+-]+)(?:\s+(?:now|these days))?[.!]?$", _I)
+
+
+def _stack_list(p: str) -> Reading | None:
+    """Two or more stack values of different kinds, each the subject's value of its kind;
+    none when any is no stack value or two share a kind (a list, not one of each)."""
+    if not (m := _IS_STACKS.match(p)):
+        return None
+    parts = [v for v in re.split(r"\s*,\s*|\s+(?:and|plus|with|on|\+)\s+", m["v"]) if v]
+    kinds = [category_of(v) for v in parts]
+    if len(parts) < 2 or any(k not in _STACK_KINDS for k in kinds) or \
+            len(set(kinds)) < len(kinds):
+        return None
+    return Reading("*", parts)
+
+
 _EVERYTHING = re.compile(r"\beverything(?:'s| is| runs| lives| goes)?\s+(?:on|in|through|to)\s+"
                          r"(?P<v>[^,;.!]+)", _I)
 _INSTEAD = re.compile(r"\s+(?:now\s+)?instead of\s+(?P<from>.+)$|\s+(?:over|rather than|"
@@ -160,10 +183,10 @@ def read(predicate: str, person: bool, additive: bool, verb_ok: bool = True
     if (m := _EVERYTHING.search(p)) and (tool := V.value(m["v"], V.TOOL, 4)) and \
             category_of(tool):
         return Reading(attribute_for(tool, person=person), [tool])
-    if not person and (m := _IS_STACK.match(p)) and (category := category_of(m["v"])) in (
-            "language", "framework", "frontend_framework", "database", "cloud", "ci",
-            "code_host", "issue_tracker", "chat_tool", "orm", "testing_framework"):
-        return Reading(category, [m["v"]])
+    if not person and (m := _IS_STACK.match(p)) and category_of(m["v"]) in _STACK_KINDS:
+        return Reading(category_of(m["v"]), [m["v"]])
+    if not person and (found := _stack_list(p)):
+        return found
     if not person:
         for pattern, fixed in _STACK:
             if m := pattern.match(p):

@@ -19,7 +19,7 @@ from recall_core.kit.attributes import (INVENTORY, TEAM, USER, base_attribute, c
 
 from . import idioms, many_frames, person_frames, tool_frames, typed_values
 from . import values as V
-from .cues import Cues, read_cues
+from .cues import ROUTINES, Cues, read_cues
 from .fact import Fact
 from .lexicon import PERSONAL, attribute_for, category_of
 from .roles import lower_name, name_fact
@@ -373,6 +373,8 @@ def _shape(entity: str, attr: str, vals: list[str], replaced: list[str], cues: C
            ) -> list[Fact]:
     """Facts from a frame's reading, by the attribute's cardinality and the cues."""
     many = is_many(attr)
+    if cues.once and attr in ROUTINES:
+        return []  # "took an uber to work today": an exception, not the commute
     if cues.negated or cues.ended or cues.past:
         if attr == "likes" and cues.negated and not cues.ended:
             return [Fact(entity, "dislikes", v) for v in vals]  # "I don't like X"

@@ -33,6 +33,9 @@ _WORDS = (
     r"at the moment|right now|currently|lately|recently|again|too|as well|also|either|here|"
     r"full[- ]time|part[- ]time|remotely|every|each|daily|most days|mostly|for good|"
     r"most of the time|all the time|thanks|btw|haha|lol|after all|by the way|"
+    # how the speaker comments on the saying ("switching to Emacs apparently"): no part of it
+    r"apparently|obviously|honestly|actually|probably|definitely|clearly|of course|tbh|imo|"
+    r"fwiw|i think|i guess|i suppose|"
     r"for everything|for all|for work|at work|at home|these days|entirely|exclusively|"
     r"religiously|altogether|mainly|primarily|like (?:everyone|everybody) else|like most "
     r"(?:people|folks|devs|developers)|like the rest of (?:us|the team))\b") + _TIME

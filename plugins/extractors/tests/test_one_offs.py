@@ -1,0 +1,79 @@
+"""Readings that changed a known fact wrongly (issue 27): a routine said of one day or one
+stretch is an exception to it, not its new value; and someone named as a known fact's value
+is not that fact's subject."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_core.contracts import KnownFact as K
+from recall_extractors import StubSettings, make_stub
+from recall_extractors.stub import StubExtractor
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubExtractor:
+    return make_stub(StubSettings())
+
+
+def triples(out) -> list[tuple]:
+    return [(m.entity, m.attribute, m.value) for m in out if m.attribute]
+
+
+COMMUTE = K("user", "commute", "bus", "I take the bus to work.")
+
+
+@pytest.mark.parametrize("text", [
+    "took an uber to work today because the bus drivers were on strike",
+    "I bike to work this week",
+    "drove to work yesterday",
+])
+async def test_a_routine_said_of_one_day_is_no_new_routine(stub, text):
+    assert not [t for t in triples(await stub.extract(text, known=[COMMUTE]))
+                if t[1] == "commute"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I bike to work now", ("user", "commute", "bike")),
+    ("I moved to Lisbon today", ("user", "location", "Lisbon")),
+])
+async def test_a_standing_fact_or_a_change_said_today_is_still_read(stub, text, expected):
+    assert expected in triples(await stub.extract(text, known=[COMMUTE]))
+
+
+async def test_someone_named_as_a_known_value_is_not_its_subject(stub):
+    """ "My manager is Priya" known: "Priya's manager is Helen" is Priya's manager."""
+    known = [K("user", "manager", "Priya", "My manager is Priya.")]
+    out = triples(await stub.extract("Priya's manager is Helen, she's the VP of engineering",
+                                     known=known))
+    assert ("user", "manager", "Helen") not in out
+    assert ("priya", "manager", "Helen") in out
+
+
+async def test_a_stack_of_one_value_per_kind_reads_each(stub):
+    """ "all Python and Django": the language and the framework, so "Go now" replaces one."""
+    out = triples(await stub.extract("Our backend is all Python and Django"))
+    assert ("backend", "language", "Python") in out
+    assert ("backend", "framework", "Django") in out
+    later = triples(await stub.extract("our backend is Go now", known=[
+        K("backend", "language", "Python", "Our backend is all Python"),
+        K("backend", "framework", "Django", "Our backend is all Django")]))
+    assert later == [("backend", "language", "Go")]
+
+
+async def test_a_modal_opening_a_statement_is_no_one_s_name(stub):
+    """ "might move to Lisbon ...": a hedge by the speaker, not a person called Might."""
+    out = triples(await stub.extract("might move to Lisbon next year if the visa thing works out"))
+    assert not [t for t in out if t[0] == "might"]
+
+
+async def test_a_comment_on_the_saying_is_no_part_of_the_value(stub):
+    out = triples(await stub.extract(
+        "Priya's switching to Emacs apparently, she won't shut up about it"))
+    assert ("priya", "editor", "Emacs") in out
+
+
+async def test_a_reported_clause_is_no_subject(stub):
+    """ "our intern asked why we don't use CircleCI": no subject named "intern asked why we"."""
+    out = triples(await stub.extract("our intern asked why we don't use CircleCI, fair question"))
+    assert not [t for t in out if "asked" in t[0]]
