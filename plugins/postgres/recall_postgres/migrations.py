@@ -443,8 +443,8 @@ CREATE FUNCTION recall_ft_at_len(tsvector, integer) RETURNS tsvector
               SELECT l || ' ' || $2 FROM unnest(tsvector_to_array($1)) AS l)) $$;
 CREATE INDEX fulltext_at_len ON fulltext USING gin (recall_ft_at_len(tsv, len))
     WITH (gin_pending_list_limit = 64);
-DROP INDEX fulltext_tsv_len;
-DROP FUNCTION recall_ft_len(integer);
+DROP INDEX IF EXISTS fulltext_tsv_len;
+DROP FUNCTION IF EXISTS recall_ft_len(integer);
 """
 
 MIGRATIONS: list[tuple[int, str, Any]] = [
