@@ -107,7 +107,11 @@ _TIME_VALUE = r"(?:\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?|noon|midnight)"
 _TZ = (r"(?:(?:UTC|GMT|CET|CEST|EET|EEST|WET|WEST|BST|IST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|"
        r"AKST|HST|JST|KST|AEST|AEDT|ACST|AWST|NZST|NZDT|SGT|HKT|WIB|PHT|MSK|SAST|EAT|WAT|CAT|"
        r"BRT|ART)\b|UTC\s*[+-]?\s*\d{0,2}(?::\d\d)?|GMT\s*[+-]?\s*\d{0,2}|"
-       r"[A-Z][a-z]+/[A-Z][\w/+-]+|(?:the\s+)?[\w/+ -]+?\s+(?:time ?zone|time))")
+       r"[A-Z][a-z]+/[A-Z][\w/+-]+|(?:the\s+)?"
+       # "on Pacific time", not "on neovim full time" (a way of working, no zone)
+       r"(?![\w/+ -]*?\b(?:full|part|half|over|real|spare|free|screen|quality|lunch|dinner|"
+       r"bed|nap|play|game|same|extra|first|last|long|hard|good|great|bad)\s+time\b)"
+       r"[\w/+ -]+?\s+(?:time ?zone|time))")
 
 _DEMONYMS = set("""
 american british english scottish welsh irish canadian australian german french italian

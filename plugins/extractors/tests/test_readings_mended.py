@@ -282,3 +282,12 @@ async def test_a_change_said_done(stub, text, expected):
 ])
 async def test_a_day_after_the_value(stub, text, expected):
     assert expected in facts(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text,expected", [
+    # "X full time" is a way of working, no time zone (was the timezone "neovim full time")
+    ("ok so i caved and i'm on neovim full time now", ("user", "editor", "neovim")),
+    ("I'm on Pacific time now.", ("user", "timezone", "Pacific time")),
+])
+async def test_full_time_is_no_zone(stub, text, expected):
+    assert expected in facts(await stub.extract(text))
