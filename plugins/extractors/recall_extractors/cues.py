@@ -34,8 +34,8 @@ class Cues:
     future: bool = False
     #: a thought, a wish, a maybe: never a fact
     hedged: bool = False
-    #: said of one day or one stretch ("today", "this week", "while my car's in the shop"):
-    #: what one did then is no routine
+    #: said of one day or one stretch ("today", "this week"): what one did then is no
+    #: routine
     once: bool = False
 
 

@@ -48,18 +48,19 @@ def _is_abbreviation(chunk: str) -> bool:
     return bool(stripped) and stripped.rsplit(None, 1)[-1].lower() in _ABBREVIATIONS
 
 
+# Words a question opens with (both patterns below).
+_ASKS = r"how|what|which|where|why|who|can|could|would|will|should|does|do|did|is|are"
 # A question asked after a statement in one sentence: "I'm on Cursor now, how do I set up
 # keybindings?", "we bumped the project to python 3.12, are there any deprecations?". The
 # question runs to the sentence's end without another comma.
 _ASKED = re.compile(r"(?:[,;]|\s+-+|\s+(?:so|and|but))\s+(?:(?:so|but|and|ok|okay|anyway|also|"
-                    r"btw)\s+)?(?=(?:how|what|what's|whats|which|where|why|who|can|could|would|"
-                    r"will|should|does|do|did|is|are|any|anyone|pls|please)\b[^,;]*\?[\"')\]]*$)",
+                    r"btw)\s+)?(?=(?:" + _ASKS + r"|what's|whats|any|anyone|pls|please)\b"
+                    r"[^,;]*\?[\"')\]]*$)",
                     re.IGNORECASE)
 # ... but not after what is itself asked, supposed or wished ("what if we moved to GCP, would
 # it be cheaper?", "if I move to Lisbon, do I need a visa?")
-_ASKING = re.compile(r"^(?:how|what|which|where|why|who|when|can|could|would|will|should|does|"
-                     r"do|did|is|are|am|if|unless|whether|wonder|wondering|not sure|maybe|"
-                     r"might|thinking)\b", re.IGNORECASE)
+_ASKING = re.compile(r"^(?:" + _ASKS + r"|when|am|if|unless|whether|wonder|wondering|not sure|"
+                     r"maybe|might|thinking)\b", re.IGNORECASE)
 
 
 def asked_apart(sentence: str) -> list[str]:

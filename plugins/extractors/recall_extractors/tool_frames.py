@@ -58,11 +58,13 @@ _REWRITE = re.compile(
     r"^" + AUX + r"(?:rewrote|rewritten|rebuilt|ported|reimplemented|moved|migrated|switched|"
     r"converted|put)\s+(?:the|our)\s+(?P<what>(?:(?!\bfrom\b)[\w -]){2,30}?)\s+(?:over\s+)?(?:in|to|into|"
     r"onto|on|with)\s+(?P<v>.+)$", _I)
+# "is (now) all ...", "has been 100% ...": how wholly the subject is made of it
+_WHOLLY = r"(?:now\s+)?(?:all\s+|100%\s+|fully\s+|entirely\s+|pure\s+|mostly\s+)?"
 # "the android app is 100% Kotlin now", "billing service is a Java app", "we're a Python
 # shop now", "dashboard has been Vue since the rewrite"
 _IS_STACK = re.compile(
-    r"^" + AUX + r"(?:is|are|has been|have been|became)\s+(?:now\s+)?(?:all\s+|100%\s+|"
-    r"fully\s+|entirely\s+|pure\s+|mostly\s+)?(?:(?:a|an)\s+)?(?P<v>[\w.#+-]+(?:\s(?!now\b|"
+    r"^" + AUX + r"(?:is|are|has been|have been|became)\s+" + _WHOLLY +
+    r"(?:(?:a|an)\s+)?(?P<v>[\w.#+-]+(?:\s(?!now\b|"
     r"these\b|since\b|after\b|at\b|everywhere\b)[\w.#+-]+)?)(?:\s+(?:app|service|shop|codebase|project|house|team|stack|monolith|backend|"
     r"frontend))?(?:\s+(?:now|these days|since .*|after .*|at this point|everywhere))*[.!]?$", _I)
 _STACK_KINDS = frozenset({"language", "framework", "frontend_framework", "database", "cloud",
@@ -70,8 +72,8 @@ _STACK_KINDS = frozenset({"language", "framework", "frontend_framework", "databa
                           "testing_framework"})
 # "our backend is all Python and Django": one value of each kind, each its own fact
 _IS_STACKS = re.compile(
-    r"^" + AUX + r"(?:is|are|has been|have been)\s+(?:now\s+)?(?:all\s+|100%\s+|fully\s+|"
-    r"entirely\s+|pure\s+|mostly\s+)?(?P<v>[\w.#+-]+(?:\s*,\s*[\w.#+-]+)*\s*,?\s+(?:and|plus|"
+    r"^" + AUX + r"(?:is|are|has been|have been)\s+" + _WHOLLY +
+    r"(?P<v>[\w.#+-]+(?:\s*,\s*[\w.#+-]+)*\s*,?\s+(?:and|plus|"
     r"with|on|\+)\s+[\w.#+-]+)(?:\s+(?:now|these days))?[.!]?$", _I)
 
 
@@ -183,8 +185,9 @@ def read(predicate: str, person: bool, additive: bool, verb_ok: bool = True
     if (m := _EVERYTHING.search(p)) and (tool := V.value(m["v"], V.TOOL, 4)) and \
             category_of(tool):
         return Reading(attribute_for(tool, person=person), [tool])
-    if not person and (m := _IS_STACK.match(p)) and category_of(m["v"]) in _STACK_KINDS:
-        return Reading(category_of(m["v"]), [m["v"]])
+    if not person and (m := _IS_STACK.match(p)) and \
+            (category := category_of(m["v"])) in _STACK_KINDS:
+        return Reading(category, [m["v"]])
     if not person and (found := _stack_list(p)):
         return found
     if not person:

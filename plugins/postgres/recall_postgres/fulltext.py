@@ -379,8 +379,8 @@ class _Scoring:
         self.con = con
         self.namespace = namespace
         # The namespace's token, ANDed to every set: GIN scans stay in the namespace.
-        self.scope = [quote(scope)] if scope is not None else []
         self.scope_token = [scope] if scope is not None else []
+        self.scope = [quote(x) for x in self.scope_token]
         self.terms = terms
         self.limit = limit
         self.docs = docs
@@ -398,8 +398,8 @@ class _Scoring:
     async def run(self, level: float) -> list[ScoredId]:
         sets = minimal_sets(self.terms, level)
         from . import ties  # (ties imports this module)
-        rows = ties.estimate(self.terms, sets) if NEWEST_FIRST else 0
-        if (self.docs >= ties.MIN_ROWS and rows >= ties.TIES_MIN_ROWS
+        rows = ties.estimate(self.terms, sets)
+        if (NEWEST_FIRST and self.docs >= ties.MIN_ROWS and rows >= ties.TIES_MIN_ROWS
                 and ties.fills_prefix(rows, self.docs, self.limit)):
             newest = ties.NewestFirst(self.terms, self.avglen, self.min_len, self.limit,
                                       self.docs)

@@ -206,7 +206,6 @@ class NewestFirst:
     def prefix_sql(self, depth: int) -> str:
         """Step 1: the level's rows among the namespace's newest `depth` (a literal: as a
         parameter, a generic plan would assume a tenth of the table and sort it)."""
-        self.depth = depth
         return f"""
             SELECT f.id, {self.expr} AS score, f.created_at, f.seq, f.len,
                    (SELECT coalesce(sum(1 << (q.i::int - 1)), 0) FROM unnest({self.words})
@@ -232,12 +231,14 @@ class NewestFirst:
         queries = [set_query(self.terms, held) for held in level_sets]
         want = max(PREFIX_ROWS, 2 * self.limit)
         words = [quote(t.lexeme) for t in self.terms]
-        prefix = await con.fetch(self.prefix_sql(SCAN_ROWS), namespace, queries, want,
+        self.depth = SCAN_ROWS
+        prefix = await con.fetch(self.prefix_sql(self.depth), namespace, queries, want,
                                  *self.params, words)
         if len(prefix) < self.limit:
             depth = deeper_scan(len(prefix), self.docs, want)
             if depth is None:
                 return self._decline("short prefix")
+            self.depth = depth
             prefix = await con.fetch(self.prefix_sql(depth), namespace, queries, want,
                                      *self.params, words)
             if len(prefix) < self.limit:
