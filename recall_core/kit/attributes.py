@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .inventory import INVENTORY_ROWS  # the rows: growing the inventory is adding one
 from .keys import fold_text, key_form
 from .plurals import singular
 
@@ -53,153 +54,6 @@ ENDED = "no longer"
 ENDED_WORDS = frozenset({"no longer", "no", "none", "ended", "not anymore", "no more",
                          "not any more", "false", "stopped", "former", "removed"})
 
-
-# (name, "one" | "many", description for model prompts, aliases, about). Grow it by adding a
-# row: a new kind of fact, or an alias a model or a phrasing uses for an existing one. The
-# names are a contract (benchmarks label with them): rename only with an alias left behind.
-INVENTORY_ROWS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
-    # -- a person: identity and life
-    ("name", "one", "what they are called, the name to use for them",
-     ("first_name", "full_name", "preferred_name", "called"), "person"),
-    ("age", "one", "how old they are", ("years_old",), "person"),
-    ("birthday", "one", "their date of birth or birthday",
-     ("date_of_birth", "dob", "birth_date", "birthdate"), "person"),
-    ("pronouns", "one", "their pronouns", ("pronoun",), "person"),
-    ("email", "one", "their email address", ("email_address", "e_mail", "mail"), "person"),
-    ("phone_number", "one", "their phone number",
-     ("mobile_number", "telephone_number", "cell_number", "phone_no", "cell", "number",
-      "phone_num"), "person"),
-    ("location", "one", "where they live now",
-     ("city", "home", "residence", "current_city", "lives_in", "current_location",
-      "home_city", "based_in", "living_in", "where_they_live", "place_of_residence",
-      "home_base", "base"),
-     "person"),
-    ("hometown", "one", "where they grew up or come from",
-     ("home_town", "origin", "from", "birthplace", "place_of_birth", "grew_up_in"), "person"),
-    ("employer", "one", "the company or organisation they work for now",
-     ("company", "workplace", "works_at", "work_place", "organization", "company_name",
-      "current_employer", "job_company", "works_for"), "person"),
-    ("occupation", "one", "their job title or role",
-     ("job", "role", "title", "job_title", "position", "profession", "career", "work_role",
-      "day_job"),
-     "person"),
-    ("manager", "one", "who their manager is",
-     ("supervisor", "line_manager", "reports_to", "boss"), "person"),
-    ("partner", "one", "spouse, boyfriend or girlfriend",
-     ("spouse", "husband", "wife", "boyfriend", "girlfriend", "significant_other",
-      "married_to", "dating", "other_half", "better_half", "hubby", "wifey"), "person"),
-    ("relationship_status", "one", "single, married, engaged, divorced...",
-     ("marital_status",), "person"),
-    ("school", "one", "the school or university they attend now",
-     ("university", "college", "current_school", "studies_at", "uni"), "person"),
-    ("field_of_study", "one", "what they study (their major or degree subject)",
-     ("major", "degree", "study_field"), "person"),
-    ("learning", "one", "what they are learning now",
-     ("currently_learning", "learning_language"), "person"),
-    # -- a person: tools and setup (one at a time)
-    ("editor", "one", "the code or text editor or IDE they use",
-     ("ide", "text_editor", "code_editor"), "person"),
-    ("os", "one", "the operating system they use",
-     ("operating_system", "distro", "linux_distro"), "person"),
-    ("shell", "one", "the command-line shell they use", ("command_shell",), "person"),
-    ("browser", "one", "the web browser they use", ("web_browser",), "person"),
-    ("terminal", "one", "the terminal emulator they use", ("terminal_emulator",), "person"),
-    ("phone", "one", "the phone model they have", ("phone_model", "smartphone",
-                                                      "mobile_phone", "mobile", "cellphone",
-                                                      "handset"),
-     "person"),
-    ("laptop", "one", "the computer they use", ("computer", "laptop_model", "machine"),
-     "person"),
-    ("car", "one", "the car they drive", ("vehicle", "car_model", "ride", "whip"), "person"),
-    ("keyboard_layout", "one", "qwerty, dvorak, colemak...", ("layout",), "person"),
-    ("notes_app", "one", "the app they take notes in", ("note_taking_app", "notes"),
-     "person"),
-    ("password_manager", "one", "the password manager they use", (), "person"),
-    ("theme", "one", "dark or light mode", ("color_scheme", "ui_theme", "display_mode",
-                                           "dark_mode", "light_mode", "editor_theme",
-                                           "color_theme", "colour_theme", "colorscheme"), "person"),
-    ("terminal_multiplexer", "one", "tmux, screen, zellij...", ("multiplexer",), "person"),
-    ("python_package_manager", "one", "pip, poetry, uv, conda...", (), "person"),
-    ("js_package_manager", "one", "npm, yarn, pnpm...", (), "person"),
-    # -- a person: habits
-    ("diet", "one", "vegetarian, vegan, keto...", ("dietary_preference", "diet_type",
-                                                   "eating_habits", "eating_style"), "person"),
-    ("timezone", "one", "their time zone", ("time_zone", "tz"), "person"),
-    ("answer_language", "one", "the language they want answers in",
-     ("response_language", "reply_language"), "person"),
-    ("work_hours", "one", "when they work", ("working_hours", "office_hours", "hours",
-                                              "work_schedule", "shift"), "person"),
-    ("wake_time", "one", "when they get up", ("wake_up_time", "wakeup_time", "wake_up",
-                                              "alarm"), "person"),
-    ("bedtime", "one", "when they go to bed", ("bed_time", "sleep_time"), "person"),
-    ("gym_schedule", "one", "when they work out", ("workout_schedule", "exercise_schedule",
-                                                   "gym_days", "gym", "workouts", "workout",
-                                                   "training_schedule"), "person"),
-    ("commute", "one", "how they get to work", ("commute_mode", "transport"), "person"),
-    # -- a person: several values at once
-    ("likes", "many", "things they like, love or enjoy (one key per thing)",
-     ("like", "loves", "enjoys"), "person"),
-    ("dislikes", "many", "things they dislike or hate (one key per thing)",
-     ("dislike", "hates"), "person"),
-    ("languages_spoken", "many", "languages they speak",
-     ("languages", "spoken_languages", "speaks", "language_spoken"), "person"),
-    ("allergies", "many", "what they are allergic to", ("allergy", "allergic_to"), "person"),
-    ("pets", "many", "their pets by name, else kind", ("pet",), "person"),
-    ("hobbies", "many", "their hobbies and sports", ("hobby", "sports", "sport", "pastimes"),
-     "person"),
-    ("skills", "many", "what they know how to do",
-     ("skill", "knows", "expertise"), "person"),
-    ("children", "many", "their children, by name", ("kids", "child", "sons", "daughters"),
-     "person"),
-    ("uses", "many", "tools used side by side",
-     ("use", "tools", "tool", "software", "apps", "using"), "person"),
-    # -- a team, project or system (one at a time)
-    ("language", "one", "the main programming language",
-     ("programming_language", "main_language", "primary_language", "written_in"), "thing"),
-    ("framework", "one", "the backend or web framework",
-     ("web_framework", "backend_framework"), "thing"),
-    ("frontend_framework", "one", "the frontend framework", ("ui_framework",), "thing"),
-    ("database", "one", "the main database", ("db", "datastore", "primary_database",
-                                              "data_store"), "thing"),
-    ("orm", "one", "the ORM", (), "thing"),
-    ("ci", "one", "the CI system", ("ci_cd", "ci_system", "continuous_integration", "cicd",
-                                    "builds", "pipelines", "pipeline"), "thing"),
-    ("cloud", "one", "where it is hosted",
-     ("hosting", "hosting_provider", "cloud_provider", "hosted_on", "host"), "thing"),
-    ("package_manager", "one", "the package manager", ("packages", "dependencies",
-                                                       "dependency_management"), "thing"),
-    ("issue_tracker", "one", "where tickets and issues are tracked",
-     ("tickets", "ticket_tracker", "bug_tracker", "task_tracker", "project_tracker",
-      "issues", "backlog", "bugs", "ticketing_system", "ticketing",
-      "project_management_tool", "pm_tool"), "thing"),
-    ("chat_tool", "one", "the team chat", ("chat", "team_chat", "messaging", "messaging_app",
-                                            "chat_app", "comms_tool", "comms", "team_comms"), "thing"),
-    ("code_host", "one", "where the code is hosted (GitHub, GitLab...)",
-     ("repo_host", "git_host", "vcs_host", "source_control", "repository_host", "repos",
-      "repo", "repositories", "code", "source_code", "codebase", "vcs",
-      "version_control"), "thing"),
-    ("deploy_day", "one", "the day deploys happen", ("deployment_day", "release_day",
-                                                     "deploys", "deployments", "deploy"),
-     "thing"),
-    ("standup_time", "one", "when standup is", ("standup", "daily_standup", "standups",
-                                                "stand_up"), "thing"),
-    ("sprint_length", "one", "how long a sprint is", ("sprint_duration", "sprints", "sprint"),
-     "thing"),
-    ("release_schedule", "one", "how often releases happen",
-     ("release_cadence", "release_cycle", "releases"), "thing"),
-    ("branch_strategy", "one", "the branching model", ("branching_strategy",
-                                                       "branching_model", "git_workflow"),
-     "thing"),
-    ("testing_framework", "one", "the test framework",
-     ("test_framework", "test_runner", "tests", "test_suite", "e2e_tests", "unit_tests",
-      "end_to_end_tests", "testing"), "thing"),
-    ("monitoring", "one", "the monitoring or observability tool",
-     ("observability", "apm", "alerting", "alerts", "observability_stack",
-      "observability_tool", "monitoring_tool", "error_tracking", "error_monitoring"), "thing"),
-    ("auth_provider", "one", "the authentication provider",
-     ("auth", "authentication", "identity_provider", "sso", "login", "sign_in", "signin"),
-     "thing"),
-)
 
 
 @dataclass(frozen=True)
@@ -353,6 +207,25 @@ def clean_value(value: str) -> str:
     return _ARTICLE.sub("", value) if len(value.split()) > 1 else value
 
 
+# An attribute named for a place one goes to, given a time instead of a name: the time is
+# when one goes ("gym = Tuesdays and Thursdays" is the gym_schedule; "gym = Equinox" the gym).
+_WHEN_OF = {"gym": "gym_schedule"}
+_DAYS = (r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|mon|tue|tues|wed|thu|thur|thurs|fri|"
+         r"sat|sun|weekdays?|weekends?")
+_WHEN_WORD = re.compile(r"\b(?:" + _DAYS + r"|mornings?|evenings?|afternoons?|nights?|lunch|"
+                        r"lunchtime|noon|midnight|dawn|daily|weekly|every|after work|"
+                        r"before work)\b|^(?:(?:at|by|around|from|before|after)\s+)?\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?$|"
+                        r"\b\d{1,2}(?:[:.]\d\d)?\s*[ap]\.?m\b|\b\d{1,2}[:.]\d\d\b", re.IGNORECASE)
+
+
+def _is_when(value: str) -> bool:
+    """A time or a schedule ("7", "Tuesdays and Thursdays", "in the evenings"), not a name
+    ("24 Hour Fitness", "Equinox")."""
+    named = [w for w in re.findall(r"\b[A-Z][\w'-]*", value)
+             if not re.fullmatch(_DAYS, w, re.IGNORECASE)]
+    return bool(_WHEN_WORD.search(value)) and not named
+
+
 def normalise_triple(entity: str | None, attribute: str | None, value: str | None
                      ) -> tuple[str, str, str] | None:
     """The canonical (entity, attribute, value), or None when the triple is incomplete or
@@ -366,6 +239,8 @@ def normalise_triple(entity: str | None, attribute: str | None, value: str | Non
     base, _, suffix = attr.partition(":")
     if not base:
         return None
+    if base in _WHEN_OF and not suffix and _is_when(val):
+        attr = base = _WHEN_OF[base]
     if is_many(base):
         ended = is_ended(val)
         if not suffix:

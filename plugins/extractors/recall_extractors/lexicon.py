@@ -72,6 +72,49 @@ _MEMBERS: dict[str, tuple[str, ...]] = {
             "corolla", "golf", "polestar", "rivian", "mini cooper", "lexus", "dacia", "seat",
             "citroen", "opel", "jaguar", "land rover", "range rover", "model 3", "model y",
             "leaf", "camry", "outback", "f-150"),
+    # -- the providers a person uses. Names that are also common words ("Three", "Orange",
+    # "Sky", "Mint", "Visible", "Bell", "the Y") are left out: a wrong category is worse than
+    # none. So are names that are an employer as often as a provider ("Kaiser").
+    "bank": ("chase", "chase bank", "jpmorgan chase", "bank of america", "bofa", "wells fargo",
+             "citi", "citibank", "capital one", "us bank", "u.s. bank", "pnc", "td bank",
+             "truist", "ally", "ally bank", "chime", "sofi", "schwab", "charles schwab", "usaa",
+             "navy federal", "monzo", "revolut", "starling", "starling bank", "n26",
+             "barclays", "hsbc", "lloyds", "natwest", "santander", "halifax", "nationwide",
+             "tsb", "metro bank", "first direct", "rbc", "scotiabank", "bmo", "cibc",
+             "commbank", "commonwealth bank", "westpac", "anz", "ing", "deutsche bank", "bunq",
+             "discover bank", "fifth third", "regions bank", "citizens bank", "santander bank"),
+    "mobile_carrier": (
+        "verizon", "at&t", "t-mobile", "tmobile", "t mobile", "sprint", "mint mobile",
+        "google fi", "cricket", "cricket wireless", "metro by t-mobile", "metropcs",
+        "boost mobile", "us cellular", "straight talk", "ting", "us mobile", "xfinity mobile",
+        "spectrum mobile", "visible wireless", "vodafone", "ee", "o2", "giffgaff", "lebara",
+        "lycamobile", "lyca mobile", "tesco mobile", "sky mobile", "virgin mobile", "telstra",
+        "optus", "rogers", "telus", "fido", "freedom mobile", "koodo", "movistar",
+        "deutsche telekom", "telekom", "swisscom", "jio", "airtel", "three mobile", "smarty",
+        "voxi", "id mobile"),
+    "internet_provider": (
+        "comcast", "xfinity", "spectrum", "cox", "verizon fios", "fios", "at&t fiber",
+        "google fiber", "starlink", "frontier", "centurylink", "optimum", "rcn", "sonic",
+        "bt", "bt broadband", "sky broadband", "virgin media", "talktalk", "plusnet",
+        "hyperoptic", "community fibre", "vodafone broadband", "ziply", "wow"),
+    "gym": ("planet fitness", "equinox", "24 hour fitness", "la fitness", "anytime fitness",
+            "gold's gym", "golds gym", "crunch", "crunch fitness", "orangetheory",
+            "orange theory", "ymca", "the ymca", "puregym", "pure gym", "the gym group",
+            "virgin active", "david lloyd", "life time", "lifetime fitness", "f45",
+            "snap fitness", "blink fitness", "fitness first", "gymbox", "third space",
+            "bay club", "24 hour", "pure barre", "barry's", "barrys", "soulcycle",
+            "movement climbing", "the edge climbing"),
+    "health_insurance": ("aetna", "cigna", "unitedhealthcare", "united healthcare", "uhc",
+                         "humana", "blue cross", "blue cross blue shield", "bcbs", "anthem",
+                         "oscar health", "bupa", "kaiser permanente", "ambetter",
+                         "molina", "medicaid", "medicare", "tricare", "axa health",
+                         "vitality health", "highmark", "premera", "regence", "florida blue",
+                         "empire blue cross", "carefirst"),
+    "car_insurance": ("geico", "progressive", "state farm", "allstate", "liberty mutual",
+                      "farmers", "farmers insurance", "esurance", "root insurance", "admiral",
+                      "direct line", "aviva", "churchill", "the general", "travelers",
+                      "mercury insurance", "erie insurance", "lemonade car", "hastings direct",
+                      "lv=", "more than", "sheilas' wheels"),
     # -- a team's or system's stack
     "language": ("python", "go", "golang", "rust", "java", "javascript", "typescript",
                  "kotlin", "swift", "c", "c++", "c#", "ruby", "php", "scala", "elixir",
@@ -127,7 +170,15 @@ TOOL_CATEGORIES: frozenset[str] = frozenset(set(_MEMBERS) | {"package_manager"})
 PERSONAL: frozenset[str] = frozenset({
     "editor", "os", "shell", "browser", "terminal", "terminal_multiplexer",
     "python_package_manager", "js_package_manager", "keyboard_layout", "notes_app",
-    "password_manager", "theme", "phone", "laptop", "car"})
+    "password_manager", "theme", "phone", "laptop", "car", "bank", "mobile_carrier",
+    "internet_provider", "gym", "health_insurance", "car_insurance"})
+#: Provider names that are also first names: a person when a sentence opens with one ("Chase
+#: moved to Denver"), a bank when one is a customer of it.
+FIRST_NAMES_TOO: frozenset[str] = frozenset({"chase", "ally"})
+#: Providers: a company a person is a customer of, never their employer or school unless a
+#: word of work says so ("I'm with Verizon", "I go to Planet Fitness", "joined Equinox").
+PROVIDERS: frozenset[str] = frozenset({"bank", "mobile_carrier", "internet_provider", "gym",
+                                       "health_insurance", "car_insurance"})
 
 #: Languages people speak (not programming languages): "answer in Dutch", "my Arabic is gone".
 NATURAL_LANGUAGES: frozenset[str] = frozenset("""

@@ -172,6 +172,16 @@ FRAMES: tuple[Frame, ...] = (
     _f("hometown", r"am originally from|is originally from|am from|is from|are from|"
        r"come from|comes from|grew up in|was raised in|was born in|were born in|hail from",
        _PLACE, proper),
+    # -- the providers one is a customer of (a bank by its verb, any other by its name) -----
+    _f("bank", r"bank with|banks with|bank at|banks at|am banking with|banking with|"
+       r"have (?:an|my|our|a) (?:\w+ )?(?:account|accounts) (?:with|at)", _ORG, proper),
+    _f("provider", r"am with|is with|are with|have been with|has been with|been with|"
+       r"am a (?:member|customer|client) (?:at|of|with)|am insured (?:with|by)|"
+       r"insured (?:with|by)|signed up (?:with|at)|got (?:insurance|a policy|cover|coverage) "
+       r"(?:with|from|through)|(?:ported|moved|switched|transferred|took) (?:my|our|his|her) "
+       r"(?:phone )?(?:number|numbers|line|lines|plan|service|account|accounts|money|savings|"
+       r"banking|membership|policy|insurance|cover) (?:over )?(?:to|with)",
+       _ORG, lambda v: _provider_kind(v) is not None),
     # -- work and study -----------------------------------------------------------------------
     _f("employer", r"(?:work|works|working|started working|began working|am employed|"
        r"is employed|employed|teach|teaches|am teaching|is teaching|lecture|lectures|"
@@ -430,6 +440,45 @@ def role_too(predicate: str) -> str | None:
     return v if v and role(v) else None
 
 
+# Frames whose verb says nothing of work or study ("am with", "go to", "joined", "moved my
+# number to"): a provider the lexicon knows is what the person is a customer of.
+_CUSTOMER_OF = frozenset({"employer", "school", "phone_number"})
+_WORK_WORDS = re.compile(r"\b(?:work|works|working|worked|job|jobs|hired|employed|intern|"
+                         r"internship|role|position|offer|gig|contract|poached|recruited|"
+                         r"headhunted|career|teach|teaches|teaching|study|studies|studying|"
+                         r"student|enrolled|start|starts|starting|started|notice|contracting|"
+                         r"contractor|freelance|freelancing|consult|consulting|colleagues?|"
+                         r"coworkers?|team|office|boss|manager)\b", _I)
+
+
+# "My brother's at Monzo now": one is "at" a place of work, a customer "with" a bank.
+_AT = re.compile(r"^" + AUX + r"(?:am|is|are|'s|been|have been|has been)\s+(?:now\s+)?at\b", _I)
+
+
+def _provider_kind(value: str) -> str | None:
+    from .lexicon import PROVIDERS, category_of
+
+    kind = category_of(value)
+    return kind if kind in PROVIDERS else None
+
+
+def _provider(attribute: str, values: list[str], predicate: str) -> str:
+    """The provider kind a frame's value names, when the frame's verb is no word of work:
+    "I bank with Chase" / "I'm with Verizon" / "I go to Planet Fitness" are no employer or
+    school; "I work at Chase" and "I'm a teller at Chase" are (a role names work)."""
+    kinds = {_provider_kind(v) for v in values}
+    if attribute == "provider":  # its guard took only values of one provider kind each
+        return kinds.pop() if len(kinds) == 1 else "uses"
+    if attribute not in _CUSTOMER_OF or _WORK_WORDS.search(predicate) or _AT.match(predicate):
+        return attribute
+    if len(kinds) != 1 or None in kinds:
+        return attribute
+    if (m := re.search(r"\b(?:am|is|are)\s+(?:a|an)\s+(?P<r>[\w -]{1,40}?)\s+(?:at|for|with)\b",
+                       predicate, _I)) and role(m["r"]):
+        return attribute
+    return kinds.pop()
+
+
 def read(predicate: str) -> tuple[str, list[str]] | None:
     """(attribute, values) of the first frame the predicate states, or None."""
     for frame in FRAMES:
@@ -439,5 +488,5 @@ def read(predicate: str) -> tuple[str, list[str]] | None:
         raw = m.groupdict().get("v") or m.group(0)
         found = [v for v in frame.parse(raw) if frame.guard is None or frame.guard(v)]
         if found:
-            return frame.attribute, found
+            return _provider(frame.attribute, found, predicate), found
     return None

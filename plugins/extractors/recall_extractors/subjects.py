@@ -27,7 +27,7 @@ from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribut
 
 from .fillers import drop_fillers
 from .keys import FAVORITE_TOOLS
-from .lexicon import PERSONAL, category_of
+from .lexicon import FIRST_NAMES_TOO, PERSONAL, category_of
 
 _I = re.IGNORECASE
 
@@ -334,7 +334,7 @@ def find_subject(clause: str, speaker: str | None = None,
                 and low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
                 | _THINGS and attribute_of_noun(low) is None and not low.startswith("favo") \
                 and attribute_of_noun(f"{low} {following.lower()}") is None \
-                and category_of(low) is None:
+                and (category_of(low) is None or low in FIRST_NAMES_TOO):
             name = m["name"].lower()
             return Subject(name, "person", m["rest"], noun=m["noun"], surface=m["name"])
     if m := _EVERYONE.match(text):
