@@ -63,11 +63,25 @@ _ASKING = re.compile(r"^(?:" + _ASKS + r"|when|am|if|unless|whether|wonder|wonde
                      r"maybe|might|thinking)\b", re.IGNORECASE)
 
 
+# A request made after a statement, asked without a question mark as people type them ("the
+# Postgres migration wrapped up, can you help me rewrite this query", "... so pescatarian
+# these days I guess. quick weeknight salmon ideas"): it runs to the sentence's end.
+_REQUESTED = re.compile(r"(?:[,;]|\s+-+|\s+(?:so|and|but))\s+(?:(?:so|but|and|ok|okay|anyway|"
+                        r"also|btw)\s+)?(?=(?:(?:can|could|would|will) (?:you|u|someone|anyone)|"
+                        r"help me|any (?:tips|ideas|advice|recs|"
+                        r"recommendations|suggestions)|how (?:do|can|should|would|to) |"
+                        r"is (?:that|this|it) (?:normal|expected|ok|okay|fine|right|true)|"
+                        r"need (?:help|ideas|advice|tips)|what(?:'s| is| are) (?:the|a|some|"
+                        r"my|good))\b)", re.IGNORECASE)
+
+
 def asked_apart(sentence: str) -> list[str]:
     """A sentence that states something and then asks, as the two: the statement is read
     (a question states no fact, so asked together the statement was lost)."""
     m = _ASKED.search(sentence)
     if m is None or not sentence.rstrip().endswith(("?", "?)", '?"')):
+        m = _REQUESTED.search(sentence)
+    if m is None:
         return [sentence]
     said, asked = sentence[:m.start()].strip(), sentence[m.end():].strip()
     if len(said.split()) < 3 or _ASKING.match(said):
