@@ -32,7 +32,7 @@ from .change_words import DISCARDED, NOW, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
 from .kinds import named_values
-from .lexicon import category_of
+from .lexicon import TOOL_CATEGORIES, category_of
 from .triples import Reading
 
 _I = re.IGNORECASE
@@ -169,8 +169,16 @@ def _owned(clause: str, value: str) -> bool:
     return bool(re.search(rf"\b(?:my|our)\s+(?:new\s+)?{re.escape(value)}(?![\w-])", clause, _I))
 
 
+# A subject that is a change itself ("the Postgres migration wrapped up"): the change is the
+# speaker's or their team's, as if no subject were named.
+_A_CHANGE = re.compile(r"\b(?:migration|move|switch|rewrite|port|cutover|transition|rollout)$",
+                       _I)
+
+
 def in_scope(k: KnownFact, reading: Reading, said: set[str], speaker: str | None) -> bool:
     subject = reading.subject
+    if subject.entity and _A_CHANGE.search(subject.entity):
+        return k.entity in ((speaker.lower() if speaker else USER), TEAM)
     if subject.entity and subject.kind in ("person", "team", "thing") \
             and k.entity == subject.entity:
         return True
@@ -179,6 +187,38 @@ def in_scope(k: KnownFact, reading: Reading, said: set[str], speaker: str | None
     if k.entity in (me, TEAM) and subject.entity in (None, me, TEAM) and subject.kind != "other":
         return True
     return k.entity not in (USER, TEAM) and _named(k.entity, said)
+
+
+# A tool said to be what a migration, a move or a rewrite went to ("the Postgres migration
+# wrapped up", "after the move to Fly.io", "the monorepo went to pnpm", "the Go rewrite of the
+# backend shipped", "IT forced the whole company onto Teams"), or where a thing now lives
+# ("Notion is where all our docs are"): the one held now. Said of tools only: "went to
+# Paris" is no move.
+_MIGRATED_TO = (r"\b(?:migration|migrating|migrated|migrate|move|moved|moving|switch|switched|"
+                r"switching|transition|transitioned|port|ported|porting|cutover|rewrite|rewrote|"
+                r"rewritten|rebuilt|rebuild|went|gone|going|converted|conversion|upgraded|"
+                r"jumped|forced|consolidated|standardi[sz]ed)(?:\s+(?:over|back|fully|all|"
+                r"everything|everyone|us|it|(?:the|our|my)(?:\s+[\w-]+){1,2}?))?\s+"
+                r"(?:to|onto|into|on|in)\s+(?:the\s+)?{v}(?![\w-])")
+_MIGRATION_OF = (r"(?<![\w-]){v}\s+(?:migration|rewrite|port|cutover|switch|move|conversion|"
+                 r"rollout)\b|(?<![\w-]){v}\s+is\s+where\b|(?<![\w-]){v}\s+(?:has been|is)\s+"
+                 r"(?:my|our)\s+(?:daily driver|main|go-to|default)\b")
+
+
+# ... unless the move was only weighed, or the old one stayed ("We considered moving to Azure
+# but stayed on AWS").
+_WEIGHED = re.compile(r"\b(?:consider(?:ed|ing|s)?|talk(?:ed|ing)? about|discuss(?:ed|ing|ion)?|"
+                      r"propos(?:ed|al|ing)|pitch(?:ed|ing)?|evaluat(?:ed|ing|ion)|pilot(?:ed|ing)?|"
+                      r"trial(?:l?ed|l?ing)?|stayed|staying|stick(?:ing)?|stuck|kept|keeping|"
+                      r"talk|giving a talk|blog post|article)\b", _I)
+
+
+def _migrated_to(sentence: str, value: str) -> bool:
+    if _WEIGHED.search(sentence):
+        return False
+    v = re.escape(value)
+    return bool(re.search(_MIGRATED_TO.replace("{v}", v), sentence, _I)
+                or re.search(_MIGRATION_OF.replace("{v}", v), sentence, _I))
 
 
 def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
@@ -204,8 +244,10 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
         ended = mentions(sentence, k.value) and _ENDS.search(sentence)
         # "MongoDB is gone now": with the old value unnamed, a word that ends the one named
         # says it is the old one
+        value = next(iter(new))
         current = CURRENT.search(sentence) or (
-            not mentions(sentence, k.value) and _owned(clause, next(iter(new))))
+            not mentions(sentence, k.value) and _owned(clause, value)) or (
+            k_kind in TOOL_CATEGORIES and _migrated_to(sentence, value))
         if ended or (current and not _ENDS_ONE.search(sentence)):
             fits.append(KnownFact(k.entity, k.attribute, new.pop()))
     chosen = _one(fits)

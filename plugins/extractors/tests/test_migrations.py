@@ -1,0 +1,67 @@
+"""A change told inside a request to an agent (issue 27): a statement before a request made
+without a question mark is read apart from it, and a tool named as what a migration, a move or
+a rewrite went to is the one held now, so it supersedes the known one of its kind."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_core.contracts import KnownFact as K
+from recall_extractors import StubSettings, make_stub
+from recall_extractors.sentences import split_sentences
+from recall_extractors.stub import StubExtractor
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubExtractor:
+    return make_stub(StubSettings())
+
+
+def triples(out) -> list[tuple]:
+    return [(m.entity, m.attribute, m.value) for m in out if m.attribute]
+
+
+@pytest.mark.parametrize("text,said", [
+    ("the Postgres migration wrapped up last sprint, can you help me rewrite this query",
+     "the Postgres migration wrapped up last sprint"),
+    ("we're on pnpm now, how do I set up workspaces", "we're on pnpm now"),
+    ("moved to Lisbon in may, any tips for finding a dentist", "moved to Lisbon in may"),
+])
+def test_a_statement_before_a_request_is_read_apart(text, said):
+    assert split_sentences(text)[0] == said
+
+
+@pytest.mark.parametrize("text", [
+    "I prefer short answers, and please use British spelling.",  # an instruction: one
+    "can you help me move to Postgres, is it hard",               # asked from the start
+])
+def test_an_instruction_or_a_request_alone_stays_whole(text):
+    assert split_sentences(text) == [text]
+
+
+DB = K("team", "database", "MySQL", "Our team's database is MySQL")
+CLOUD = K("team", "cloud", "Heroku", "We deploy everything on Heroku")
+FRONTEND = K("frontend", "frontend_framework", "Angular", "The frontend is built with Angular")
+PM = K("team", "package_manager", "npm", "We use npm in the monorepo")
+
+
+@pytest.mark.parametrize("known,text,expected", [
+    (DB, "the Postgres migration wrapped up last sprint, can you help me rewrite this report "
+         "query", ("team", "database", "Postgres")),
+    (CLOUD, "deploys got 3x faster after the move to Fly.io", ("team", "cloud", "Fly.io")),
+    (FRONTEND, "frontend migration to React is finally done.",
+     ("frontend", "frontend_framework", "React")),
+])
+async def test_what_a_migration_went_to_supersedes(stub, known, text, expected):
+    assert expected in triples(await stub.extract(text, known=[known]))
+
+
+@pytest.mark.parametrize("known,text", [
+    (K("team", "cloud", "AWS", "We're on AWS."), "We considered moving to Azure but stayed on AWS."),
+    (DB, "I'm giving a talk about the Postgres migration at another company"),
+    (DB, "we're piloting a move to Postgres with one service"),
+    (K("user", "location", "Berlin", "I live in Berlin."), "went to Paris last week for work"),
+])
+async def test_a_move_only_weighed_or_not_of_a_tool_changes_nothing(stub, known, text):
+    got = triples(await stub.extract(text, known=[known]))
+    assert not [t for t in got if t[:2] == (known.entity, known.attribute)]
