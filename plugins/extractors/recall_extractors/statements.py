@@ -98,8 +98,10 @@ _BARE_SUBJECT = re.compile(r"^(?:(?:my|our|the)\s+)?[\w-]+$|^[A-Z][a-z]+$", _I)
 # A reason or a time said first, then what holds ("since I became engineering lead in january
 # I barely write specs", "ever since the baby arrived I'm up at 5"): both are said, each its
 # own statement. Not "when", "once", "if", "after": with a present tense they are plans.
+# The second may open with "my"/"our" ("ever since we went over to Google Fiber my zoom calls
+# have been flawless"), but not with "the": "the" opens many an object inside the first.
 _LEADING = re.compile(r"^(?:ever since|since|now that|because)\s+(?P<a>.+?)\s*,?\s+"
-                      r"(?P<b>(?:i|i'm|i've|we|we're|we've)\s.+)$", _I)
+                      r"(?P<b>(?:i|i'm|i've|we|we're|we've|my|our)\s.+)$", _I)
 
 
 def split_statements(sentence: str, speaker: str | None = None) -> list[str]:

@@ -68,6 +68,8 @@ june july august september october november december last next this just now cur
 lately recently finally sadly luckily unfortunately fortunately btw fyi big quick note
 to for in on at from with by of about into once until unless during
 might could would should must can shall
+fully totally completely officially basically mostly properly permanently eventually literally
+seriously definitely
 """.split())
 _GROUPS = frozenset({"team", "company", "org", "organisation", "organization", "group",
                      "startup", "family", "household"})

@@ -20,7 +20,7 @@ _TIME = (r"|\s(?:last|this|next|past)\s+(?:year|month|week|summer|winter|spring|
          r"\s(?:over|during) the\s+(?:summer|winter|spring|fall|autumn|weekend|holidays?|"
          r"break)\b|"
          r"\s(?:yesterday|today|tonight|tomorrow|ago|since|until|starting|from now on)\b|"
-         r"\sin\s+(?:19|20)\d\d\b|\s(?:a|one|two|three|four|five|few|a few|several|\d+)\s+"
+         r"\sin\s+(?:19|20)\d\d\b|\s(?:a|one|two|three|four|five|few|a few|several|a couple(?: of)?|\d+)\s+"
          r"(?:years?|months?|weeks?|days?)\b|\s(?:for|over) the (?:last|past)\b|"
          r"\s(?:in|on|since|by|until|from)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
          r"dec)[a-z]*\b|"

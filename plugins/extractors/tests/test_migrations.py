@@ -65,3 +65,26 @@ async def test_what_a_migration_went_to_supersedes(stub, known, text, expected):
 async def test_a_move_only_weighed_or_not_of_a_tool_changes_nothing(stub, known, text):
     got = triples(await stub.extract(text, known=[known]))
     assert not [t for t in got if t[:2] == (known.entity, known.attribute)]
+
+
+@pytest.mark.parametrize("first,later,expected", [
+    # a reason said first whose second half opens with "my"
+    ("We get our internet through Spectrum",
+     "ever since we went over to Google Fiber my zoom calls have been flawless",
+     ("team", "internet_provider", "Google Fiber")),
+    # an adverb opening the sentence is no one's name
+    ("I do all my coding in VS Code", "fully converted to Neovim now",
+     ("user", "editor", "Neovim")),
+    # "for a couple months" is when, not part of the name
+    ("My partner is Jordan", "I've been seeing Theo for a couple months",
+     ("user", "partner", "Theo")),
+    # a student is at a school, not employed there
+    ("I'm doing my master's at UCL", "I'm a PhD student at Edinburgh as of this month",
+     ("user", "school", "Edinburgh")),
+])
+async def test_changes_told_in_passing(stub, first, later, expected):
+    known = [K(m.entity, m.attribute, m.value, m.text) for m in await stub.extract(first)
+             if m.attribute]
+    got = triples(await stub.extract(later, known=known))
+    assert expected in got
+    assert not [t for t in got if t[1] == "employer"]
