@@ -101,8 +101,9 @@ def items(raw: str, stops: str = LIST, max_words: int = 4) -> list[str]:
     list. The list ends where a value would (`stops` minus its commas)."""
     head = re.split(stops, " " + raw + " ", maxsplit=1, flags=_I)[0]
     # ", started last week" opens a clause; in a list of activities ("hiking, climbing and
-    # squash") a word in -ing is the next one
-    ing = r"(?!\s*(?:,|and\b|or\b|&|$))" if re.match(r"\s*[a-z]\w*ing\s*,", head, _I) else ""
+    # squash", "yoga, running, and swimming") a word in -ing that the list goes on after, or
+    # ends with, is the next one
+    ing = r"(?!\s*(?:,|and\b|or\b|&|$))"
     head = re.split(r"\s+(?:and|but|so)\s+(?:i|we|my|our|he|she|they)\b|,\s+(?:i|we|my|our|he|"
                     r"she|they)\b|,\s+(?:(?-i:[a-z]\w*ed)|(?-i:[a-z]\w*ing)" + ing + r"|"
                     r"no more|not)\b", head, maxsplit=1, flags=_I)[0]
