@@ -278,6 +278,14 @@ _ENDS_ONE = re.compile(
     r"\b(?:no more|no longer|anymore|any more|giving up|" + DISCARDED + r"|"
     r"gone|dead|stopp?(?:ed|ing)?|quit|cancell?ed|sold|"
     r"let (?:it|that|them|that one|those) go|done with|off my list|"
+    # ends said in other words ("cut disney plus", "let the economist lapse", "ripped Kafka
+    # out", "swimming is off the table", "board game night fizzled out", "Puma didn't renew",
+    # "closed the vercel account", "doctor took me off the lisinopril")
+    r"cut(?!\s+(?:back|down|short|it close))|(?:let|letting) (?:[\w+-]+ ){1,3}lapse|lapsed|"
+    r"off the table|fizzled(?: out)?|petered out|(?:didn't|did not|won't|wasn't|was not|"
+    r"isn't|not) (?:get )?renew(?:ed|ing)?|"
+    r"closed (?:the|my|our) (?:[\w+-]+ ){1,2}account|(?:took|taken|take) (?:me|him|her|us) off|"
+    r"sold off|(?:ripped|tore|torn|pulled) (?:[\w+-]+ ){1,2}out|handed (?:[\w+-]+ ){1,3}off|"
     # "I'm over knitting", "kinda over fantasy", "I've gone off curry" (not "over the weekend")
     r"(?:'m|am|i'm|im|kinda|kind of|totally|so|pretty much|completely|honestly)\s+over(?!\s+(?:the|a|an|"
     r"my|to|there|here)\b)|(?:gone|went|going) off)\b", _I)

@@ -1,0 +1,55 @@
+"""Ends of a many-valued fact said in other words (issue 27), and lists of activities whose
+later items are words in -ing ("yoga, running, and swimming")."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_extractors import StubSettings, make_stub
+from recall_extractors.stub import StubExtractor
+from recall_core.contracts import KnownFact as K
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubExtractor:
+    return make_stub(StubSettings())
+
+
+def triples(out) -> list[tuple]:
+    return [(m.entity, m.attribute, m.value) for m in out if m.attribute]
+
+
+async def test_a_list_of_activities_keeps_its_later_items_in_ing(stub):
+    got = triples(await stub.extract("I do yoga, running, and swimming"))
+    assert [t[1] for t in got] == ["hobbies:yoga", "hobbies:running", "hobbies:swimming"]
+    # a clause after the value is still no item
+    assert triples(await stub.extract("I work at Google, consulting mostly")) == \
+        [("user", "employer", "Google")]
+
+
+async def known_of(stub, text):
+    return [K(m.entity, m.attribute, m.value, m.text) for m in await stub.extract(text)
+            if m.attribute]
+
+
+@pytest.mark.parametrize("first,later,ended", [
+    ("We use Kafka and Redis", "we ripped Kafka out last month", "uses:kafka"),
+    ("We use Netflix and Hulu", "we cut Hulu, nobody watched it", "uses:hulu"),
+    ("We use Slack and Loom", "our Loom license didn't get renewed", "uses:loom"),
+    ("I play tennis and squash", "squash is off the table after the knee surgery",
+     "hobbies:squash"),
+])
+async def test_an_end_said_in_other_words(stub, first, later, ended):
+    known = await known_of(stub, first)
+    got = triples(await stub.extract(later, known=known))
+    assert [t for t in got if t[1] == ended] == [(known[0].entity, ended, "no longer")]
+
+
+@pytest.mark.parametrize("first,later", [
+    ("We use Netflix and Hulu", "we cut back on Hulu a bit"),
+    ("I play tennis and squash", "we're cutting the squash session short today"),
+])
+async def test_cutting_back_ends_nothing(stub, first, later):
+    known = await known_of(stub, first)
+    got = triples(await stub.extract(later, known=known))
+    assert not [t for t in got if t[2] == "no longer"]
