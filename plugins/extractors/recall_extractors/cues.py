@@ -104,7 +104,8 @@ _PASSING = re.compile(r"\b(?:on (?:a |my |our )?(?:holiday|vacation|trip|busines
                       r"temporarily|test(?:ing|ed)? (?:out )?(?:a|an|the)\b|"
                       r"(?:trying|tried|try) out|about \w+ing|looked at|looking at|"
                       r"evaluat(?:e|ed|es|ing)|pilot(?:ed|ing)|trial(?:l?ed|l?ing)|"
-                      r"researching|demoing|proof of concept)\b", _I)
+                      r"researching|demoing|proof of concept|free trial|"
+                      r"trial (?:of|run|period|version)|just to see)\b", _I)
 
 
 # A time that bounds what is said to one day or one stretch ("took an uber to work today",

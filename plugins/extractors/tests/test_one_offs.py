@@ -77,3 +77,13 @@ async def test_a_reported_clause_is_no_subject(stub):
     """ "our intern asked why we don't use CircleCI": no subject named "intern asked why we"."""
     out = triples(await stub.extract("our intern asked why we don't use CircleCI, fair question"))
     assert not [t for t in out if "asked" in t[0]]
+
+
+@pytest.mark.parametrize("text", [
+    "trying a free trial of Cursor today just to see what the hype is about",
+    "signed up for a trial of Zed",
+])
+async def test_a_trial_is_no_choice_yet(stub, text):
+    editor = K("user", "editor", "vim", "I use vim.")
+    assert not [t for t in triples(await stub.extract(text, known=[editor]))
+                if t[1] == "editor"]
