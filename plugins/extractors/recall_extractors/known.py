@@ -291,7 +291,8 @@ _ENDS_ONE = re.compile(
     r"my|to|there|here)\b)|(?:gone|went|going) off)\b", _I)
 # A pet's end ("the hamster died on Sunday", "had to put our dog down"): read only where a
 # known value is named beside it ("my phone died, got a Pixel" ends no value of many).
-_DIED = re.compile(r"\b(?:died|passed away|put (?:\w+ ){1,2}down)\b", _I)
+_DIED = re.compile(r"\b(?:died|passed away|put (?:\w+ ){1,2}down|lost|crossed the rainbow "
+                   r"bridge|had to say goodbye to)\b", _I)
 # Where one aside ends and the next begins: a value "still" said in the next stays.
 ASIDE = re.compile(r"[,;.!]\s+|\s+(?:but|though|although|so|and|while|whereas)\s+", _I)
 # A memory that lists several values ("I do climbing, yoga and cycling"): ending one would

@@ -79,7 +79,8 @@ _ALLERGY = re.compile(r"^" + AUX + r"(?:have|has|got|developed)\s+(?:a|an)\s+(?:
                       _I)
 _PET = re.compile(r"^" + AUX + r"(?:have|has|got|adopted|rescued|own|owns|bought|"
                   r"brought home|took in|welcomed)\s+(?:a|an|another|one|two|three|\d+|a new|"
-                  r"our|my)\s+(?:(?:new|little|rescue|baby|old|second|third|young|senior)"
+                  r"our|my)\s+(?:(?:new|little|rescue|rescued|retired|baby|old|second|third|young|senior|"
+                  r"golden|black|white|grey|gray|ginger|tiny|big)"
                   r"\s+)*(?P<kind>[a-z]+(?:\s+pig)?)(?:s)?(?:\s+(?:named|called)\s+(?P<v>(?-i:[A-Z]"
                   r"[\w-]*(?:\s+[A-Z][\w-]*)?))|,\s+(?P<names>(?-i:[A-Z][\w-]*(?:(?:,\s*|,?\s+"
                   r"and\s+)[A-Z][\w-]*)*))\b)?", _I)

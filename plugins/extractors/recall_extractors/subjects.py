@@ -55,6 +55,10 @@ ROLE_OF = {"wife": "partner", "husband": "partner", "partner": "partner", "spous
 PETS = frozenset("""
 dog cat puppy kitten parrot hamster rabbit bunny turtle tortoise fish goldfish snake lizard
 horse pony ferret gecko bird budgie pup pet
+corgi lab labrador retriever poodle beagle greyhound whippet terrier spaniel husky dachshund
+chihuahua pug bulldog collie doodle labradoodle goldendoodle cockapoo schnauzer mutt
+dalmatian rottweiler boxer tabby kitty ragdoll cockatiel parakeet chinchilla hedgehog
+axolotl tarantula iguana chicken hen goat
 """.split())
 # Words that open a sentence but are never a person's name.
 _NOT_NAMES = frozenset("""

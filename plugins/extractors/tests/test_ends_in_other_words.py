@@ -53,3 +53,13 @@ async def test_cutting_back_ends_nothing(stub, first, later):
     known = await known_of(stub, first)
     got = triples(await stub.extract(later, known=known))
     assert not [t for t in got if t[2] == "no longer"]
+
+
+async def test_a_pet_by_its_breed_and_a_pet_lost(stub):
+    got = triples(await stub.extract("I got a corgi named Waffles last week"))
+    assert [t[1:] for t in got] == [("pets:waffle", "Waffles")]
+    known = await known_of(stub, "We have a cat named Biscuit")
+    got = triples(await stub.extract(
+        "we lost Biscuit in march and just adopted a retired greyhound, Pepper.", known=known))
+    assert ("user", "pets:biscuit", "no longer") in got
+    assert ("user", "pets:pepper", "Pepper") in got
