@@ -105,7 +105,13 @@ _PASSING = re.compile(r"\b(?:on (?:a |my |our )?(?:holiday|vacation|trip|busines
                       r"(?:trying|tried|try) out|about \w+ing|looked at|looking at|"
                       r"evaluat(?:e|ed|es|ing)|pilot(?:ed|ing)|trial(?:l?ed|l?ing)|"
                       r"researching|demoing|proof of concept|free trial|"
-                      r"trial (?:of|run|period|version)|just to see)\b", _I)
+                      r"trial (?:of|run|period|version)|just to see|"
+                      # a stay or a stand-in ("in Lisbon for a conference until friday", "on
+                      # my brother's laptop this weekend since mine is in for repair")
+                      r"for (?:a|the) (?:conference|wedding|funeral|week|weekend|few days|day|"
+                      r"night|couple (?:of )?(?:days|weeks)|summit|workshop|meetup|offsite)|"
+                      r"until (?:mon|tues|wednes|thurs|fri|satur|sun)day|in for repair|"
+                      r"in the shop|(?:my|his|her|a) (?:\w+'s )?loaner)\b", _I)
 
 
 # A time that bounds what is said to one day or one stretch ("took an uber to work today",

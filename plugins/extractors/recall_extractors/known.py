@@ -33,6 +33,7 @@ from .cues import UNSURE
 from .fact import Fact
 from .kinds import named_values
 from .lexicon import TOOL_CATEGORIES, category_of
+from .typed_values import theirs
 from .triples import Reading
 
 _I = re.IGNORECASE
@@ -236,7 +237,7 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
         if not _single(k) or k_kind is None or not in_scope(k, reading, said, speaker):
             continue
         new = {v for _, v, kd in named if kd == k_kind and v.lower() not in k.value.lower()
-               and k.value.lower() not in v.lower()}
+               and k.value.lower() not in v.lower() and not theirs(clause, v)}
         new |= {w for w in _WORD.findall(clause) if k_kind == "day" and _DAY.match(w)
                 and w.lower().rstrip("s") != k.value.lower().rstrip("s")}
         if len({v.lower() for v in new}) != 1:

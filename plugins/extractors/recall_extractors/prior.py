@@ -47,6 +47,7 @@ from .known import CURRENT
 from .prototypes import PROTOTYPES
 from .subjects import RELATIONS, PETS
 from .triples import Reading, tools_only
+from .typed_values import theirs
 
 #: The known attribute's score (mean cosine to its two nearest examples) must reach this ...
 PRIOR_MIN = 0.33
@@ -205,7 +206,8 @@ def _nearest(predicate: str, known_value: str, classifier: Any) -> str | None:
             if words[0].lower() in _STOP or words[-1].lower() in _STOP:
                 continue
             span = " ".join(words)
-            if known_value.lower() in span.lower() or span.lower() in known_value.lower():
+            if known_value.lower() in span.lower() or span.lower() in known_value.lower() \
+                    or theirs(predicate, span):
                 continue
             spans.append(span)
     if not spans:

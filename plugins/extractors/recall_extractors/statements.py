@@ -104,6 +104,11 @@ _LEADING = re.compile(r"^(?:ever since|since|now that|because)\s+(?P<a>.+?)\s*,?
                       r"(?P<b>(?:i|i'm|i've|we|we're|we've|my|our)\s.+)$", _I)
 
 
+# "... while we're in California": where one is while something else happens, a stay.
+_STAY = re.compile(r"^(?:i'm|i am|we're|we are|i was|we were|he's|she's|they're)\s+(?:in|at|"
+                   r"visiting|staying|away|on)\b", _I)
+
+
 def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
     """The statements of one sentence, in order; the sentence itself when it makes one."""
     if (m := _LEADING.match(sentence)) and len(m["a"].split()) > 1:
@@ -119,7 +124,7 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
             out.append(left)  # "The API is written in Rust and it runs on Fly.io"
             start, prefix, subject = m.end() + it[0], it[1], None
             continue
-        if _LEANS.match(right):
+        if _LEANS.match(right) or (m["conj"] or "").lower() == "while" and _STAY.match(right):
             continue
         if gapped and re.match(r"^(?:our|my|the)\s", right, _I) and \
                 _GAPPED.match(_until_cut(right)):

@@ -202,8 +202,15 @@ def read(predicate: str, person: bool, additive: bool, verb_ok: bool = True
     return None
 
 
+# "I'm on my brother's laptop", "using her iPad", "went with Sam's old Civic": someone else's.
+_SOMEONE_ELSES = re.compile(r"^(?:(?:my|our)\s+[\w-]+'s?\s|(?:his|her|their|someone's|"
+                            r"somebody's)\s|(?-i:[A-Z])[a-z]+'s\s)", _I)
+
+
 def _use(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
     raw, verb = m["v"], m["verb"].lower()
+    if _SOMEONE_ELSES.match(raw):
+        return None
     replaced: list[str] = []
     other = None
     if verb.startswith("prefer") and (pair := re.match(r"(?:to use\s+|using\s+)?(.+?)\s+to\s+(.+)$",

@@ -99,6 +99,17 @@ _LEAD_VERB = re.compile(r"^" + AUX + r"(?:\w+(?:ed|ing|s)?\s+)?(?:(?:up|out|into
                         r"for|with|at|a|an|the|my|our|some|more|back)\s+)*", _I)
 
 
+# "set up his new iPhone", "on my brother's Windows laptop": someone else's, said right before.
+_THEIRS = re.compile(r"\b(?:his|her|their|someone's|somebody's|(?!(?:it|that|what|there|here|"
+                     r"who|he|she|let|where|how)'s)[a-z]+'s)\s+(?:[\w-]+\s+){0,2}$", _I)
+
+
+def theirs(text: str, value: str) -> bool:
+    """The value is named as someone else's in `text`."""
+    at = text.lower().find(value.lower())
+    return at > 0 and bool(_THEIRS.search(text[:at]))
+
+
 def _kept(text: str, start: int, end: int) -> bool:
     """A mention is the value unless it is said as what was replaced ("from X" only when
     a "to" follows: "alerts come from New Relic" names the value), as a topic ("a book
@@ -106,7 +117,7 @@ def _kept(text: str, start: int, end: int) -> bool:
     Hamburg", "borrowed my dad's Tesla", "got my mom an iPhone", "helping a friend move to
     Munich", "a Kindle for my son"): when unsure whose, no fact."""
     if _ABOUT.search(text[:start]) or _OTHER_PERSON.search(text[:start]) \
-            or _FOR_ANOTHER.match(text[end:]):
+            or _FOR_ANOTHER.match(text[end:]) or _THEIRS.search(text[:start]):
         return False
     before = _REPLACED.search(text[:start])
     if before and before.group(0).lower().startswith("from") and \

@@ -87,3 +87,25 @@ async def test_a_trial_is_no_choice_yet(stub, text):
     editor = K("user", "editor", "vim", "I use vim.")
     assert not [t for t in triples(await stub.extract(text, known=[editor]))
                 if t[1] == "editor"]
+
+
+PHONE = K("user", "phone", "Pixel 7", "I have a Pixel 7.")
+OS = K("user", "os", "Ubuntu", "I run Ubuntu.")
+LOCATION = K("user", "location", "Berlin", "I live in Berlin.")
+
+
+@pytest.mark.parametrize("text,known", [
+    ("helping my dad set up his new iPhone over the phone, it's painful", PHONE),
+    ("I'm on my brother's Windows laptop this weekend since mine is in for repair", OS),
+    ("I'm in Lisbon for a conference until friday, what's good to eat near Alfama?", LOCATION),
+    ("renting a Tesla Model Y for the week while we're in California, how does "
+     "supercharging work?", LOCATION),
+])
+async def test_someone_elses_thing_or_a_stay_changes_nothing(stub, text, known):
+    got = triples(await stub.extract(text, known=[known]))
+    assert not [t for t in got if t[1] == known.attribute]
+
+
+async def test_ones_own_new_thing_still_changes(stub):
+    got = triples(await stub.extract("I'm on Windows now", known=[OS]))
+    assert ("user", "os", "Windows") in got
