@@ -236,8 +236,9 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
         k_kind = kind(k.value)
         if not _single(k) or k_kind is None or not in_scope(k, reading, said, speaker):
             continue
-        new = {v for _, v, kd in named if kd == k_kind and v.lower() not in k.value.lower()
-               and k.value.lower() not in v.lower() and not theirs(clause, v)}
+        # by words: "pnpm" is no restatement of "npm"
+        new = {v for _, v, kd in named if kd == k_kind and not mentions(k.value, v)
+               and not mentions(v, k.value) and not theirs(clause, v)}
         new |= {w for w in _WORD.findall(clause) if k_kind == "day" and _DAY.match(w)
                 and w.lower().rstrip("s") != k.value.lower().rstrip("s")}
         if len({v.lower() for v in new}) != 1:

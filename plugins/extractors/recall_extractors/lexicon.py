@@ -54,6 +54,8 @@ _MEMBERS: dict[str, tuple[str, ...]] = {
     "notes_app": ("obsidian", "notion", "logseq", "evernote", "bear", "roam", "roam research",
                   "apple notes", "onenote", "joplin", "org mode", "org-mode", "craft",
                   "simplenote", "google keep"),
+    "music_service": ("spotify", "apple music", "tidal", "youtube music", "deezer",
+                      "amazon music", "pandora", "soundcloud", "qobuz"),
     "password_manager": ("1password", "bitwarden", "lastpass", "keepass", "keepassxc",
                          "dashlane", "proton pass", "keeper"),
     "theme": ("dark mode", "light mode", "dark theme", "light theme", "solarized",
@@ -170,7 +172,8 @@ TOOL_CATEGORIES: frozenset[str] = frozenset(set(_MEMBERS) | {"package_manager"})
 PERSONAL: frozenset[str] = frozenset({
     "editor", "os", "shell", "browser", "terminal", "terminal_multiplexer",
     "python_package_manager", "js_package_manager", "keyboard_layout", "notes_app",
-    "password_manager", "theme", "phone", "laptop", "car", "bank", "mobile_carrier",
+    "password_manager", "music_service", "theme", "phone", "laptop", "car", "bank",
+    "mobile_carrier",
     "internet_provider", "gym", "health_insurance", "car_insurance"})
 #: Provider names that are also first names: a person when a sentence opens with one ("Chase
 #: moved to Denver"), a bank when one is a customer of it.
@@ -282,7 +285,10 @@ def category_of(value: str) -> str | None:
     name = tool_name(value)
     if name in CATEGORY_OF:
         return CATEGORY_OF[name]
+    # a year or a chip before the model ("a 2019 Civic", "an M2 MacBook Air") names no brand
     words = [w for w in name.split() if not re.fullmatch(r"(?:19|20)\d\d", w)]
+    if len(words) > 1 and re.fullmatch(r"m\d(?:\s?(?:pro|max))?", words[0]):
+        words = words[1:]
     # Brand + model ("Honda Civic", "Pixel 8", "MacBook Pro M3"): for things sold as models,
     # the brand or its first two words decide. Not for tools: "a screen reader" is no tmux.
     for n in (2, 1):

@@ -218,6 +218,7 @@ FRAMES: tuple[Frame, ...] = (
        r"have been with|has been with|been with|am with", _ORG, org_like),
     _f("occupation", r"work as|works as|working as|am working as|started working as|"
        r"got a job as|took a job as|got promoted to|was promoted to|am now|became|"
+       r"got (?:the|a|my) (?:title bump|title change|promotion|bump) to|"
        r"have become|am becoming|retrained as|trained as|am employed as",
        lambda raw: _role_value(raw)),
     # "my dad's been an electrician for 30 years": still one (AUX alone would take "has")
@@ -285,7 +286,8 @@ FRAMES: tuple[Frame, ...] = (
     _f("commute", r"commute|get to work|go to work|travel to work",
        lambda raw: [] if re.match(r"(?:to|from|into|in|at|for|every|daily|each)\b", raw, _I)
        else _one(V.COMMON, 4)(raw)),  # "I commute to Munich": where, not how
-    Frame("commute", re.compile(r"^" + AUX + r"(?:usually\s+)?(?P<v>(?:bike|cycle|drive|walk|"
+    Frame("commute", re.compile(r"^" + AUX + r"(?:usually\s+)?(?P<v>(?:biking|cycling|"
+                                r"driving|walking|bike|cycle|drive|walk|"
                                 r"take the (?:train|bus|subway|tube|metro|tram|ferry)|"
                                 r"ride (?:my|a) (?:bike|scooter|motorcycle|e-bike))s?|"
                                 r"takes the (?:train|bus|subway|tube|metro|tram|ferry)|"
@@ -362,7 +364,8 @@ def _mode(raw: str) -> str:
     """How someone commutes, one word ("takes the bus" -> "bus", "drives" -> "drive")."""
     word = raw.lower().split()[-1]
     return {"cycle": "bike", "cycles": "bike", "bikes": "bike", "drives": "drive",
-            "walks": "walk"}.get(word, word)
+            "walks": "walk", "biking": "bike", "cycling": "bike", "driving": "drive",
+            "walking": "walk"}.get(word, word)
 
 
 #: The verbs after which a capitalised name is a place only by suggestion.

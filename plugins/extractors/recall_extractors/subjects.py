@@ -93,7 +93,7 @@ _LEAD = re.compile(
     r"as of now|at this point|these days|turns out|it turns out|apparently|i'd say|"
     r"i would say|i guess|i think|to be honest|tbh|good news|bad news|ok i'll admit it|"
     r"by day|during the day|in my day job|professionally|irl|in real life|"
-    r"i'll admit it|i admit)\b[,:!.]?\s+|^[A-Za-z][\w ]{0,18}:\s+)+", _I)
+    r"i'll admit it|i admit)\b[,:!.]?\s+|^[A-Za-z][\w -]{0,24}:\s+)+", _I)
 # A subject left out: the clause opens with the speaker's verb (a past or -ing form, or one
 # of these).
 _IMPLIED = re.compile(
@@ -257,11 +257,17 @@ _CIRCUMSTANCE = re.compile(r"^(?:after|before|since|because|when|once|now that|e
                            r"(?=(?:i|we|my|our)\s)", _I)
 
 
+# "since we moved the pipelines over to GitHub Actions" (its question cut off): a clause of
+# reason or time with no main clause left is what it says.
+_SUBORDINATE = re.compile(r"^(?:ever since|since|now that|because|once)\s+(?=(?:i|we|my|our|"
+                          r"i'm|we're|i've|we've)\s)", _I)
+
+
 def strip_lead(text: str) -> str:
     """The statement without openers and tails that say nothing about its subject
     ("Actually, ...", "Update: ...", "These days ...", "..., just so you know")."""
     text = _LEAD.sub("", text.strip()).strip()
-    return _TAIL.sub("", _CIRCUMSTANCE.sub("", text)).strip()
+    return _TAIL.sub("", _CIRCUMSTANCE.sub("", _SUBORDINATE.sub("", text))).strip()
 
 
 def _owner(word: str, speaker: str | None) -> str:

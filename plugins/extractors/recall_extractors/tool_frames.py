@@ -41,6 +41,8 @@ _USE = re.compile(
     r"opted for|adopted|prefer|prefers|would rather use|would rather get|would rather|"
     r"am sticking with|have been using|started using|"
     r"browse with|browse in|browse on|type on|type in|keep my notes in|take notes in|"
+    r"am typing this on|typing this on|listen on|listen to (?:music|everything|podcasts) on|"
+    r"stream (?:music|everything) on|"
     r"added|brought in|introduced|started with|signed up for|subscribe to|pay for|"
     r"installed|set up|went with|run on|"
     r"am trying out|tried out|now use)\s+(?P<v>.+)$", _I)

@@ -88,3 +88,28 @@ async def test_changes_told_in_passing(stub, first, later, expected):
     got = triples(await stub.extract(later, known=known))
     assert expected in got
     assert not [t for t in got if t[1] == "employer"]
+
+
+@pytest.mark.parametrize("first,later,expected", [
+    ("our CI runs on CircleCI", "since we moved all the pipelines over to GitHub Actions last "
+     "month, how do I cache node_modules between jobs?", ("team", "ci", "GitHub Actions")),
+    ("We use npm for packages", "we standardized on pnpm across the monorepo last quarter \u2014 "
+     "why does pnpm install complain about peer deps?", ("team", "package_manager", "pnpm")),
+    ("I stream music on Spotify", "switched over to Apple Music when we got the family plan",
+     ("user", "music_service", "Apple Music")),
+    ("I take the 38 bus to work", "i've been biking in every day", ("user", "commute", "bike")),
+    ("I'm a junior data analyst", "just got the title bump to Senior Analyst!!",
+     ("user", "occupation", "Senior Analyst")),
+    ("My laptop is a ThinkPad X1 Carbon", "I'm typing this on a refurbished M2 MacBook Air",
+     ("user", "laptop", "M2 MacBook Air")),
+])
+async def test_changes_told_around_a_request(stub, first, later, expected):
+    known = [K(m.entity, m.attribute, m.value, m.text) for m in await stub.extract(first)
+             if m.attribute]
+    assert expected in triples(await stub.extract(later, known=known))
+
+
+async def test_a_label_before_a_colon_is_no_subject(stub):
+    got = triples(await stub.extract("post-migration question: now that everything lives in "
+                                     "Postgres 15, what's the equivalent of SHOW PROCESSLIST?"))
+    assert not [t for t in got if "question" in t[0]]
