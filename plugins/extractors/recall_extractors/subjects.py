@@ -259,7 +259,7 @@ _CIRCUMSTANCE = re.compile(r"^(?:after|before|since|because|when|once|now that|e
 
 # "since we moved the pipelines over to GitHub Actions" (its question cut off): a clause of
 # reason or time with no main clause left is what it says.
-_SUBORDINATE = re.compile(r"^(?:ever since|since|now that|because|once)\s+(?=(?:i|we|my|our|"
+_SUBORDINATE = re.compile(r"^(?:ever since|since|now that|because)\s+(?=(?:i|we|my|our|"
                           r"i'm|we're|i've|we've)\s)", _I)
 
 
