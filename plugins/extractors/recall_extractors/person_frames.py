@@ -185,14 +185,6 @@ FRAMES: tuple[Frame, ...] = (
        r"banking|membership|policy|insurance|cover) (?:over )?(?:to|with)",
        _ORG, lambda v: _provider_kind(v) is not None),
     # -- work and study -----------------------------------------------------------------------
-    # (before the employer: "I'm a PhD student at Edinburgh" is at a school, not employed)
-    _f("school", r"study at|studies at|am studying at|go to|goes to|am enrolled at|"
-       r"am enrolled in|attend|attends|transferred to|am (?:a )?(?:student|freshman|"
-       r"sophomore|junior|senior|undergrad|grad student|phd student|phd candidate|"
-       r"masters student|postdoc) at|"
-       # "Leo's doing his PhD at ETH Zurich"
-       r"am doing (?:a|an|my|his|her|their) " + _DEGREE + r"(?: in [\w ]{1,30}?)? at",
-       _ORG, proper),
     _f("employer", r"(?:work|works|working|started working|began working|am employed|"
        r"is employed|employed|teach|teaches|am teaching|is teaching|lecture|lectures|"
        r"waitress|waitresses|bartend|bartends|intern|interning|freelance|consult|tutor|"
@@ -208,9 +200,7 @@ FRAMES: tuple[Frame, ...] = (
        r"got poached by|poached by|recruited by|headhunted by|"
        r"am (?:now )?at|is (?:now )?at|have been at|has been at|been at|"
        r"switched (?:jobs|companies) to|moved to a new (?:job|company|role) at|"
-       # "I'm a PhD student at Edinburgh": a student is at a school (the school frame)
-       r"(?:am|is) (?:a|an) (?![\w -]{0,30}?\b(?:student|undergrad|undergraduate|freshman|"
-       r"sophomore|phd candidate|postdoc|pupil)\b)[\w -]{1,40}? (?:at|for|with)|"
+       r"am (?:a|an) [\w -]{1,40}? (?:at|for|with)|is (?:a|an) [\w -]{1,40}? (?:at|for|with)|"
        r"am on the [\w -]{1,30}? team at|left [\w .&-]{1,30}? (?:for|to join)", _ORG,
        proper),
     # "moved over to KPMG": a company, when the name does not read as a place
@@ -231,6 +221,13 @@ FRAMES: tuple[Frame, ...] = (
     _f("manager", r"report to|reports to|report directly to|am reporting to|now report to|"
        r"reporting to|reporting directly to",
        _name_or_titled, proper),
+    _f("school", r"study at|studies at|am studying at|go to|goes to|am enrolled at|"
+       r"am enrolled in|attend|attends|transferred to|am (?:a )?(?:student|freshman|"
+       r"sophomore|junior|senior|undergrad|grad student|phd student|phd candidate|"
+       r"masters student|postdoc) at|"
+       # "Leo's doing his PhD at ETH Zurich"
+       r"am doing (?:a|an|my|his|her|their) " + _DEGREE + r"(?: in [\w ]{1,30}?)? at",
+       _ORG, proper),
     _f("field_of_study", r"major in|majoring in|am majoring in|am doing a (?:degree|phd|"
        r"masters|master's|bachelor's|bachelors|mba|doctorate) in|am getting (?:a|my) "
        r"(?:degree|phd|masters|bachelors) in|"

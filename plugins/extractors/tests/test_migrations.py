@@ -78,16 +78,12 @@ async def test_a_move_only_weighed_or_not_of_a_tool_changes_nothing(stub, known,
     # "for a couple months" is when, not part of the name
     ("My partner is Jordan", "I've been seeing Theo for a couple months",
      ("user", "partner", "Theo")),
-    # a student is at a school, not employed there
-    ("I'm doing my master's at UCL", "I'm a PhD student at Edinburgh as of this month",
-     ("user", "school", "Edinburgh")),
 ])
 async def test_changes_told_in_passing(stub, first, later, expected):
     known = [K(m.entity, m.attribute, m.value, m.text) for m in await stub.extract(first)
              if m.attribute]
     got = triples(await stub.extract(later, known=known))
     assert expected in got
-    assert not [t for t in got if t[1] == "employer"]
 
 
 @pytest.mark.parametrize("first,later,expected", [
