@@ -149,7 +149,10 @@ _FAVORITE = re.compile(r"\bfav(?:ou?rite|e)?\s+(?P<noun>[a-z][\w -]{1,30}?)\s*(?
 
 _REPLACED_BY = re.compile(r"^(?P<new>[\w .+#-]{2,30}?)\s+(?:has\s+)?(?:replaced|took over from|"
                           r"is replacing|beat out|won over)\s+(?P<old>[\w .+#-]{2,30}?)"
-                          r"(?:\s+for\s+(?P<who>me|us|the team))?(?:\s+now)?$", _I)
+                          r"(?:\s+for\s+(?P<who>me|us|the team))?(?:\s+now)?"
+                          # "grafana cloud replaced datadog last month"
+                          r"(?:\s+(?:(?:last|this)\s+(?:week|month|year|quarter|sprint)|"
+                          r"yesterday|today|\w+\s+(?:days?|weeks?|months?)\s+ago))?$", _I)
 _WHERE_I = re.compile(r"^(?P<v>[\w .+#-]{2,30}?)\s+is\s+(?:now\s+)?(?:where|what|how)\s+"
                       r"(?P<who>i|we)\s+(?P<rest>.+?)(?:\s+now)?$", _I)
 
@@ -164,7 +167,9 @@ def replaced_by(text: str, speaker: str | None) -> Fact | None:
         new, old = m["new"].strip(), m["old"].strip()
         category = category_of(new) or category_of(old)
         if category and person_frames.proper(new) or category_of(new):
-            team = (m["who"] or "").lower() in ("us", "the team")
+            # a team's kind of tool ("Grafana replaced Datadog") is the team's
+            team = (m["who"] or "").lower() in ("us", "the team") or (
+                not m["who"] and category_of(new) is not None and category_of(new) not in PERSONAL)
             return Fact(TEAM if team else me, attribute_for(new, person=not team) if
                         category_of(new) else category, new)
     if m := _WHERE_I.match(text):

@@ -199,7 +199,7 @@ _MIGRATED_TO = (r"\b(?:migration|migrating|migrated|migrate|move|moved|moving|sw
                 r"switching|transition|transitioned|port|ported|porting|cutover|rewrite|rewrote|"
                 r"rewritten|rebuilt|rebuild|went|gone|going|converted|conversion|upgraded|"
                 r"jumped|forced|consolidated|standardi[sz]ed)(?:\s+(?:over|back|fully|all|"
-                r"everything|everyone|us|it|(?:the|our|my)(?:\s+[\w-]+){1,2}?))?\s+"
+                r"everything|everyone|us|it|(?:the|our|my)(?:\s+[\w-]+){1,2}?)){0,2}\s+"
                 r"(?:to|onto|into|on|in)\s+(?:the\s+)?{v}(?![\w-])")
 _MIGRATION_OF = (r"(?<![\w-]){v}\s+(?:migration|rewrite|port|cutover|switch|move|conversion|"
                  r"rollout)\b|(?<![\w-]){v}\s+is\s+where\b|(?<![\w-]){v}\s+(?:has been|is)\s+"

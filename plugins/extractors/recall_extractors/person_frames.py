@@ -207,7 +207,7 @@ FRAMES: tuple[Frame, ...] = (
     _f("employer", r"(?:moved|went|jumped|switched|transferred)(?: over| ship)? to|"
        r"have been with|has been with|been with|am with", _ORG, org_like),
     _f("occupation", r"work as|works as|working as|am working as|started working as|"
-       r"got a job as|took a job as|got promoted to|was promoted to|am now|became|"
+       r"got a job as|took a job as|got promoted to|was promoted to|promoted to|am now|became|"
        r"got (?:the|a|my) (?:title bump|title change|promotion|bump) to|"
        r"have become|am becoming|retrained as|trained as|am employed as",
        lambda raw: _role_value(raw)),

@@ -16,7 +16,8 @@ _ABBREVIATIONS = {
 # A list marker at the start of a line: "- ", "* ", "• ", "1. ", "2) ".
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]+|\d{1,3}[.)])\s+")
 # Candidate sentence ends: terminal punctuation (with closing quotes/brackets) then space.
-_END = re.compile(r"([.!?\u2026]+)([\"')\]]*)\s+")
+# An emoji ends a sentence as "!" does ("promoted to senior analyst friday 🎉 need a ...").
+_END = re.compile(r"([.!?\u2026]+|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+)([\"')\]]*)\s+")
 
 # Words that carry no memory on their own: greetings, thanks, acknowledgements, laughter,
 # and the function words that glue them together. A sentence made only of these is chit-chat.
@@ -54,7 +55,8 @@ _ASKS = r"how|what|which|where|why|who|can|could|would|will|should|does|do|did|i
 # keybindings?", "we bumped the project to python 3.12, are there any deprecations?". The
 # question runs to the sentence's end without another comma.
 _ASKED = re.compile(r"(?:[,;]|\s+[-\u2013\u2014]+|\s+(?:so|and|but))\s+(?:(?:so|but|and|ok|okay|anyway|also|"
-                    r"btw)\s+)?(?=(?:" + _ASKS + r"|what's|whats|any|anyone|pls|please)\b"
+                    r"btw)\s+)?(?=(?:" + _ASKS + r"|what's|whats|any|anyone|pls|please|ideas|"
+                    r"thoughts|tips|suggestions|advice|help)\b"
                     r"[^,;]*\?[\"')\]]*$)",
                     re.IGNORECASE)
 # ... but not after what is itself asked, supposed or wished ("what if we moved to GCP, would

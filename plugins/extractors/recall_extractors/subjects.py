@@ -74,6 +74,7 @@ to for in on at from with by of about into once until unless during
 might could would should must can shall
 fully totally completely officially basically mostly properly permanently eventually literally
 seriously definitely
+one two three four five six seven eight nine ten eleven twelve several few couple
 """.split())
 _GROUPS = frozenset({"team", "company", "org", "organisation", "organization", "group",
                      "startup", "family", "household"})
@@ -263,10 +264,18 @@ _SUBORDINATE = re.compile(r"^(?:ever since|since|now that|because)\s+(?=(?:i|we|
                           r"i'm|we're|i've|we've)\s)", _I)
 
 
+# "three months on Helix now", "About a month into Colemak": a time spent on a thing says it
+# is the one used ("I'm on Helix").
+_TIME_ON = re.compile(r"^(?:about\s+|almost\s+|nearly\s+|over\s+)?(?:a|an|one|two|three|four|"
+                      r"five|six|a few|a couple(?: of)?|\d+)\s+(?:days?|weeks?|months?|years?)\s+"
+                      r"(?:into|on|in on)\s+(?=\S)", _I)
+
+
 def strip_lead(text: str) -> str:
     """The statement without openers and tails that say nothing about its subject
     ("Actually, ...", "Update: ...", "These days ...", "..., just so you know")."""
     text = _LEAD.sub("", text.strip()).strip()
+    text = _TIME_ON.sub("I'm on ", text)
     return _TAIL.sub("", _CIRCUMSTANCE.sub("", _SUBORDINATE.sub("", text))).strip()
 
 

@@ -20,6 +20,7 @@ _TIME = (r"|\s(?:last|this|next|past)\s+(?:year|month|week|summer|winter|spring|
          r"\s(?:over|during) the\s+(?:summer|winter|spring|fall|autumn|weekend|holidays?|"
          r"break)\b|"
          r"\s(?:yesterday|today|tonight|tomorrow|ago|since|until|starting|from now on)\b|"
+         r"\s(?:mon|tues|wednes|thurs|fri|satur|sun)day\s*$|"
          r"\sin\s+(?:19|20)\d\d\b|\s(?:a|one|two|three|four|five|few|a few|several|a couple(?: of)?|\d+)\s+"
          r"(?:years?|months?|weeks?|days?)\b|\s(?:for|over) the (?:last|past)\b|"
          r"\s(?:in|on|since|by|until|from)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
@@ -75,8 +76,12 @@ _DANGLING = re.compile(r"(?:\s+(?:in|on|at|for|with|to|of|and|or|the|a|an|my|our
                        r"into|like|as))+\s*$", _I)
 
 
+_EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF\uFE0F]+")
+
+
 def value(raw: str, stops: str = COMMON, max_words: int = 6) -> str | None:
     """Cut `raw` at the first clause boundary; None when what is left is not a clean value."""
+    raw = _EMOJI.sub(" ", raw).strip()  # "senior analyst 🎉"
     head = re.split(stops, " " + raw + " ", maxsplit=1, flags=_I)[0]
     # A clause after a comma opens with a verb in -ed/-ing ("..., started last week"); a
     # capitalised word there is a name in the list ("Java, Spring and Oracle").

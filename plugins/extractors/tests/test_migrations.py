@@ -109,3 +109,21 @@ async def test_a_label_before_a_colon_is_no_subject(stub):
     got = triples(await stub.extract("post-migration question: now that everything lives in "
                                      "Postgres 15, what's the equivalent of SHOW PROCESSLIST?"))
     assert not [t for t in got if "question" in t[0]]
+
+
+@pytest.mark.parametrize("first,later,expected", [
+    ("we use Datadog for monitoring", "grafana cloud replaced datadog last month; can you "
+     "translate this monitor query", ("team", "monitoring", "Grafana cloud")),
+    ("I use Emacs for everything", "three months on Helix now and honestly I don't miss it",
+     ("user", "editor", "Helix")),
+    ("I type on QWERTY like everyone else.", "About a month into Colemak and my speed is "
+     "finally coming back.", ("user", "keyboard_layout", "Colemak")),
+    ("We deploy on Heroku", "since moving our apps over to Fly.io the release command keeps "
+     "timing out, ideas?", ("team", "cloud", "Fly.io")),
+    ("I'm a junior data analyst", "promoted to senior analyst friday \U0001F389 need a punchier "
+     "linkedin headline", ("user", "occupation", "senior analyst")),
+])
+async def test_changes_said_by_time_on_a_thing_or_its_replacement(stub, first, later, expected):
+    known = [K(m.entity, m.attribute, m.value, m.text) for m in await stub.extract(first)
+             if m.attribute]
+    assert expected in triples(await stub.extract(later, known=known))
