@@ -45,7 +45,12 @@ _SUBJECT = re.compile(
     r"kept|keeps|\w+ed)\b|"
     # a noun that names what it is about: "standups are at 9:15", "work starts at 9"
     r"^(?i:[a-z][\w-]*(?:\s[a-z][\w-]*)?\s+(?:starts?|begins?|ends?|are|runs?|happens?|"
-    r"goes|go)\b)|^(?i:(?:everything|everyone|everybody)(?:'s|\s+is|\s+[a-z]{2,}(?<!s)s)\b)")
+    r"goes|go)\b)|^(?i:(?:everything|everyone|everybody)(?:'s|\s+is|\s+[a-z]{2,}(?<!s)s)\b)|"
+    # a thing of one's own said bare ("..., laptop's a Framework 13, browser is Brave")
+    r"^(?!(?i:it|that|this|there|here|what|who|he|she|which|one|mine|ours)\b)"
+    r"(?i:[a-z][\w-]*)(?:'s|\s+is)\s+(?:(?i:a|an)\s+)?[A-Z0-9]|"
+    # a circumstance, then the speaker ("..., for general stuff I see Dr. Kaur")
+    r"^(?i:for|in|at|on|with)\s+[\w ]{1,25}?\s+(?i:i|we)\s+(?i:see|use|go|have|get|do)\b")
 # A request opens a statement of its own ("..., and please answer in German").
 _COMMAND = re.compile(r"^(?:please|call me|keep|answer|reply|respond|don't|do not|always|"
                       r"never|remember|make sure|note that|address me)\b", _I)

@@ -63,3 +63,13 @@ async def test_a_pet_by_its_breed_and_a_pet_lost(stub):
         "we lost Biscuit in march and just adopted a retired greyhound, Pepper.", known=known))
     assert ("user", "pets:biscuit", "no longer") in got
     assert ("user", "pets:pepper", "Pepper") in got
+
+
+async def test_things_of_ones_own_said_bare_are_each_a_statement(stub):
+    got = triples(await stub.extract(
+        "phone's a OnePlus 12, laptop's a Framework 13, browser is Brave"))
+    assert got == [("user", "phone", "OnePlus 12"), ("user", "laptop", "Framework 13"),
+                   ("user", "browser", "Brave")]
+    texts = [m.text for m in await stub.extract(
+        "Dr. Moreau is my dermatologist, for general stuff I see Dr. Kaur")]
+    assert texts == ["Dr. Moreau is my dermatologist", "for general stuff I see Dr. Kaur"]
