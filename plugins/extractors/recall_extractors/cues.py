@@ -62,8 +62,9 @@ PAST = _PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tr
                           # a state in the past tense ("I lived in Paris", "Last year I
                           # worked at Google"), not an event that starts one ("I moved to")
                           r"lived|worked|resided|owned|studied|drove|dated|taught)\b|\b(?:until "
-                   r"(?:19|20)\d\d|back (?:then|when|in (?:19|20)\d\d|in (?:college|school|"
-                   r"university|uni|the day|high school))|previously|formerly|in the past|"
+                   r"(?:19|20)\d\d|back (?:then|when|in (?:19|20)\d\d|in (?:my\s+)?(?:[\w-]+\s+)?"
+                   r"(?:college|school|university|uni|the day|days|twenties|thirties|student days))|"
+                   r"previously|formerly|in the past|"
                    r"years ago|when i was|at the time|in my last job|before that|once upon|"
                    r"in college|in high school|as a kid|growing up)\b", _I)
 # Passives said in the past tense of what is still true ("I was born in Lagos").

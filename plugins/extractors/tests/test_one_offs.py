@@ -109,3 +109,12 @@ async def test_someone_elses_thing_or_a_stay_changes_nothing(stub, text, known):
 async def test_ones_own_new_thing_still_changes(stub):
     got = triples(await stub.extract("I'm on Windows now", known=[OS]))
     assert ("user", "os", "Windows") in got
+
+
+@pytest.mark.parametrize("text", [
+    "back in grad school I lived in Munich for two years",
+    "back in my twenties I lived in Munich",
+])
+async def test_a_time_back_then_is_the_past(stub, text):
+    got = triples(await stub.extract(text, known=[LOCATION]))
+    assert not [t for t in got if t[1] == "location"]
