@@ -106,7 +106,8 @@ _PASSING = re.compile(r"\b(?:on (?:a |my |our )?(?:holiday|vacation|trip|busines
                       r"(?:trying|tried|try) out|about \w+ing|looked at|looking at|"
                       r"evaluat(?:e|ed|es|ing)|pilot(?:ed|ing)|trial(?:l?ed|l?ing)|"
                       r"researching|demoing|proof of concept|free trial|"
-                      r"trial (?:of|run|period|version)|just to see|"
+                      r"trial (?:of|run|period|version)|just to (?:see|try|poke|play|test|check)|"
+                      r"in a (?:vm|virtual machine|sandbox|container)|"
                       # a stay or a stand-in ("in Lisbon for a conference until friday", "on
                       # my brother's laptop this weekend since mine is in for repair")
                       r"for (?:a|the) (?:conference|wedding|funeral|week|weekend|few days|day|"

@@ -111,7 +111,16 @@ _CHANGED_MY = re.compile(r"\b(?:changed|switched|updated|moved|swapped)\s+my\s+(
 # (someone else's new flat is theirs: "we visited my sister at her new flat in Vancouver")
 _NEW_HOME = re.compile(r"(?<!\bher )(?<!\bhis )(?<!\btheir )(?<!'s )"
                        r"\b(?:new|our|my)\s+(?:own\s+|new\s+)?(?:flat|apartment|place|house|home|"
-                       r"condo|room|studio)\s+in\s+(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)")
+                       r"condo|room|studio)\s+in\s+(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)|"
+                       # a home taken: "we closed on a house in Round Rock", "rent an apartment
+                       # in Austin", "got the keys to a flat in Leith" (not "looking at", a plan)
+                       r"^(?i:(?:i|we)(?:'ve|'re| have| are)?\s+)?(?i:(?:just|finally|officially)\s+)?"
+                       r"(?i:closed on|bought|rent|rented|are renting|am renting|signed a lease on|"
+                       r"signed a lease for|moved into|got the keys to)\s+"
+                       r"(?i:a|an|our|my|the)\s+(?i:(?:new|first|own|little|tiny|small|big|"
+                       r"two-bed|one-bed)\s+)*(?i:flat|apartment|apt|place|house|home|condo|"
+                       r"studio|townhouse|bungalow|cottage)\s+(?i:in)\s+"
+                       r"(?P<w>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)")
 # "the new job at Stripe is intense", "Priya's new role at Figma": a new job's employer,
 # wherever in the sentence it is named (as "new flat in Leeds" names where one lives)
 _NEW_JOB = re.compile(r"\b(?P<who>(?i:my|the)|[A-Z][a-z]+'s)\s+new\s+(?i:job|role|position|gig|"
@@ -204,7 +213,8 @@ def answer_language(text: str) -> str | None:
 def patterned(text: str, speaker: str | None, last_person: str | None) -> list[Fact]:
     """Facts whose value has a shape of its own: an email address, a phone number, a
     favourite ("my favorite band is X", "found a new favorite coffee place, Sey")."""
-    if re.search(r"\b(?:not|no longer|old|previous|former|closing|closed|stopped)\b", text,
+    # ("closed on a house" is buying one)
+    if re.search(r"\b(?:not|no longer|old|previous|former|closing|closed(?! on)|stopped)\b", text,
                  _I) and not re.search(r"\b(?:now|new|from now on|instead)\b", text, _I):
         return []
     subject = find_subject(text, speaker, last_person)
@@ -236,8 +246,8 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
             INVENTORY and (v := V.value(m["v"], V.THING, 4)):
         return [Fact(owner, attr, v)]
     if m := _NEW_HOME.search(text):
-        if person_frames.place(m["v"]):
-            return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
+        if person_frames.place(m["v"] or m["w"]):
+            return [Fact(speaker.lower() if speaker else USER, "location", m["v"] or m["w"])]
     if (m := _NEW_JOB.search(text)) and person_frames.proper(m["v"]):
         who = m["who"].lower()
         return [Fact(who[:-2] if who.endswith("'s") else owner, "employer", m["v"])]

@@ -118,3 +118,27 @@ async def test_ones_own_new_thing_still_changes(stub):
 async def test_a_time_back_then_is_the_past(stub, text):
     got = triples(await stub.extract(text, known=[LOCATION]))
     assert not [t for t in got if t[1] == "location"]
+
+
+async def test_something_tried_in_a_vm_is_no_choice(stub):
+    got = triples(await stub.extract(
+        "installed Fedora in a VM just to poke around for an afternoon", known=[OS]))
+    assert not [t for t in got if t[1] == "os"]
+
+
+@pytest.mark.parametrize("text,place", [
+    ("we closed on a house in Round Rock on friday! what should we do first", "Round Rock"),
+    ("We rent an apartment in Austin", "Austin"),
+    ("signed a lease on my own studio in Astoria!!!", "Astoria"),
+])
+async def test_a_home_taken_is_where_one_lives(stub, text, place):
+    assert ("user", "location", place) in triples(await stub.extract(text, known=[LOCATION]))
+
+
+@pytest.mark.parametrize("text", [
+    "we're looking at a house in Leeds",
+    "I rented a car in Lisbon",
+])
+async def test_a_home_looked_at_or_a_car_rented_is_not(stub, text):
+    got = triples(await stub.extract(text, known=[LOCATION]))
+    assert not [t for t in got if t[1] == "location"]
