@@ -67,6 +67,13 @@ async def test_a_move_only_weighed_or_not_of_a_tool_changes_nothing(stub, known,
     assert not [t for t in got if t[:2] == (known.entity, known.attribute)]
 
 
+async def test_a_label_before_a_colon_is_no_subject(stub):
+    got = triples(await stub.extract("post-migration question: now that everything lives in "
+                                     "Postgres 15, what's the equivalent of SHOW PROCESSLIST?"))
+    assert not [t for t in got if "question" in t[0]]
+
+
+# Changes told in passing or around a request, each after its first statement alone.
 @pytest.mark.parametrize("first,later,expected", [
     # a reason said first whose second half opens with "my"
     ("We get our internet through Spectrum",
@@ -78,15 +85,6 @@ async def test_a_move_only_weighed_or_not_of_a_tool_changes_nothing(stub, known,
     # "for a couple months" is when, not part of the name
     ("My partner is Jordan", "I've been seeing Theo for a couple months",
      ("user", "partner", "Theo")),
-])
-async def test_changes_told_in_passing(stub, first, later, expected):
-    known = [K(m.entity, m.attribute, m.value, m.text) for m in await stub.extract(first)
-             if m.attribute]
-    got = triples(await stub.extract(later, known=known))
-    assert expected in got
-
-
-@pytest.mark.parametrize("first,later,expected", [
     ("our CI runs on CircleCI", "since we moved all the pipelines over to GitHub Actions last "
      "month, how do I cache node_modules between jobs?", ("team", "ci", "GitHub Actions")),
     ("We use npm for packages", "we standardized on pnpm across the monorepo last quarter \u2014 "
@@ -98,20 +96,6 @@ async def test_changes_told_in_passing(stub, first, later, expected):
      ("user", "occupation", "Senior Analyst")),
     ("My laptop is a ThinkPad X1 Carbon", "I'm typing this on a refurbished M2 MacBook Air",
      ("user", "laptop", "M2 MacBook Air")),
-])
-async def test_changes_told_around_a_request(stub, first, later, expected):
-    known = [K(m.entity, m.attribute, m.value, m.text) for m in await stub.extract(first)
-             if m.attribute]
-    assert expected in triples(await stub.extract(later, known=known))
-
-
-async def test_a_label_before_a_colon_is_no_subject(stub):
-    got = triples(await stub.extract("post-migration question: now that everything lives in "
-                                     "Postgres 15, what's the equivalent of SHOW PROCESSLIST?"))
-    assert not [t for t in got if "question" in t[0]]
-
-
-@pytest.mark.parametrize("first,later,expected", [
     ("we use Datadog for monitoring", "grafana cloud replaced datadog last month; can you "
      "translate this monitor query", ("team", "monitoring", "Grafana cloud")),
     ("I use Emacs for everything", "three months on Helix now and honestly I don't miss it",
@@ -123,7 +107,7 @@ async def test_a_label_before_a_colon_is_no_subject(stub):
     ("I'm a junior data analyst", "promoted to senior analyst friday \U0001F389 need a punchier "
      "linkedin headline", ("user", "occupation", "senior analyst")),
 ])
-async def test_changes_said_by_time_on_a_thing_or_its_replacement(stub, first, later, expected):
+async def test_a_change_told_around_a_request_supersedes(stub, first, later, expected):
     known = [K(m.entity, m.attribute, m.value, m.text) for m in await stub.extract(first)
              if m.attribute]
     assert expected in triples(await stub.extract(later, known=known))
