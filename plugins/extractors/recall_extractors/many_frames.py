@@ -63,6 +63,9 @@ _GERUND = {"swim": "swimming", "ski": "skiing", "skate": "skating", "dance": "da
            "knit": "knitting", "jog": "jogging", "row": "rowing", "sew": "sewing",
            "bake": "baking", "hike": "hiking", "meditate": "meditating",
            "snowboard": "snowboarding", "journal": "journaling"}
+_HOW_WELL = re.compile(r"(?:^|(?<=,\s)|(?<=\band\s)|(?<=\bor\s))(?:a (?:bit|little) of|a little|"
+                       r"some|basic|conversational|fluent|broken|rusty|decent|passable|"
+                       r"schoolboy|schoolgirl|survival)\s+", _I)
 _LIKES = _frame(_LIKE)
 _DISLIKES = _frame(_DISLIKE)
 _SPEAKS = _frame(_SPEAK)
@@ -142,7 +145,8 @@ def read(predicate: str, person: bool = True) -> tuple[str, list[str]] | None:
     if m := _NATIVE.match(p):
         return "languages_spoken", [m["v"]]
     if m := _SPEAKS.match(p):
-        found = V.items(m["v"], V.LIST, 2)
+        # "English, Spanish and a bit of Japanese": how well is no part of the language
+        found = V.items(_HOW_WELL.sub("", m["v"]), V.LIST, 2)
         if found and all(proper(v) and category_of(v) is None for v in found):
             return "languages_spoken", found
         if found and all(category_of(v) == "language" for v in found):
