@@ -350,34 +350,6 @@ def ends_known(sentence: str, reading: Reading, known: Sequence[KnownFact],
     return out
 
 
-# "so it's just english and spanish now": the values named are all that is left of them.
-_JUST = re.compile(r"\b(?:it's|its|it is|so|now|that's|thats|leaving)\s+(?:it's\s+)?"
-                   r"(?:just|only)\s+(?P<rest>[^.;!?]+)", _I)
-
-
-def ends_by_rest(sentence: str, reading: Reading, known: Sequence[KnownFact],
-                 speaker: str | None) -> list[Fact]:
-    """Known values of one many-valued fact that a list of what is left leaves out ("my
-    japanese has evaporated, so it's just english and spanish"): ended, when the list names
-    at least one of them and no value of another fact."""
-    m = _JUST.search(sentence)
-    if m is None or UNSURE.search(sentence):
-        return []
-    said = said_words(sentence)
-    me = speaker.lower() if speaker else USER
-    groups: dict[tuple[str, str], list[KnownFact]] = {}
-    for k in known:
-        # the speaker's or the team's, or a person the sentence names
-        if is_many(k.attribute) and (k.entity in (me, TEAM) or _named(k.entity, said)):
-            groups.setdefault((k.entity, base_attribute(k.attribute)), []).append(k)
-    named = {key for key, ks in groups.items() if any(mentions(m["rest"], k.value) for k in ks)}
-    if len(named) != 1:
-        return []
-    left_out = [k for k in groups[named.pop()] if not mentions(m["rest"], k.value)]
-    return [Fact(k.entity, base_attribute(k.attribute), k.attribute.partition(":")[2]
-                 or k.value, ended=True) for k in left_out if not listed(k)]
-
-
 def _restates(fact: Fact, known: Sequence[KnownFact]) -> bool:
     t = fact.triple()
     return t is not None and any(
@@ -412,9 +384,6 @@ def apply_known(sentences: Sequence[str], read: list[list[tuple[str, Reading]]],
             reading = statements[0][1]
             have = {f.triple() for _, r in statements for f in r.facts}
             reading.facts += [f for f in ends_known(sentence, reading, known, speaker)
-                              if f.triple() not in have]
-            have = {f.triple() for _, r in statements for f in r.facts}
-            reading.facts += [f for f in ends_by_rest(sentence, reading, known, speaker)
                               if f.triple() not in have]
 
 

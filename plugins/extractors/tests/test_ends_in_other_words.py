@@ -75,18 +75,8 @@ async def test_things_of_ones_own_said_bare_are_each_a_statement(stub):
     assert texts == ["Dr. Moreau is my dermatologist", "for general stuff I see Dr. Kaur"]
 
 
-async def test_what_is_left_ends_the_rest(stub):
+
+async def test_how_well_one_speaks_is_no_part_of_the_language(stub):
     known = await known_of(stub, "I speak English, Spanish and a bit of Japanese")
     assert [k.attribute for k in known] == ["languages_spoken:english", "languages_spoken:spanish",
                                             "languages_spoken:japanese"]
-    got = triples(await stub.extract("my japanese has completely evaporated, so it's just "
-                                     "english and spanish", known=known))
-    assert [t for t in got if t[2] == "no longer"] == \
-        [("user", "languages_spoken:japanese", "no longer")]
-
-
-async def test_what_is_left_of_mine_leaves_someone_elses(stub):
-    known = await known_of(stub, "My sister plays tennis, squash and chess")
-    known += await known_of(stub, "I play tennis and squash")
-    got = triples(await stub.extract("so it's just tennis now", known=known))
-    assert [t for t in got if t[2] == "no longer"] == [("user", "hobbies:squash", "no longer")]
