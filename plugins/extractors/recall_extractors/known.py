@@ -32,7 +32,7 @@ from .change_words import DISCARDED, NOW, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
 from .kinds import named_values
-from .lexicon import TOOL_CATEGORIES, category_of
+from .lexicon import TOOL_CATEGORIES, category_of, other_device
 from .typed_values import theirs
 from .triples import Reading
 
@@ -222,23 +222,38 @@ def _migrated_to(sentence: str, value: str) -> bool:
                 or re.search(_MIGRATION_OF.replace("{v}", v), sentence, _I))
 
 
+#: Things one owns one of at a time, whose being called "my X" in a question says one has it
+#: (not an old, a spare or a work one: "is my old Galaxy S8 worth anything?").
+_OWNED_ONE = frozenset({"phone", "laptop", "car"})
+_NEW = re.compile(r"^(?:brand\s+)?new\s+(?=\S)", _I)
+_BEFORE = re.compile(r"^(?:old|previous|former|spare|backup|second|work|ex)\b", _I)
+
+
 def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
                  speaker: str | None, sentence: str) -> list[Fact]:
     """A new value of a known single-valued fact, said against the old one or as current.
     The value is read in the statement, what is said of it in its whole sentence ("we got
     Dashlane so I'm using that for everything")."""
-    if UNSURE.search(sentence) or _NOT.search(sentence):
+    # A question states no fact, but a thing it calls one's own ("how do I turn off the edge
+    # panel on my Galaxy S24?") is one's own: for things one owns one of, read on.
+    asked = UNSURE.search(sentence) is not None and \
+        UNSURE.search(sentence.replace("?", " ")) is None
+    if (UNSURE.search(sentence) and not asked) or _NOT.search(sentence):
         return []
     said = said_words(sentence)
-    named = [(at, _ARTICLE.sub("", v), kd) for at, v, kd in named_values(clause)]
+    # ("my new iPhone 15": "new" is no part of its name)
+    named = [(at + len(v), _NEW.sub("", _ARTICLE.sub("", v)), kd)
+             for at, v, kd in named_values(clause)]
     fits = []
     for k in known:
         k_kind = kind(k.value)
-        if not _single(k) or k_kind is None or not in_scope(k, reading, said, speaker):
+        if not _single(k) or k_kind is None or not in_scope(k, reading, said, speaker) or \
+                (asked and k_kind not in _OWNED_ONE):
             continue
         # by words: "pnpm" is no restatement of "npm"
-        new = {v for _, v, kd in named if kd == k_kind and not mentions(k.value, v)
-               and not mentions(v, k.value) and not theirs(clause, v)}
+        new = {v for end, v, kd in named if kd == k_kind and not mentions(k.value, v)
+               and not mentions(v, k.value) and not theirs(clause, v)
+               and not other_device(clause[end:].split()[:1])}
         new |= {w for w in _WORD.findall(clause) if k_kind == "day" and _DAY.match(w)
                 and w.lower().rstrip("s") != k.value.lower().rstrip("s")}
         if len({v.lower() for v in new}) != 1:
@@ -250,6 +265,11 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
         current = CURRENT.search(sentence) or (
             not mentions(sentence, k.value) and _owned(clause, value)) or (
             k_kind in TOOL_CATEGORIES and _migrated_to(sentence, value))
+        if asked:
+            ended = False
+            current = not _BEFORE.search(value) and (
+                re.search(rf"\b(?:my|our)\s+new\s+{re.escape(value)}(?![\w-])", clause, _I)
+                or (_owned(clause, value) and not mentions(sentence, k.value)))
         if ended or (current and not _ENDS_ONE.search(sentence)):
             fits.append(KnownFact(k.entity, k.attribute, new.pop()))
     chosen = _one(fits)

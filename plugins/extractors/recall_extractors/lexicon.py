@@ -279,6 +279,15 @@ def named(value: str) -> str:
     return found if category_of(found) else value
 
 
+_OTHER_DEVICE = re.compile(r"\b(?:watch|buds|earbuds|tab|tablet|band|pen|charger|case|"
+                           r"keyboard|mouse|dock|headphones|earphones|speaker|tv)\b")
+
+
+def other_device(words: list[str]) -> bool:
+    """The word after a brand names another of its things ("my Galaxy Watch")."""
+    return bool(words) and bool(_OTHER_DEVICE.fullmatch(words[0].lower().strip(".,!?")))
+
+
 def category_of(value: str) -> str | None:
     """The category of a named thing ("VS Code" -> editor, "a 2015 Honda Civic" -> car,
     "iPhone 15 Pro" -> phone), or None."""
@@ -291,6 +300,8 @@ def category_of(value: str) -> str | None:
         words = words[1:]
     # Brand + model ("Honda Civic", "Pixel 8", "MacBook Pro M3"): for things sold as models,
     # the brand or its first two words decide. Not for tools: "a screen reader" is no tmux.
+    if _OTHER_DEVICE.search(" ".join(words[1:])):
+        return None  # "Galaxy Watch", "Pixel Buds", "Surface Pen": the brand's other things
     for n in (2, 1):
         head = " ".join(words[:n])
         if len(words) > n and CATEGORY_OF.get(head) in _MODELLED:

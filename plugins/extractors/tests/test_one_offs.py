@@ -142,3 +142,26 @@ async def test_a_home_taken_is_where_one_lives(stub, text, place):
 async def test_a_home_looked_at_or_a_car_rented_is_not(stub, text):
     got = triples(await stub.extract(text, known=[LOCATION]))
     assert not [t for t in got if t[1] == "location"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("how do I turn off the edge panel thing on my Galaxy S24?", ("user", "phone", "Galaxy S24")),
+    ("what's the easiest way to get my whatsapp history off the old iphone and onto my new "
+     "galaxy s23?", ("user", "phone", "galaxy s23")),
+])
+async def test_a_thing_a_question_calls_ones_own_is_ones_own(stub, text, expected):
+    phone = K("user", "phone", "iPhone 12", "I have an iPhone 12")
+    assert expected in triples(await stub.extract(text, known=[phone]))
+
+
+@pytest.mark.parametrize("text", [
+    "is my old Galaxy S8 worth anything?",
+    "should I buy my mom a Galaxy S24?",
+    "would a Pixel 8 be better than my iPhone 12?",
+    "if I switched to a Galaxy S24, would my apps move over?",
+    "how do I set up my Galaxy Watch?",
+])
+async def test_a_question_about_another_or_an_old_thing_changes_nothing(stub, text):
+    phone = K("user", "phone", "iPhone 12", "I have an iPhone 12")
+    got = triples(await stub.extract(text, known=[phone]))
+    assert not [t for t in got if t[1] == "phone"]
