@@ -222,11 +222,8 @@ def _migrated_to(sentence: str, value: str) -> bool:
                 or re.search(_MIGRATION_OF.replace("{v}", v), sentence, _I))
 
 
-#: Things one owns one of at a time, whose being called "my X" in a question says one has it
-#: (not an old, a spare or a work one: "is my old Galaxy S8 worth anything?").
-_OWNED_ONE = frozenset({"phone", "laptop", "car"})
+# "my new iPhone 15": "new" is no part of its name.
 _NEW = re.compile(r"^(?:brand\s+)?new\s+(?=\S)", _I)
-_BEFORE = re.compile(r"^(?:old|previous|former|spare|backup|second|work|ex)\b", _I)
 
 
 def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
@@ -234,11 +231,7 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
     """A new value of a known single-valued fact, said against the old one or as current.
     The value is read in the statement, what is said of it in its whole sentence ("we got
     Dashlane so I'm using that for everything")."""
-    # A question states no fact, but a thing it calls one's own ("how do I turn off the edge
-    # panel on my Galaxy S24?") is one's own: for things one owns one of, read on.
-    asked = UNSURE.search(sentence) is not None and \
-        UNSURE.search(sentence.replace("?", " ")) is None
-    if (UNSURE.search(sentence) and not asked) or _NOT.search(sentence):
+    if UNSURE.search(sentence) or _NOT.search(sentence):
         return []
     said = said_words(sentence)
     # ("my new iPhone 15": "new" is no part of its name)
@@ -247,8 +240,7 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
     fits = []
     for k in known:
         k_kind = kind(k.value)
-        if not _single(k) or k_kind is None or not in_scope(k, reading, said, speaker) or \
-                (asked and k_kind not in _OWNED_ONE):
+        if not _single(k) or k_kind is None or not in_scope(k, reading, said, speaker):
             continue
         # by words: "pnpm" is no restatement of "npm"
         new = {v for end, v, kd in named if kd == k_kind and not mentions(k.value, v)
@@ -265,11 +257,6 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
         current = CURRENT.search(sentence) or (
             not mentions(sentence, k.value) and _owned(clause, value)) or (
             k_kind in TOOL_CATEGORIES and _migrated_to(sentence, value))
-        if asked:
-            ended = False
-            current = not _BEFORE.search(value) and (
-                re.search(rf"\b(?:my|our)\s+new\s+{re.escape(value)}(?![\w-])", clause, _I)
-                or (_owned(clause, value) and not mentions(sentence, k.value)))
         if ended or (current and not _ENDS_ONE.search(sentence)):
             fits.append(KnownFact(k.entity, k.attribute, new.pop()))
     chosen = _one(fits)
