@@ -214,7 +214,9 @@ _DAYS = (r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|mon|tue|tues|wed|thu|thu
          r"sat|sun|weekdays?|weekends?")
 _WHEN_WORD = re.compile(r"\b(?:" + _DAYS + r"|mornings?|evenings?|afternoons?|nights?|lunch|"
                         r"lunchtime|noon|midnight|dawn|daily|weekly|every|after work|"
-                        r"before work)\b|^(?:(?:at|by|around|from|before|after)\s+)?\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?$|"
+                        r"before work)\b|"
+                        r"^(?:(?:at|by|around|from|before|after)\s+)?\d{1,2}(?:[:.]\d\d)?\s*"
+                        r"(?:[ap]\.?m\.?)?$|"
                         r"\b\d{1,2}(?:[:.]\d\d)?\s*[ap]\.?m\b|\b\d{1,2}[:.]\d\d\b", re.IGNORECASE)
 
 

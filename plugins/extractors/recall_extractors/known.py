@@ -211,7 +211,7 @@ _MIGRATION_OF = (r"(?<![\w-]){v}\s+(?:migration|rewrite|port|cutover|switch|move
 _WEIGHED = re.compile(r"\b(?:consider(?:ed|ing|s)?|talk(?:ed|ing)? about|discuss(?:ed|ing|ion)?|"
                       r"propos(?:ed|al|ing)|pitch(?:ed|ing)?|evaluat(?:ed|ing|ion)|pilot(?:ed|ing)?|"
                       r"trial(?:l?ed|l?ing)?|stayed|staying|stick(?:ing)?|stuck|kept|keeping|"
-                      r"talk|giving a talk|blog post|article)\b", _I)
+                      r"talk|blog post|article)\b", _I)
 
 
 def _migrated_to(sentence: str, value: str) -> bool:
@@ -258,7 +258,7 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
             not mentions(sentence, k.value) and _owned(clause, value)) or (
             k_kind in TOOL_CATEGORIES and _migrated_to(sentence, value))
         if ended or (current and not _ENDS_ONE.search(sentence)):
-            fits.append(KnownFact(k.entity, k.attribute, new.pop()))
+            fits.append(KnownFact(k.entity, k.attribute, value))
     chosen = _one(fits)
     return [Fact(chosen.entity, chosen.attribute, chosen.value)] if chosen else []
 

@@ -54,8 +54,11 @@ _ASKS = r"how|what|which|where|why|who|can|could|would|will|should|does|do|did|i
 # A question asked after a statement in one sentence: "I'm on Cursor now, how do I set up
 # keybindings?", "we bumped the project to python 3.12, are there any deprecations?". The
 # question runs to the sentence's end without another comma.
-_ASKED = re.compile(r"(?:[,;]|\s+[-\u2013\u2014]+|\s+(?:so|and|but))\s+(?:(?:so|but|and|ok|okay|anyway|also|"
-                    r"btw)\s+)?(?=(?:" + _ASKS + r"|what's|whats|any|anyone|pls|please|ideas|"
+# Where a question or a request after a statement begins: a comma, a dash or a conjunction,
+# and perhaps a filler ("..., so anyway how do I ...").
+_ASKS_AFTER = (r"(?:[,;]|\s+[-\u2013\u2014]+|\s+(?:so|and|but))\s+(?:(?:so|but|and|ok|okay|anyway|"
+               r"also|btw)\s+)?")
+_ASKED = re.compile(_ASKS_AFTER + r"(?=(?:" + _ASKS + r"|what's|whats|any|anyone|pls|please|ideas|"
                     r"thoughts|tips|suggestions|advice|help)\b"
                     r"[^,;]*\?[\"')\]]*$)",
                     re.IGNORECASE)
@@ -68,8 +71,7 @@ _ASKING = re.compile(r"^(?:" + _ASKS + r"|when|am|if|unless|whether|wonder|wonde
 # A request made after a statement, asked without a question mark as people type them ("the
 # Postgres migration wrapped up, can you help me rewrite this query", "... so pescatarian
 # these days I guess. quick weeknight salmon ideas"): it runs to the sentence's end.
-_REQUESTED = re.compile(r"(?:[,;]|\s+[-\u2013\u2014]+|\s+(?:so|and|but))\s+(?:(?:so|but|and|ok|okay|anyway|"
-                        r"also|btw)\s+)?(?=(?:(?:can|could|would|will) (?:you|u|someone|anyone)|"
+_REQUESTED = re.compile(_ASKS_AFTER + r"(?=(?:(?:can|could|would|will) (?:you|u|someone|anyone)|"
                         r"help me|any (?:tips|ideas|advice|recs|"
                         r"recommendations|suggestions)|how (?:do|can|should|would|to) |"
                         r"is (?:that|this|it) (?:normal|expected|ok|okay|fine|right|true)|"

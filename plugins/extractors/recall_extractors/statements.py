@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from .subjects import find_subject
+from .subjects import REASON_OPENERS, find_subject
 
 _I = re.IGNORECASE
 
@@ -105,7 +105,7 @@ _BARE_SUBJECT = re.compile(r"^(?:(?:my|our|the)\s+)?[\w-]+$|^[A-Z][a-z]+$", _I)
 # own statement. Not "when", "once", "if", "after": with a present tense they are plans.
 # The second may open with "my"/"our" ("ever since we went over to Google Fiber my zoom calls
 # have been flawless"), but not with "the": "the" opens many an object inside the first.
-_LEADING = re.compile(r"^(?:ever since|since|now that|because)\s+(?P<a>.+?)\s*,?\s+"
+_LEADING = re.compile(r"^(?:" + REASON_OPENERS + r")\s+(?P<a>.+?)\s*,?\s+"
                       r"(?P<b>(?:i|i'm|i've|we|we're|we've|my|our)\s.+)$", _I)
 
 

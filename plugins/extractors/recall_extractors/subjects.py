@@ -260,8 +260,10 @@ _CIRCUMSTANCE = re.compile(r"^(?:after|before|since|because|when|once|now that|e
 
 # "since we moved the pipelines over to GitHub Actions" (its question cut off): a clause of
 # reason or time with no main clause left is what it says.
-_SUBORDINATE = re.compile(r"^(?:ever since|since|now that|because)\s+(?=(?:i|we|my|our|"
-                          r"i'm|we're|i've|we've)\s)", _I)
+#: Words that open a reason or a time said before what holds (`statements` splits there too).
+REASON_OPENERS = r"ever since|since|now that|because"
+_SUBORDINATE = re.compile(r"^(?:" + REASON_OPENERS + r")\s+(?=(?:i|we|my|our|i'm|we're|i've|"
+                          r"we've)\s)", _I)
 
 
 # "three months on Helix now", "About a month into Colemak": a time spent on a thing says it

@@ -19,6 +19,7 @@ from . import values as V
 from .change_words import SWAPPED
 from .lexicon import PERSONAL, attribute_for, category_of, named, purpose_attribute
 from .person_frames import AUX
+from .typed_values import theirs
 
 _I = re.IGNORECASE
 
@@ -204,15 +205,8 @@ def read(predicate: str, person: bool, additive: bool, verb_ok: bool = True
     return None
 
 
-# "I'm on my brother's laptop", "using her iPad", "went with Sam's old Civic": someone else's.
-_SOMEONE_ELSES = re.compile(r"^(?:(?:my|our)\s+[\w-]+'s?\s|(?:his|her|their|someone's|"
-                            r"somebody's)\s|(?-i:[A-Z])[a-z]+'s\s)", _I)
-
-
 def _use(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
     raw, verb = m["v"], m["verb"].lower()
-    if _SOMEONE_ELSES.match(raw):
-        return None
     replaced: list[str] = []
     other = None
     if verb.startswith("prefer") and (pair := re.match(r"(?:to use\s+|using\s+)?(.+?)\s+to\s+(.+)$",
@@ -226,7 +220,8 @@ def _use(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
             other = V.value(alt["other"], V.TOOL, 5)
         raw = raw[: alt.start()]
     tool, purpose = _tool(raw)
-    if tool is None:
+    # "I'm on my brother's laptop", "using her iPad", "went with Sam's old Civic"
+    if tool is None or theirs(raw, tool):
         return None
     if purpose and purpose_attribute(purpose) is None:
         purpose = None  # "for my side projects" names no attribute: the list stays a list

@@ -101,7 +101,7 @@ _LEAD_VERB = re.compile(r"^" + AUX + r"(?:\w+(?:ed|ing|s)?\s+)?(?:(?:up|out|into
 
 # "set up his new iPhone", "on my brother's Windows laptop": someone else's, said right before.
 _THEIRS = re.compile(r"\b(?:his|her|their|someone's|somebody's|(?!(?:it|that|what|there|here|"
-                     r"who|he|she|let|where|how)'s)[a-z]+'s)\s+(?:[\w-]+\s+){0,2}$", _I)
+                     r"who|he|she|let|where|how)'s)[a-z]+'s|[\w-]+s')\s+(?:[\w-]+\s+){0,2}$", _I)
 
 
 def theirs(text: str, value: str) -> bool:
