@@ -6,6 +6,7 @@
     python bench/understanding.py --extractor haiku         # needs ANTHROPIC_API_KEY
     python bench/understanding.py --llama                   # + SmolLM2 on a local llama.cpp server
     python bench/understanding.py --json out.json           # + every item's outcome and rows
+    python bench/understanding.py --items fresh/writer_a.jsonl  # a fresh set, same format
     python bench/understanding_selfcheck.py                 # the harness can fail, and can pass
 
 The set is `bench/understanding/` (README.md there: kinds, labels, the split rule; never tune
@@ -70,10 +71,16 @@ GAP = timedelta(days=1)
 # -- the set ------------------------------------------------------------------------------------
 
 def load_set(half: str = "all", kinds: tuple[str, ...] = KINDS,
-             ids: set[str] | None = None) -> list[dict]:
+             ids: set[str] | None = None, path: Path | None = None) -> list[dict]:
+    """The items of a half (or both), or of the file `path` (a fresh set in the same format,
+    named after the file)."""
     items = []
-    for h in HALVES if half == "all" else (half,):
-        for line in (SET / f"{h}.jsonl").read_text(encoding="utf-8").splitlines():
+    files = ([(path.stem, path)] if path else
+             [(h, SET / f"{h}.jsonl") for h in (HALVES if half == "all" else (half,))])
+    for h, file in files:
+        for line in file.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
             item = json.loads(line)
             if item["kind"] in kinds and (not ids or item["id"] in ids):
                 items.append({**item, "half": h})
@@ -375,7 +382,9 @@ def cost(outcomes: list[dict], items: dict[str, dict]) -> dict:
 
 
 def report(label: str, outcomes: list[dict], items: dict[str, dict], seconds: float) -> dict:
-    halves = sorted({o["half"] for o in outcomes}, key=(*HALVES, *HELD_OUT).index)
+    order = (*HALVES, *HELD_OUT)
+    halves = sorted({o["half"] for o in outcomes},
+                    key=lambda h: (order.index(h) if h in order else len(order), h))
     groups = {h: [o for o in outcomes if o["half"] == h] for h in halves}
     if len(halves) > 1:
         groups["all"] = outcomes
@@ -455,6 +464,9 @@ async def main(argv: list[str] | None = None) -> None:
                     help="also start llama-cpp-python's server with SmolLM2-135M on loopback "
                          "(one thread) and bench the openai extractor against it")
     ap.add_argument("--half", choices=(*HALVES, *HELD_OUT, "all"), default="all")
+    ap.add_argument("--items", type=Path, metavar="FILE",
+                    help="run this file's items instead of a half (same format: a fresh set "
+                         "written by someone who saw neither the set nor the code)")
     ap.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     ap.add_argument("--ids", nargs="+", help="only these items (e.g. to compare one by one)")
     ap.add_argument("--json", help="write figures and every item's outcome and rows here")
@@ -462,7 +474,8 @@ async def main(argv: list[str] | None = None) -> None:
                     help="every text in lower case, as people often type in chat (names "
                          "included): how much the reading leans on capitals")
     args = ap.parse_args(argv)
-    items = load_set(args.half, tuple(args.kinds), set(args.ids) if args.ids else None)
+    items = load_set(args.half, tuple(args.kinds), set(args.ids) if args.ids else None,
+                     args.items)
     if args.lowercase:
         items = [{**item, "texts": [t.lower() for t in texts_of(item)]} if "texts" in item
                  else {**item, "text": item["text"].lower()} for item in items]
