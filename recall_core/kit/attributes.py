@@ -99,8 +99,9 @@ _ENTITY_ALIASES: dict[str, str] = {
     "the team": TEAM, "team": TEAM, "our company": TEAM, "we (the team)": TEAM,
     "our org": TEAM, "our organization": TEAM, "the company": TEAM, "my company": TEAM,
 }
-# "my wife" is the speaker's: `wife`; "his wife" is someone else's and keeps its words.
-_DETERMINER = re.compile(r"^(?:the|a|an|my|our)\s+", re.IGNORECASE)
+# "my wife" is the speaker's: `wife`; "his wife" is someone else's and keeps its words. "the
+# whole service" is the service (but "Whole Foods" keeps its name).
+_DETERMINER = re.compile(r"^(?:the|a|an|my|our)\s+(?:(?:whole|entire)\s+)?", re.IGNORECASE)
 
 
 def _fold(text: str) -> str:

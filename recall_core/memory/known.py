@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 
 from ..contracts import Extractor, KnownFact, KnownStatement, Storage
-from ..kit.attributes import TEAM, USER
+from ..kit.attributes import TEAM, USER, canonical_entity
 from ..kit.transcripts import speaker_of
 
 #: current facts read from storage per extraction (newest first)
@@ -45,7 +45,7 @@ def reads_statements(extractor: object) -> bool:
 
 def relevant(facts: Sequence[KnownFact], text: str, keep: int = KEEP) -> list[KnownFact]:
     """The facts whose entity `text` may be about, in the order given, at most `keep`."""
-    said = {w.strip(".'").lower() for w in _WORD.findall(text)}
+    said = _said(text)
     speaker = (speaker_of(text) or "").lower()
     out = []
     for f in facts:
@@ -58,6 +58,20 @@ def relevant(facts: Sequence[KnownFact], text: str, keep: int = KEEP) -> list[Kn
             if len(out) >= keep:
                 break
     return out
+
+
+def _said(text: str) -> set[str]:
+    """The text's words, lower case; a possessive also as its owner ("husband's" names the
+    husband) and a relation also in the spelling entities keep ("mom" names the mother)."""
+    said = set()
+    for w in _WORD.findall(text):
+        w = w.strip(".'").lower()
+        said.add(w)
+        if w.endswith(("'s", "’s")):
+            w = w[:-2]
+            said.add(w)
+        said.add(canonical_entity(w))
+    return said
 
 
 async def known_facts(storage: Storage, namespace: str, text: str) -> list[KnownFact]:

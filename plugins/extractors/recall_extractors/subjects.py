@@ -431,7 +431,7 @@ def _bare(np: str, rest: str, surface: str, the: bool, team: bool, speaker: str 
     if np in RELATIONS or np in _RELATION_WORDS:
         return Subject(_relation(np, speaker), "person", rest, surface=surface)
     noun = np if attribute_of_noun(np) else re.sub(
-        r"^(?:(?:new|current|main|primary|daily|usual|default|work|personal|home|old)\s+)+",
+        r"^(?:(?:new|current|main|primary|daily|usual|default|work|personal|home|old|company)\s+)+",
         "", np)
     attr = attribute_of_noun(noun)
     if attr is not None:
@@ -475,9 +475,12 @@ def _head(words_text: str, bare: bool = False) -> tuple[str, str] | None:
     # A subject never runs past a comma ("Standup moved again, it's async": the subject is
     # "Standup", not "Standup moved again, it").
     comma = next((i + 1 for i, w in enumerate(words) if w.endswith(",")), len(words))
-    if len(words) > 2 and words[0].lower() in RELATIONS | PETS and _THIRD_PERSON.match(words[1]):
-        # "my roommate eats meat again": after a person's relation a word in -s is its verb,
-        # whatever the verb (the lists above cannot hold them all)
+    if len(words) > 2 and words[0].lower() in RELATIONS | PETS | _RELATION_WORDS and (
+            _THIRD_PERSON.match(words[1]) or _FINITE.match(words[1])
+            or re.fullmatch(r"[a-z]{2,}ed", words[1])):
+        # "my roommate eats meat again", "Dad sold his truck": after a person's relation a
+        # word in -s or -ed, or a verb a name takes, is its verb, whatever the verb (the lists
+        # above cannot hold them all)
         return words[0], " ".join(words[1:])
     for test in (_AUX_ONLY, _VERB_ONLY if not bare else re.compile(_BARE_VERB + r"$", _I)):
         for i, w in enumerate(words[:min(5, comma)]):

@@ -59,7 +59,7 @@ REPLACE = _REPLACE = re.compile(
     r"(?P<from>.+?)\s+(?:with|for|in favou?r of)\s+(?P<v>.+)$", _I)
 _REWRITE = re.compile(
     r"^" + AUX + r"(?:rewrote|rewritten|rebuilt|ported|reimplemented|moved|migrated|switched|"
-    r"converted|put)\s+(?:the|our)\s+(?P<what>(?:(?!\bfrom\b)[\w -]){2,30}?)\s+(?:over\s+)?(?:in|to|into|"
+    r"converted|put)\s+(?:the|our)\s+(?:(?:whole|entire)\s+)?(?P<what>(?:(?!\bfrom\b)[\w -]){2,30}?)\s+(?:over\s+)?(?:in|to|into|"
     r"onto|on|with)\s+(?P<v>.+)$", _I)
 # "is (now) all ...", "has been 100% ...": how wholly the subject is made of it
 _WHOLLY = r"(?:now\s+)?(?:all\s+|100%\s+|fully\s+|entirely\s+|pure\s+|mostly\s+)?"

@@ -21,7 +21,7 @@ from . import idioms, many_frames, person_frames, tool_frames, typed_values
 from . import values as V
 from .cues import ROUTINES, Cues, read_cues
 from .fact import Fact
-from .lexicon import PERSONAL, attribute_for, category_of
+from .lexicon import PERSONAL, PROVIDERS, attribute_for, category_of
 from .roles import lower_name, name_fact
 from .sentences import fold
 from .subjects import (RELATIONS, ROLE_OF, Subject, attribute_named, expand, find_subject,
@@ -200,14 +200,15 @@ def read_statement(clause: str, speaker: str | None = None,
     if subject.noun:
         found = _possessive(subject, rest, cues)
         if found is not None:
-            return Reading([] if cues.future or cues.hedged else found, subject)
+            return Reading([] if cues.future or cues.hedged else
+                           _household(found, subject, speaker), subject)
         attr = canonical_attribute(subject.noun)
         if attr in INVENTORY and _LINKING.match(rest):
             # "Our alerts come from New Relic", "Login goes through Okta": the noun names
             # the attribute, the predicate its value.
             found = typed_values.value_for(attr, rest, subject.kind != "team")
             facts = [] if cues.future or cues.hedged or not found else \
-                _shape(subject.entity, attr, found, [], cues)
+                _household(_shape(subject.entity, attr, found, [], cues), subject, speaker)
             if facts and attr == "release_schedule" and _DAY_ONLY.match(found[0]):
                 facts = _shape(subject.entity, "deploy_day", found, [], cues)
             return Reading(facts, subject)
@@ -287,7 +288,11 @@ def _without(subject: Subject, rest: str, org: str) -> str:
 
 # What "we" share at home, not as a team: "We got married", "We adopted a second dog".
 _HOUSEHOLD = frozenset({"relationship_status", "partner", "pets", "children", "location",
-                        "car"})
+                        "car", *PROVIDERS})
+# What "our <noun>" names of a household rather than a team ("our internet provider is Sonic
+# now", "our bank is Chase", "our car is a Subaru") after the speaker said it of themselves
+# ("internet is Comcast"): one key for both. ("our office", "our database" stay the team's.)
+_OURS_AT_HOME = frozenset({"car", *PROVIDERS})
 
 
 # Names for all of a team's systems at once: their facts are the team's ("Our services are
@@ -300,11 +305,13 @@ _ALL_OF_OURS = frozenset({"services", "all services", "all our services", "stack
 
 def _household(facts: list[Fact], subject: Subject, speaker: str | None) -> list[Fact]:
     facts = [replace(f, entity=TEAM) if f.entity in _ALL_OF_OURS else f for f in facts]
-    if subject.entity != TEAM or subject.surface.lower() != "we":
+    surface = subject.surface.lower()
+    if subject.entity != TEAM or surface != "we" and not surface.startswith("our "):
         return facts
+    home = _HOUSEHOLD if surface == "we" else _OURS_AT_HOME
     me = speaker.lower() if speaker and speaker.lower() not in ("user", "me") else USER
     # (dataclasses.replace keeps the fact's text and the check a classifier still owes it)
-    return [replace(f, entity=me) if f.attribute in _HOUSEHOLD else f for f in facts]
+    return [replace(f, entity=me) if f.attribute in home else f for f in facts]
 
 
 def _as_speaker(fact: Fact, speaker: str | None) -> Fact:
