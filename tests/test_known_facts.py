@@ -120,3 +120,27 @@ def test_relevant_facts_are_the_texts_subjects_capped():
     assert relevant(facts, "acme laid everyone off") == [*facts[:2], facts[4]]
     many = [KnownFact("user", f"a{i}", "v") for i in range(KEEP + 5)]
     assert len(relevant(many, "anything")) == KEEP
+
+
+def test_a_possessive_or_another_spelling_of_a_relation_names_its_entity():
+    facts = [KnownFact("user", "editor", "vim"), KnownFact("husband", "diet", "keto"),
+             KnownFact("mother", "phone", "flip phone")]
+    assert relevant(facts, "husband's doing Whole30 now") == facts[:2]
+    assert relevant(facts, "Husband\u2019s on Whole30") == facts[:2]
+    assert relevant(facts, "mom finally got a Galaxy A14") == [facts[0], facts[2]]
+    assert relevant(facts, "my sister got a Pixel") == facts[:1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_relations_possessive_supersedes_its_known_fact(backend, tmp_path):
+    """ "husband's" names the husband: his known diet is read, and the change supersedes it."""
+    rt = await runtime(backend, tmp_path, "stub")
+    try:
+        ns = f"stub-{uuid.uuid4().hex[:8]}"
+        await stored(rt, ns, "my husband is keto so I cook two dinners most nights", 1)
+        await stored(rt, ns, "husband's doing Whole30 now, can you make a dinner plan?", 2)
+        timeline = await rt.service.history(ns, "husband", "diet")
+        assert [(m.value, m.valid_until is None) for m in timeline] == [("keto", False),
+                                                                        ("Whole30", True)]
+    finally:
+        await rt.close()

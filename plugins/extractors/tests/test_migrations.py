@@ -78,7 +78,7 @@ async def test_a_label_before_a_colon_is_no_subject(stub):
     # a reason said first whose second half opens with "my"
     ("We get our internet through Spectrum",
      "ever since we went over to Google Fiber my zoom calls have been flawless",
-     ("team", "internet_provider", "Google Fiber")),
+     ("user", "internet_provider", "Google Fiber")),  # a household's, as "we live"
     # an adverb opening the sentence is no one's name
     ("I do all my coding in VS Code", "fully converted to Neovim now",
      ("user", "editor", "Neovim")),

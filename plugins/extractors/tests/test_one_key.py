@@ -1,0 +1,49 @@
+"""One fact, one key, however its owner is named (issue 27): a bare relation with any verb of
+its own ("Dad sold his truck"), "company chat", "the whole service", and "our" for what a
+household shares ("our internet provider", "our bank", "our car") are keyed as the earlier
+statement of the same fact was, so the later one supersedes it."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_core.contracts import KnownFact as K
+from recall_extractors import StubSettings, make_stub
+from recall_extractors.stub import StubExtractor
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubExtractor:
+    return make_stub(StubSettings())
+
+
+def triples(out) -> list[tuple]:
+    return [(m.entity, m.attribute, m.value) for m in out if m.attribute]
+
+
+@pytest.mark.parametrize("first,later,old,new", [
+    ("dad drives a Ford F-150", "Dad sold his truck and bought a Prius",
+     ("father", "car", "Ford F-150"), ("father", "car", "Prius")),
+    ("company chat is Slack", "company moved us to Microsoft Teams",
+     ("team", "chat_tool", "Slack"), ("team", "chat_tool", "Microsoft Teams")),
+    ("the service is written in Python", "we rewrote the whole service in Go last quarter.",
+     ("service", "language", "Python"), ("service", "language", "Go")),
+    ("internet is Comcast, it drops every evening", "our internet provider is Sonic now",
+     ("user", "internet_provider", "Comcast"), ("user", "internet_provider", "Sonic")),
+    ("I bank with Chase", "our bank is Ally now",
+     ("user", "bank", "Chase"), ("user", "bank", "Ally")),
+])
+async def test_a_later_statement_takes_the_earlier_ones_key(stub, first, later, old, new):
+    before = triples(await stub.extract(first))
+    assert old in before
+    known = [K(*t, first) for t in before]
+    assert new in triples(await stub.extract(later, known=known))
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("our database is Postgres", ("team", "database", "Postgres")),
+    ("our chat is Slack", ("team", "chat_tool", "Slack")),
+    ("my mom retired and moved to Tucson", ("mother", "location", "Tucson")),
+])
+async def test_a_teams_or_a_relations_fact_stays_theirs(stub, text, expected):
+    assert expected in triples(await stub.extract(text))
