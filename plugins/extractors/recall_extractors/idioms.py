@@ -92,6 +92,12 @@ _LANGUAGE_GONE = re.compile(r"^my\s+(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:most
 # "IT made us switch to Firefox"
 _MADE_SWITCH = re.compile(r"\b(?:made|makes|forced|had)\s+(?P<who>me|us)\s+(?:to\s+)?(?:switch|move|"
                           r"change|migrate|go)\s+(?:over\s+)?to\s+(?P<v>[^,;.!]+)", _I)
+# "the new owners made me head chef", "they promoted me to senior analyst": the speaker's
+# new role, said by whoever gave it (a role word decides: "made me dinner" is none)
+_MADE_ME = re.compile(r"\b(?:made|make|promoted|appointed|named|bumped)\s+me\s+(?:up\s+)?"
+                      r"(?:to\s+|as\s+)?(?:(?:a|an|the|our|their)\s+)?(?P<v>[a-z][\w -]{1,40}?)"
+                      r"(?=[,.;!?]|\s+(?:and|but|so|last|this|yesterday|today|on|at|after|"
+                      r"which|because)\b|$)", _I)
 _WHERE_I_LIVE = re.compile(r"\b(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?),?\s+where\s+(?:i|we)\s+"
                            r"(?:live|am based|are based)\b")
 _IS_HOME = re.compile(r"^(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)\s+is\s+(?:my\s+|our\s+)?home"
@@ -251,6 +257,8 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
     if (m := _NEW_JOB.search(text)) and person_frames.proper(m["v"]):
         who = m["who"].lower()
         return [Fact(who[:-2] if who.endswith("'s") else owner, "employer", m["v"])]
+    if (m := _MADE_ME.search(text)) and person_frames.role(m["v"], known=True):  # not "dinner"
+        return [Fact(speaker.lower() if speaker else USER, "occupation", m["v"])]
     if (m := _MY_NEW.search(text)) and person_frames.proper(m["v"]):
         return [Fact(speaker.lower() if speaker else USER, ROLE_OF[m["noun"].lower()],
                      m["v"])]

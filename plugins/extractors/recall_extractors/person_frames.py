@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from . import values as V
-from .roles import org_like, proper, role
+from .roles import lower_name, org_like, proper, role
 
 __all__ = ["AUX", "FRAMES", "MOVED", "Frame", "org_like", "place", "proper", "read", "role",
            "role_too"]
@@ -88,6 +88,25 @@ def _org(raw: str) -> list[str]:
 _ORG = _org
 _TITLE = re.compile(r"^(?:the\s+)?(?:cto|ceo|cfo|coo|vp|director|head|lead|manager|boss)"
                     r"(?:\s+of\s+[\w ]+?)?,\s+(?P<name>[A-Z]\w+(?:\s[A-Z]\w+)?)", _I)
+
+
+# Places of work said as common nouns, never an employer's name ("a nurse at hospital").
+_WORKPLACES = frozenset("""
+home work school college uni university hospital church night nights weekends clinic office
+store shop restaurant cafe bar hotel factory warehouse bank lab startup agency company firm
+""".split())
+
+
+# (no group named "v": the frame's parse reads the whole predicate, to see the role)
+_ROLE_AT = re.compile(r"^" + AUX + r"(?:am|is)\s+(?:a|an)\s+(?P<role>[\w -]{1,40}?)\s+(?:at|for)"
+                      r"\s+(?P<org>.+)$", _I)
+
+
+def _lower_employer(predicate: str) -> list[str]:
+    m = _ROLE_AT.match(predicate)
+    if not m or not role(m["role"]):
+        return []
+    return [v for v in _ORG(m["org"]) if lower_name(v) and not set(v.split()) & _WORKPLACES]
 
 
 def _name_or_titled(raw: str) -> list[str]:
@@ -203,13 +222,17 @@ FRAMES: tuple[Frame, ...] = (
        r"am (?:a|an) [\w -]{1,40}? (?:at|for|with)|is (?:a|an) [\w -]{1,40}? (?:at|for|with)|"
        r"am on the [\w -]{1,30}? team at|left [\w .&-]{1,30}? (?:for|to join)", _ORG,
        proper),
+    # "i'm a cashier at target": after a role, a name typed without capitals is the employer
+    # as after "work at" ("i work at costco"), not only a capitalised one
+    Frame("employer", _ROLE_AT, lambda raw: _lower_employer(raw)),
     # "moved over to KPMG": a company, when the name does not read as a place
     _f("employer", r"(?:moved|went|jumped|switched|transferred)(?: over| ship)? to|"
        r"have been with|has been with|been with|am with", _ORG, org_like),
     _f("occupation", r"work as|works as|working as|am working as|started working as|"
        r"got a job as|took a job as|got promoted to|was promoted to|promoted to|am now|became|"
        r"got (?:the|a|my) (?:title bump|title change|promotion|bump) to|"
-       r"have become|am becoming|retrained as|trained as|am employed as",
+       r"have become|am becoming|retrained as|trained as|am employed as|"
+       r"(?:went|am going|going|got|am) back to work(?: part[- ]time| full[- ]time)? as",
        lambda raw: _role_value(raw)),
     # "my dad's been an electrician for 30 years": still one (AUX alone would take "has")
     Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are|has been|have been|been)\s+"
@@ -456,6 +479,12 @@ _WORK_WORDS = re.compile(r"\b(?:work|works|working|worked|job|jobs|hired|employe
                          r"coworkers?|team|office|boss|manager)\b", _I)
 
 
+# Work said as a time or a place ("after work", "near my office") says nothing of the verb's.
+_WORK_AS_WHEN_OR_WHERE = re.compile(r"\b(?:after|before|from|near|by|close to|next to|around "
+                                    r"the corner from)\s+(?:(?:my|the|our)\s+)?(?:work|office)\b",
+                                    _I)
+
+
 # "My brother's at Monzo now": one is "at" a place of work, a customer "with" a bank.
 _AT = re.compile(r"^" + AUX + r"(?:am|is|are|'s|been|have been|has been)\s+(?:now\s+)?at\b", _I)
 
@@ -474,7 +503,8 @@ def _provider(attribute: str, values: list[str], predicate: str) -> str:
     kinds = {_provider_kind(v) for v in values}
     if attribute == "provider":  # its guard took only values of one provider kind each
         return kinds.pop() if len(kinds) == 1 else "uses"
-    if attribute not in _CUSTOMER_OF or _WORK_WORDS.search(predicate) or _AT.match(predicate):
+    if attribute not in _CUSTOMER_OF or _WORK_WORDS.search(_WORK_AS_WHEN_OR_WHERE.sub("", predicate)) \
+            or _AT.match(predicate):
         return attribute
     if len(kinds) != 1 or None in kinds:
         return attribute

@@ -71,9 +71,10 @@ speaker listener learner thinker dreamer sleeper eater cooker
 """.split())
 
 
-def role(v: str) -> bool:
-    """A job title: a known role noun, or a person noun ending like one (-er, -ist, -ian,
-    -or) that is not a family, fan or hobby word, nor a capitalised name ("Londoner")."""
+def role(v: str, known: bool = False) -> bool:
+    """A job title: a known role noun, or (unless only `known` ones are asked for) a person
+    noun ending like one (-er, -ist, -ian, -or) that is not a family, fan or hobby word, nor
+    a capitalised name ("Londoner")."""
     if re.match(r"stay[- ]at[- ]home\b", v, _I):
         return True
     if v.split() and v.split()[-1][:1].isupper():
@@ -84,7 +85,7 @@ def role(v: str) -> bool:
     last = words[-1]
     if last in _ROLES:
         return True
-    return len(last) > 4 and last.endswith(("er", "ist", "ian", "or")) and \
+    return not known and len(last) > 4 and last.endswith(("er", "ist", "ian", "or")) and \
         last not in _NOT_ROLE_WORDS
 
 

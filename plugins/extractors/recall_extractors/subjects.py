@@ -504,13 +504,14 @@ def _possessed(who: str, np: str, noun2: str | None, rest: str, surface: str,
                speaker: str | None) -> Subject:
     owner = _owner(who, speaker)
     named = re.fullmatch(r"(?P<rel>.+?)\s+(?P<name>[A-Z][a-z]+)", np)
-    if named and not noun2 and named["rel"].lower() in RELATIONS | PETS \
+    if named and named["rel"].lower() in RELATIONS | PETS \
             and named["name"].lower() not in _NOT_NAMES:
-        # "my sister Anna works at Google", "my best friend Jake lives in Miami": the person
-        # (or pet) named, as a later "Jake moved to ..." is; a later "my sister ..." finds her
-        # through the memory that named her (known.align)
+        # "my sister Anna works at Google", "my best friend Jake lives in Miami", "my daughter
+        # Emma's favourite food is ...": the person (or pet) named, as a later "Jake moved to
+        # ..." is; a later "my sister ..." finds her through the memory that named her
+        # (known.align)
         return Subject(named["name"].lower(), "pet" if named["rel"].lower() in PETS
-                       else "person", rest, surface=surface)
+                       else "person", rest, noun=noun2, surface=surface)
     np = np.lower()
     if np in _GROUPS:
         # "our team's CI is X" / "my team uses Jira": the team.
