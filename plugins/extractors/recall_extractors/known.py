@@ -361,7 +361,14 @@ def _restates(fact: Fact, known: Sequence[KnownFact]) -> bool:
     t = fact.triple()
     return t is not None and any(
         (k.entity, k.attribute) == t[:2] and (mentions(t[2], k.value) or mentions(k.value, t[2]))
-        for k in known)
+        and not _each_its_own(t[2], k.value) for k in known)
+
+
+def _each_its_own(a: str, b: str) -> bool:
+    """Two values each with a word the other lacks ("head chef" / "sous chef", "Pixel 8" /
+    "Pixel 7"): a shared word does not make one the other restated."""
+    wa, wb = set(a.lower().split()), set(b.lower().split())
+    return bool(wa - wb) and bool(wb - wa)
 
 
 def apply_known(sentences: Sequence[str], read: list[list[tuple[str, Reading]]],

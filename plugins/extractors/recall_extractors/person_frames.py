@@ -425,6 +425,8 @@ def _now_in(raw: str) -> list[str]:
 
 def _role_value(raw: str, plain: bool = False) -> list[str]:
     raw = re.sub(r"^(?:(?:a|an)\s+)?(?:full[- ]time\s+|part[- ]time\s+)?", "", raw, flags=_I)
+    # "a stay at home dad": one role, though "at home" ends a value elsewhere
+    raw = re.sub(r"^stay[- ]at[- ]home\b", "stay-at-home", raw, flags=_I)
     v = V.value(raw, V.ORG + r"|\s(?:at|for|with|by|on)\b", 5)
     if not v:
         return []

@@ -47,3 +47,38 @@ async def test_a_later_statement_takes_the_earlier_ones_key(stub, first, later, 
 ])
 async def test_a_teams_or_a_relations_fact_stays_theirs(stub, text, expected):
     assert expected in triples(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("my daughter Emma's favourite food is mac and cheese", ("emma", "favorite_food",
+                                                             "mac and cheese")),
+    ("I go to Planet Fitness near my office after work", ("user", "gym", "Planet Fitness")),
+    ("i'm a cashier at target", ("user", "employer", "target")),
+    ("my sister is a nurse at kaiser", ("sister", "employer", "kaiser")),
+    ("the new owners made me head chef.", ("user", "occupation", "head chef")),
+    ("they promoted me to senior engineer last week", ("user", "occupation", "senior engineer")),
+    ("went back to work part-time as a bookkeeper", ("user", "occupation", "bookkeeper")),
+    ("I'm a stay at home dad right now", ("user", "occupation", "stay-at-home dad")),
+])
+async def test_what_a_statement_says_is_read(stub, text, expected):
+    assert expected in triples(await stub.extract(text))
+
+
+@pytest.mark.parametrize("text,attribute", [
+    ("she made me dinner", "occupation"),          # a made thing is no role
+    ("i'm a nurse at the hospital", "employer"),   # a common noun is no employer's name
+    ("i'm a barista at a cafe downtown", "employer"),
+    ("I go to Lincoln High near the park", "gym"),
+])
+async def test_what_a_statement_does_not_say_is_not_read(stub, text, attribute):
+    assert not [t for t in triples(await stub.extract(text)) if t[1] == attribute]
+
+
+async def test_a_new_role_sharing_a_word_with_the_old_is_no_restatement(stub):
+    """ "head chef" after "sous chef", beside a word that ends something ("Marco retired"),
+    is the new value, not the known one said again."""
+    known = [K("user", "occupation", "sous chef", "I'm a sous chef")]
+    out = triples(await stub.extract(
+        "long story but Marco (the owner) retired and the new owners made me head chef.",
+        known=known))
+    assert ("user", "occupation", "head chef") in out
