@@ -104,7 +104,9 @@ _ROLE_AT = re.compile(r"^" + AUX + r"(?:am|is)\s+(?:a|an)\s+(?P<role>[\w -]{1,40
 
 def _lower_employer(predicate: str) -> list[str]:
     m = _ROLE_AT.match(predicate)
-    if not m or not role(m["role"]):
+    # ("at the moment", "at a startup": after a determiner a common noun, never a name)
+    if not m or not role(m["role"]) or re.match(r"(?:the|a|an|my|our|this|that|some)\b",
+                                                 m["org"], _I):
         return []
     return [v for v in _ORG(m["org"]) if lower_name(v) and not set(v.split()) & _WORKPLACES]
 

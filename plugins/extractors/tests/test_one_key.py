@@ -68,6 +68,7 @@ async def test_what_a_statement_says_is_read(stub, text, expected):
     ("she made me dinner", "occupation"),          # a made thing is no role
     ("i'm a nurse at the hospital", "employer"),   # a common noun is no employer's name
     ("i'm a barista at a cafe downtown", "employer"),
+    ("Melanie: I'm a product manager at the moment.", "employer"),
     ("I go to Lincoln High near the park", "gym"),
 ])
 async def test_what_a_statement_does_not_say_is_not_read(stub, text, attribute):
