@@ -151,6 +151,15 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
                      or (kind(k.value) is not None and kind(k.value) == kind(value)))}
         if len(near) == 1:
             entity = near.pop()
+    elif entity == TEAM and not any((k.entity, base_attribute(k.attribute)) ==
+                                    (TEAM, base_attribute(attribute)) for k in known):
+        # "we host the site on Fly.io" after "the site is hosted on Heroku": the team's
+        # thing named in the clause, whose fact of this kind is known, is what it is about
+        things = {k.entity for k in known if k.entity not in (USER, TEAM) and _single(k)
+                  and base_attribute(k.attribute) == base_attribute(attribute)
+                  and _named(k.entity, said_words(clause))}
+        if len(things) == 1:
+            entity = things.pop()
     value_kind = kind(value)
     mine = [k for k in known if k.entity == entity and _single(k)]
     keep = Fact(entity, attribute, value, text=fact.text) if entity != triple[0] else fact

@@ -39,6 +39,7 @@ from .prior import read_with_known, says_change
 from .statements import opens_with_subject
 from .reading import read_all
 from .triples import Fact, Reading
+from .typed_values import eaten
 
 log = logging.getLogger("recall.extractors")
 
@@ -347,6 +348,9 @@ class StubExtractor(Extractor):
             for clause, reading in clauses:
                 if not reading.facts:
                     reading.facts = by_kind(clause, reading.subject, speaker)
+                # whichever reading named it, a tool said as food is none ("eating fish")
+                reading.facts = [f for f in reading.facts if f.attribute not in TOOL_CATEGORIES
+                                 or not f.value or not eaten(clause, f.value)]
         apply_known(kept, read, known, speaker)
         ends_single(kept, read, known, speaker)
         units = join_endings(units_of(kept, read), known)

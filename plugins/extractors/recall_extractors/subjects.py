@@ -534,11 +534,15 @@ def _possessed(who: str, np: str, noun2: str | None, rest: str, surface: str,
                    surface=surface)
 
 
+# Nouns for all of one's things at once, no attribute of their own ("our stuff is all on AWS").
+_ALL_THINGS = frozenset({"stuff", "things", "everything", "all our stuff", "all of it"})
+
+
 def attribute_named(noun: str, value: str | None) -> str | None:
     """The attribute "my <noun> is <value>" states, or None (then <noun> is a thing)."""
     attr = canonical_attribute(noun)
-    if noun.lower() in _THINGS:
-        return None  # "our frontend is Angular": the frontend is the subject
+    if noun.lower() in _THINGS | _ALL_THINGS:
+        return None  # "our frontend is Angular", "our stuff is all on AWS": the subject
     if value is not None and (attr not in INVENTORY or attr == "phone_number") and \
             not re.search(r"\b(?:dream|ideal|next|first|old|previous|former|future)\b", noun, _I) \
             and category_of(re.sub(r"^(?:is|are)\s+", "", value, flags=_I)) in PERSONAL:

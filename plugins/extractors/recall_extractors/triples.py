@@ -214,7 +214,11 @@ def read_statement(clause: str, speaker: str | None = None,
             return Reading(facts, subject)
         if attr in INVENTORY:
             return Reading([], subject, rest, cues, predicate)  # the classifier may read it
-        subject = Subject(attr.replace("_", " "), "thing", rest, surface=subject.surface)
+        # "our stuff is all on AWS": all of the owner's things are the owner's, else the noun
+        # is a thing of its own ("our billing is on Stripe")
+        subject = Subject(subject.entity, subject.kind, rest, surface=subject.surface) \
+            if subject.noun.lower() in _ALL_OF_OURS else \
+            Subject(attr.replace("_", " "), "thing", rest, surface=subject.surface)
     fact = _relation_copula(subject, rest, speaker) \
         if subject.kind == "person" and not subject.noun else None
     if fact is not None and fact.check != "lower name":
@@ -300,7 +304,8 @@ _OURS_AT_HOME = frozenset({"car", *PROVIDERS})
 # and database, which "we write everything in Kotlin" then changes).
 _ALL_OF_OURS = frozenset({"services", "all services", "all our services", "stack", "whole stack",
                           "tech stack", "entire stack", "codebase", "code base", "code",
-                          "infra", "infrastructure", "systems", "everything", "apps"})
+                          "infra", "infrastructure", "systems", "everything", "apps", "stuff",
+                          "things"})
 
 
 def _household(facts: list[Fact], subject: Subject, speaker: str | None) -> list[Fact]:

@@ -110,6 +110,19 @@ def theirs(text: str, value: str) -> bool:
     return at > 0 and bool(_THEIRS.search(text[:at]))
 
 
+# A verb of food before a name: "eating fish again" names no shell, whatever a lexicon of
+# tools holds under that name ("ordered" is not one: people order phones).
+_EATEN = re.compile(r"\b(?:eat|eats|eating|ate|eaten|cook|cooks|cooking|cooked|grill|grilled|"
+                    r"bake|baked|fry|fried|drink|drinks|drinking|drank)"
+                    r"\s+(?:(?:a|an|the|some|more|less|lots of|a lot of|real|fresh)\s+)?$", _I)
+
+
+def eaten(text: str, value: str) -> bool:
+    """The value is named as something eaten or drunk in `text`."""
+    at = text.lower().find(value.lower())
+    return at > 0 and bool(_EATEN.search(text[:at]))
+
+
 def _kept(text: str, start: int, end: int) -> bool:
     """A mention is the value unless it is said as what was replaced ("from X" only when
     a "to" follows: "alerts come from New Relic" names the value), as a topic ("a book

@@ -32,6 +32,12 @@ def triples(out) -> list[tuple]:
      ("user", "internet_provider", "Comcast"), ("user", "internet_provider", "Sonic")),
     ("I bank with Chase", "our bank is Ally now",
      ("user", "bank", "Chase"), ("user", "bank", "Ally")),
+    # the team's thing named in the clause is what a "we" statement is about
+    ("the site is hosted on Heroku", "we host the site on Fly.io, how do I set env vars",
+     ("site", "cloud", "Heroku"), ("site", "cloud", "Fly.io")),
+    # all of one's things are the owner's
+    ("our stuff is all on AWS", "we're on GCP, how do service accounts work there",
+     ("team", "cloud", "AWS"), ("team", "cloud", "GCP")),
 ])
 async def test_a_later_statement_takes_the_earlier_ones_key(stub, first, later, old, new):
     before = triples(await stub.extract(first))
@@ -66,6 +72,8 @@ async def test_what_a_statement_says_is_read(stub, text, expected):
 
 @pytest.mark.parametrize("text,attribute", [
     ("she made me dinner", "occupation"),          # a made thing is no role
+    ("I've started eating fish again", "shell"),   # food is no tool
+    ("I eat fish now", "shell"),
     ("i'm a nurse at the hospital", "employer"),   # a common noun is no employer's name
     ("i'm a barista at a cafe downtown", "employer"),
     ("Melanie: I'm a product manager at the moment.", "employer"),
