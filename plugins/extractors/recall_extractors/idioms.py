@@ -90,8 +90,10 @@ _LANGUAGE_GONE = re.compile(r"^my\s+(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:most
                             r"completely\s+|pretty much\s+|all but\s+)?(?:gone|long gone|rusty|"
                             r"lost)\b", _I)
 # "IT made us switch to Firefox"
-_MADE_SWITCH = re.compile(r"\b(?:made|makes|forced|had)\s+(?P<who>me|us)\s+(?:to\s+)?(?:switch|move|"
-                          r"change|migrate|go)\s+(?:over\s+)?to\s+(?P<v>[^,;.!]+)", _I)
+_MADE_SWITCH = re.compile(r"\b(?:(?:made|makes|forced|had)\s+(?P<who>me|us)\s+(?:to\s+)?(?:switch|"
+                          r"move|change|migrate|go)|(?:switched|moved|migrated|put|pushed)\s+"
+                          r"(?P<who2>me|us)(?:\s+all)?)\s+(?:over\s+)?(?:to|onto)\s+(?P<v>[^,;.!]+)",
+                          _I)
 # "the new owners made me head chef", "they promoted me to senior analyst": the speaker's
 # new role, said by whoever gave it (a role word decides: "made me dinner" is none)
 _MADE_ME = re.compile(r"\b(?:made|make|promoted|appointed|named|bumped)\s+me\s+(?:up\s+)?"
@@ -100,8 +102,16 @@ _MADE_ME = re.compile(r"\b(?:made|make|promoted|appointed|named|bumped)\s+me\s+(
                       r"which|because)\b|$)", _I)
 _WHERE_I_LIVE = re.compile(r"\b(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?),?\s+where\s+(?:i|we)\s+"
                            r"(?:live|am based|are based)\b")
-_IS_HOME = re.compile(r"^(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)\s+is\s+(?:my\s+|our\s+)?home"
-                      r"(?:\s+now|\s+these days|\s+base)?[.!]*$")
+_IS_HOME = re.compile(r"^(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)\s+(?:(?:already|finally|really|"
+                      r"truly)\s+)?(?:is|feels like)\s+(?:my\s+|our\s+)?home"
+                      r"(?:\s+now|\s+these days|\s+base|\s+already)?[.!]*$")
+# "First week at Mercy General is done", "it's my first day at PwC": where one now works
+# (or, when the name says school, studies)
+_FIRST_AT = re.compile(r"^(?:(?:it's|it is|this is)\s+)?(?:my\s+|(?P<who>(?-i:[A-Z][a-z]+))'s\s+)?"
+                       r"first\s+(?:day|week|month|shift)\s+at\s+"
+                       r"(?P<v>(?-i:[A-Z][\w&'.-]*)(?:\s(?-i:[A-Z][\w&'.-]*)){0,3})", _I)
+_SCHOOLISH = re.compile(r"\b(?:elementary|middle|high|school|academy|university|college|"
+                        r"primary|kindergarten|preschool)\b", _I)
 # "zsh user here", "I'm an Emacs person"
 _TOOL_USER = re.compile(r"(?:^|\b(?:am|is|are) an?\s+)(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:user|"
                         r"person|guy|girl|fan|convert|fanboy|fangirl|loyalist|devotee|diehard|"
@@ -139,6 +149,17 @@ _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|lea
 _MY_NEW = re.compile(r"\b(?i:my\s+(?:new\s+)?|(?:a|our)\s+new\s+)(?P<noun>(?i:" +
                      "|".join(ROLE_OF) + r"))\s*,?\s+(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?"
                      r"[A-Z][a-z]+)\b(?!\s*(?:'s|and|&|or)\b)")
+def named_relation_rest(text: str) -> tuple[str, str] | None:
+    """(name, predicate) of a statement opening with a relation named ("my husband Raj is an
+    accountant", "My wife Claire takes the train"): what is said of the person named, beside
+    the relation the name gives."""
+    m = _MY_NEW.match(text)
+    if not m or not person_frames.proper(m["v"]):
+        return None
+    rest = text[m.end():].strip()
+    return (m["v"], rest) if len(rest.split()) >= 2 and rest[:1].islower() else None
+
+
 _GOT_MARRIED = re.compile(r"^(?:[A-Z][a-z]+ and I|I and [A-Z][a-z]+|we)\s+(?:just\s+|finally\s+)?"
                           r"got\s+(?P<v>married|engaged|divorced)\b", _I)
 # "Dark mode everywhere now", "fish shell for me": a tool said on its own
@@ -160,6 +181,12 @@ _PHONE_CUE = re.compile(r"\b(?:number|cell|phone|mobile|call me|text me|whatsapp
                         _I)
 _FAVORITE = re.compile(r"\bfav(?:ou?rite|e)?\s+(?P<noun>[a-z][\w -]{1,30}?)\s*(?:is|:|,|=|-|now is|"
                        r"these days is|has to be|would be|right now is)\s+(?P<v>[^,;.!?]+)", _I)
+
+
+# "Fleetwood Mac is my favorite band, full stop": the favourite was named before it
+# (`triples._reverse` reads it), what follows the comma is no value
+_NAMED_BEFORE = re.compile(r"\b(?:is|are|'s)\s+(?:(?:my|our|his|her|their)\s+|[A-Z]\w+'s\s+)"
+                           r"(?:(?:new|current|all[- ]time|absolute)\s+)?$", _I)
 
 
 _REPLACED_BY = re.compile(r"^(?P<new>[\w .+#-]{2,30}?)\s+(?:has\s+)?(?:replaced|took over from|"
@@ -239,7 +266,7 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
     if (m := _MADE_SWITCH.search(text)) and (tool := V.value(m["v"], V.TOOL, 4)) and \
             (category := category_of(tool)):
         me = speaker.lower() if speaker else USER
-        who = me if category in PERSONAL or m["who"].lower() == "me" else TEAM
+        who = me if category in PERSONAL or (m["who"] or m["who2"]).lower() == "me" else TEAM
         return [Fact(who, attribute_for(tool, person=who != TEAM), tool)]
     if (m := _WHERE_I_LIVE.search(text) or _IS_HOME.match(text)) and person_frames.place(m["v"]):
         return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
@@ -257,6 +284,9 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
     if (m := _NEW_JOB.search(text)) and person_frames.proper(m["v"]):
         who = m["who"].lower()
         return [Fact(who[:-2] if who.endswith("'s") else owner, "employer", m["v"])]
+    if (m := _FIRST_AT.match(text)) and person_frames.proper(v := m["v"].strip()):
+        who = m["who"].lower() if m["who"] else speaker.lower() if speaker else USER
+        return [Fact(who, "school" if _SCHOOLISH.search(v) else "employer", v)]
     if (m := _MADE_ME.search(text)) and person_frames.role(m["v"], known=True):  # not "dinner"
         return [Fact(speaker.lower() if speaker else USER, "occupation", m["v"])]
     if (m := _MY_NEW.search(text)) and person_frames.proper(m["v"]):
@@ -291,7 +321,7 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
                                                                     True)):
         if sum(c.isdigit() for c in phone[0]) >= 7:
             return [Fact(owner, "phone_number", phone[0])]
-    if m := _FAVORITE.search(text):
+    if (m := _FAVORITE.search(text)) and not _NAMED_BEFORE.search(text[:m.start()]):
         v = V.value(m["v"], V.COMMON, 6)
         noun = re.sub(r"^(?:new|current|all-time|all time)\s+", "", m["noun"].strip(), flags=_I)
         if v and not re.match(r"^(?:is|was|to|a|the)$", v, _I):

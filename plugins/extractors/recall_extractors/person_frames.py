@@ -97,6 +97,21 @@ store shop restaurant cafe bar hotel factory warehouse bank lab startup agency c
 """.split())
 
 
+# (no group named "v": the parse reads the whole predicate, to see what follows the name)
+_DRIVES_FOR = re.compile(r"^" + AUX + r"(?:now\s+)?(?:drive|drives|driving|deliver|delivers|"
+                         r"delivering)\s+for\s+(?P<org>.+)$", _I)
+_ON_THE_SIDE = re.compile(r"\b(?:on|at)\s+(?:the\s+)?weekends?\b|\bon the side\b|\bside\s+"
+                          r"(?:gig|hustle|job)\b|\bin my (?:spare|free) time\b|\bevenings\b|"
+                          r"\bsometimes\b|\bfor extra\b", _I)
+
+
+def _drives_for(predicate: str) -> list[str]:
+    m = _DRIVES_FOR.match(predicate)
+    if not m or _ON_THE_SIDE.search(predicate):
+        return []
+    return [v for v in _ORG(m["org"]) if proper(v)]
+
+
 # (no group named "v": the frame's parse reads the whole predicate, to see the role)
 _ROLE_AT = re.compile(r"^" + AUX + r"(?:am|is)\s+(?:a|an)\s+(?P<role>[\w -]{1,40}?)\s+(?:at|for)"
                       r"\s+(?P<org>.+)$", _I)
@@ -227,6 +242,13 @@ FRAMES: tuple[Frame, ...] = (
     # "i'm a cashier at target": after a role, a name typed without capitals is the employer
     # as after "work at" ("i work at costco"), not only a capitalised one
     Frame("employer", _ROLE_AT, lambda raw: _lower_employer(raw)),
+    # "Tom drives for FedEx": a driver's employer; "I drive for Uber on weekends" is a side
+    # gig beside the job, no employer of its own
+    Frame("employer", _DRIVES_FOR, lambda raw: _drives_for(raw)),
+    # "I work front desk at Brightwater Dental", "works weekends at Target": what or when
+    # one works, then where (a name)
+    _f("employer", r"(?:work|works|working)\s+(?!(?:out|off|on|with|from|in|for|at|as|hard|"
+       r"late|long|remotely|from home)\b)(?:[a-z-]+\s+){1,2}?(?:at|for)", _ORG, proper),
     # "moved over to KPMG": a company, when the name does not read as a place
     _f("employer", r"(?:moved|went|jumped|switched|transferred)(?: over| ship)? to|"
        r"have been with|has been with|been with|am with", _ORG, org_like),
@@ -251,7 +273,8 @@ FRAMES: tuple[Frame, ...] = (
        r"sophomore|junior|senior|undergrad|grad student|phd student|phd candidate|"
        r"masters student|postdoc) at|"
        # "Leo's doing his PhD at ETH Zurich"
-       r"am doing (?:a|an|my|his|her|their) " + _DEGREE + r"(?: in [\w ]{1,30}?)? at",
+       r"am doing (?:a|an|my|his|her|their) (?:[\w-]+\s+){0,2}?" + _DEGREE +
+       r"(?: in [\w ]{1,30}?)? at",
        _ORG, proper),
     _f("field_of_study", r"major in|majoring in|am majoring in|am doing a (?:degree|phd|"
        r"masters|master's|bachelor's|bachelors|mba|doctorate) in|am getting (?:a|my) "
@@ -310,9 +333,12 @@ FRAMES: tuple[Frame, ...] = (
        else _one(V.COMMON, 4)(raw)),  # "I commute to Munich": where, not how
     Frame("commute", re.compile(r"^" + AUX + r"(?:usually\s+)?(?P<v>(?:biking|cycling|"
                                 r"driving|walking|bike|cycle|drive|walk|"
-                                r"take the (?:train|bus|subway|tube|metro|tram|ferry)|"
+                                # "take the 42 bus", "the N train": a line's number
+                                r"take the (?:[\w-]{1,4}\s+)?(?:train|bus|subway|tube|metro|"
+                                r"tram|ferry)|"
                                 r"ride (?:my|a) (?:bike|scooter|motorcycle|e-bike))s?|"
-                                r"takes the (?:train|bus|subway|tube|metro|tram|ferry)|"
+                                r"takes the (?:[\w-]{1,4}\s+)?(?:train|bus|subway|tube|metro|"
+                                r"tram|ferry)|"
                                 r"rides (?:my|a|her|his) (?:bike|scooter|motorcycle|e-bike))\s+"
                                 # "in" alone: "I take the train in every day"
                                 r"(?:(?:to|into) (?:work|the office)\b|in\b(?!\s+(?:the|a|an|my|"

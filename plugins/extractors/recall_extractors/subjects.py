@@ -77,7 +77,7 @@ seriously definitely
 one two three four five six seven eight nine ten eleven twelve several few couple
 """.split())
 _GROUPS = frozenset({"team", "company", "org", "organisation", "organization", "group",
-                     "startup", "family", "household"})
+                     "startup", "family", "household", "office"})
 _OWNERS = RELATIONS | PETS | _GROUPS
 _LEAD = re.compile(
     r"^(?:(?:actually|update|correction|so|well|oh|also|btw|fyi|ok|okay|anyway|honestly|"
@@ -90,11 +90,12 @@ _LEAD = re.compile(
     r"(?:immediately|today)|as you know|just fyi|starting (?:today|tomorrow|now)|"
     r"since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
     r"at the moment|for the record|to be clear|in fact|scratch that|oh and|ps|p\.s\.|"
-    r"today|yesterday|finally|officially|guess what|fun fact|right now|for now|"
+    r"today|yesterday|finally|officially|guess what|guess who|fun fact|right now|for now|"
     r"as of now|at this point|these days|turns out|it turns out|apparently|i'd say|"
     r"i would say|i guess|i think|to be honest|tbh|good news|bad news|ok i'll admit it|"
     r"by day|during the day|in my day job|professionally|irl|in real life|"
-    r"i'll admit it|i admit)\b[,:!.]?\s+|^[A-Za-z][\w -]{0,24}:\s+)+", _I)
+    r"i'll admit it|i admit|ugh+|omg|lol|welp|yay|wow|whew|phew|sigh|hey|hi|hmm+|um+|"
+    r"oof|ahh+|argh+|woo+|hooray|ok so|so yeah)\b[,:!.]?\s+|^[A-Za-z][\w -]{0,24}:\s+)+", _I)
 # A subject left out: the clause opens with the speaker's verb (a past or -ing form, or one
 # of these).
 _IMPLIED = re.compile(
@@ -347,8 +348,10 @@ def find_subject(clause: str, speaker: str | None = None,
         # "Errors go to Rollbar", "Deploys happen on Fridays": a word in -s before a verb's
         # base form is a plural noun, not a person (a person "goes", "happens")
         plural = low.endswith("s") and " " not in low and not _THIRD_PERSON.match(following) \
-            and not re.match(r"(?:\w+ed|is|was|has|had|will|would|can|could|did|does|'s)$",
-                             following, _I)
+            and not re.match(r"(?:\w+ed|is|was|has|had|will|would|can|could|did|does|'s|"
+                             # a person's past ("Luis left his old job", "Chris got a dog")
+                             r"left|got|took|quit|became|sold|bought|drove|went|made|found|"
+                             r"began|ran|won|lost|came)$", following, _I)
         # "Quit pilates, ...", "Sold my drum kit": a word of the speaker's own verbs that is
         # no -ed/-ing form a name may end like is never a name
         verb = " " not in low and _IMPLIED.fullmatch(low) and not re.fullmatch(r"\w+(?:ed|ing)", low)
@@ -426,7 +429,7 @@ def _bare(np: str, rest: str, surface: str, the: bool, team: bool, speaker: str 
                        surface=surface)  # "Work is at a small agency called Pixelhaus"
     if words[0] in _NOT_SUBJECTS and attribute_of_noun(np) is None:
         return None
-    if np in ("team", "company", "whole team") or team and np == "team":
+    if np in ("team", "company", "whole team", "office") or team and np == "team":
         return Subject(TEAM, "team", rest, surface=surface)
     if np in RELATIONS or np in _RELATION_WORDS:
         return Subject(_relation(np, speaker), "person", rest, surface=surface)

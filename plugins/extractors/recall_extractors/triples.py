@@ -186,6 +186,10 @@ def read_statement(clause: str, speaker: str | None = None,
     if fact := idioms.imperative(text):
         return Reading([_as_speaker(fact, speaker)], none)
     if found := idioms.patterned(text, speaker, last_person):
+        if (said := idioms.named_relation_rest(text)) is not None:
+            # "my husband Raj is an accountant": Raj is the partner, and an accountant
+            of = read_statement(f"{said[0]} {said[1]}", speaker, last_person)
+            return Reading([*found, *of.facts], of.subject)
         return Reading(found, none)
     if fact := idioms.replaced_by(text.rstrip(".! "), speaker):
         return Reading([fact], none)

@@ -65,6 +65,25 @@ async def test_a_teams_or_a_relations_fact_stays_theirs(stub, text, expected):
     ("they promoted me to senior engineer last week", ("user", "occupation", "senior engineer")),
     ("went back to work part-time as a bookkeeper", ("user", "occupation", "bookkeeper")),
     ("I'm a stay at home dad right now", ("user", "occupation", "stay-at-home dad")),
+    # a relation named: the relation, and what is said of the person named
+    ("my husband Raj is an accountant so during tax season he disappears",
+     ("raj", "occupation", "accountant")),
+    ("my wife Ana works at Globex", ("ana", "employer", "Globex")),
+    ("my wife Ana works at Globex", ("user", "partner", "Ana")),
+    ("Fleetwood Mac is my favorite band, full stop.", ("user", "favorite_band", "Fleetwood Mac")),
+    ("ugh work switched us to Microsoft Teams.", ("team", "chat_tool", "Microsoft Teams")),
+    ("our office uses Slack for pretty much everything", ("team", "chat_tool", "Slack")),
+    ("I take the 42 bus to work, it's about 35 minutes", ("user", "commute", "bus")),
+    ("Bristol already feels like home", ("user", "location", "Bristol")),
+    ("First week at Mercy General is done!!", ("user", "employer", "Mercy General")),
+    ("Emma's first day at Westview Middle went great", ("emma", "school", "Westview Middle")),
+    ("I'm doing my nursing degree at Georgia State, part time",
+     ("user", "school", "Georgia State")),
+    ("Tom drives for FedEx, he's out the door at 5am", ("tom", "employer", "FedEx")),
+    ("I work front desk at Brightwater Dental", ("user", "employer", "Brightwater Dental")),
+    ("guess who got promoted to operations manager!!!",
+     ("user", "occupation", "operations manager")),
+    ("Luis left his old job and he's at Tesla now", ("luis", "employer", "Tesla")),
 ])
 async def test_what_a_statement_says_is_read(stub, text, expected):
     assert expected in triples(await stub.extract(text))
@@ -74,6 +93,8 @@ async def test_what_a_statement_says_is_read(stub, text, expected):
     ("she made me dinner", "occupation"),          # a made thing is no role
     ("I've started eating fish again", "shell"),   # food is no tool
     ("I eat fish now", "shell"),
+    ("I drive for Uber on weekends.", "employer"),  # a side gig beside the job
+    ("I work nights at the hospital", "employer"),
     ("i'm a nurse at the hospital", "employer"),   # a common noun is no employer's name
     ("i'm a barista at a cafe downtown", "employer"),
     ("Melanie: I'm a product manager at the moment.", "employer"),
