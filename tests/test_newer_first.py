@@ -10,7 +10,7 @@ import pytest
 
 from recall_core.memory.transfer import ImportLine, import_verbatim
 from recall_core.models import Memory
-from recall_core.search.newer import SAME_TOPIC, newer_first
+from recall_core.search.newer import SAME_TOPIC, UNKEYED_SAME_TOPIC, newer_first
 
 
 DAY1 = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -48,9 +48,10 @@ def test_order_is_kept_for_unrelated_older_or_other_speakers_and_entities():
                             (mem("b", "Melanie: I live in Oslo.", 1), 0.5)], vectors)
     entities = newer_first([(mem("a", "I work at Acme.", 0, "user"), 0.9),
                             (mem("b", "My wife works at Globex.", 1, "wife"), 0.5)], vectors)
-    # Only a value of a single-valued fact is replaced: chat, and many-valued facts, stay.
-    chat = newer_first([(mem("a", "We went hiking.", 0, None), 0.9),
-                        (mem("b", "We went hiking again!", 1, None), 0.5)], vectors)
+    # Only a value of a single-valued fact is replaced: a conversation's lines, and
+    # many-valued facts, stay.
+    chat = newer_first([(mem("a", "Caroline: We went hiking.", 0, None), 0.9),
+                        (mem("b", "Caroline: We went hiking again!", 1, None), 0.5)], vectors)
     many = newer_first([(mem("a", "I like tea.", 0, "user", "likes:tea"), 0.9),
                         (mem("b", "I like coffee.", 1, "user", "likes:coffee"), 0.5)], vectors)
     for out in (newer_other_topic, older_below, speakers, entities, chat, many):
@@ -122,3 +123,41 @@ def test_a_newer_statement_far_in_wording_still_answers_first(dense_runtime):
     assert texts.index(lines[1][0]) < texts.index(lines[0][0]), texts
     if lines[2][0] in texts:
         assert texts.index(lines[2][0]) > texts.index(lines[0][0]), texts
+
+
+def test_a_statement_no_fact_keyed_gives_way_to_a_newer_one_at_a_higher_bar():
+    """Most of what people tell an agent is in no inventory ("we ship with UPS"): when
+    neither statement is keyed, a newer direct statement on the topic still goes first, but
+    only at UNKEYED_SAME_TOPIC (nothing says the older is a fact one value replaces)."""
+    old = mem("a", "We ship all our Etsy orders with UPS.", 0, None)
+    new = mem("b", "Everything goes out USPS Priority now.", 1, None)
+    near, far = UNKEYED_SAME_TOPIC + 0.05, UNKEYED_SAME_TOPIC - 0.05
+    at = {"a": vec(1, 0), "b": vec(near, (1 - near ** 2) ** 0.5)}
+    below = {"a": vec(1, 0), "b": vec(far, (1 - far ** 2) ** 0.5)}
+    assert [m.id for m, _ in newer_first([(old, 0.9), (new, 0.5)], at)] == ["b", "a"]
+    assert [m.id for m, _ in newer_first([(old, 0.9), (new, 0.5)], below)] == ["a", "b"]
+    assert SAME_TOPIC < UNKEYED_SAME_TOPIC < 1.0
+    # ... never for a newer statement about someone else, nor between transcript lines
+    wife = mem("b", "My wife ships with DHL.", 1, "wife", "shipping")
+    assert [m.id for m, _ in newer_first([(old, 0.9), (wife, 0.5)], at)] == ["a", "b"]
+    line = mem("b", "Caroline: Everything goes out USPS Priority now.", 1, None)
+    assert [m.id for m, _ in newer_first([(old, 0.9), (line, 0.5)], at)] == ["a", "b"]
+
+
+def test_search_answers_with_the_newer_of_two_statements_no_fact_keyed(dense_runtime):
+    """Neither statement names a fact of the inventory; the question repeats the older's
+    words, so both rankers prefer it; the newer answers first all the same."""
+    loop, rt = dense_runtime
+    ns = "newer-unkeyed"
+    lines = [("Our book club meets at Rosa's cafe on the first Thursday of the month.", 0),
+             ("I had pasta for lunch, it was great.", 1),
+             ("Book club is at the library annex from now on, the cafe got too loud.", 2)]
+    loop.run_until_complete(import_verbatim(rt.storage, ns, [
+        (i, ImportLine(text=t, created_at=DAY1 + timedelta(days=d)))
+        for i, (t, d) in enumerate(lines, 1)], rt.embedder))
+    out = loop.run_until_complete(rt.service.search(ns, "Where does the book club meet?",
+                                                    limit=5, recency_weight=0.0))
+    texts = [r["text"] for r in out["results"]]
+    assert texts.index(lines[2][0]) < texts.index(lines[0][0]), texts
+    if lines[1][0] in texts:
+        assert texts.index(lines[1][0]) > texts.index(lines[0][0]), texts
