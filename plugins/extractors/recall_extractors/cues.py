@@ -44,6 +44,9 @@ _HYPOTHETICAL = re.compile(
     r"have to|am thinking (?:about|of)|was thinking (?:about|of)|am considering|consider|"
     r"considered|am trying to|try to|would like to|would love to|am hoping to|dream of|"
     r"can not wait to|am looking (?:for|at|into)|am interviewing|applied|am applying|"
+    # "got an interview at Stripe", "have a final round interview with Cloudflare": no job yet
+    r"(?:have|has|had|got|landed|scored|am having)\s+(?:a|an|my|the|another)\s+(?:[\w-]+\s+){0,3}?"
+    r"interviews?\b|"
     r"almost|nearly|never|if)\b", _I)
 _FUTURE = re.compile(r"^(?:will|am going to|are going to|is going to|am about to|plan to|"
                      r"am planning to|are planning to|intend to|am (?:moving|starting|"

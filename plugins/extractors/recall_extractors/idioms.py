@@ -43,8 +43,8 @@ def imperative(text: str) -> Fact | None:
         owner = subject.entity if subject.kind == "person" and subject.entity and \
             subject.surface.lower() not in ("", "i") else USER
         return Fact(owner, "pronouns", m["v"])
-    if m := re.match(r"^(?:please\s+)?(?:just\s+)?(?:call|address)\s+me\s+(?:as\s+)?(?P<v>.+)",
-                     text, _I):
+    if m := re.match(r"^(?:please\s+)?(?:you\s+(?:can|should|may)\s+)?(?:just\s+)?(?:call|address)\s+"
+                     r"me\s+(?:as\s+)?(?P<v>.+)", text, _I):
         v = V.value(m["v"], V.NAME, 3)
         if v and person_frames.proper(v):
             return Fact(USER, "name", v)
@@ -96,8 +96,8 @@ _MADE_SWITCH = re.compile(r"\b(?:(?:made|makes|forced|had)\s+(?P<who>me|us)\s+(?
                           _I)
 # "the new owners made me head chef", "they promoted me to senior analyst": the speaker's
 # new role, said by whoever gave it (a role word decides: "made me dinner" is none)
-_MADE_ME = re.compile(r"\b(?:made|make|promoted|appointed|named|bumped)\s+me\s+(?:up\s+)?"
-                      r"(?:to\s+|as\s+)?(?:(?:a|an|the|our|their)\s+)?(?P<v>[a-z][\w -]{1,40}?)"
+_MADE_ME = re.compile(r"\b(?:(?:made|make|promoted|appointed|named|bumped)\s+me|changed my (?:job\s+)?"
+                      r"(?:title|role))\s+(?:up\s+)?(?:to\s+|as\s+)?(?:(?:a|an|the|our|their)\s+)?(?P<v>[a-z][\w -]{1,40}?)"
                       r"(?=[,.;!?]|\s+(?:and|but|so|last|this|yesterday|today|on|at|after|"
                       r"which|because)\b|$)", _I)
 _WHERE_I_LIVE = re.compile(r"\b(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?),?\s+where\s+(?:i|we)\s+"
@@ -105,6 +105,20 @@ _WHERE_I_LIVE = re.compile(r"\b(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?),?\s+where\
 _IS_HOME = re.compile(r"^(?P<v>[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)?)\s+(?:(?:already|finally|really|"
                       r"truly)\s+)?(?:is|feels like)\s+(?:my\s+|our\s+)?home"
                       r"(?:\s+now|\s+these days|\s+base|\s+already)?[.!]*$")
+# "they put me on days from this week", "moved me to day shifts": the hours one works now
+_SHIFTED_ME = re.compile(r"\b(?:put|moved|switched|changed|transferred)\s+me\s+(?:over\s+)?(?:on|onto|"
+                         r"to)\s+(?:the\s+)?(?P<v>(?:day|night|early|late|morning|evening|"
+                         r"afternoon|weekend|graveyard)s?(?:\s+shifts?)?)\b", _I)
+# "My work machine runs Windows 11", "my laptop's on Fedora now": the OS one uses
+_MY_MACHINE_RUNS = re.compile(r"^my\s+(?:(?:work|dev|personal|home|main|new|old|daily|current)\s+)?"
+                              r"(?:machine|laptop|computer|desktop|pc|workstation|box|rig|mac)"
+                              r"(?:'s|\s+is)?\s+(?:now\s+)?(?:runs|is running|running|runs on|"
+                              r"on)\s+(?P<v>[^,;!?]+)", _I)
+# "The company moved the office to Canary Wharf", "we moved into a new office in Dumbo",
+# "first day in the new office in the Pearl District": where the team works now
+_OFFICE_MOVED = re.compile(r"\b(?:(?:moved|relocated|moving)\s+(?:the|our)\s+(?:whole\s+)?office\s+"
+                           r"(?:to|into)|(?:in|into|to)\s+(?:a|our|the)\s+new\s+office\s+(?:in|at))"
+                           r"\s+(?:the\s+)?(?P<v>[^,;.!?]+)", _I)
 # "First week at Mercy General is done", "it's my first day at PwC": where one now works
 # (or, when the name says school, studies)
 _FIRST_AT = re.compile(r"^(?:(?:it's|it is|this is)\s+)?(?:my\s+|(?P<who>(?-i:[A-Z][a-z]+))'s\s+)?"
@@ -284,6 +298,15 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
     if (m := _NEW_JOB.search(text)) and person_frames.proper(m["v"]):
         who = m["who"].lower()
         return [Fact(who[:-2] if who.endswith("'s") else owner, "employer", m["v"])]
+    if m := _SHIFTED_ME.search(text):
+        return [Fact(speaker.lower() if speaker else USER, "work_hours", m["v"].lower())]
+    if (m := _OFFICE_MOVED.search(text)) and (v := V.value(m["v"], V.PLACE, 4)) and \
+            person_frames.place(v):
+        return [Fact(TEAM, "location", v)]
+    # (not a machine kept for one use: "my laptop runs Windows for gaming")
+    if (m := _MY_MACHINE_RUNS.match(text)) and (v := V.value(m["v"], V.TOOL, 4)) and \
+            category_of(v) == "os" and not re.search(r"\bfor\s+(?!now\b|work\b)\w", m["v"], _I):
+        return [Fact(speaker.lower() if speaker else USER, "os", v)]
     if (m := _FIRST_AT.match(text)) and person_frames.proper(v := m["v"].strip()):
         who = m["who"].lower() if m["who"] else speaker.lower() if speaker else USER
         return [Fact(who, "school" if _SCHOOLISH.search(v) else "employer", v)]

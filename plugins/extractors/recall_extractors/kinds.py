@@ -20,7 +20,7 @@ from recall_core.kit.attributes import INVENTORY, TEAM, USER, is_many
 from .change_words import DISCARDED, NOW, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
-from .lexicon import PERSONAL, category_of
+from .lexicon import PERSONAL, WORDS_TOO, category_of, tool_name
 from .subjects import Subject
 
 _I = re.IGNORECASE
@@ -38,6 +38,12 @@ _GLUE = frozenset("""now it it's is are was the a an on in at to for all just ev
 and but or with from of my our your his her their this that these those new still""".split())
 
 
+def _everyday(span: str) -> bool:
+    """ "this sprint", "go": a name that is also an everyday word, said in lower case."""
+    name = tool_name(span)
+    return name in WORDS_TOO and re.search(rf"\b{re.escape(name)}\b", span) is not None
+
+
 def named_values(text: str) -> list[tuple[int, str, str]]:
     """(position, value, kind) for each span of 1-3 words the lexicon knows the kind of,
     longest first at each position, in order."""
@@ -48,7 +54,7 @@ def named_values(text: str) -> list[tuple[int, str, str]]:
             names = [w for _, w in words[i:i + n]]
             span = " ".join(names)
             if i + n <= len(words) and not any(w.lower() in _GLUE for w in names[1:]) and \
-                    (kind := category_of(span)):
+                    not _everyday(span) and (kind := category_of(span)):
                 out.append((words[i][0], span, kind))
                 i += n
                 break

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 
 from recall_core.contracts import KnownFact
-from recall_core.kit.attributes import TEAM, USER, base_attribute, is_many
+from recall_core.kit.attributes import INVENTORY, TEAM, USER, base_attribute, is_many
 
 from .change_words import DISCARDED, NOW, SWAPPED
 from .cues import UNSURE
@@ -151,6 +151,12 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
                      or (kind(k.value) is not None and kind(k.value) == kind(value)))}
         if len(near) == 1:
             entity = near.pop()
+    elif entity == USER and attribute in INVENTORY and INVENTORY[attribute].about == "thing" \
+            and not any((k.entity, k.attribute) == (USER, attribute) for k in known) \
+            and any((k.entity, k.attribute) == (TEAM, attribute) for k in known):
+        # "Moved all our repos to GitLab", "I moved the pipelines to GitHub Actions": what a
+        # team holds, said by one of it, is the team's known fact
+        entity = TEAM
     elif entity == TEAM and not any((k.entity, base_attribute(k.attribute)) ==
                                     (TEAM, base_attribute(attribute)) for k in known):
         # "we host the site on Fly.io" after "the site is hosted on Heroku": the team's

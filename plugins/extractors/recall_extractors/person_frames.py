@@ -201,6 +201,7 @@ FRAMES: tuple[Frame, ...] = (
        r"back|am back|moved back",
        lambda raw: _in_place(raw)),
     _f("location", r"moved|move|am moving|moving|relocated|relocating|am relocating|"
+       r"shifted|have shifted|"
        r"emigrated|immigrated|settled|made the move|packed up and moved",
        lambda raw: _to_place(raw)),
     _f("location", r"am based out of|based out of|am out of|operate out of", _PLACE, proper),
@@ -233,6 +234,7 @@ FRAMES: tuple[Frame, ...] = (
        r"my)\s+(?:[\w-]+\s+){0,2}(?:job|position|role|offer|gig|contract|internship)\s+"
        r"(?:at|with|from)|accepted an offer (?:at|from)|started (?:at|with)|"
        r"am starting at|starting at|start at|got hired (?:by|at)|hired (?:by|at)|"
+       r"landed at|landed a job at|ended up at|"
        r"got poached by|poached by|recruited by|headhunted by|"
        r"am (?:now )?at|is (?:now )?at|have been at|has been at|been at|"
        r"switched (?:jobs|companies) to|moved to a new (?:job|company|role) at|"
@@ -254,6 +256,8 @@ FRAMES: tuple[Frame, ...] = (
        r"have been with|has been with|been with|am with", _ORG, org_like),
     _f("occupation", r"work as|works as|working as|am working as|started working as|"
        r"got a job as|took a job as|got promoted to|was promoted to|promoted to|am now|became|"
+       r"took over as|has taken over as|have taken over as|got bumped up to|bumped up to|"
+       r"moved up to|stepped up as|stepped into the role of|"
        r"got (?:the|a|my) (?:title bump|title change|promotion|bump) to|"
        r"have become|am becoming|retrained as|trained as|am employed as|"
        r"(?:went|am going|going|got|am) back to work(?: part[- ]time| full[- ]time)? as",
@@ -334,7 +338,7 @@ FRAMES: tuple[Frame, ...] = (
     Frame("commute", re.compile(r"^" + AUX + r"(?:usually\s+)?(?P<v>(?:biking|cycling|"
                                 r"driving|walking|bike|cycle|drive|walk|"
                                 # "take the 42 bus", "the N train": a line's number
-                                r"take the (?:[\w-]{1,4}\s+)?(?:train|bus|subway|tube|metro|"
+                                r"(?:take|taking) the (?:[\w-]{1,4}\s+)?(?:train|bus|subway|tube|metro|"
                                 r"tram|ferry)|"
                                 r"ride (?:my|a) (?:bike|scooter|motorcycle|e-bike))s?|"
                                 r"takes the (?:[\w-]{1,4}\s+)?(?:train|bus|subway|tube|metro|"
@@ -421,7 +425,19 @@ MOVED = re.compile(r"^" + AUX + r"(?:moved|move|moving|relocated|relocating|made
                    _I)
 
 
+# How or with whom one lives, before where ("on her own in Bournemouth", "with my aunt in
+# Dayton"): no part of the place.
+_LIVING_HOW = re.compile(r"^(?:on (?:my|her|his|their|our) own|alone|by (?:myself|herself|"
+                         r"himself|themselves)|with (?:my|her|his|their|our) [\w-]+(?: [\w-]+)?)"
+                         r",?\s+(?=in\b)", _I)
+# A home named by its kind before its town ("into a retirement community in Tucson", "to a
+# care home in Poole"): the town is the place.
+_HOME_IN = re.compile(r"^(?:back\s+|over\s+)?(?:to|into)\s+(?:a|an|the|her|his|their|my|our)\s+"
+                      r"(?:new\s+)?[a-z][\w -]{1,40}?\s+in\s+(?P<v>.+)$", _I)
+
+
 def _in_place(raw: str) -> list[str]:
+    raw = _LIVING_HOW.sub("", raw)
     m = re.match(r"(?:in|near|at|outside(?: of)?|just outside(?: of)?|in the heart of)\s+(.+)"
                  r"|(.+?)\s+home\b", raw, _I)
     v = V.value(m[1] or m[2], V.PLACE, 5) if m else None
@@ -429,6 +445,10 @@ def _in_place(raw: str) -> list[str]:
 
 
 def _to_place(raw: str) -> list[str]:
+    if h := _HOME_IN.match(raw):
+        v = V.value(h["v"], V.PLACE, 5)
+        if v and place(v):
+            return [v]
     m = re.match(r"(?:back\s+|over\s+|out\s+|down\s+|up\s+|all the way\s+|across\s+)?"
                  r"(?:to|into|in)\s+(.+)", raw, _I)
     v = V.value(m[1], V.PLACE, 5) if m else None

@@ -39,7 +39,7 @@ housemate friend best friend colleague coworker co-worker neighbor neighbour lan
 mentor therapist doctor stepson stepdaughter stepmom stepdad in-laws mother-in-law
 father-in-law sister-in-law brother-in-law ex ex-wife ex-husband twin twins baby sons
 daughters grandparents grandkids grandchildren stepkids gp dentist landlady accountant lawyer
-physio
+physio mate buddy pal bestie bff cofounder co-founder teammate classmate nan nana gran granny
 """.split()) | {"best friend"}
 # The relations that are a fact of their owner's, one person at a time, and the attribute
 # each names: "My wife is Anna", "my new GP, Dr. Singh". Every rule that reads a relation's
@@ -90,6 +90,7 @@ _LEAD = re.compile(
     r"(?:immediately|today)|as you know|just fyi|starting (?:today|tomorrow|now)|"
     r"since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
     r"at the moment|for the record|to be clear|in fact|scratch that|oh and|ps|p\.s\.|"
+    r"according to [\w' -]{1,40}?(?=,?\s+(?:our|my|the|their|his|her|we|i|they)\b)|"
     r"today|yesterday|finally|officially|guess what|guess who|fun fact|right now|for now|"
     r"as of now|at this point|these days|turns out|it turns out|apparently|i'd say|"
     r"i would say|i guess|i think|to be honest|tbh|good news|bad news|ok i'll admit it|"
@@ -102,7 +103,7 @@ _IMPLIED = re.compile(
     r"^(?:(?:just|finally|recently|also|now|still|already|officially|totally|basically|"
     r"currently|really)\s+)*(?:(?!(?:morning|evening|nothing|something|everything|anything|"
     r"thing|king|spring|wedding|building|meeting|ceiling|ring|sibling|darling|bed|red|"
-    r"need|speed|seed|feed|weed|shed|sled|ted|fred|ned|ed)\b)[a-z]{3,}(?:ed|ing)|made|sold|"
+    r"need|speed|seed|feed|weed|shed|sled|ted|fred|ned|ed|according)\b)[a-z]{3,}(?:ed|ing)|made|sold|"
     r"took|got|started|starting|start|moved|moving|switched|"
     r"switching|joined|joining|left|leaving|quit|quitting|bought|sold|traded|dropped|gave|"
     r"found|finished|began|became|been|went|made|had|have|live|living|work|working|use|"
@@ -148,7 +149,7 @@ _EVERYONE = re.compile(r"^(?:everyone|everybody|all of us|the (?:whole|entire) (
                        r"(?:company|team|office)|on (?:the|my|our) team))?\s+(?=\w)", _I)
 # Relation words said without "my" ("Mom turned 59", "Dad finally retired").
 _RELATION_WORDS = frozenset({"mom", "mum", "dad", "mommy", "daddy", "grandma", "grandpa",
-                             "hubby", "wifey"})
+                             "hubby", "wifey", "nan", "nana", "gran", "granny"})
 # Attributes of a team when said of nobody in particular ("Sprints are 3 weeks long").
 _TEAM_ATTRIBUTES = frozenset({"ci", "deploy_day", "standup_time", "sprint_length",
                               "release_schedule", "code_host", "issue_tracker", "chat_tool",
@@ -503,9 +504,17 @@ def _past_after_noun(words: list[str], i: int) -> bool:
         words[i - 1].lower() not in _DETERMINERS
 
 
+# Others the speaker's team deals with: "our biggest competitor migrated to Snowflake" is
+# theirs, never the team's.
+_THEIR_OWN = re.compile(r"\b(?:competitors?|rivals?|clients?|customers?|vendors?|suppliers?|"
+                        r"partners? compan(?:y|ies)|investors?|acquirers?|parent company)$", _I)
+
+
 def _possessed(who: str, np: str, noun2: str | None, rest: str, surface: str,
                speaker: str | None) -> Subject:
     owner = _owner(who, speaker)
+    if _THEIR_OWN.search(np) and not noun2:
+        return Subject(None, "other", rest, surface=surface)
     named = re.fullmatch(r"(?P<rel>.+?)\s+(?P<name>[A-Z][a-z]+)", np)
     if named and named["rel"].lower() in RELATIONS | PETS \
             and named["name"].lower() not in _NOT_NAMES:

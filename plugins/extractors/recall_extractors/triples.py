@@ -106,9 +106,6 @@ def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
     return None
 
 
-# Verbs of eating and drinking: what follows is food, whatever tool shares its name.
-_FOOD_VERB = re.compile(r"^(?:\w+\s+)?(?:eat|eats|ate|eating|drink|drinks|drank|drinking|cook|"
-                        r"cooks|cooking|bake|bakes|baking)\b", _I)
 _NO_FACT = Fact("", "", "")  # read, and states no fact
 
 
@@ -160,10 +157,17 @@ class Reading:
             if not person:
                 return []  # "the app" has no employer
             attribute = "uses"  # a person's database is a tool they use
-        if _FOOD_VERB.match(self.rest) and attribute in PERSONAL:
-            return []  # "I eat fish": food, never the fish shell
+        if attribute in ("bedtime", "wake_time") and not _SLEEP_WORDS.search(self.rest):
+            return []  # "she finishes at 5:30": a time, but of no sleep
         found = typed_values.value_for(attribute, self.rest, person)
+        if found and attribute in PERSONAL and typed_values.eaten(self.rest, found[0]):
+            return []  # "I eat fish": food, never the fish shell
         return _shape(self.subject.entity, attribute, found, [], self.cues) if found else []
+
+
+_SLEEP_WORDS = re.compile(r"\b(?:bed|beds|bedtime|sleep|sleeps|sleeping|slept|asleep|wake|wakes|"
+                          r"waking|woke|up|rise|rises|lights out|turn in|turns in|crash|crashes|"
+                          r"alarm|nap)\b", re.IGNORECASE)
 
 
 def statement_facts(clause: str, speaker: str | None = None,

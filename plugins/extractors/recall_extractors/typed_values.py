@@ -113,7 +113,7 @@ def theirs(text: str, value: str) -> bool:
 # A verb of food before a name: "eating fish again" names no shell, whatever a lexicon of
 # tools holds under that name ("ordered" is not one: people order phones).
 _EATEN = re.compile(r"\b(?:eat|eats|eating|ate|eaten|cook|cooks|cooking|cooked|grill|grilled|"
-                    r"bake|baked|fry|fried|drink|drinks|drinking|drank)"
+                    r"bake|bakes|baking|baked|fry|fried|drink|drinks|drinking|drank)"
                     r"\s+(?:(?:a|an|the|some|more|less|lots of|a lot of|real|fresh)\s+)?$", _I)
 
 

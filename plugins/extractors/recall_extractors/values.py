@@ -30,10 +30,12 @@ _TIME = (r"|\s(?:last|this|next|past)\s+(?:year|month|week|summer|winter|spring|
          r"sunday|(?:the\s+)?weekend)s?\b")
 _WORDS = (
     r"\s[-\u2013\u2014]\s|\s(?:because|since|but|so that|so|which|who|where|when|"
+    # "Spectrum and it keeps dropping": a clause of its own follows
+    r"and (?:it|it's|he|she|they|we|i|i'm)|"
     r"while|although|though|unless|if|instead|anymore|any more|now|nowadays|these days|"
     r"at the moment|right now|currently|lately|recently|again|too|as well|also|either|here|"
     r"full[- ]time|part[- ]time|remotely|every|each|daily|most days|mostly|for good|"
-    r"most of the time|all the time|thanks|btw|haha|lol|after all|by the way|"
+    r"most of the time|all the time|thanks|btw|fyi|haha|lol|after all|by the way|"
     # how the speaker comments on the saying ("switching to Emacs apparently"): no part of it
     r"apparently|obviously|honestly|actually|probably|definitely|clearly|of course|tbh|imo|"
     r"fwiw|i think|i guess|i suppose|"
@@ -44,7 +46,7 @@ COMMON = r"[,;(]|:(?!\d)|" + _WORDS
 #: Where a list of values ends: like COMMON, but commas separate its items.
 LIST = r"[;(]|:(?!\d)|" + _WORDS + r"|\s(?:than|over|more than|rather than|instead of)\b" + \
     r"|,?\s(?:basically|literally|anything|whatever|stuff like that|and so on|etc)\b"
-TOOL = COMMON + r"|\s(?:for|to|at|in|on|with|and|as|from|over|rather than|than|because)\b"
+TOOL = COMMON + r"|\s(?:for|to|at|in|on|with|and|as|from|over|rather than|than|because|after|before|once)\b"
 PLACE = COMMON + r"|\s(?:for|with|and|as|from|near|to|because|after|to be)\b"
 ORG = COMMON + r"|\s(?:as|in|on|with|and|for|from|to|doing|after|near)\b"
 NAME = COMMON + r"|\s(?:and|from|by|at|in|i|i'm|im|but|who|is|was)\b"

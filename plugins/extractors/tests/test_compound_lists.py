@@ -108,7 +108,8 @@ async def test_either_ends_a_value_as_too_does(stub):
 @pytest.mark.parametrize("text,expected", [
     # a capitalised word in -s before a verb's base form is a plural noun, not a person
     # ("Errors go to Rollbar" was a person "errors" whose school is Rollbar)
-    ("Errors go to Rollbar now.", []),
+    # (and "go" in lower case is no language: Rollbar is the team's monitoring)
+    ("Errors go to Rollbar now.", [("team", "monitoring", "Rollbar")]),
     ("Deploys happen on Fridays.", [("team", "deploy_day", "Fridays")]),
     ("James lives in Leeds.", [("james", "location", "Leeds")]),
 ])

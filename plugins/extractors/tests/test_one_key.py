@@ -38,6 +38,9 @@ def triples(out) -> list[tuple]:
     # all of one's things are the owner's
     ("our stuff is all on AWS", "we're on GCP, how do service accounts work there",
      ("team", "cloud", "AWS"), ("team", "cloud", "GCP")),
+    # what a team holds, said by one of it, is the team's known fact
+    ("we keep all our code on Bitbucket", "Moved all our repos to GitLab over the weekend.",
+     ("team", "code_host", "Bitbucket"), ("team", "code_host", "GitLab")),
 ])
 async def test_a_later_statement_takes_the_earlier_ones_key(stub, first, later, old, new):
     before = triples(await stub.extract(first))
@@ -84,6 +87,24 @@ async def test_a_teams_or_a_relations_fact_stays_theirs(stub, text, expected):
     ("guess who got promoted to operations manager!!!",
      ("user", "occupation", "operations manager")),
     ("Luis left his old job and he's at Tesla now", ("luis", "employer", "Tesla")),
+    ("My mate Tom works at Woolworths in the bakery section", ("tom", "employer", "Woolworths")),
+    ("Nan lives on her own in Bournemouth", ("grandmother", "location", "Bournemouth")),
+    ("mom moved into a retirement community in Tucson.", ("mother", "location", "Tucson")),
+    ("The company moved the office to Canary Wharf in September.",
+     ("team", "location", "Canary Wharf")),
+    ("We moved into a new office in Dumbo", ("team", "location", "Dumbo")),
+    ("My work machine runs Windows 11, fyi, so give me PowerShell commands",
+     ("user", "os", "Windows 11")),
+    ("our broadband is with BSNL and it keeps dropping", ("user", "internet_provider", "BSNL")),
+    ("you can call me Alex, that's what everyone uses.", ("user", "name", "Alex")),
+    ("Finally treated myself to a MacBook Air after my bonus came through!",
+     ("user", "laptop", "MacBook Air")),
+    ("been taking the train into work since my knee surgery", ("user", "commute", "train")),
+    ("Shifted to Bengaluru last month for the new job", ("user", "location", "Bengaluru")),
+    ("Good news, they put me on days from this week!", ("user", "work_hours", "days")),
+    ("They changed my title to SRE manager after the reorg",
+     ("user", "occupation", "SRE manager")),
+    ("Dan took over as tech lead after the reorg", ("dan", "occupation", "tech lead")),
 ])
 async def test_what_a_statement_says_is_read(stub, text, expected):
     assert expected in triples(await stub.extract(text))
@@ -95,6 +116,15 @@ async def test_what_a_statement_says_is_read(stub, text, expected):
     ("I eat fish now", "shell"),
     ("I drive for Uber on weekends.", "employer"),  # a side gig beside the job
     ("I work nights at the hospital", "employer"),
+    # an interview is no job yet
+    ("I have a final round interview with Cloudflare on thursday!! fingers crossed",
+     "employer"),
+    ("got an interview at Stripe next week, nervous lol.", "employer"),
+    ("my wife finishes at 5:30.", "bedtime"),       # a time of no sleep
+    ("Got moved over to the search team this sprint", "mobile_carrier"),  # words, no names
+    ("Dan took over, so architecture docs go to him now.", "language"),
+    ("My laptop runs Windows for gaming.", "os"),   # a machine kept for one use
+    ("our biggest competitor just migrated to Snowflake", "database"),  # theirs
     ("i'm a nurse at the hospital", "employer"),   # a common noun is no employer's name
     ("i'm a barista at a cafe downtown", "employer"),
     ("Melanie: I'm a product manager at the moment.", "employer"),
