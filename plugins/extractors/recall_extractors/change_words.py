@@ -30,3 +30,8 @@ SWAPPED = r"replaced|swapped(?: out)?|traded(?: in)?|exchanged|" + DISCARDED
 #: facts' readings both need: "Neovim now", "we went with Litestar").
 NOW = (r"now|these days|nowadays|currently|at the moment|anymore|no more|instead|switched|"
        r"moved (?:to|over)|migrated|went with|going with|all in on|converted")
+
+#: Words that deny what follows ("I haven't switched to VS Code"): no value said with one is
+#: current (`kinds.by_kind`, `known.said_against`).
+NEGATED = (r"don't|doesn't|didn't|haven't|hasn't|hadn't|isn't|aren't|wasn't|weren't|won't|"
+           r"never|not")

@@ -45,8 +45,8 @@ _HYPOTHETICAL = re.compile(
     r"considered|am trying to|try to|would like to|would love to|am hoping to|dream of|"
     r"can not wait to|am looking (?:for|at|into)|am interviewing|applied|am applying|"
     # "got an interview at Stripe", "have a final round interview with Cloudflare": no job yet
-    r"(?:have|has|had|got|landed|scored|am having)\s+(?:a|an|my|the|another)\s+(?:[\w-]+\s+){0,3}?"
-    r"interviews?\b|"
+    r"(?:(?:have|has|had)\s+)?(?:have|has|had|got|gotten|landed|scored|am having)\s+(?:a|an|my|the|"
+    r"another)\s+(?:[\w-]+\s+){0,3}?interviews?\b|"
     r"almost|nearly|never|if)\b", _I)
 _FUTURE = re.compile(r"^(?:will|am going to|are going to|is going to|am about to|plan to|"
                      r"am planning to|are planning to|intend to|am (?:moving|starting|"

@@ -17,7 +17,7 @@ import re
 
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, is_many
 
-from .change_words import DISCARDED, NOW, SWAPPED
+from .change_words import DISCARDED, NEGATED, NOW, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
 from .lexicon import PERSONAL, WORDS_TOO, category_of, tool_name
@@ -27,8 +27,8 @@ _I = re.IGNORECASE
 
 _NOW = re.compile(r"\b(?:" + NOW + r"|gone|" + SWAPPED + r")\b", _I)
 # ... nor the past or a negation (besides what cues.UNSURE refuses everywhere).
-_NOT_NOW = re.compile(r"\b(?:used to|was|were|back then|last year|years ago|don't|doesn't|"
-                      r"didn't|never|not)\b", _I)
+_NOT_NOW = re.compile(r"\b(?:used to|was|were|back then|last year|years ago|" + NEGATED + r")\b",
+                      _I)
 # Cues that end the value they name: with one value named, it is the old one.
 _ENDING = re.compile(r"\b(?:anymore|no more|replaced|gone|from|off|left|"
                      r"quit|sold|dead|" + DISCARDED + r")\b", _I)

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from recall_core.contracts import KnownFact
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, base_attribute, is_many
 
-from .change_words import DISCARDED, NOW, SWAPPED
+from .change_words import DISCARDED, NEGATED, NOW, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
 from .kinds import named_values
@@ -51,8 +51,7 @@ _ENDS = re.compile(
     r"\b(?:no more|no longer|anymore|" + SWAPPED + r"|"
     r"gone|dead|shut (?:\w+ )?down|sold|left|quit|switched|moved|"
     r"instead of|overtaken|over)\b", _I)
-_NOT = re.compile(r"\b(?:don't|doesn't|didn't|never|not|won't|used to|back then|"
-                  r"years ago|last year)\b", _I)
+_NOT = re.compile(r"\b(?:" + NEGATED + r"|used to|back then|years ago|last year)\b", _I)
 _WORD = re.compile(r"[\w'.+#-]+")
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|his|her|their)\s+", _I)
 _COMMON = frozenset("the a an my our your his her their new old app team service".split())

@@ -259,7 +259,8 @@ FRAMES: tuple[Frame, ...] = (
        r"took over as|has taken over as|have taken over as|got bumped up to|bumped up to|"
        r"moved up to|stepped up as|stepped into the role of|"
        r"got (?:the|a|my) (?:title bump|title change|promotion|bump) to|"
-       r"have become|am becoming|retrained as|trained as|am employed as|"
+       r"have become|am becoming|retrained as|trained as|am employed as|am retraining as|"
+       r"retraining as|"
        r"(?:went|am going|going|got|am) back to work(?: part[- ]time| full[- ]time)? as",
        lambda raw: _role_value(raw)),
     # "my dad's been an electrician for 30 years": still one (AUX alone would take "has")

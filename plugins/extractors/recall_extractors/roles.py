@@ -52,7 +52,7 @@ dietitian economist statistician mathematician physicist chemist biologist geolo
 historian postdoc ph.d phd candidate freelancer contractor entrepreneur owner principal
 specialist coordinator assistant associate representative agent broker banker trader
 investor auditor paralegal secretary receptionist caregiver nanny midwife surveyor critic
-medic mechanic cleric ux
+medic mechanic cleric ux dev devs swe sde
 """.split())
 _NOT_ROLES = {"fan", "lover", "user", "member", "believer", "beginner", "person", "big",
               "huge", "vegetarian", "vegan", "fan of", "parent", "mom", "dad", "mother",

@@ -96,6 +96,8 @@ _LEAD = re.compile(
     r"i would say|i guess|i think|to be honest|tbh|good news|bad news|ok i'll admit it|"
     r"by day|during the day|in my day job|professionally|irl|in real life|"
     r"i'll admit it|i admit|ugh+|omg|lol|welp|yay|wow|whew|phew|sigh|hey|hi|hmm+|um+|"
+    # "no I haven't switched", "yes, I'm vegan" (not "no more squash")
+    r"(?:no|nope|yes|yeah|yep)(?=[,!.]|\s+(?:i|i'm|i've|we|we're|it's|that's)\b)|"
     r"oof|ahh+|argh+|woo+|hooray|ok so|so yeah)\b[,:!.]?\s+|^[A-Za-z][\w -]{0,24}:\s+)+", _I)
 # A subject left out: the clause opens with the speaker's verb (a past or -ing form, or one
 # of these).

@@ -21,7 +21,7 @@ from . import idioms, many_frames, person_frames, tool_frames, typed_values
 from . import values as V
 from .cues import ROUTINES, Cues, read_cues
 from .fact import Fact
-from .lexicon import PERSONAL, PROVIDERS, attribute_for, category_of
+from .lexicon import PERSONAL, PROVIDERS, TOOL_CATEGORIES, attribute_for, category_of
 from .roles import lower_name, name_fact
 from .sentences import fold
 from .subjects import (RELATIONS, ROLE_OF, Subject, attribute_named, expand, find_subject,
@@ -97,8 +97,9 @@ def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
             found = typed_values.value_for(attr, m["v"], subject.kind != "team")
             return [Fact(subject.entity or USER, attr, found[0])] if found else []
         v = V.value(re.sub(r"^(?:on|in|at|with|through)\s+", "", m["v"], flags=_I), V.COMMON, 8)
-        if v is None or v.split()[0].lower() in ("so", "very", "really", "pretty", "kind"):
-            return []
+        if v is None or v.split()[0].lower() in ("so", "very", "really", "pretty", "kind") \
+                or (attr in TOOL_CATEGORIES - PROVIDERS and typed_values.measure(v)):
+            return []  # ("builds are at 25 min": a measure of the tool, never its name)
         return [Fact(subject.entity or USER, attr, v)]
     reading = tool_frames.read(rest, person=False, additive=cues.additive)
     if reading and reading.attribute == attr:
@@ -203,7 +204,9 @@ def read_statement(clause: str, speaker: str | None = None,
     if subject.entity is None:
         return Reading([], subject)
     rest, cues = read_cues(subject.rest)
-    predicate = None if cues.future or cues.hedged or len(rest.split()) < 2 else \
+    # (a negation that ends nothing states nothing: "I haven't switched to VS Code")
+    predicate = None if cues.future or cues.hedged or len(rest.split()) < 2 or \
+        (cues.negated and not cues.ended) else \
         (f"{subject.noun} {rest}" if subject.noun else rest)
     if subject.noun:
         found = _possessive(subject, rest, cues)

@@ -14,7 +14,7 @@ import re
 
 from . import values as V
 from .change_words import SWAPPED
-from .lexicon import CATEGORY_OF, attribute_for, category_of
+from .lexicon import CATEGORY_OF, PROVIDERS, TOOL_CATEGORIES, attribute_for, category_of
 from .person_frames import AUX
 from .subjects import RELATIONS
 
@@ -194,6 +194,16 @@ def typed(attribute: str) -> bool:
     return attribute in _KIND and _KIND[attribute] not in ("org", "place", "person", "proper")
 
 
+# (a unit, or nothing after the number: "a 2019 Mazda 3" names a car)
+_MEASURE = re.compile(r"^(?:about\s+|around\s+|like\s+|over\s+|under\s+)?\d[\d.,]*\s*(?:(?:%|x|k|"
+                      r"ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|gb|mb|tb)\b|$)", _I)
+
+
+def measure(value: str) -> bool:
+    """A number with its unit ("25 min", "about 3x"): what is said of a thing, not its name."""
+    return bool(_MEASURE.match(value))
+
+
 def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
     """The value(s) of `attribute` in `predicate`, by the attribute's kind of value."""
     kind = _KIND.get(attribute)
@@ -234,6 +244,8 @@ def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
         return [p for p in _proper(text) if category_of(p) is None][:1]
     rest = _LEAD_VERB.sub("", text, count=1)
     v = V.value(rest, V.THING, 5)
+    if v and attribute in TOOL_CATEGORIES - PROVIDERS and measure(v):
+        return []  # "builds are at 25 min": a measure of the tool, never its name
     return [v] if v else []
 
 

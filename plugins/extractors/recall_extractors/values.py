@@ -16,7 +16,7 @@ _I = re.IGNORECASE
 
 _TIME = (r"|\s(?:last|this|next|past)\s+(?:year|month|week|summer|winter|spring|fall|autumn|"
          r"night|time|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-         r"sprint|quarter|term|semester|season|release)\b|"
+         r"sprint|quarter|term|semester|season|release|cycle|review|round|reorg)\b|"
          r"\s(?:over|during) the\s+(?:summer|winter|spring|fall|autumn|weekend|holidays?|"
          r"break)\b|"
          r"\s(?:yesterday|today|tonight|tomorrow|ago|since|until|starting|from now on)\b|"
@@ -46,7 +46,7 @@ COMMON = r"[,;(]|:(?!\d)|" + _WORDS
 #: Where a list of values ends: like COMMON, but commas separate its items.
 LIST = r"[;(]|:(?!\d)|" + _WORDS + r"|\s(?:than|over|more than|rather than|instead of)\b" + \
     r"|,?\s(?:basically|literally|anything|whatever|stuff like that|and so on|etc)\b"
-TOOL = COMMON + r"|\s(?:for|to|at|in|on|with|and|as|from|over|rather than|than|because|after|before|once)\b"
+TOOL = COMMON + r"|\s(?:for|to|at|in|on|with|and|as|from|over|rather than|than|because|after|before|once|across|throughout)\b"
 PLACE = COMMON + r"|\s(?:for|with|and|as|from|near|to|because|after|to be)\b"
 ORG = COMMON + r"|\s(?:as|in|on|with|and|for|from|to|doing|after|near)\b"
 NAME = COMMON + r"|\s(?:and|from|by|at|in|i|i'm|im|but|who|is|was)\b"

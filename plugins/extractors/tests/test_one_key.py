@@ -105,6 +105,14 @@ async def test_a_teams_or_a_relations_fact_stays_theirs(stub, text, expected):
     ("They changed my title to SRE manager after the reorg",
      ("user", "occupation", "SRE manager")),
     ("Dan took over as tech lead after the reorg", ("dan", "occupation", "tech lead")),
+    ("I'm a backend dev at Quillstack, mostly python services",
+     ("user", "employer", "Quillstack")),
+    ("got promoted to staff engineer last cycle, which is great",
+     ("user", "occupation", "staff engineer")),
+    ("my wife quit the pharmacy and is retraining as a UX designer",
+     ("wife", "occupation", "UX designer")),
+    ("my car's a 2019 Mazda 3 hatchback, red, very loud", ("user", "car", "2019 Mazda 3 hatchback")),
+    ("No, I live in Oslo", ("user", "location", "Oslo")),
 ])
 async def test_what_a_statement_says_is_read(stub, text, expected):
     assert expected in triples(await stub.extract(text))
@@ -125,6 +133,8 @@ async def test_what_a_statement_says_is_read(stub, text, expected):
     ("Dan took over, so architecture docs go to him now.", "language"),
     ("My laptop runs Windows for gaming.", "os"),   # a machine kept for one use
     ("our biggest competitor just migrated to Snowflake", "database"),  # theirs
+    ("I've got an interview at Shopify on thursday, can you help me prep", "employer"),
+    ("builds are at 25 min", "ci"),                   # a measure is no tool's name
     ("i'm a nurse at the hospital", "employer"),   # a common noun is no employer's name
     ("i'm a barista at a cafe downtown", "employer"),
     ("Melanie: I'm a product manager at the moment.", "employer"),
@@ -142,3 +152,13 @@ async def test_a_new_role_sharing_a_word_with_the_old_is_no_restatement(stub):
         "long story but Marco (the owner) retired and the new owners made me head chef.",
         known=known))
     assert ("user", "occupation", "head chef") in out
+
+
+async def test_a_denied_change_keeps_the_known_value(stub):
+    """ "no I haven't switched to VS Code" names a new editor only to deny it."""
+    known = [K("user", "editor", "Vim", "I use Vim")]
+    out = triples(await stub.extract("no I haven't switched to VS Code, I tried it for a day "
+                                     "and went back. can you show me a vim macro?", known=known))
+    assert not [t for t in out if t[1] == "editor"]
+    assert not [t for t in triples(await stub.extract("I haven't switched to VS Code"))
+                if t[1] == "editor"]
