@@ -142,6 +142,12 @@ def test_a_statement_no_fact_keyed_gives_way_to_a_newer_one_at_a_higher_bar():
     assert [m.id for m, _ in newer_first([(old, 0.9), (wife, 0.5)], at)] == ["a", "b"]
     line = mem("b", "Caroline: Everything goes out USPS Priority now.", 1, None)
     assert [m.id for m, _ in newer_first([(old, 0.9), (line, 0.5)], at)] == ["a", "b"]
+    # A tool merely used is a fact of no known kind too ("uses:keychron_k2"); a taste is not
+    used = mem("a", "I type on a Keychron K2.", 0, "user", "uses:keychron_k2")
+    moon = mem("b", "Bought a ZSA Moonlander, split keyboard.", 1, None)
+    assert [m.id for m, _ in newer_first([(used, 0.9), (moon, 0.5)], at)] == ["b", "a"]
+    tea = mem("a", "I like tea.", 0, "user", "likes:tea")
+    assert [m.id for m, _ in newer_first([(tea, 0.9), (moon, 0.5)], at)] == ["a", "b"]
 
 
 def test_search_answers_with_the_newer_of_two_statements_no_fact_keyed(dense_runtime):

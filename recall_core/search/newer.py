@@ -100,7 +100,7 @@ def _older_on_topic(out: list[tuple[Memory, float]], j: int, newer: Memory, sims
         if (_one_value(older) and newer.entity in (None, older.entity) and sim >= threshold
                 and _same_person(older, newer, speakers)):
             return i
-        if (older.entity is None and speakers[older.id] is None and speakers[newer.id] is None
+        if (_unkeyed(older) and speakers[older.id] is None and speakers[newer.id] is None
                 and newer.entity in (None, USER, TEAM) and sim >= UNKEYED_SAME_TOPIC):
             return i
     return None
@@ -117,6 +117,13 @@ def _same_person(older: Memory, newer: Memory, speakers: dict[str, str | None]) 
     if b is None:
         return newer.entity is not None and newer.entity == a.lower()
     return False
+
+
+def _unkeyed(memory: Memory) -> bool:
+    """The memory states no fact of a kind the extractor knows: none at all, or a tool or a
+    skill merely used ("I type on a Keychron K2" is `uses:keychron_k2`: the kind of thing it
+    is went unread)."""
+    return memory.entity is None or (memory.attribute or "").split(":")[0] in ("uses", "skills")
 
 
 def _one_value(memory: Memory) -> bool:

@@ -124,8 +124,7 @@ _OFFICE_MOVED = re.compile(r"\b(?:(?:moved|relocated|moving)\s+(?:the|our)\s+(?:
 _FIRST_AT = re.compile(r"^(?:(?:it's|it is|this is)\s+)?(?:my\s+|(?P<who>(?-i:[A-Z][a-z]+))'s\s+)?"
                        r"first\s+(?:day|week|month|shift)\s+at\s+"
                        r"(?P<v>(?-i:[A-Z][\w&'.-]*)(?:\s(?-i:[A-Z][\w&'.-]*)){0,3})", _I)
-_SCHOOLISH = re.compile(r"\b(?:elementary|middle|high|school|academy|university|college|"
-                        r"primary|kindergarten|preschool)\b", _I)
+
 # "zsh user here", "I'm an Emacs person"
 _TOOL_USER = re.compile(r"(?:^|\b(?:am|is|are) an?\s+)(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:user|"
                         r"person|guy|girl|fan|convert|fanboy|fangirl|loyalist|devotee|diehard|"
@@ -163,15 +162,18 @@ _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|lea
 _MY_NEW = re.compile(r"\b(?i:my\s+(?:new\s+)?|(?:a|our)\s+new\s+)(?P<noun>(?i:" +
                      "|".join(ROLE_OF) + r"))\s*,?\s+(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?"
                      r"[A-Z][a-z]+)\b(?!\s*(?:'s|and|&|or)\b)")
-def named_relation_rest(text: str) -> tuple[str, str] | None:
-    """(name, predicate) of a statement opening with a relation named ("my husband Raj is an
-    accountant", "My wife Claire takes the train"): what is said of the person named, beside
-    the relation the name gives."""
+def named_relation_rest(text: str) -> tuple[str, str, str] | None:
+    """(name, predicate, the relation said alone) of a statement opening with a relation
+    named ("my husband Raj is an accountant", "My wife Claire takes the train"): what is said
+    of the person named, beside the relation the name gives ("My husband is Raj": its own
+    memory's text, so a later change of Raj's employer leaves no text naming the old one)."""
     m = _MY_NEW.match(text)
     if not m or not person_frames.proper(m["v"]):
         return None
     rest = text[m.end():].strip()
-    return (m["v"], rest) if len(rest.split()) >= 2 and rest[:1].islower() else None
+    said = f"{m.group(0)[: m.start('v') - m.start()].strip().rstrip(',')} is {m['v']}."
+    return (m["v"], rest, said[:1].upper() + said[1:]) \
+        if len(rest.split()) >= 2 and rest[:1].islower() else None
 
 
 _GOT_MARRIED = re.compile(r"^(?:[A-Z][a-z]+ and I|I and [A-Z][a-z]+|we)\s+(?:just\s+|finally\s+)?"
@@ -309,7 +311,7 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
         return [Fact(speaker.lower() if speaker else USER, "os", v)]
     if (m := _FIRST_AT.match(text)) and person_frames.proper(v := m["v"].strip()):
         who = m["who"].lower() if m["who"] else speaker.lower() if speaker else USER
-        return [Fact(who, "school" if _SCHOOLISH.search(v) else "employer", v)]
+        return [Fact(who, "school" if person_frames.SCHOOLISH.search(v) else "employer", v)]
     if (m := _MADE_ME.search(text)) and person_frames.role(m["v"], known=True):  # not "dinner"
         return [Fact(speaker.lower() if speaker else USER, "occupation", m["v"])]
     if (m := _MY_NEW.search(text)) and person_frames.proper(m["v"]):

@@ -161,10 +161,12 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
         # "we host the site on Fly.io" after "the site is hosted on Heroku": the team's
         # thing named in the clause, whose fact of this kind is known, is what it is about
         things = {k.entity for k in known if k.entity not in (USER, TEAM) and _single(k)
-                  and base_attribute(k.attribute) == base_attribute(attribute)
-                  and _named(k.entity, said_words(clause))}
-        if len(things) == 1:
-            entity = things.pop()
+                  and base_attribute(k.attribute) == base_attribute(attribute)}
+        named = {t for t in things if _named(t, said_words(clause))}
+        # ... or, unnamed, the one thing whose fact of this kind is known, when the team says
+        # it changed it ("we migrated to Postgres" after "our app stores everything in MySQL")
+        if len(named) == 1 or (not named and len(things) == 1 and _TEAM_CHANGED.search(clause)):
+            entity = (named or things).pop()
     value_kind = kind(value)
     mine = [k for k in known if k.entity == entity and _single(k)]
     keep = Fact(entity, attribute, value, text=fact.text) if entity != triple[0] else fact
@@ -176,6 +178,10 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
     same = _one([k for k in mine if kind(k.value) == value_kind
                  and k.value.lower() != value.lower()])
     return Fact(entity, same.attribute, value, text=fact.text) if same is not None else keep
+
+
+_TEAM_CHANGED = re.compile(r"\b(?:migrated|migrating|switched|switching|moved|moving|ported|"
+                           r"porting|rewrote|rewritten|swapped|cut over|went over)\b", _I)
 
 
 def _owned(clause: str, value: str) -> bool:

@@ -547,6 +547,23 @@ def _provider_kind(value: str) -> str | None:
     return kind if kind in PROVIDERS else None
 
 
+#: A school said by its name ("Lincoln Middle School", "Riverside College").
+SCHOOLISH = re.compile(r"\b(?:elementary|middle|high|school|academy|university|college|"
+                       r"primary|kindergarten|preschool)\b", _I)
+_STARTS = re.compile(r"\b(?:start|starts|starting|started)\b", _I)
+
+
+def _school_named(attribute: str, values: list[str], predicate: str) -> str:
+    """ "Maya started at Lincoln Middle School": a school by its name, where one starts with
+    no word of work or role ("I started at Lincoln High as a teacher" stays the employer)."""
+    if attribute != "employer" or not values or not all(SCHOOLISH.search(v) for v in values):
+        return attribute
+    if _WORK_WORDS.search(_STARTS.sub("", predicate)) or re.search(r"\bas\s+(?:a|an|the)\b",
+                                                                    predicate, _I):
+        return attribute
+    return "school"
+
+
 def _provider(attribute: str, values: list[str], predicate: str) -> str:
     """The provider kind a frame's value names, when the frame's verb is no word of work:
     "I bank with Chase" / "I'm with Verizon" / "I go to Planet Fitness" are no employer or
@@ -574,5 +591,6 @@ def read(predicate: str) -> tuple[str, list[str]] | None:
         raw = m.groupdict().get("v") or m.group(0)
         found = [v for v in frame.parse(raw) if frame.guard is None or frame.guard(v)]
         if found:
-            return _provider(frame.attribute, found, predicate), found
+            return _school_named(_provider(frame.attribute, found, predicate), found,
+                                 predicate), found
     return None

@@ -194,6 +194,8 @@ def read_statement(clause: str, speaker: str | None = None,
         if (said := idioms.named_relation_rest(text)) is not None:
             # "my husband Raj is an accountant": Raj is the partner, and an accountant
             of = read_statement(f"{said[0]} {said[1]}", speaker, last_person)
+            if of.facts:
+                found = [replace(f, text=said[2]) for f in found]
             return Reading([*found, *of.facts], of.subject)
         return Reading(found, none)
     if fact := idioms.replaced_by(text.rstrip(".! "), speaker):

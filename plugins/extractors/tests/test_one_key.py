@@ -38,6 +38,9 @@ def triples(out) -> list[tuple]:
     # all of one's things are the owner's
     ("our stuff is all on AWS", "we're on GCP, how do service accounts work there",
      ("team", "cloud", "AWS"), ("team", "cloud", "GCP")),
+    # the one thing whose fact of the kind is known, when the team says it changed it
+    ("our app stores everything in MySQL", "we migrated to Postgres over the summer.",
+     ("app", "database", "MySQL"), ("app", "database", "Postgres")),
     # what a team holds, said by one of it, is the team's known fact
     ("we keep all our code on Bitbucket", "Moved all our repos to GitLab over the weekend.",
      ("team", "code_host", "Bitbucket"), ("team", "code_host", "GitLab")),
@@ -113,6 +116,12 @@ async def test_a_teams_or_a_relations_fact_stays_theirs(stub, text, expected):
      ("wife", "occupation", "UX designer")),
     ("my car's a 2019 Mazda 3 hatchback, red, very loud", ("user", "car", "2019 Mazda 3 hatchback")),
     ("No, I live in Oslo", ("user", "location", "Oslo")),
+    # a school by its name, where one starts with no word of work or role
+    ("Maya started at Lincoln Middle School this week", ("maya", "school", "Lincoln Middle School")),
+    ("Started at Riverside College this term for my A levels",
+     ("user", "school", "Riverside College")),
+    ("I started at Lincoln High as a teacher", ("user", "employer", "Lincoln High")),
+    ("I teach at Lincoln High", ("user", "employer", "Lincoln High")),
 ])
 async def test_what_a_statement_says_is_read(stub, text, expected):
     assert expected in triples(await stub.extract(text))
@@ -162,3 +171,18 @@ async def test_a_denied_change_keeps_the_known_value(stub):
     assert not [t for t in out if t[1] == "editor"]
     assert not [t for t in triples(await stub.extract("I haven't switched to VS Code"))
                 if t[1] == "editor"]
+
+
+async def test_a_relation_named_has_a_text_of_its_own(stub):
+    """ "My husband Raj works at Infosys": the partner's memory says only that, so a later
+    change of Raj's employer leaves no current text naming the old one."""
+    out = await stub.extract("My husband Raj works at Infosys, he has late night calls")
+    by = {(m.entity, m.attribute): m.text for m in out if m.attribute}
+    assert by[("user", "partner")] == "My husband is Raj."
+    assert "Infosys" in by[("raj", "employer")]
+
+
+async def test_a_team_statement_unrelated_to_a_change_keeps_its_own_key(stub):
+    known = [K("app", "database", "MySQL 5.7", "our app runs on MySQL 5.7")]
+    out = triples(await stub.extract("we use Postgres for analytics", known=known))
+    assert ("team", "database", "Postgres") in out
