@@ -464,7 +464,8 @@ _TEMPORARY = re.compile(r"\b(?:for (?:a|the|two|three|\d+|work|business|vacation
 
 def _now_in(raw: str) -> list[str]:
     """ "I'm in Lisbon now": a place the statement says they are in, lastingly."""
-    m = re.match(r"(?:now\s+|currently\s+|finally\s+)?(?:living\s+|back\s+|settled\s+)?in\s+"
+    m = re.match(r"(?:now\s+|currently\s+|finally\s+)?(?:living\s+|back\s+|settled\s+|out\s+|"
+                 r"over\s+|up\s+|down\s+)?in\s+"
                  r"(.+)|(?:a|an)\s+(?P<res>[A-Z][\w ]+?)\s+(?:resident|local)\b", raw, _I)
     if not m or _TEMPORARY.search(raw):
         return []

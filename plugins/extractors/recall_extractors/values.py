@@ -48,7 +48,7 @@ LIST = r"[;(]|:(?!\d)|" + _WORDS + r"|\s(?:than|over|more than|rather than|inste
     r"|,?\s(?:basically|literally|anything|whatever|stuff like that|and so on|etc)\b"
 TOOL = COMMON + r"|\s(?:for|to|at|in|on|with|and|as|from|over|rather than|than|because|after|before|once|across|throughout)\b"
 PLACE = COMMON + r"|\s(?:for|with|and|as|from|near|to|because|after|to be)\b"
-ORG = COMMON + r"|\s(?:as|in|on|with|and|for|from|to|doing|after|near)\b"
+ORG = COMMON + r"|\s(?:as|in|on|with|and|for|from|to|doing|after|near|within)\b"
 NAME = COMMON + r"|\s(?:and|from|by|at|in|i|i'm|im|but|who|is|was)\b"
 THING = COMMON + r"|\s(?:because|than|over|more than|rather than|when|instead of)\b"
 

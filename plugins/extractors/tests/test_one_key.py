@@ -122,6 +122,9 @@ async def test_a_teams_or_a_relations_fact_stays_theirs(stub, text, expected):
      ("user", "school", "Riverside College")),
     ("I started at Lincoln High as a teacher", ("user", "employer", "Lincoln High")),
     ("I teach at Lincoln High", ("user", "employer", "Lincoln High")),
+    ("Maya got caught in the layoffs but she landed at Spotify within a month",
+     ("maya", "employer", "Spotify")),
+    ("Dev is out in Vancouver.", ("dev", "location", "Vancouver")),
 ])
 async def test_what_a_statement_says_is_read(stub, text, expected):
     assert expected in triples(await stub.extract(text))
