@@ -77,8 +77,10 @@ _WAKE = re.compile(r"\b(?:(?:wake|get|am|i'm|waking)\s+up|^up|sleep(?:ing)? in|u
 _HERE_IN = re.compile(r"\b(?:here in|out here in|living here in|back home in)\s+(?P<v>[A-Z]\w+"
                       r"(?:\s[A-Z]\w+)?)")
 # "Rex passed away", "RIP Nibbles the hamster": a pet of the speaker's that is gone.
-_PASSED = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+(?:passed away|died|passed|was put down|"
-                     r"crossed the rainbow bridge)\b|\bRIP\s+(?P<w>[A-Z][a-z]+)\b")
+_PASSED = re.compile(r"^(?:(?:our|my)\s+(?:old\s+)?(?:dog|cat|pup|puppy|kitten|bunny|rabbit|hamster|"
+                     r"parrot|bird|horse|fish|guinea pig|tortoise|turtle)\s+)?"
+                     r"(?P<v>(?-i:[A-Z][a-z]+))\s+(?:passed away|died|passed|was put down|"
+                     r"crossed the rainbow bridge)\b|\bRIP\s+(?P<w>(?-i:[A-Z][a-z]+))\b", re.IGNORECASE)
 # A dislike that ended: "mushrooms have grown on me", "cold coffee is growing on me", "I've
 # come around on mushrooms", "I've warmed up to olives".
 _GROWN_ON = re.compile(r"^(?P<v>[\w ]{2,30}?)\s+(?:have|has|is|are)\s+(?:grown|growing) on me\b|"
@@ -170,7 +172,8 @@ def named_relation_rest(text: str) -> tuple[str, str, str] | None:
     m = _MY_NEW.match(text)
     if not m or not person_frames.proper(m["v"]):
         return None
-    rest = text[m.end():].strip()
+    # ("my wife Elena, a pediatrician, works at Kaiser": past the apposition)
+    rest = re.sub(r"^,\s*(?:a|an|the)\s+[\w -]{1,30}?,\s*", "", text[m.end():].strip())
     said = f"{m.group(0)[: m.start('v') - m.start()].strip().rstrip(',')} is {m['v']}."
     return (m["v"], rest, said[:1].upper() + said[1:]) \
         if len(rest.split()) >= 2 and rest[:1].islower() else None

@@ -317,7 +317,10 @@ _ENDS_ONE = re.compile(
     r"sold off|(?:ripped|tore|torn|pulled) (?:[\w+-]+ ){1,2}out|handed (?:[\w+-]+ ){1,3}off|"
     # "I'm over knitting", "kinda over fantasy", "I've gone off curry" (not "over the weekend")
     r"(?:'m|am|i'm|im|kinda|kind of|totally|so|pretty much|completely|honestly)\s+over(?!\s+(?:the|a|an|"
-    r"my|to|there|here)\b)|(?:gone|went|going) off)\b", _I)
+    r"my|to|there|here)\b)|(?:gone|went|going) off|"
+    # "Pottery's over for me": the thing is over
+    r"(?:'s|is|are)\s+(?:(?:so|totally|completely|pretty much)\s+)?over(?=\s+for\s+(?:me|us)\b|\s*[,.!;]|$)"
+    r")\b", _I)
 # A pet's end ("the hamster died on Sunday", "had to put our dog down"): read only where a
 # known value is named beside it ("my phone died, got a Pixel" ends no value of many).
 _DIED = re.compile(r"\b(?:died|passed away|put (?:\w+ ){1,2}down|lost|crossed the rainbow "

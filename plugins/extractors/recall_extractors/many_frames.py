@@ -95,12 +95,16 @@ _CHILD = re.compile(r"^" + AUX + r"(?:have|has|had)\s+(?:a|an|one|two|three|\d+|
 def _more_named(rest: str) -> list[str]:
     """ "... and a daughter named Ava", "..., and a goldfish": more of the same list."""
     out = []
-    for m in re.finditer(r"\band (?:a|an|one|another)\s+(?P<kind>[a-z ]{2,20}?)(?:\s+(?:named|"
-                         r"called)\s+(?P<name>[A-Z][\w-]*)|(?=[.!,]|$))", rest):
+    # (", a hamster and some goldfish", "and two rabbits": a count or a comma too)
+    for m in re.finditer(r"(?:,\s*(?:and\s+)?|\band\s+)(?:a|an|one|another|two|three|four|five|"
+                         r"\d+|some)\s+(?P<kind>[a-z ]{2,20}?)(?:\s+(?:named|called)\s+"
+                         r"(?P<name>[A-Z][\w-]*)|(?=[.!,;]|\s+and\b|$))", rest):
+        kind = m["kind"].strip()
+        kind = kind if kind in PETS or kind[:-1] not in PETS else kind[:-1]
         if m["name"]:
             out.append(m["name"])
-        elif m["kind"].strip() in PETS:
-            out.append(m["kind"].strip())
+        elif kind in PETS:
+            out.append(kind)
     return out
 
 

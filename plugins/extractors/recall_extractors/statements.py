@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from .subjects import REASON_OPENERS, find_subject
+from .subjects import REASON_OPENERS, THINGS, attribute_of_noun, find_subject
 
 _I = re.IGNORECASE
 
@@ -139,7 +139,8 @@ def split_statements(sentence: str, speaker: str | None = None) -> list[str]:
         command = _COMMAND.match(right) and (
             re.search(r"\b(?:please|me|you|your)\b", right, _I) or
             find_subject(left, speaker).entity is None)
-        if _SUBJECT.match(right) or command or _someone_does(right, speaker):
+        if _SUBJECT.match(right) or command or _someone_does(right, speaker) or \
+                (m.group().strip() == "," and _names_a_fact(right)):
             if _BARE_SUBJECT.match(left) or len(left.split()) < 2:
                 continue  # "My wife and I live in Boston"
             out.append(left)
@@ -191,6 +192,23 @@ def _it_for_thing(left: str, right: str, speaker: str | None) -> tuple[int, str]
         return None
     be = " is " if m.group().lower().startswith(("it's", "it is")) else " "
     return len(m.group()), subject.surface + be
+
+
+# A clause that opens by naming a fact ("..., cache is Redis", "..., favourite film is Paris,
+# Texas", "..., infra is all Terraform"): a statement of its own after a comma.
+_FACT_CLAUSE = re.compile(r"^(?:(?:and|but)\s+)?(?:(?:the|our|my)\s+)?(?P<np>[a-z][\w-]*(?:\s[a-z][\w-]*)?)"
+                          r"\s+(?:is|are|'s|lives?|runs?|goes|go)\s+\S", _I)
+
+
+def _names_a_fact(right: str) -> bool:
+    m = _FACT_CLAUSE.match(right)
+    if not m:
+        return False
+    np = m["np"].lower()
+    np = re.sub(r"^(?:favou?rite|fav|main|current|new|primary)\s+", "favorite " if
+                np.startswith("fav") else "", np)
+    return np.split()[-1] in THINGS or attribute_of_noun(np) is not None \
+        or (np.startswith("favorite ") and len(np.split()) == 2)
 
 
 def _someone_does(right: str, speaker: str | None) -> bool:

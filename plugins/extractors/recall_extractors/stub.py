@@ -292,6 +292,40 @@ def _listed(text: str, facts: list[Fact], fact: Fact) -> list[str]:
     return values if all(_LIST_GLUE.match(g) for g in gaps) else same
 
 
+_ITEM_HEAD = re.compile(r"\b(?:a|an|one|two|three|four|five|six|some|\d+)\s", re.IGNORECASE)
+_GLUE_IN = re.compile(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*", re.IGNORECASE)
+
+
+def _phrase_item(text: str, values: list[str], value: str) -> str | None:
+    """Items that are phrases, not bare values ("a dog called Pepper and two rabbits", "a cat,
+    a hamster and some goldfish"): the statement with the whole phrase of one item ("We have
+    two rabbits"), not stitched from parts of two ("a dog called rabbits"). None when the
+    items are bare values (or the phrases cannot be told apart)."""
+    low = text.lower()
+    at = [low.find(v.lower()) for v in values]
+    if min(at) < 0 or at != sorted(at):
+        return None
+    # each value to the end of its word ("rabbit" in "rabbits")
+    ends = [a + len(v) + len(re.match(r"\w*", text[a + len(v):])[0]) for a, v in zip(at, values)]
+    gaps = [text[ends[i]:at[i + 1]] for i in range(len(values) - 1)]
+    if all(_LIST_GLUE.match(g) for g in gaps) and ends[-1] == at[-1] + len(values[-1]):
+        return None
+    heads = [m for m in _ITEM_HEAD.finditer(text[:at[0]])]
+    if not heads:
+        return None
+    starts = [heads[-1].start()]
+    for i, gap in enumerate(gaps):
+        glue = list(_GLUE_IN.finditer(gap))
+        if not glue:
+            return None
+        starts.append(ends[i] + glue[-1].end())
+    k = next(i for i, v in enumerate(values) if v.lower() == value.lower()) \
+        if any(v.lower() == value.lower() for v in values) else None
+    if k is None:
+        return None
+    return text[:starts[0]] + text[starts[k]:ends[k]] + text[ends[-1]:]
+
+
 def _item_text(text: str, values: list[str], value: str) -> str:
     """ "I'm allergic to peanuts and shellfish" -> "I'm allergic to shellfish": the list in a
     statement replaced by one of its items, so each item is a memory of its own."""
@@ -299,6 +333,8 @@ def _item_text(text: str, values: list[str], value: str) -> str:
     first, last = low.find(values[0].lower()), low.rfind(values[-1].lower())
     if len(values) < 2 or first < 0 or last < first:
         return text
+    if (phrased := _phrase_item(text, values, value)) is not None:
+        return phrased
     at = low.find(value.lower())
     said = text[at:at + len(value)] if at >= 0 else value  # the item as it was typed
     return text[:first] + said + text[last + len(values[-1]):]

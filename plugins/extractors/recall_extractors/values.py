@@ -38,7 +38,7 @@ _WORDS = (
     r"most of the time|all the time|thanks|btw|fyi|haha|lol|after all|by the way|"
     # how the speaker comments on the saying ("switching to Emacs apparently"): no part of it
     r"apparently|obviously|honestly|actually|probably|definitely|clearly|of course|tbh|imo|"
-    r"fwiw|i think|i guess|i suppose|"
+    r"fwiw|i think|i guess|i suppose|side by side|"
     r"for everything|for all|for work|at work|at home|these days|entirely|exclusively|"
     r"religiously|altogether|mainly|primarily|like (?:everyone|everybody) else|like most "
     r"(?:people|folks|devs|developers)|like the rest of (?:us|the team))\b") + _TIME
@@ -114,7 +114,10 @@ def items(raw: str, stops: str = LIST, max_words: int = 4) -> list[str]:
     head = re.split(r"\s+(?:and|but|so)\s+(?:i|we|my|our|he|she|they)\b|,\s+(?:i|we|my|our|he|"
                     r"she|they)\b|,\s+(?:(?-i:[a-z]\w*ed)|(?-i:[a-z]\w*ing)" + ing + r"|"
                     r"no more|not)\b", head, maxsplit=1, flags=_I)[0]
-    parts = [p for p in _ITEM_SPLIT.split(head.strip()) if p.strip()]
+    # "both GCP and Azure", "..., plus Vim": words that open a list or an item, no value's
+    head = re.sub(r"^\s*(?:both|either)\s+", "", head, flags=_I)
+    parts = [re.sub(r"^\s*plus\s+", "", p, flags=_I) for p in _ITEM_SPLIT.split(head.strip())
+             if p.strip()]
     out = []
     for part in parts:
         v = value(part, COMMON, max_words)

@@ -189,3 +189,44 @@ async def test_a_team_statement_unrelated_to_a_change_keeps_its_own_key(stub):
     known = [K("app", "database", "MySQL 5.7", "our app runs on MySQL 5.7")]
     out = triples(await stub.extract("we use Postgres for analytics", known=known))
     assert ("team", "database", "Postgres") in out
+
+
+@pytest.mark.parametrize("text,texts", [
+    # items that are phrases: each memory keeps its item's whole phrase
+    ("We have a dog called Pepper and two rabbits",
+     {"We have a dog called Pepper", "We have two rabbits"}),
+    ("We have a cat, a hamster and some goldfish",
+     {"We have a cat", "We have a hamster", "We have some goldfish"}),
+    ("I have a son named Leo and a daughter named Ava",
+     {"I have a son named Leo", "I have a daughter named Ava"}),
+    # bare values as before
+    ("I'm allergic to peanuts and shellfish",
+     {"I'm allergic to peanuts", "I'm allergic to shellfish"}),
+])
+async def test_a_list_of_phrases_is_one_memory_per_phrase(stub, text, texts):
+    assert {m.text for m in await stub.extract(text) if m.attribute} == texts
+
+
+@pytest.mark.parametrize("first,later,ended", [
+    ("I paint watercolours, knit, and do pottery on Tuesdays",
+     "Pottery's over for me, the studio closed.", ("user", "hobbies:pottery", "no longer")),
+    ("We have a dog called Pepper and two rabbits",
+     "Sad news, our dog Pepper passed away last week.", ("user", "pets:pepper", "no longer")),
+])
+async def test_an_end_in_other_words_ends_one_value(stub, first, later, ended):
+    known = [K(*t, first) for t in triples(await stub.extract(first))]
+    assert ended in triples(await stub.extract(later, known=known))
+
+
+@pytest.mark.parametrize("text", ["my grandpa passed away last year",
+                                  "we're cutting the squash session short today"])
+async def test_no_pet_or_hobby_ends_without_one(stub, text):
+    assert not [t for t in triples(await stub.extract(text)) if t[2] == "no longer"]
+
+
+async def test_a_fact_named_after_a_comma_is_its_own_statement(stub):
+    out = triples(await stub.extract("favourite band is Radiohead, favourite film is Paris, Texas"))
+    assert ("user", "favorite_band", "Radiohead") in out
+    assert [t for t in out if t[1] == "favorite_movie"]
+    out = triples(await stub.extract("my wife Elena, a pediatrician, works at Kaiser"))
+    assert ("elena", "employer", "Kaiser") in out
