@@ -256,6 +256,8 @@ FRAMES: tuple[Frame, ...] = (
        r"have been with|has been with|been with|am with", _ORG, org_like),
     _f("occupation", r"work as|works as|working as|am working as|started working as|"
        r"got a job as|took a job as|got promoted to|was promoted to|promoted to|am now|became|"
+       r"(?:have |has )?(?:taken|took|got|started|accepted) (?:a|an) (?:[\w-]+ )?job as|"
+       r"qualified as|have qualified as|has qualified as|"
        r"took over as|has taken over as|have taken over as|got bumped up to|bumped up to|"
        r"moved up to|stepped up as|stepped into the role of|"
        r"got (?:the|a|my) (?:title bump|title change|promotion|bump) to|"
@@ -290,8 +292,11 @@ FRAMES: tuple[Frame, ...] = (
        r"(?:am |have been |been )?trying to (?:learn|pick up|get into)",
        _one(V.ORG, 4)),
     # -- people ---------------------------------------------------------------------------
-    _f("partner", r"married to|got married to|engaged to|got engaged to|dating|seeing|"
-       r"in a relationship with|together with|going out with|married", _NAME, proper),
+    # ("seeing someone called Rhys", "dating a guy named Joel": the name)
+    _f("partner", r"(?:married to|got married to|engaged to|got engaged to|dating|seeing|"
+       r"in a relationship with|together with|going out with|married)"
+       r"(?:\s+(?:someone|somebody|a guy|a girl|a man|a woman|a lovely \w+)\s+(?:called|named))?",
+       _NAME, proper),
     Frame("relationship_status", re.compile(r"^" + AUX + r"(?:am|is|are)\s+(?:now\s+)?(?:seeing|"
                                             r"dating)\s+someone\b", _I),
           lambda raw: ["in a relationship"]),
@@ -339,14 +344,16 @@ FRAMES: tuple[Frame, ...] = (
     Frame("commute", re.compile(r"^" + AUX + r"(?:usually\s+)?(?P<v>(?:biking|cycling|"
                                 r"driving|walking|bike|cycle|drive|walk|"
                                 # "take the 42 bus", "the N train": a line's number
-                                r"(?:take|taking) the (?:[\w-]{1,4}\s+)?(?:train|bus|subway|tube|metro|"
+                                r"(?:take|taking|get|getting|catch|catching) the (?:[\w.-]{1,5}\s+)?"
+                                r"(?:train|bus|subway|tube|metro|"
                                 r"tram|ferry)|"
                                 r"ride (?:my|a) (?:bike|scooter|motorcycle|e-bike))s?|"
                                 r"takes the (?:[\w-]{1,4}\s+)?(?:train|bus|subway|tube|metro|"
                                 r"tram|ferry)|"
                                 r"rides (?:my|a|her|his) (?:bike|scooter|motorcycle|e-bike))\s+"
                                 # "in" alone: "I take the train in every day"
-                                r"(?:(?:to|into) (?:work|the office)\b|in\b(?!\s+(?:the|a|an|my|"
+                                r"(?:(?:to|into) (?:work|the office|town|the city|(?-i:[A-Z]\w+))\b|"
+                                r"in\b(?!\s+(?:the|a|an|my|"
                                 r"our|(?-i:[A-Z])))(?!-))", _I), lambda raw: [_mode(raw)]),
 )
 
@@ -541,10 +548,17 @@ _WORK_AS_WHEN_OR_WHERE = re.compile(r"\b(?:after|before|from|near|by|close to|ne
 _AT = re.compile(r"^" + AUX + r"(?:am|is|are|'s|been|have been|has been)\s+(?:now\s+)?at\b", _I)
 
 
+# A gym said by its name ("Riverside Leisure Centre", "Anytime Fitness", "Ironhouse CrossFit").
+_GYMLIKE = re.compile(r"\b(?:leisure cent(?:re|er)|fitness|gym|health club|crossfit|sports "
+                      r"cent(?:re|er)|climbing (?:wall|gym|cent(?:re|er))|bouldering)\b", _I)
+
+
 def _provider_kind(value: str) -> str | None:
     from .lexicon import PROVIDERS, category_of
 
     kind = category_of(value)
+    if kind is None and _GYMLIKE.search(value):
+        return "gym"
     return kind if kind in PROVIDERS else None
 
 

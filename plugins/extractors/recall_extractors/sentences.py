@@ -59,6 +59,7 @@ _ASKS = r"how|what|which|where|why|who|can|could|would|will|should|does|do|did|i
 _ASKS_AFTER = (r"(?:[,;]|\s+[-\u2013\u2014]+|\s+(?:so|and|but))\s+(?:(?:so|but|and|ok|okay|anyway|"
                r"also|btw)\s+)?")
 _ASKED = re.compile(_ASKS_AFTER + r"(?=(?:" + _ASKS + r"|what's|whats|any|anyone|pls|please|ideas|"
+                    r"when (?=would|will|do|does|did|is|are|should|can|could)|"
                     r"thoughts|tips|suggestions|advice|help)\b"
                     r"[^,;]*\?[\"')\]]*$)",
                     re.IGNORECASE)

@@ -125,6 +125,15 @@ async def test_a_teams_or_a_relations_fact_stays_theirs(stub, text, expected):
     ("Maya got caught in the layoffs but she landed at Spotify within a month",
      ("maya", "employer", "Spotify")),
     ("Dev is out in Vancouver.", ("dev", "location", "Vancouver")),
+    ("I drive a 2014 Toyota Yaris, when would the MOT normally be due?",
+     ("user", "car", "2014 Toyota Yaris")),
+    ("I get the 8.10 train into Leeds every day, it's always late", ("user", "commute", "train")),
+    ("so I've taken a part-time job as a school receptionist.",
+     ("user", "occupation", "school receptionist")),
+    ("Freya qualified as a midwife last month!!", ("freya", "occupation", "midwife")),
+    ("I cancelled the old membership and joined Riverside Leisure Centre instead",
+     ("user", "gym", "Riverside Leisure Centre")),
+    ("I've been seeing someone called Rhys for a few months now", ("user", "partner", "Rhys")),
 ])
 async def test_what_a_statement_says_is_read(stub, text, expected):
     assert expected in triples(await stub.extract(text))
