@@ -167,3 +167,14 @@ def test_search_answers_with_the_newer_of_two_statements_no_fact_keyed(dense_run
     assert texts.index(lines[2][0]) < texts.index(lines[0][0]), texts
     if lines[1][0] in texts:
         assert texts.index(lines[1][0]) > texts.index(lines[0][0]), texts
+
+
+def test_in_a_space_where_everything_is_close_the_unkeyed_rule_waits_for_more():
+    """All results about as close to each other as the pair (an e5-like space, or notes of
+    one template): the newer unkeyed statement does not jump the older one."""
+    old = mem("a", "Note 2: the orion project review happened on day 2.", 0, None)
+    other = mem("x", "Note 5: the lyra project review happened on day 5.", 1, None)
+    new = mem("b", "Note 11: the perseus project review happened on day 11.", 2, None)
+    close = {"a": vec(1, 0.1, 0), "x": vec(1, 0, 0.1), "b": vec(1, 0.05, 0.05)}
+    out = newer_first([(old, 0.9), (other, 0.6), (new, 0.5)], close)
+    assert [m.id for m, _ in out] == ["a", "x", "b"]
