@@ -67,7 +67,7 @@ def _said(text: str) -> set[str]:
     for w in _WORD.findall(text):
         w = w.strip(".'").lower()
         said.add(w)
-        if w.endswith(("'s", "’s")):
+        if w.endswith("'s"):
             w = w[:-2]
             said.add(w)
         said.add(canonical_entity(w))

@@ -162,7 +162,8 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
         # thing named in the clause, whose fact of this kind is known, is what it is about
         things = {k.entity for k in known if k.entity not in (USER, TEAM) and _single(k)
                   and base_attribute(k.attribute) == base_attribute(attribute)}
-        named = {t for t in things if _named(t, said_words(clause))}
+        words = said_words(clause)
+        named = {t for t in things if _named(t, words)}
         # ... or, unnamed, the one thing whose fact of this kind is known, when the team says
         # it changed it ("we migrated to Postgres" after "our app stores everything in MySQL")
         if len(named) == 1 or (not named and len(things) == 1 and _TEAM_CHANGED.search(clause)):

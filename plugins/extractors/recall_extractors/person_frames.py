@@ -243,10 +243,10 @@ FRAMES: tuple[Frame, ...] = (
        proper),
     # "i'm a cashier at target": after a role, a name typed without capitals is the employer
     # as after "work at" ("i work at costco"), not only a capitalised one
-    Frame("employer", _ROLE_AT, lambda raw: _lower_employer(raw)),
+    Frame("employer", _ROLE_AT, _lower_employer),
     # "Tom drives for FedEx": a driver's employer; "I drive for Uber on weekends" is a side
     # gig beside the job, no employer of its own
-    Frame("employer", _DRIVES_FOR, lambda raw: _drives_for(raw)),
+    Frame("employer", _DRIVES_FOR, _drives_for),
     # "I work front desk at Brightwater Dental", "works weekends at Target": what or when
     # one works, then where (a name)
     _f("employer", r"(?:work|works|working)\s+(?!(?:out|off|on|with|from|in|for|at|as|hard|"

@@ -319,8 +319,7 @@ def _phrase_item(text: str, values: list[str], value: str) -> str | None:
         if not glue:
             return None
         starts.append(ends[i] + glue[-1].end())
-    k = next(i for i, v in enumerate(values) if v.lower() == value.lower()) \
-        if any(v.lower() == value.lower() for v in values) else None
+    k = next((i for i, v in enumerate(values) if v.lower() == value.lower()), None)
     if k is None:
         return None
     return text[:starts[0]] + text[starts[k]:ends[k]] + text[ends[-1]:]
