@@ -131,6 +131,33 @@ def test_a_possessive_or_another_spelling_of_a_relation_names_its_entity():
     assert relevant(facts, "my sister got a Pixel") == facts[:1]
 
 
+def test_we_or_our_reads_the_facts_of_the_teams_things():
+    facts = [KnownFact("user", "editor", "vim"), KnownFact("app", "database", "MySQL"),
+             KnownFact("sister", "employer", "Acme"), KnownFact("api", "uses:redis", "Redis")]
+    assert relevant(facts, "we finished migrating to Postgres") == facts[:2]
+    assert relevant(facts, "Our whole stack is on Postgres now") == facts[:2]
+    # without "we" or "our" the thing must be named; a person's facts never come with "our"
+    assert relevant(facts, "finished migrating to Postgres") == facts[:1]
+    assert relevant(facts, "our neighbour moved to Leeds") == facts[:2]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_we_statement_supersedes_its_things_known_fact(backend, tmp_path):
+    """ "our app runs on MySQL", then "we finished migrating to Postgres": the app's database
+    (named only the first time) is the fact the second text changes."""
+    rt = await runtime(backend, tmp_path, "stub")
+    try:
+        ns = f"stub-{uuid.uuid4().hex[:8]}"
+        await stored(rt, ns, "our app runs on MySQL 5.7, single primary with a read replica", 1)
+        await stored(rt, ns, "we finished migrating to Postgres last night, how do I write an "
+                             "upsert now?", 2)
+        timeline = await rt.service.history(ns, "app", "database")
+        assert [(m.value, m.valid_until is None) for m in timeline] == [("MySQL 5.7", False),
+                                                                        ("Postgres", True)]
+    finally:
+        await rt.close()
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_relations_possessive_supersedes_its_known_fact(backend, tmp_path):
     """ "husband's" names the husband: his known diet is read, and the change supersedes it."""

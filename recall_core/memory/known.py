@@ -5,8 +5,8 @@ about are read, so that "I just started a new job at Globex" can take the key of
 `user.employer = Acme` instead of a key of its own. The read is bounded twice: the newest
 `READ` current facts of the namespace (one indexed query, whatever the namespace's size),
 then only those whose entity the text may be about (the user, the team, the line's speaker,
-an entity one of whose words the text says, or a value the text names), at most `KEEP` of
-them, newest first.
+an entity one of whose words the text says, a value the text names, or, when the text says
+"we" or "our", the team's things), at most `KEEP` of them, newest first.
 
 An extractor that also reads statements (`Extractor.reads_statements`) gets the newest
 `READ_STATEMENTS` current memories that state no fact, so that "Datadog is our monitoring now"
@@ -20,7 +20,8 @@ import re
 from collections.abc import Sequence
 
 from ..contracts import Extractor, KnownFact, KnownStatement, Storage
-from ..kit.attributes import TEAM, USER, canonical_entity
+from ..kit.attributes import INVENTORY, TEAM, USER, base_attribute, canonical_attribute, \
+    canonical_entity
 from ..kit.transcripts import speaker_of
 
 #: current facts read from storage per extraction (newest first)
@@ -33,6 +34,9 @@ READ_STATEMENTS = 60
 _WORD = re.compile(r"[\w'.+#-]+")
 # Entity words too common to tie a text to an entity ("the billing service" -> "billing").
 _COMMON = frozenset("the a an my our your his her their new old app team service".split())
+# "we" / "our": the speaker's team, which owns its things ("our app runs on MySQL", then "we
+# finished migrating to Postgres" says nothing of the app by name, but is its database).
+_OURS = re.compile(r"\b(?:we|our|ours|us|we're|we've|we'd|we'll)\b", re.IGNORECASE)
 
 
 def reads_known(extractor: object) -> bool:
@@ -47,17 +51,25 @@ def relevant(facts: Sequence[KnownFact], text: str, keep: int = KEEP) -> list[Kn
     """The facts whose entity `text` may be about, in the order given, at most `keep`."""
     said = _said(text)
     speaker = (speaker_of(text) or "").lower()
+    ours = bool(_OURS.search(text))
     out = []
     for f in facts:
         words = [w for w in re.split(r"[\s_]+", f.entity.lower()) if w]
         named = any(w in said for w in words if w not in _COMMON and len(w) > 2)
         value = [w.strip(".'").lower() for w in _WORD.findall(f.value)]
         if f.entity in (USER, TEAM) or f.entity == speaker or named or \
-                (value and all(w in said for w in value)):  # "Flask is gone"
+                (value and all(w in said for w in value)) or (  # "Flask is gone"
+                ours and _of_a_thing(f.attribute)):
             out.append(f)
             if len(out) >= keep:
                 break
     return out
+
+
+def _of_a_thing(attribute: str) -> bool:
+    """A fact of a team's thing (a database, a CI), not of a person."""
+    row = INVENTORY.get(base_attribute(canonical_attribute(attribute)))
+    return row is not None and row.about == "thing"
 
 
 def _said(text: str) -> set[str]:
