@@ -185,10 +185,20 @@ _TEAM_CHANGED = re.compile(r"\b(?:migrated|migrating|switched|switching|moved|mo
                            r"porting|rewrote|rewritten|swapped|cut over|went over)\b", _I)
 
 
-def _owned(clause: str, value: str) -> bool:
+def _owned(clause: str, value: str, owner: str = "my|our") -> bool:
     """The value is said to be the speaker's own ("the camera on my iPhone 15", "our AWS
     bill"): a new value of its kind named that way is the one held now."""
-    return bool(re.search(rf"\b(?:my|our)\s+(?:new\s+)?{re.escape(value)}(?![\w-])", clause, _I))
+    return bool(re.search(rf"\b(?:{owner})\s+(?:new\s+)?{re.escape(value)}(?![\w-])", clause,
+                          _I))
+
+
+def _of_a_thing(k: KnownFact) -> bool:
+    """A fact of one of the team's things (the app's cloud), not of a person."""
+    row = INVENTORY.get(base_attribute(k.attribute))
+    return k.entity not in (USER, TEAM) and row is not None and row.about == "thing"
+
+
+_MY_OR_OUR = re.compile(r"(?:my|our)\s", _I)
 
 
 # A subject that is a change itself ("the Postgres migration wrapped up"): the change is the
@@ -243,7 +253,8 @@ def _migrated_to(sentence: str, value: str) -> bool:
                 or re.search(_MIGRATION_OF.replace("{v}", v), sentence, _I))
 
 
-# "my new iPhone 15": "new" is no part of its name.
+# "my new iPhone 15": "new" is no part of its name; "my old Galaxy" is no new value at all.
+_OLD = re.compile(r"(?:old|former|previous|ex)\b", _I)
 _NEW = re.compile(r"^(?:brand\s+)?new\s+(?=\S)", _I)
 
 
@@ -252,16 +263,29 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
     """A new value of a known single-valued fact, said against the old one or as current.
     The value is read in the statement, what is said of it in its whole sentence ("we got
     Dashlane so I'm using that for everything")."""
-    if UNSURE.search(sentence) or _NOT.search(sentence):
+    if _NOT.search(sentence):
+        return []
+    # A question is unsure of what it asks, not of what it takes as given: "how do I set up
+    # a pot in my Monzo account?" says whose account it is. Only a value owned that way counts.
+    asked = bool(UNSURE.search(sentence))
+    if asked and UNSURE.search(sentence.replace("?", " ")):
         return []
     said = said_words(sentence)
+    me = speaker.lower() if speaker else USER
     # ("my new iPhone 15": "new" is no part of its name)
     named = [(at + len(v), _NEW.sub("", _ARTICLE.sub("", v)), kd)
              for at, v, kd in named_values(clause)]
+    named = [n for n in named if not _OLD.match(n[1])]  # "my old Galaxy S8" is not the new one
     fits = []
     for k in known:
         k_kind = kind(k.value)
-        if not _single(k) or k_kind is None or not in_scope(k, reading, said, speaker):
+        if not _single(k) or k_kind is None:
+            continue
+        # "Our GitHub Actions workflow keeps timing out": a subject that is the speaker's own
+        # thing, named by the new value (the value is read below)
+        mine = k.entity in (me, TEAM) and bool(_MY_OR_OUR.match(reading.subject.surface))
+        scoped = in_scope(k, reading, said, speaker)
+        if not (scoped or mine or _of_a_thing(k)):
             continue
         # by words: "pnpm" is no restatement of "npm"
         new = {v for end, v, kd in named if kd == k_kind and not mentions(k.value, v)
@@ -269,8 +293,11 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
                and not other_device(clause[end:].split()[:1])}
         new |= {w for w in _WORD.findall(clause) if k_kind == "day" and _DAY.match(w)
                 and w.lower().rstrip("s") != k.value.lower().rstrip("s")}
-        if len({v.lower() for v in new}) != 1:
+        if len({v.lower() for v in new}) != 1 or (asked and not _owned(clause, next(iter(new)))):
             continue
+        if not scoped and not (mine and _owned(reading.subject.surface, next(iter(new)))) \
+                and not (_of_a_thing(k) and _owned(clause, next(iter(new)), "our")):
+            continue  # "our DigitalOcean droplet": the one thing of ours with a cloud
         ended = mentions(sentence, k.value) and _ENDS.search(sentence)
         # "MongoDB is gone now": with the old value unnamed, a word that ends the one named
         # says it is the old one

@@ -89,6 +89,33 @@ async def test_a_new_value_named_as_mine_replaces_the_known_one(stub):
                     if f[:2] == ("user", "phone")], text
 
 
+async def test_a_question_takes_as_given_what_it_says_is_mine(stub):
+    """A question is unsure of what it asks, not of whose the thing it names is: "my Monzo
+    account" in a question is the user's bank; "our GitHub Actions workflow" as the subject is
+    the team's CI; "our DigitalOcean droplet" is the one thing of ours with a known cloud."""
+    from recall_core.contracts import KnownFact
+    known = [KnownFact("user", "bank", "Barclays"), KnownFact("team", "ci", "Jenkins"),
+             KnownFact("community app", "cloud", "Heroku")]
+    cases = [
+        ("how do i set up a pot in my Monzo account that skims off money for tax?",
+         ("user", "bank", "Monzo")),
+        ("our GitHub Actions workflow keeps timing out on the e2e job",
+         ("team", "ci", "GitHub Actions")),
+        ("how do I set environment variables on our DigitalOcean droplet?",
+         ("community app", "cloud", "DigitalOcean")),
+    ]
+    for text, expected in cases:
+        assert expected in facts(await stub.extract(text, known=known)), text
+    # asked about, weighed, or named beside the old one: no new value
+    for text in ("Should I open a Monzo account?", "is Monzo better than Barclays?",
+                 "how do I move money from my Barclays account to my Monzo one?",
+                 "would our GitHub Actions minutes cover this?",
+                 "how do I set up DigitalOcean?", "Our client is moving to GitLab CI.",
+                 "our biggest competitor just migrated to DigitalOcean"):
+        assert not [f for f in facts(await stub.extract(text, known=known))
+                    if f[1] in ("bank", "ci", "cloud")], text
+
+
 async def test_a_verb_first_is_the_speaker_not_a_name(stub):
     """ "Quit pilates, the studio closed": "Quit" was read as a person named Quit."""
     from recall_core.contracts import KnownFact
