@@ -250,12 +250,18 @@ _ANSWERS = re.compile(r"\b(?P<v>[A-Z][a-z]+)\b(?=[^.?!]{0,40}\b(?i:answers?|repl
                       r"(?P<w>[A-Z][a-z]+)\b")
 
 
+_HARD_TO_READ = re.compile(r"\b(?:reading|read|slow|hard|difficult|struggle|struggling|tiring|"
+                           r"exhausting|too long)\b", _I)
+
+
 def answer_language(text: str) -> str | None:
     """ "Answer me in Spanish", "Can you switch to Portuguese for your answers?", "English is
     fine for answers": the language the user wants answers in."""
     if re.search(r"\b(?:not|don't|do not|never|no longer)\b", text, _I):
         return None
     for m in _ANSWERS.finditer(text):
+        if m["v"] and _HARD_TO_READ.search(text):
+            continue  # "reading long English answers is slow for me" asks for another one
         v = m["v"] or m["w"]
         if v and v.lower() in NATURAL_LANGUAGES:
             return v

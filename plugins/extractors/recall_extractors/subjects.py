@@ -88,6 +88,7 @@ _LEAD = re.compile(
     r"years?) ago|(?:earlier|later) this (?:week|month|year)|last (?:(?:mon|tues|wednes|"
     r"thurs|fri|satur|sun)day|night|spring|summer|autumn|fall|winter)|effective "
     r"(?:immediately|today)|as you know|just fyi|starting (?:today|tomorrow|now)|"
+    r"from now on|from here on(?: out)?|going forward|moving forward|"
     r"since (?:last|this) \w+|(?:last|this) (?:week|month|year)|"
     r"at the moment|for the record|to be clear|in fact|scratch that|oh and|ps|p\.s\.|"
     r"according to [\w' -]{1,40}?(?=,?\s+(?:our|my|the|their|his|her|we|i|they)\b)|"

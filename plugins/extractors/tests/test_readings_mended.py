@@ -318,3 +318,18 @@ async def test_a_day_after_the_value(stub, text, expected):
 ])
 async def test_full_time_is_no_zone(stub, text, expected):
     assert expected in facts(await stub.extract(text))
+
+
+async def test_from_now_on_is_no_subject_and_hard_to_read_english_is_no_answer_language(stub):
+    """ "from now on reply in hindi pls, reading long english answers is slow for me": "From"
+    was taken for the subject and given back to the second clause ("From is reading long
+    English answers ..."), which was read as the answer language English and superseded the
+    Hindi just asked for."""
+    from recall_core.contracts import KnownFact
+    known = [KnownFact("user", "answer_language", "English")]
+    out = await stub.extract("from now on reply in hindi pls, reading long english answers is "
+                             "slow for me", known=known)
+    assert [f for f in facts(out) if f[1] == "answer_language"] == \
+        [("user", "answer_language", "Hindi")]
+    assert not [m for m in out if m.text.lower().startswith("from is")]
+    assert facts(await stub.extract("From now on I'm vegan")) == [("user", "diet", "vegan")]
