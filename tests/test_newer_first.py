@@ -150,6 +150,22 @@ def test_a_statement_no_fact_keyed_gives_way_to_a_newer_one_at_a_higher_bar():
     assert [m.id for m, _ in newer_first([(tea, 0.9), (moon, 0.5)], at)] == ["a", "b"]
 
 
+def test_an_unkeyed_statement_gives_way_to_a_newer_one_about_whoever_it_names():
+    """The newer may be keyed to someone other than the speaker when the older names them
+    ("mom still has a flip phone" ... "Mom finally got a Samsung Galaxy!"), or to one of the
+    team's things ("the habit tracker lives on Fly.io now"); never to a stranger to it."""
+    near = UNKEYED_SAME_TOPIC + 0.05
+    at = {"a": vec(1, 0), "b": vec(near, (1 - near ** 2) ** 0.5)}
+    flip = mem("a", "mom still has a flip phone, she refuses to upgrade", 0, None)
+    galaxy = mem("b", "Mom finally got a Samsung Galaxy!", 1, "mother", "phone")
+    assert [m.id for m, _ in newer_first([(flip, 0.9), (galaxy, 0.5)], at)] == ["b", "a"]
+    heroku = mem("a", "my side project runs on Heroku free tier", 0, None)
+    fly = mem("b", "the habit tracker lives on Fly.io now", 1, "habit tracker", "cloud")
+    assert [m.id for m, _ in newer_first([(heroku, 0.9), (fly, 0.5)], at)] == ["b", "a"]
+    sister = mem("b", "My sister got a Samsung Galaxy.", 1, "sister", "phone")
+    assert [m.id for m, _ in newer_first([(flip, 0.9), (sister, 0.5)], at)] == ["a", "b"]
+
+
 def test_search_answers_with_the_newer_of_two_statements_no_fact_keyed(dense_runtime):
     """Neither statement names a fact of the inventory; the question repeats the older's
     words, so both rankers prefer it; the newer answers first all the same."""

@@ -20,8 +20,8 @@ import re
 from collections.abc import Sequence
 
 from ..contracts import Extractor, KnownFact, KnownStatement, Storage
-from ..kit.attributes import INVENTORY, TEAM, USER, base_attribute, canonical_attribute, \
-    canonical_entity
+from ..kit.attributes import TEAM, USER
+from ..kit.mentions import names, names_value, of_a_thing, said
 from ..kit.transcripts import speaker_of
 
 #: current facts read from storage per extraction (newest first)
@@ -31,9 +31,6 @@ KEEP = 40
 #: newest current memories read for the keyless statements among them
 READ_STATEMENTS = 60
 
-_WORD = re.compile(r"[\w'.+#-]+")
-# Entity words too common to tie a text to an entity ("the billing service" -> "billing").
-_COMMON = frozenset("the a an my our your his her their new old app team service".split())
 # "we" / "our": the speaker's team, which owns its things ("our app runs on MySQL", then "we
 # finished migrating to Postgres" says nothing of the app by name, but is its database).
 _OURS = re.compile(r"\b(?:we|our|ours|us|we're|we've|we'd|we'll)\b", re.IGNORECASE)
@@ -49,41 +46,18 @@ def reads_statements(extractor: object) -> bool:
 
 def relevant(facts: Sequence[KnownFact], text: str, keep: int = KEEP) -> list[KnownFact]:
     """The facts whose entity `text` may be about, in the order given, at most `keep`."""
-    said = _said(text)
+    words = said(text)
     speaker = (speaker_of(text) or "").lower()
     ours = bool(_OURS.search(text))
     out = []
     for f in facts:
-        words = [w for w in re.split(r"[\s_]+", f.entity.lower()) if w]
-        named = any(w in said for w in words if w not in _COMMON and len(w) > 2)
-        value = [w.strip(".'").lower() for w in _WORD.findall(f.value)]
-        if f.entity in (USER, TEAM) or f.entity == speaker or named or \
-                (value and all(w in said for w in value)) or (  # "Flask is gone"
-                ours and _of_a_thing(f.attribute)):
+        if f.entity in (USER, TEAM) or f.entity == speaker or names(f.entity, words) or \
+                names_value(f.value, words) or (  # "Flask is gone"
+                ours and of_a_thing(f.attribute)):
             out.append(f)
             if len(out) >= keep:
                 break
     return out
-
-
-def _of_a_thing(attribute: str) -> bool:
-    """A fact of a team's thing (a database, a CI), not of a person."""
-    row = INVENTORY.get(base_attribute(canonical_attribute(attribute)))
-    return row is not None and row.about == "thing"
-
-
-def _said(text: str) -> set[str]:
-    """The text's words, lower case; a possessive also as its owner ("husband's" names the
-    husband) and a relation also in the spelling entities keep ("mom" names the mother)."""
-    said = set()
-    for w in _WORD.findall(text):
-        w = w.strip(".'").lower()
-        said.add(w)
-        if w.endswith("'s"):
-            w = w[:-2]
-            said.add(w)
-        said.add(canonical_entity(w))
-    return said
 
 
 async def known_facts(storage: Storage, namespace: str, text: str) -> list[KnownFact]:

@@ -19,9 +19,10 @@ Without the older's triple the rule moved LoCoMo answers behind later chat on th
 
 A statement said to the agent directly (no transcript speaker) that states no fact the
 extractor knows ("we ship all our Etsy orders with UPS") is moved below a newer direct
-statement on its topic too, at a higher bar (UNKEYED_SAME_TOPIC), when the newer names no
-one else: most of what people tell an agent is in no inventory, and when neither statement
-is keyed the newer is still the better answer about the present.
+statement on its topic too, at a higher bar (UNKEYED_SAME_TOPIC), when the newer is about no
+one else (about the speaker, the team, one of its things, or whoever the older names): most
+of what people tell an agent is in no inventory, and when neither statement is keyed the
+newer is still the better answer about the present.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..kit.attributes import TEAM, USER, is_many
+from ..kit.mentions import names, of_a_thing, said
 from ..models import Memory
 from .speakers import speaker_of
 
@@ -114,7 +116,7 @@ def _older_on_topic(out: list[tuple[Memory, float]], j: int, newer: Memory, sims
                 and _same_person(older, newer, speakers)):
             return i
         if (_unkeyed(older) and speakers[older.id] is None and speakers[newer.id] is None
-                and newer.entity in (None, USER, TEAM) and sim >= unkeyed):
+                and _not_someone_else(older, newer) and sim >= unkeyed):
             return i
     return None
 
@@ -130,6 +132,14 @@ def _same_person(older: Memory, newer: Memory, speakers: dict[str, str | None]) 
     if b is None:
         return newer.entity is not None and newer.entity == a.lower()
     return False
+
+
+def _not_someone_else(older: Memory, newer: Memory) -> bool:
+    """The newer is about the speaker, the team, one of the team's things, or whoever the
+    older names ("mom still has a flip phone" ... "Mom finally got a Samsung Galaxy!")."""
+    entity = newer.entity
+    return entity in (None, USER, TEAM) or of_a_thing(newer.attribute or "") or \
+        names(entity, said(older.text))
 
 
 def _unkeyed(memory: Memory) -> bool:
