@@ -54,6 +54,9 @@ _RELATION = "(?:" + "|".join(sorted((re.escape(w) for w in RELATIONS), key=len,
                                      reverse=True)) + ")"
 _OTHER_PERSON = re.compile(
     r"\b(?:(?:my|our|his|her|their|a|an|the|some)\s+" + _RELATION + r"s?\b|"
+    # "bought mum an iPhone 15", "got him a Kindle": given to someone, without "my"
+    r"\b(?:bought|buy|buying|got|get|getting|gave|give|giving|ordered|gifted|sent)\s+(?:"
+    + _RELATION + r"|him|her|them)\s+(?:a|an|the|some|this|that)\b|"
     r"\b(?!(?:it|that|what|there|here|he|she|who|let)'s\b)[A-Za-z]+'s?\s+(?=\S))", _I)
 # A place said of a thing other than a home ("renting a car in Lisbon", "a coworking space
 # in Lisbon", "a cafe in Porto"): where that thing is, not where the speaker lives.

@@ -333,3 +333,36 @@ async def test_from_now_on_is_no_subject_and_hard_to_read_english_is_no_answer_l
         [("user", "answer_language", "Hindi")]
     assert not [m for m in out if m.text.lower().startswith("from is")]
     assert facts(await stub.extract("From now on I'm vegan")) == [("user", "diet", "vegan")]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # where a student studies is their school, and their role is kept beside it
+    ("I'm a 2nd year CS student at UBC", [("user", "school", "UBC"),
+                                          ("user", "occupation", "2nd year CS student")]),
+    ("I'm a PhD student at MIT", [("user", "school", "MIT"), ("user", "occupation", "PhD student")]),
+    # a role of work stays the employer
+    ("I'm a senior engineer at Google", [("user", "employer", "Google"),
+                                         ("user", "occupation", "senior engineer")]),
+    ("I'm a student worker at Target", [("user", "employer", "Target")]),
+])
+async def test_a_student_at_a_place_studies_there(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
+
+
+async def test_a_purpose_after_a_list_is_the_last_items_only(stub):
+    """ "npm, Cypress for e2e tests": npm was read as the testing framework."""
+    got = facts(await stub.extract("the frontend team uses npm, Cypress for e2e tests"))
+    assert not [f for f in got if f[1] == "testing_framework" and f[2] == "npm"], got
+    assert facts(await stub.extract("We use Jest for unit tests")) == \
+        [("team", "testing_framework", "Jest")]
+
+
+async def test_a_thing_given_to_someone_is_theirs(stub):
+    """ "bought mum an iphone 15" superseded the user's own phone."""
+    from recall_core.contracts import KnownFact
+    known = [KnownFact("user", "phone", "Samsung S23")]
+    for text in ("bought mum an iphone 15 for her bday", "got him a Pixel 8"):
+        assert not [f for f in facts(await stub.extract(text, known=known))
+                    if f[:2] == ("user", "phone")], text
+    assert ("user", "phone", "iPhone 15") in facts(await stub.extract(
+        "I bought myself an iPhone 15", known=known))
