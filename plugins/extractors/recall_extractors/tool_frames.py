@@ -37,7 +37,7 @@ class Reading:
 
 _USE = re.compile(
     r"^" + AUX + r"(?P<verb>use|uses|using|am using|rely on|relies on|code in|"
-    r"write in|program in|develop in|run|runs|am running|running|am on|daily[- ]drive|swear by|"
+    r"write in|program in|develop in|run|runs|am running|running|am on|been on|daily[- ]drive|swear by|"
     r"stick with|stuck with|went with|go with|going with|chose|picked(?! up)|selected|settled on|"
     r"opted for|adopted|prefer|prefers|would rather use|would rather get|would rather|"
     r"am sticking with|have been using|started using|"
@@ -230,7 +230,7 @@ def _use(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
         purpose = None
         raw = re.sub(r"\s+for\s+.*$", "", raw, flags=_I)
     category = category_of(tool)
-    if verb.endswith(("run", "runs", "running", "am on")) and category is None:
+    if verb.endswith(("run", "runs", "running", "am on", "been on")) and category is None:
         return None  # "I run marathons", "I'm on it": only known tools count
     if verb.startswith(("prefer", "would")):
         if other is not None:

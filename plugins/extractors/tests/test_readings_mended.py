@@ -366,3 +366,14 @@ async def test_a_thing_given_to_someone_is_theirs(stub):
                     if f[:2] == ("user", "phone")], text
     assert ("user", "phone", "iPhone 15") in facts(await stub.extract(
         "I bought myself an iPhone 15", known=known))
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("We've been on Linear since January", [("team", "issue_tracker", "Linear")]),
+    ("we've been on FastAPI since the rewrite", [("team", "framework", "FastAPI")]),
+    # only a tool the lexicon knows: "been on a diet" / "on the phone" are no tools
+    ("I've been on a diet", []),
+    ("I've been on the phone all day", []),
+])
+async def test_been_on_a_tool_is_using_it(stub, text, expected):
+    assert facts(await stub.extract(text)) == expected
