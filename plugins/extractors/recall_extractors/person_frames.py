@@ -579,17 +579,6 @@ def _school_named(attribute: str, values: list[str], predicate: str) -> str:
     return "school"
 
 
-# "I'm a 2nd year CS student at UBC", "Jess is a grad student at Michigan": where a student
-# is a student is their school, not their employer.
-_STUDENT_AT = re.compile(r"^" + AUX + r"(?:am|is|are|'m|'s)\s+(?:now\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,4}?"
-                         r"(?:student|undergrad|undergraduate|postgrad|freshman|sophomore|pupil|"
-                         r"phd candidate|doctoral candidate|fresher)\s+(?:at|in)\b", _I)
-
-
-def _student_at(attribute: str, predicate: str) -> str:
-    return "school" if attribute == "employer" and _STUDENT_AT.match(predicate) else attribute
-
-
 def _provider(attribute: str, values: list[str], predicate: str) -> str:
     """The provider kind a frame's value names, when the frame's verb is no word of work:
     "I bank with Chase" / "I'm with Verizon" / "I go to Planet Fitness" are no employer or
@@ -617,7 +606,6 @@ def read(predicate: str) -> tuple[str, list[str]] | None:
         raw = m.groupdict().get("v") or m.group(0)
         found = [v for v in frame.parse(raw) if frame.guard is None or frame.guard(v)]
         if found:
-            attribute = _school_named(_provider(frame.attribute, found, predicate), found,
-                                      predicate)
-            return _student_at(attribute, predicate), found
+            return _school_named(_provider(frame.attribute, found, predicate), found,
+                                 predicate), found
     return None

@@ -375,7 +375,7 @@ def _read(subject: Subject, rest: str, cues: Cues) -> list[Fact]:
         elif attr == "location" and person_frames.MOVED.match(rest):
             facts = [Fact(f.entity, f.attribute, f.value, f.ended, f.text, "place")
                      for f in facts]
-        if attr in ("employer", "school") and facts and (job := person_frames.role_too(rest)):
+        if attr == "employer" and facts and (job := person_frames.role_too(rest)):
             facts.append(Fact(entity, "occupation", job, text=_without(subject, rest,
                                                                         vals[0])))
         return facts

@@ -335,20 +335,6 @@ async def test_from_now_on_is_no_subject_and_hard_to_read_english_is_no_answer_l
     assert facts(await stub.extract("From now on I'm vegan")) == [("user", "diet", "vegan")]
 
 
-@pytest.mark.parametrize("text,expected", [
-    # where a student studies is their school, and their role is kept beside it
-    ("I'm a 2nd year CS student at UBC", [("user", "school", "UBC"),
-                                          ("user", "occupation", "2nd year CS student")]),
-    ("I'm a PhD student at MIT", [("user", "school", "MIT"), ("user", "occupation", "PhD student")]),
-    # a role of work stays the employer
-    ("I'm a senior engineer at Google", [("user", "employer", "Google"),
-                                         ("user", "occupation", "senior engineer")]),
-    ("I'm a student worker at Target", [("user", "employer", "Target")]),
-])
-async def test_a_student_at_a_place_studies_there(stub, text, expected):
-    assert facts(await stub.extract(text)) == expected
-
-
 async def test_a_purpose_after_a_list_is_the_last_items_only(stub):
     """ "npm, Cypress for e2e tests": npm was read as the testing framework."""
     got = facts(await stub.extract("the frontend team uses npm, Cypress for e2e tests"))
