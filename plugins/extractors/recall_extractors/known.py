@@ -192,6 +192,20 @@ def _owned(clause: str, value: str, owner: str = "my|our") -> bool:
                           _I))
 
 
+# "how do I clear the cookies in Chrome?", "in WezTerm how do I split the pane?", "Bitwarden
+# question: ...": asking how to do something with a tool says it is the one used now.
+_HOW_IN = (r"\bhow\s+(?:do|can|to)\s+(?:i\s+|we\s+)?[^?.!]{0,60}?\b(?:in|on|with|using|into|"
+           r"from)\s+(?:my\s+|our\s+|the\s+)?{v}(?![\w-])|^(?:so\s+|ok\s+|quick q,?\s+)?"
+           r"(?:in|on|with|using)\s+{v},?\s+how\b|^{v}\s+question\b")
+
+
+def _used_in(sentence: str, value: str) -> bool:
+    m = re.search(_HOW_IN.replace("{v}", re.escape(value)), sentence, _I)
+    # "... behave like it does in Sublime": a comparison, not the tool at hand
+    before = m[0][: m[0].lower().rfind(value.lower())] if m else ""
+    return bool(m) and not re.search(r"\b(?:like|than|as|compared|versus|vs)\b", before, _I)
+
+
 def _of_a_thing(k: KnownFact) -> bool:
     """A fact of one of the team's things (the app's cloud), not of a person."""
     row = INVENTORY.get(base_attribute(k.attribute))
@@ -293,7 +307,8 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
                and not other_device(clause[end:].split()[:1])}
         new |= {w for w in _WORD.findall(clause) if k_kind == "day" and _DAY.match(w)
                 and w.lower().rstrip("s") != k.value.lower().rstrip("s")}
-        if len({v.lower() for v in new}) != 1 or (asked and not _owned(clause, next(iter(new)))):
+        if len({v.lower() for v in new}) != 1 or (asked and not _owned(clause, next(iter(new)))
+                                                 and not _used_in(sentence, next(iter(new)))):
             continue
         if not scoped and not (mine and _owned(reading.subject.surface, next(iter(new)))) \
                 and not (_of_a_thing(k) and _owned(clause, next(iter(new)), "our")):
@@ -302,8 +317,8 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
         # "MongoDB is gone now": with the old value unnamed, a word that ends the one named
         # says it is the old one
         value = next(iter(new))
-        current = CURRENT.search(sentence) or (
-            not mentions(sentence, k.value) and _owned(clause, value)) or (
+        current = CURRENT.search(sentence) or (not mentions(sentence, k.value) and (
+            _owned(clause, value) or _used_in(sentence, value))) or (
             k_kind in TOOL_CATEGORIES and _migrated_to(sentence, value))
         if ended or (current and not _ENDS_ONE.search(sentence)):
             fits.append(KnownFact(k.entity, k.attribute, value))

@@ -363,3 +363,24 @@ async def test_a_thing_given_to_someone_is_theirs(stub):
 ])
 async def test_been_on_a_tool_is_using_it(stub, text, expected):
     assert facts(await stub.extract(text)) == expected
+
+
+async def test_asking_how_to_do_something_in_a_tool_says_it_is_the_one_used(stub):
+    """ "how do I clear the cookies in Chrome?" after "I use Firefox": the browser now; a
+    comparison, a move still asked about, or a question about the tool itself changes nothing."""
+    from recall_core.contracts import KnownFact
+    known = [KnownFact("user", "browser", "Firefox"), KnownFact("user", "editor", "vim"),
+             KnownFact("user", "password_manager", "1Password")]
+    cases = [("how do I clear the cookies in Chrome, the council site keeps logging me out",
+              ("user", "browser", "Chrome")),
+             ("in WezTerm how do I split the pane?", None),  # no terminal known: nothing to change
+             ("Bitwarden question: can I share a single item with a friend?",
+              ("user", "password_manager", "Bitwarden"))]
+    for text, expected in cases:
+        got = facts(await stub.extract(text, known=known))
+        assert (expected in got) if expected else not got, (text, got)
+    for text in ("how do I get multi-cursor editing to behave like it does in Sublime?",
+                 "how do I move my passwords from 1Password to Bitwarden?",
+                 "is Chrome any good?", "should I switch to Chrome?"):
+        assert not [f for f in facts(await stub.extract(text, known=known))
+                    if f[1] in ("browser", "editor", "password_manager")], text
