@@ -166,6 +166,18 @@ def test_an_unkeyed_statement_gives_way_to_a_newer_one_about_whoever_it_names():
     assert [m.id for m, _ in newer_first([(flip, 0.9), (sister, 0.5)], at)] == ["a", "b"]
 
 
+def test_the_user_and_the_team_are_one_side_for_the_keyed_rule():
+    """ "We use npm for the mobile-web repo" (the team's) then "pnpm now for mobile-web" (read
+    as the user's): the speaker's side either way, so the newer goes first; a relation's
+    newer statement does not."""
+    at = {"a": vec(1, 0), "b": vec(0.6, 0.8)}
+    npm = mem("a", "We use npm for the mobile-web repo", 0, "team", "package_manager")
+    pnpm = mem("b", "Pnpm now for mobile-web", 1, "user", "js_package_manager")
+    assert [m.id for m, _ in newer_first([(npm, 0.9), (pnpm, 0.5)], at)] == ["b", "a"]
+    wife = mem("b", "My wife uses pnpm now", 1, "wife", "js_package_manager")
+    assert [m.id for m, _ in newer_first([(npm, 0.9), (wife, 0.5)], at)] == ["a", "b"]
+
+
 def test_search_answers_with_the_newer_of_two_statements_no_fact_keyed(dense_runtime):
     """Neither statement names a fact of the inventory; the question repeats the older's
     words, so both rankers prefer it; the newer answers first all the same."""

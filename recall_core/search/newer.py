@@ -112,7 +112,7 @@ def _older_on_topic(out: list[tuple[Memory, float]], j: int, newer: Memory, sims
         if older.id not in row or older.created_at >= newer.created_at:
             continue
         sim = sims[row[older.id], row[newer.id]]
-        if (_one_value(older) and newer.entity in (None, older.entity) and sim >= threshold
+        if (_one_value(older) and _same_owner(older, newer) and sim >= threshold
                 and _same_person(older, newer, speakers)):
             return i
         if (_unkeyed(older) and speakers[older.id] is None and speakers[newer.id] is None
@@ -132,6 +132,13 @@ def _same_person(older: Memory, newer: Memory, speakers: dict[str, str | None]) 
     if b is None:
         return newer.entity is not None and newer.entity == a.lower()
     return False
+
+
+def _same_owner(older: Memory, newer: Memory) -> bool:
+    """The newer states nothing of anyone else: no fact, one of the older's entity, or the
+    speaker's side when the older is too (the user and the team: "We use npm for the
+    mobile-web repo" ... "pnpm now for mobile-web")."""
+    return newer.entity in (None, older.entity) or {older.entity, newer.entity} <= {USER, TEAM}
 
 
 def _not_someone_else(older: Memory, newer: Memory) -> bool:
