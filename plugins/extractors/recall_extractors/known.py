@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from recall_core.contracts import KnownFact
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, base_attribute, is_many
+from recall_core.kit.mentions import of_a_thing
 
 from .change_words import DISCARDED, NEGATED, NOW, SWAPPED
 from .cues import UNSURE
@@ -150,7 +151,7 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
                      or (kind(k.value) is not None and kind(k.value) == kind(value)))}
         if len(near) == 1:
             entity = near.pop()
-    elif entity == USER and attribute in INVENTORY and INVENTORY[attribute].about == "thing" \
+    elif entity == USER and attribute in INVENTORY and of_a_thing(attribute) \
             and not any((k.entity, k.attribute) == (USER, attribute) for k in known) \
             and any((k.entity, k.attribute) == (TEAM, attribute) for k in known):
         # "Moved all our repos to GitLab", "I moved the pipelines to GitHub Actions": what a
@@ -208,8 +209,7 @@ def _used_in(sentence: str, value: str) -> bool:
 
 def _of_a_thing(k: KnownFact) -> bool:
     """A fact of one of the team's things (the app's cloud), not of a person."""
-    row = INVENTORY.get(base_attribute(k.attribute))
-    return k.entity not in (USER, TEAM) and row is not None and row.about == "thing"
+    return k.entity not in (USER, TEAM) and of_a_thing(k.attribute)
 
 
 _MY_OR_OUR = re.compile(r"(?:my|our)\s", _I)
