@@ -130,6 +130,30 @@ async def test_the_default_extractor_ends_an_unkeyed_earlier_value(backend, tmp_
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+async def test_an_earlier_statement_naming_a_value_of_the_new_ones_kind_is_ended(backend,
+                                                                                 tmp_path):
+    """ "Our team basically lives in Slack" stated no fact; "everything's on Microsoft Teams"
+    later gives the team's chat tool a value of the same kind (a chat tool, one at a time for
+    a team), for the same side (the team): the earlier statement is ended. A statement of
+    another kind, or of someone else, stays."""
+    rt = await runtime(backend, tmp_path, "stub")
+    try:
+        ns = f"stub-{uuid.uuid4().hex[:8]}"
+        await stored(rt, ns, "Our team basically lives in Slack, huddles all day.", 1)
+        await stored(rt, ns, "My sister's startup lives in Discord.", 2)
+        await stored(rt, ns, "The bookings app I built for the salon uses MySQL", 3)
+        await stored(rt, ns, "Company shut down our Slack workspace. Everything's on Microsoft "
+                             "Teams as of this week.", 4)
+        await stored(rt, ns, "bookings app's on Postgres, can you help me tune a query?", 5)
+        now = await current(rt, ns)
+        assert "Our team basically lives in Slack, huddles all day." not in now
+        assert "The bookings app I built for the salon uses MySQL" not in now
+        assert "My sister's startup lives in Discord." in now
+    finally:
+        await rt.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_claude_names_the_statement_it_replaces(backend, tmp_path):
     """The Claude extractor (the real anthropic SDK, its HTTP transport replaced by a model
     that answers as Claude would): the worker tells it this namespace's related statements,

@@ -22,11 +22,15 @@ from typing import Any
 
 from recall_core import ExtractedMemory
 from recall_core.contracts import KnownFact, KnownStatement
-from recall_core.kit.attributes import is_many
+from recall_core.kit.attributes import TEAM, USER, is_many
+from recall_core.kit.mentions import names, said
 from recall_core.kit.transcripts import speaker_of
 
 from . import prior
 from .cues import UNSURE
+from .kinds import named_values
+from .known import kind, mentions
+from .lexicon import TOOL_CATEGORIES
 from .prototypes import PROTOTYPES
 from .reading import read_all
 from .sentences import split_sentences
@@ -50,7 +54,7 @@ class Earlier:
         keys = {(k.entity, k.attribute) for k in known}
         for em in out:
             if not (em.entity and em.attribute and em.value) or is_many(em.attribute) \
-                    or em.attribute not in PROTOTYPES or (em.entity, em.attribute) in keys:
+                    or (em.entity, em.attribute) in keys:
                 continue
             for s in statements:  # newest first
                 if s.text.strip() == em.text.strip():
@@ -61,8 +65,12 @@ class Earlier:
 
     def _states(self, s: KnownStatement, em: ExtractedMemory, classifier: Any) -> bool:
         for clause, reading in self._read(s):
+            if UNSURE.search(clause) or prior.NOT.search(clause):
+                continue
+            if _names_its_kind(clause, reading, em):
+                return True
             if reading.subject.entity != em.entity or not reading.predicate \
-                    or UNSURE.search(clause) or prior.NOT.search(clause):
+                    or em.attribute not in PROTOTYPES:
                 continue
             values = [f.value for f in reading.classified(em.attribute) if not f.ended]
             if not values or any(prior.same(v, em.value or "") for v in values):
@@ -90,6 +98,22 @@ class Earlier:
         found = dict(classifier.scores(predicate))
         _keep(self._scores, key, found)
         return found
+
+
+def _names_its_kind(clause: str, reading: Reading, em: ExtractedMemory) -> bool:
+    """The statement names another value of the new value's kind, held one at a time, for the
+    same subject: "The bookings app I built for the salon uses MySQL" before "bookings app's on
+    Postgres"; "Our team basically lives in Slack" before "everything's on Microsoft Teams"
+    (the speaker and the team are one side). No classifier needed: the kind says the fact."""
+    new_kind = kind(em.value or "")
+    if new_kind is None or new_kind not in TOOL_CATEGORIES:
+        return False
+    entity = reading.subject.entity
+    if entity != em.entity and not ({entity, em.entity} <= {USER, TEAM}) and not (
+            em.entity not in (USER, TEAM) and names(em.entity, said(clause))):
+        return False
+    return any(kd == new_kind and not mentions(v, em.value or "") and not mentions(em.value or "", v)
+               for _, v, kd in named_values(clause))
 
 
 def _keep(cache: OrderedDict, key: str, value: Any) -> None:

@@ -489,6 +489,14 @@ def _head(words_text: str, bare: bool = False) -> tuple[str, str] | None:
         # word in -s or -ed, or a verb a name takes, is its verb, whatever the verb (the lists
         # above cannot hold them all)
         return words[0], " ".join(words[1:])
+    for i, w in enumerate(words[1:min(5, comma) - 1], 1):
+        # "Our team basically lives in Slack": an adverb before the verb ends the subject (of
+        # a noun phrase: "Do not really write Java" has none)
+        nxt = words[i + 1].strip(",.")
+        noun = not _NO_NOUN.intersection(x.lower() for x in words[:i])
+        if w.lower() in _ADVERBS and noun and (_THIRD_PERSON.match(nxt) or _FINITE.match(nxt)
+                                               or _AUX_ONLY.match(nxt)):
+            return " ".join(words[:i]), " ".join(words[i:])
     for test in (_AUX_ONLY, _VERB_ONLY if not bare else re.compile(_BARE_VERB + r"$", _I)):
         for i, w in enumerate(words[:min(5, comma)]):
             if i > 0 and (test.match(w.strip(",.")) or
@@ -498,6 +506,10 @@ def _head(words_text: str, bare: bool = False) -> tuple[str, str] | None:
 
 
 _DETERMINERS = frozenset("the a an our my your their his her its this that these those".split())
+_NO_NOUN = frozenset("do does did not don't doesn't didn't i we you they he she it never "
+                     "can can't will won't".split())
+_ADVERBS = frozenset("basically mostly mainly just really literally actually usually "
+                     "pretty totally practically".split())
 
 
 def _past_after_noun(words: list[str], i: int) -> bool:

@@ -384,3 +384,14 @@ async def test_asking_how_to_do_something_in_a_tool_says_it_is_the_one_used(stub
                  "is Chrome any good?", "should I switch to Chrome?"):
         assert not [f for f in facts(await stub.extract(text, known=known))
                     if f[1] in ("browser", "editor", "password_manager")], text
+
+
+@pytest.mark.parametrize("text,entity", [
+    ("Our team basically lives in Slack", "team"),     # was "team basically"
+    ("My wife mostly works from home", "wife"),
+    ("Our app basically runs on Postgres", "app"),
+])
+async def test_an_adverb_before_the_verb_ends_the_subject(text, entity):
+    from recall_extractors.reading import read_all
+    [[(_, reading)]] = read_all([text], None)
+    assert reading.subject.entity == entity
