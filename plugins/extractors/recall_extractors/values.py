@@ -47,7 +47,11 @@ COMMON = r"[,;(]|:(?!\d)|" + _WORDS
 LIST = r"[;(]|:(?!\d)|" + _WORDS + r"|\s(?:than|over|more than|rather than|instead of)\b" + \
     r"|,?\s(?:basically|literally|anything|whatever|stuff like that|and so on|etc)\b"
 TOOL = COMMON + r"|\s(?:for|to|at|in|on|with|and|as|from|over|rather than|than|because|after|before|once|across|throughout)\b"
-PLACE = COMMON + r"|\s(?:for|with|and|as|from|near|to|because|after|to be)\b"
+# "based in Bristol doing freelance photography": what one does there is no part of the place
+_DOING = (r"|\s(?:doing|working|running|studying|teaching|freelancing|building|making|selling|"
+          r"writing|looking|trying|waiting|hoping|planning|getting|spending|renting|sharing|"
+          r"raising|juggling)\b")
+PLACE = COMMON + r"|\s(?:for|with|and|as|from|near|to|because|after|to be)\b" + _DOING
 ORG = COMMON + r"|\s(?:as|in|on|with|and|for|from|to|doing|after|near|within)\b"
 NAME = COMMON + r"|\s(?:and|from|by|at|in|i|i'm|im|but|who|is|was)\b"
 THING = COMMON + r"|\s(?:because|than|over|more than|rather than|when|instead of)\b"

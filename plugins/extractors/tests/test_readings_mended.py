@@ -395,3 +395,12 @@ async def test_an_adverb_before_the_verb_ends_the_subject(text, entity):
     from recall_extractors.reading import read_all
     [[(_, reading)]] = read_all([text], None)
     assert reading.subject.entity == entity
+
+
+@pytest.mark.parametrize("text,place", [
+    ("I'm based in Bristol doing freelance photography", "Bristol"),
+    ("I'm in Lisbon working remotely", "Lisbon"),
+    ("I live in Reading", "Reading"),  # a place that ends in -ing keeps its name
+])
+async def test_what_one_does_in_a_place_is_no_part_of_it(stub, text, place):
+    assert facts(await stub.extract(text)) == [("user", "location", place)]
