@@ -8,7 +8,10 @@ import logging
 import re
 from collections.abc import Sequence
 
+from recall_core.kit.attributes import INVENTORY
+
 from .cues import UNSURE
+from .fact import Fact
 from .fragment_lists import split_fragment_list
 from .statements import opens_with_subject, split_statements
 from .subjects import Subject, find_subject
@@ -37,6 +40,27 @@ def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[s
                 found.append((clause, reading))
         out.append(found)
     return out
+
+
+# "personal email is ...", "my personal laptop is a ThinkPad", "home phone number": a second
+# one beside the main (work's) one, a fact of its own, so neither supersedes the other.
+_SECOND = r"(?:personal|private|side|second|spare)"
+_HOME_TOO = frozenset({"phone", "phone_number"})
+
+
+def second_one(fact: Fact, clause: str) -> Fact:
+    attr = fact.attribute
+    row = INVENTORY.get(attr)
+    if row is None or row.many or row.about != "person" or fact.ended:
+        return fact
+    nouns = {attr.replace("_", " "), *(a.replace("_", " ") for a in row.aliases)}
+    which = _SECOND[:-1] + ("|home)" if attr in _HOME_TOO else ")")
+    m = re.search(r"\b(?P<w>" + which + r")\s+(?:" + "|".join(map(re.escape, nouns)) + r")\b",
+                  clause, re.IGNORECASE)
+    if m is None:
+        return fact
+    return Fact(fact.entity, f"{m['w'].lower()}_{attr}", fact.value, fact.ended, fact.text,
+                fact.check)
 
 
 def _parts(whole: str, speaker: str | None,

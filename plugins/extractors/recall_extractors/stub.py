@@ -37,7 +37,7 @@ from .classifier import load as load_classifier
 from .earlier import Earlier
 from .prior import read_with_known, says_change
 from .statements import opens_with_subject
-from .reading import read_all
+from .reading import read_all, second_one
 from .triples import Fact, Reading
 from .typed_values import eaten
 
@@ -388,6 +388,9 @@ class StubExtractor(Extractor):
                                  or not f.value or not eaten(clause, f.value)]
         apply_known(kept, read, known, speaker)
         ends_single(kept, read, known, speaker)
+        for clauses in read:  # "personal email", "my personal laptop": a second one's own key
+            for clause, reading in clauses:
+                reading.facts = [second_one(f, clause) for f in reading.facts]
         units = join_endings(units_of(kept, read), known)
         out: list[ExtractedMemory] = []
         for group in group_fragments([(u.text, u.facts or (u.alone or None)) for u in units]):

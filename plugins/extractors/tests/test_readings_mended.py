@@ -404,3 +404,20 @@ async def test_an_adverb_before_the_verb_ends_the_subject(text, entity):
 ])
 async def test_what_one_does_in_a_place_is_no_part_of_it(stub, text, place):
     assert facts(await stub.extract(text)) == [("user", "location", place)]
+
+
+async def test_a_personal_one_beside_the_work_one_is_a_fact_of_its_own(stub):
+    """ "my work email is ..." then "personal email is ...": two emails, neither superseding
+    the other (a false supersession before); a later personal one replaces the personal one."""
+    from recall_core.contracts import KnownFact
+    work = [KnownFact("user", "email", "j.carter@hargreaves.co.uk"),
+            KnownFact("user", "laptop", "MacBook Pro")]
+    assert facts(await stub.extract("personal email is jcarter.home@outlook.com", known=work)) \
+        == [("user", "personal_email", "jcarter.home@outlook.com")]
+    assert facts(await stub.extract("my personal laptop is a ThinkPad", known=work)) == \
+        [("user", "personal_laptop", "ThinkPad")]
+    assert facts(await stub.extract("My home phone number is 555 123 4567")) == \
+        [("user", "home_phone_number", "555 123 4567")]
+    # "home internet" is the internet, not a second one
+    assert facts(await stub.extract("my home internet is Comcast")) == \
+        [("user", "internet_provider", "Comcast")]
