@@ -307,16 +307,17 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
                and not other_device(clause[end:].split()[:1])}
         new |= {w for w in _WORD.findall(clause) if k_kind == "day" and _DAY.match(w)
                 and w.lower().rstrip("s") != k.value.lower().rstrip("s")}
-        if len({v.lower() for v in new}) != 1 or (asked and not _owned(clause, next(iter(new)))
-                                                 and not _used_in(sentence, next(iter(new)))):
+        if len({v.lower() for v in new}) != 1:
             continue
-        if not scoped and not (mine and _owned(reading.subject.surface, next(iter(new)))) \
-                and not (_of_a_thing(k) and _owned(clause, next(iter(new)), "our")):
+        value = next(iter(new))
+        if asked and not _owned(clause, value) and not _used_in(sentence, value):
+            continue
+        if not scoped and not (mine and _owned(reading.subject.surface, value)) \
+                and not (_of_a_thing(k) and _owned(clause, value, "our")):
             continue  # "our DigitalOcean droplet": the one thing of ours with a cloud
-        ended = mentions(sentence, k.value) and _ENDS.search(sentence)
         # "MongoDB is gone now": with the old value unnamed, a word that ends the one named
         # says it is the old one
-        value = next(iter(new))
+        ended = mentions(sentence, k.value) and _ENDS.search(sentence)
         current = CURRENT.search(sentence) or (not mentions(sentence, k.value) and (
             _owned(clause, value) or _used_in(sentence, value))) or (
             k_kind in TOOL_CATEGORIES and _migrated_to(sentence, value))
