@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from .attributes import INVENTORY, base_attribute, canonical_attribute, canonical_entity
+from .attributes import INVENTORY, TEAM, USER, base_attribute, canonical_attribute, \
+    canonical_entity
 
 _WORD = re.compile(r"[\w'.+#-]+")
 # Entity words too common to tie a text to an entity ("the billing service" -> "billing").
@@ -44,3 +45,9 @@ def of_a_thing(attribute: str) -> bool:
     """A fact of a team's thing (a database, a CI), not of a person (the inventory's `about`)."""
     row = INVENTORY.get(base_attribute(canonical_attribute(attribute)))
     return row is not None and row.about == "thing"
+
+
+def one_side(a: str | None, b: str | None) -> bool:
+    """The same owner, counting the user and the team as one side ("We use npm ..." and, later,
+    "pnpm now for mobile-web" read as the user's)."""
+    return a == b or {a, b} <= {USER, TEAM}

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..kit.attributes import TEAM, USER, is_many
-from ..kit.mentions import names, of_a_thing, said
+from ..kit.mentions import names, of_a_thing, one_side, said
 from ..models import Memory
 from .speakers import speaker_of
 
@@ -116,7 +116,7 @@ def _older_on_topic(out: list[tuple[Memory, float]], j: int, newer: Memory, sims
                 and _same_person(older, newer, speakers)):
             return i
         if (_unkeyed(older) and speakers[older.id] is None and speakers[newer.id] is None
-                and _not_someone_else(older, newer) and sim >= unkeyed):
+                and sim >= unkeyed and _not_someone_else(older, newer)):
             return i
     return None
 
@@ -138,7 +138,7 @@ def _same_owner(older: Memory, newer: Memory) -> bool:
     """The newer states nothing of anyone else: no fact, one of the older's entity, or the
     speaker's side when the older is too (the user and the team: "We use npm for the
     mobile-web repo" ... "pnpm now for mobile-web")."""
-    return newer.entity in (None, older.entity) or {older.entity, newer.entity} <= {USER, TEAM}
+    return newer.entity is None or one_side(older.entity, newer.entity)
 
 
 def _not_someone_else(older: Memory, newer: Memory) -> bool:

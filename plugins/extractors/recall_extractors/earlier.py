@@ -23,7 +23,7 @@ from typing import Any
 from recall_core import ExtractedMemory
 from recall_core.contracts import KnownFact, KnownStatement
 from recall_core.kit.attributes import TEAM, USER, is_many
-from recall_core.kit.mentions import names, said
+from recall_core.kit.mentions import names, one_side, said
 from recall_core.kit.transcripts import speaker_of
 
 from . import prior
@@ -56,18 +56,21 @@ class Earlier:
             if not (em.entity and em.attribute and em.value) or is_many(em.attribute) \
                     or (em.entity, em.attribute) in keys:
                 continue
+            new_kind = kind(em.value)
+            new_kind = new_kind if new_kind in TOOL_CATEGORIES else None
             for s in statements:  # newest first
                 if s.text.strip() == em.text.strip():
                     continue
-                if self._states(s, em, classifier):
+                if self._states(s, em, new_kind, classifier):
                     em.replaces = [s.id]
                     break
 
-    def _states(self, s: KnownStatement, em: ExtractedMemory, classifier: Any) -> bool:
+    def _states(self, s: KnownStatement, em: ExtractedMemory, new_kind: str | None,
+                classifier: Any) -> bool:
         for clause, reading in self._read(s):
             if UNSURE.search(clause) or prior.NOT.search(clause):
                 continue
-            if _names_its_kind(clause, reading, em):
+            if new_kind is not None and _names_its_kind(clause, reading, em, new_kind):
                 return True
             if reading.subject.entity != em.entity or not reading.predicate \
                     or em.attribute not in PROTOTYPES:
@@ -100,19 +103,17 @@ class Earlier:
         return found
 
 
-def _names_its_kind(clause: str, reading: Reading, em: ExtractedMemory) -> bool:
-    """The statement names another value of the new value's kind, held one at a time, for the
-    same subject: "The bookings app I built for the salon uses MySQL" before "bookings app's on
-    Postgres"; "Our team basically lives in Slack" before "everything's on Microsoft Teams"
-    (the speaker and the team are one side). No classifier needed: the kind says the fact."""
-    new_kind = kind(em.value or "")
-    if new_kind is None or new_kind not in TOOL_CATEGORIES:
-        return False
-    entity = reading.subject.entity
-    if entity != em.entity and not ({entity, em.entity} <= {USER, TEAM}) and not (
+def _names_its_kind(clause: str, reading: Reading, em: ExtractedMemory, new_kind: str) -> bool:
+    """The statement names another value of the new value's kind (`new_kind`, a tool's, held
+    one at a time), for the same subject: "The bookings app I built for the salon uses MySQL"
+    before "bookings app's on Postgres"; "Our team basically lives in Slack" before
+    "everything's on Microsoft Teams" (the speaker and the team are one side). No classifier
+    needed: the kind says the fact."""
+    if not one_side(reading.subject.entity, em.entity) and not (
             em.entity not in (USER, TEAM) and names(em.entity, said(clause))):
         return False
-    return any(kd == new_kind and not mentions(v, em.value or "") and not mentions(em.value or "", v)
+    value = em.value or ""
+    return any(kd == new_kind and not mentions(v, value) and not mentions(value, v)
                for _, v, kd in named_values(clause))
 
 

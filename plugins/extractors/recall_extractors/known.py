@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from recall_core.contracts import KnownFact
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, base_attribute, is_many
-from recall_core.kit.mentions import of_a_thing
+from recall_core.kit.mentions import names, of_a_thing
 
 from .change_words import DISCARDED, NEGATED, NOW, SWAPPED
 from .cues import UNSURE
@@ -55,7 +55,6 @@ _ENDS = re.compile(
 _NOT = re.compile(r"\b(?:" + NEGATED + r"|used to|back then|years ago|last year)\b", _I)
 _WORD = re.compile(r"[\w'.+#-]+")
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|his|her|their)\s+", _I)
-_COMMON = frozenset("the a an my our your his her their new old app team service".split())
 
 
 def kind(value: str) -> str | None:
@@ -76,11 +75,6 @@ def _single(f: KnownFact) -> bool:
 
 def said_words(text: str) -> set[str]:
     return {w.strip(".'").lower() for w in _WORD.findall(text)}
-
-
-def _named(entity: str, said: set[str]) -> bool:
-    return any(w in said for w in re.split(r"[\s_]+", entity.lower())
-               if w not in _COMMON and len(w) > 2)
 
 
 def _marks(entity: str) -> set[str]:
@@ -143,9 +137,9 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
         # named as that fact's value it is someone else ("My manager is Priya" -> "Priya's
         # manager is Helen" is Priya's manager, not mine)
         near = {k.entity for k in known
-                if ((k.entity not in (USER, TEAM) and _named(k.entity, words))
-                    or (_named(entity, said_words(k.text))
-                        and not _named(entity, said_words(k.value))))
+                if ((k.entity not in (USER, TEAM) and names(k.entity, words))
+                    or (names(entity, said_words(k.text))
+                        and not names(entity, said_words(k.value))))
                 and not _distinct(k.entity, entity)
                 and (base_attribute(k.attribute) == base_attribute(attribute)
                      or (kind(k.value) is not None and kind(k.value) == kind(value)))}
@@ -164,7 +158,7 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
         things = {k.entity for k in known if k.entity not in (USER, TEAM) and _single(k)
                   and base_attribute(k.attribute) == base_attribute(attribute)}
         words = said_words(clause)
-        named = {t for t in things if _named(t, words)}
+        named = {t for t in things if names(t, words)}
         # ... or, unnamed, the one thing whose fact of this kind is known, when the team says
         # it changed it ("we migrated to Postgres" after "our app stores everything in MySQL")
         if len(named) == 1 or (not named and len(things) == 1 and _TEAM_CHANGED.search(clause)):
@@ -232,7 +226,7 @@ def in_scope(k: KnownFact, reading: Reading, said: set[str], speaker: str | None
     # (people other than the speaker, none named, never reach the speaker's facts)
     if k.entity in (me, TEAM) and subject.entity in (None, me, TEAM) and subject.kind != "other":
         return True
-    return k.entity not in (USER, TEAM) and _named(k.entity, said)
+    return k.entity not in (USER, TEAM) and names(k.entity, said)
 
 
 # A tool said to be what a migration, a move or a rewrite went to ("the Postgres migration
@@ -290,14 +284,15 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
     named = [(at + len(v), _NEW.sub("", _ARTICLE.sub("", v)), kd)
              for at, v, kd in named_values(clause)]
     named = [n for n in named if not _OLD.match(n[1])]  # "my old Galaxy S8" is not the new one
+    # "Our GitHub Actions workflow keeps timing out": a subject that is the speaker's own
+    # thing, named by the new value (the value is read below)
+    owned_subject = bool(_MY_OR_OUR.match(reading.subject.surface))
     fits = []
     for k in known:
         k_kind = kind(k.value)
         if not _single(k) or k_kind is None:
             continue
-        # "Our GitHub Actions workflow keeps timing out": a subject that is the speaker's own
-        # thing, named by the new value (the value is read below)
-        mine = k.entity in (me, TEAM) and bool(_MY_OR_OUR.match(reading.subject.surface))
+        mine = owned_subject and k.entity in (me, TEAM)
         scoped = in_scope(k, reading, said, speaker)
         if not (scoped or mine or _of_a_thing(k)):
             continue

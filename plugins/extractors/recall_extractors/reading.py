@@ -4,6 +4,7 @@ piece (its asides cut off)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Sequence
@@ -44,23 +45,32 @@ def read_all(sentences: Sequence[str], speaker: str | None) -> list[list[tuple[s
 
 # "personal email is ...", "my personal laptop is a ThinkPad", "home phone number": a second
 # one beside the main (work's) one, a fact of its own, so neither supersedes the other.
-_SECOND = r"(?:personal|private|side|second|spare)"
-_HOME_TOO = frozenset({"phone", "phone_number"})
+_SECOND = "personal|private|side|second|spare"
+_HOME_TOO = frozenset({"phone", "phone_number"})  # "home internet" is the internet
+
+
+@functools.cache  # (inventory names only: a bounded cache)
+def _second_of(attribute: str) -> re.Pattern[str] | None:
+    """What says a second one of `attribute` ("personal email"), or None when it has none."""
+    row = INVENTORY[attribute]
+    if row.many or row.about != "person":
+        return None
+    nouns = {attribute, *row.aliases}
+    which = _SECOND + ("|home" if attribute in _HOME_TOO else "")
+    return re.compile(r"\b(?P<w>" + which + r")\s+(?:" +
+                      "|".join(re.escape(n.replace("_", " ")) for n in nouns) + r")\b",
+                      re.IGNORECASE)
 
 
 def second_one(fact: Fact, clause: str) -> Fact:
-    attr = fact.attribute
-    row = INVENTORY.get(attr)
-    if row is None or row.many or row.about != "person" or fact.ended:
+    if fact.ended or fact.attribute not in INVENTORY:
         return fact
-    nouns = {attr.replace("_", " "), *(a.replace("_", " ") for a in row.aliases)}
-    which = _SECOND[:-1] + ("|home)" if attr in _HOME_TOO else ")")
-    m = re.search(r"\b(?P<w>" + which + r")\s+(?:" + "|".join(map(re.escape, nouns)) + r")\b",
-                  clause, re.IGNORECASE)
+    pattern = _second_of(fact.attribute)
+    m = pattern.search(clause) if pattern is not None else None
     if m is None:
         return fact
-    return Fact(fact.entity, f"{m['w'].lower()}_{attr}", fact.value, fact.ended, fact.text,
-                fact.check)
+    return Fact(fact.entity, f"{m['w'].lower()}_{fact.attribute}", fact.value, fact.ended,
+                fact.text, fact.check)
 
 
 def _parts(whole: str, speaker: str | None,

@@ -223,12 +223,12 @@ def _use(m: re.Match[str], person: bool, additive: bool) -> Reading | None:
     # "I'm on my brother's laptop", "using her iPad", "went with Sam's old Civic"
     if tool is None or theirs(raw, tool):
         return None
-    if purpose and (purpose_attribute(purpose) is None or len(V.items(
-            re.sub(r"\s+for\s+.*$", "", raw, flags=_I), V.LIST, 4)) > 1):
+    unpurposed = re.sub(r"\s+for\s+.*$", "", raw, flags=_I) if purpose else raw
+    if purpose and (purpose_attribute(purpose) is None
+                    or len(V.items(unpurposed, V.LIST, 4)) > 1):
         # "for my side projects" names no attribute; "npm, Cypress for e2e tests" gives the
         # purpose to Cypress alone, not to npm: the list stays a list
-        purpose = None
-        raw = re.sub(r"\s+for\s+.*$", "", raw, flags=_I)
+        purpose, raw = None, unpurposed
     category = category_of(tool)
     if verb.endswith(("run", "runs", "running", "am on", "been on")) and category is None:
         return None  # "I run marathons", "I'm on it": only known tools count
