@@ -178,11 +178,16 @@ def import_lines(sample: dict, dated: bool = True):
             for i, t in enumerate(turns(sample), 1)]
 
 
+#: `[plugins.*]` tables for every runtime the bench builds (--dense sets the dense model).
+PLUGINS: dict[str, dict] = {}
+
+
 async def _runtime(db: str, embed: bool):
     from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
-    config = load_config(None, db=db, rankers={"bm25": 1.0, "dense": 1.0} if embed else {"bm25": 1.0})
+    config = load_config(None, db=db, plugins=PLUGINS,
+                         rankers={"bm25": 1.0, "dense": 1.0} if embed else {"bm25": 1.0})
     rt = await build_runtime(config, start_worker=False)
     if embed and not await asyncio.to_thread(rt.embedder.wait_ready, 300):
         await rt.close()
@@ -279,7 +284,7 @@ async def run_inprocess(db: str, data: list[dict], idmap: dict, rankers: dict[st
     from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
-    config = load_config(None, db=db, rankers=rankers)
+    config = load_config(None, db=db, rankers=rankers, plugins=PLUGINS)
     rt = await build_runtime(config, start_worker=False)
     rows, lat = [], []
     try:
@@ -397,6 +402,9 @@ async def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--http", action="store_true", help="also measure hybrid over MCP/HTTP")
     ap.add_argument("--mmr", type=float, default=1.0, help="mmr_lambda for the searches")
     ap.add_argument("--json", help="write results to this file")
+    ap.add_argument("--dense", metavar="MODEL",
+                    help="the dense ranker's model ([plugins.dense] model), e.g. "
+                         "multilingual-e5-small-q4 (keep its --cache apart from MiniLM's)")
     ap.add_argument("--weights", help="hybrid ranker weights, e.g. bm25=1,dense=0.7")
     ap.add_argument("--cache", help="keep (or reuse) the loaded SQLite bases in this directory")
     ap.add_argument("--db-url", help="run on Postgres instead of SQLite: postgresql://.../<db>; "
@@ -419,6 +427,8 @@ async def main(argv: list[str] | None = None) -> None:
                     help="extract path: measure even when some extraction jobs failed (LLM "
                          "extractors); the count is reported")
     args = ap.parse_args(argv)
+    if args.dense:
+        PLUGINS["dense"] = {"model": args.dense}
     data = json.loads(Path(args.data).read_text())
     if args.convs:
         wanted = {c for name in args.convs for c in HALVES.get(name, (name,))}

@@ -7,6 +7,7 @@
     python bench/understanding.py --llama                   # + SmolLM2 on a local llama.cpp server
     python bench/understanding.py --json out.json           # + every item's outcome and rows
     python bench/understanding.py --items fresh/writer_a.jsonl  # a fresh set, same format
+    python bench/understanding.py --dense multilingual-e5-small-q4  # search in e5's space
     python bench/understanding_selfcheck.py                 # the harness can fail, and can pass
 
 The set is `bench/understanding/` (README.md there: kinds, labels, the split rule; never tune
@@ -255,13 +256,16 @@ class Timed(Extractor):
                                "tokens_out": after[2] - before[2]})
 
 
-async def runtime(db: str, name: str, settings: dict[str, Any]):
-    """The default install's runtime, with the worker left to us (jobs run in store order)."""
+async def runtime(db: str, name: str, settings: dict[str, Any], dense: str | None = None):
+    """The default install's runtime, with the worker left to us (jobs run in store order);
+    `dense` names another model for the dense ranker ("multilingual-e5-small-q4")."""
     from recall_core.server.runtime import build_runtime
     from recall_core.config import load_config
 
-    config = load_config(None, db=db, extractor=name,
-                         plugins={name: settings} if settings else {},
+    plugins = {name: settings} if settings else {}
+    if dense:
+        plugins["dense"] = {"model": dense}
+    config = load_config(None, db=db, extractor=name, plugins=plugins,
                          worker={"retry_backoff": 0})
     rt = await build_runtime(config, start_worker=False)
     if rt.embedder is not None and not await asyncio.to_thread(rt.embedder.wait_ready, 300):
@@ -432,11 +436,12 @@ def table(results: list[dict]) -> str:
 
 # -- main ---------------------------------------------------------------------------------------
 
-async def bench(label: str, name: str, settings: dict[str, Any], items: list[dict]) -> dict:
+async def bench(label: str, name: str, settings: dict[str, Any], items: list[dict],
+                dense: str | None = None) -> dict:
     print(f"[{label}] {len(items)} items ...", file=sys.stderr)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        rt = await runtime(str(Path(tmp) / "understanding.db"), name, settings)
+        rt = await runtime(str(Path(tmp) / "understanding.db"), name, settings, dense)
         print(f"[{label}] extractor {rt.extractor.name}, rankers "
               + ", ".join(f"{s.ranker.name}:{s.weight:g}" for s in rt.rankers), file=sys.stderr)
         try:
@@ -473,6 +478,9 @@ async def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lowercase", action="store_true",
                     help="every text in lower case, as people often type in chat (names "
                          "included): how much the reading leans on capitals")
+    ap.add_argument("--dense", metavar="MODEL",
+                    help="the dense ranker's model ([plugins.dense] model), e.g. "
+                         "multilingual-e5-small-q4: search's figures in another vector space")
     args = ap.parse_args(argv)
     items = load_set(args.half, tuple(args.kinds), set(args.ids) if args.ids else None,
                      args.items)
@@ -495,7 +503,7 @@ async def main(argv: list[str] | None = None) -> None:
     results = []
     try:
         for label, name, settings in runs:
-            results.append(await bench(label, name, settings, items))
+            results.append(await bench(label, name, settings, items, args.dense))
     finally:
         if server is not None:
             server.stop()

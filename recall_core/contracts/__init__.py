@@ -22,7 +22,8 @@ from .oauth import (OAuthCode, OAuthGrant, OAuthStorage, OAuthTokenGrant, OAuthT
 from .events import (BODY_PREFIX_CHARS, DELIVERY_STATUSES, EVENT_TYPES, Delivery, OutboxEvent,
                      Subscription, Webhooks, extraction_failed, new_id)
 from .extraction import ExtractionError, Extractor, KnownFact, KnownStatement
-from .ranking import Embedder, NotReady, Ranker, RankerSlot, model_id
+from .ranking import (REFERENCE_TOPIC_SCALE, Embedder, NotReady, Ranker, RankerSlot, model_id,
+                      on_reference_scale)
 from .records import ERASED_TOKEN_NAMESPACE, DecayRow, Erased, TaskKeys, TaskPage, TaskQuery, TaskRow, TokenGrant, VectorToRedo
 from .storage import JobQueue, MemoryStore, Records, Retrieval, Storage, TokenStore
 from .transaction import WriteTx
@@ -36,7 +37,8 @@ __all__ = [
     "OAuthCode", "OAuthGrant", "OAuthStorage", "OAuthTokenGrant", "OAuthTokenRow", "RotateOutcome",
     "BODY_PREFIX_CHARS", "DELIVERY_STATUSES", "EVENT_TYPES", "Delivery", "OutboxEvent",
     "Subscription", "Webhooks", "extraction_failed", "new_id",
-    "Embedder", "NotReady", "Ranker", "RankerSlot", "model_id",
+    "Embedder", "NotReady", "REFERENCE_TOPIC_SCALE", "Ranker", "RankerSlot", "model_id",
+    "on_reference_scale",
     "ERASED_TOKEN_NAMESPACE", "DecayRow", "Erased", "TaskKeys", "TaskPage", "TaskQuery", "TaskRow", "TokenGrant", "VectorToRedo",
     "JobQueue", "MemoryStore", "Records", "Retrieval", "Storage", "TokenStore", "WriteTx",
 ]

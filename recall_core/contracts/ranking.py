@@ -11,6 +11,9 @@ optional capabilities are attributes with defaults (as llm's `_BaseModel` declar
   0..1 evidence that a hit answers the query (`search.relevance`).
 * `Ranker.forget_namespace` (default: nothing cached): drops what it keeps of an erased
   namespace.
+* `Embedder.topic_scale` (default `REFERENCE_TOPIC_SCALE`): where the model puts two stored
+  texts. Core's own bars between memories (search's newer-first rule) are written on the
+  reference scale and read a model's cosines through `on_reference_scale`.
 
 `recall_core.testing.RankerContract` checks a ranker against these promises.
 """
@@ -35,6 +38,24 @@ class NotReady(Exception):
     `data.degraded`."""
 
 
+#: (median cosine of two unrelated stored texts, median cosine of two stored texts on one
+#: topic) for all-MiniLM-L6-v2, the default model: the scale core's similarity bars between
+#: memories were measured on. Read off issue 27's tune sets (`bench/topic_scale.py`: a change's
+#: first and last text, against texts of other items). A model whose cosines sit elsewhere
+#: declares its own `Embedder.topic_scale` (multilingual-e5: (0.80, 0.86)).
+REFERENCE_TOPIC_SCALE: tuple[float, float] = (0.07, 0.42)
+
+
+def on_reference_scale(cosine: Any, scale: tuple[float, float]) -> Any:
+    """A cosine between two memories (or an array of them) of a model with topic scale
+    `scale`, moved linearly onto the reference scale, so one bar means the same in every
+    model's space."""
+    (lo, hi), (ref_lo, ref_hi) = scale, REFERENCE_TOPIC_SCALE
+    if (lo, hi) == REFERENCE_TOPIC_SCALE or hi <= lo:
+        return cosine
+    return ref_lo + (cosine - lo) * ((ref_hi - ref_lo) / (hi - lo))
+
+
 class Embedder(abc.ABC):
     """An embedding model. `embed` returns unit-normalised vectors of width `dim`."""
 
@@ -49,6 +70,10 @@ class Embedder(abc.ABC):
     #: Whether `embed` answers now (a model loading in the background says False; a
     #: subclass may make it a property).
     ready: bool = True
+    #: Where this model puts two stored texts: (median cosine of unrelated ones, median
+    #: cosine of two on one topic); see REFERENCE_TOPIC_SCALE. A subclass may make it a
+    #: property (it may depend on settings).
+    topic_scale: tuple[float, float] = REFERENCE_TOPIC_SCALE
 
     @abc.abstractmethod
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -28,9 +28,11 @@ newer is still the better answer about the present.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
+from ..contracts.ranking import REFERENCE_TOPIC_SCALE, on_reference_scale
 from ..kit.attributes import TEAM, USER, is_many
 from ..kit.mentions import names, of_a_thing, one_side, said
 from ..models import Memory
@@ -65,9 +67,13 @@ UNKEYED_MARGIN = 0.05
 
 
 def newer_first(scored: Sequence[tuple[Memory, float]], vectors: dict[str, list[float]] | None,
-                threshold: float = SAME_TOPIC) -> list[tuple[Memory, float]]:
+                threshold: float = SAME_TOPIC,
+                scale: tuple[float, float] = REFERENCE_TOPIC_SCALE) -> list[tuple[Memory, float]]:
     """`scored` (best first) with each memory moved above the best-ranked older memory on
-    its topic, taking that memory's score."""
+    its topic, taking that memory's score. `scale` is the embedder's topic scale: the bars
+    are on MiniLM's, and multilingual-e5 puts unrelated sentences at ~0.8, which passed
+    SAME_TOPIC for every pair ("I had pasta for lunch" went above "I live in Berlin" for
+    "where do I live?")."""
     out = list(scored)
     if not vectors or len(out) < 2 or threshold > 1.0:
         return out
@@ -78,20 +84,22 @@ def newer_first(scored: Sequence[tuple[Memory, float]], vectors: dict[str, list[
     matrix = np.asarray([vectors[ids[i]] for i in have], dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     matrix = matrix / np.where(norms == 0, 1.0, norms)
-    sims = matrix @ matrix.T
+    raw = matrix @ matrix.T
+    sims = on_reference_scale(raw, scale)
     row = {ids[i]: k for k, i in enumerate(have)}
     speakers = {m.id: speaker_of(m.text) for m, _ in out}
-    # The unkeyed bar, above what any two of these results share anyway: a model whose
-    # vectors are all close (e5: ~0.8 between unrelated sentences) would otherwise put every
-    # newer statement first.
-    # (from four results on: fewer say nothing of the space)
+    # The unkeyed rule's guard: above what any two of these results share anyway, among
+    # notes of one template ("Note 2: the orion project review ...", "Note 11: the perseus
+    # ...") that are all close. On the raw cosines: moved onto the reference scale, e5's
+    # narrow spread is stretched ~6x and notes of one template passed it again.
+    # (from three results on: fewer say nothing of the space)
     n = len(have)
-    usual = float((sims.sum() - np.trace(sims)) / (n * (n - 1))) if n >= 3 else 0.0
-    unkeyed = max(UNKEYED_SAME_TOPIC, usual + UNKEYED_MARGIN)
+    usual = float((raw.sum() - np.trace(raw)) / (n * (n - 1))) if n >= 3 else -1.0
+    bars = Bars(threshold, UNKEYED_SAME_TOPIC, usual + UNKEYED_MARGIN)
     j = 1
     while j < len(out):
         newer, score = out[j]
-        target = _older_on_topic(out, j, newer, sims, row, speakers, threshold, unkeyed)
+        target = _older_on_topic(out, j, newer, (sims, raw), row, speakers, bars)
         if target is None:
             j += 1
             continue
@@ -101,22 +109,33 @@ def newer_first(scored: Sequence[tuple[Memory, float]], vectors: dict[str, list[
     return out
 
 
-def _older_on_topic(out: list[tuple[Memory, float]], j: int, newer: Memory, sims: np.ndarray,
-                    row: dict[str, int], speakers: dict[str, str | None],
-                    threshold: float, unkeyed: float = UNKEYED_SAME_TOPIC) -> int | None:
-    """The position of the best-ranked memory above `j` that is older and on its topic."""
+class Bars(NamedTuple):
+    """The keyed and unkeyed bars (reference scale) and the unkeyed guard (raw cosine)."""
+
+    keyed: float
+    unkeyed: float
+    guard: float
+
+
+def _older_on_topic(out: list[tuple[Memory, float]], j: int, newer: Memory,
+                    sims: tuple[np.ndarray, np.ndarray], row: dict[str, int],
+                    speakers: dict[str, str | None], bars: Bars) -> int | None:
+    """The position of the best-ranked memory above `j` that is older and on its topic
+    (`sims`: the cosines on the reference scale, and raw)."""
     if newer.id not in row:
         return None
     for i in range(j):
         older = out[i][0]
         if older.id not in row or older.created_at >= newer.created_at:
             continue
-        sim = sims[row[older.id], row[newer.id]]
-        if (_one_value(older) and _same_owner(older, newer) and sim >= threshold
+        at = row[older.id], row[newer.id]
+        sim = sims[0][at]
+        if (_one_value(older) and _same_owner(older, newer) and sim >= bars.keyed
                 and _same_person(older, newer, speakers)):
             return i
         if (_unkeyed(older) and speakers[older.id] is None and speakers[newer.id] is None
-                and sim >= unkeyed and _not_someone_else(older, newer)):
+                and sim >= bars.unkeyed and sims[1][at] >= bars.guard
+                and _not_someone_else(older, newer)):
             return i
     return None
 

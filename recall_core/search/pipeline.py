@@ -21,7 +21,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..contracts import model_id
+from ..contracts import REFERENCE_TOPIC_SCALE, model_id
 from ..models import Memory, ScoredId, utcnow
 from . import newer, relevance as evidence_of
 from . import across, scoring, steps, window
@@ -188,12 +188,16 @@ class Searcher(SearchSetup):
             # Only the order of what was selected changes, never which memories are returned.
             if vectors is None:
                 vectors = await self.vectors_of(request.spaces, gathered, selected)
-            selected = newer.newer_first(selected, vectors)
+            selected = newer.newer_first(selected, vectors, scale=self.topic_scale())
         final, truncated, used = scoring.budget(selected, request.max_tokens)
         if trace is not None:
             trace.record_selection(all_scored, request.score_threshold, scored, selected, final,
                                    request.limit)
         return SearchOutcome(final, degraded, truncated, used, matched)
+
+    def topic_scale(self) -> tuple[float, float]:
+        """Where the memories' vectors sit (the embedder's scale; the reference without one)."""
+        return self.embedder.topic_scale if self.embedder is not None else REFERENCE_TOPIC_SCALE
 
     async def vectors_of(self, spaces: Sequence[str], gathered: Gathered,
                          scored: list[tuple[Memory, float]]) -> dict[str, list[float]] | None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_core import Embedder, NotReady
+from recall_core.contracts import REFERENCE_TOPIC_SCALE
 
 from .engines import MINILM_INT8
 from .settings import DenseSettings, ModelNotFound
@@ -110,6 +111,7 @@ class BackgroundEmbedder(Embedder):
         self.model_id = ""
         #: The model's cosine -> evidence calibration (settings may override it).
         self._default_scale: tuple[float, float] = MINILM_SCALE
+        self._default_topic_scale: tuple[float, float] = REFERENCE_TOPIC_SCALE
         if start:
             self.start()
 
@@ -183,6 +185,11 @@ class BackgroundEmbedder(Embedder):
         hi = self.settings.similarity_full
         return (self._default_scale[0] if lo is None else lo,
                 self._default_scale[1] if hi is None else hi)
+
+    @property
+    def topic_scale(self) -> tuple[float, float]:
+        """Where the model puts two stored texts (recall_core's REFERENCE_TOPIC_SCALE)."""
+        return self.settings.topic_scale or self._default_topic_scale
 
     @property
     def backend(self) -> str | None:
@@ -260,6 +267,7 @@ class PackagedEmbedder(BackgroundEmbedder):
         self._dim = spec.dim
         self.model_id = _with_prefixes(spec.model_id, settings)
         self._default_scale = spec.scale
+        self._default_topic_scale = spec.topic_scale
         if start:
             self.start()
 

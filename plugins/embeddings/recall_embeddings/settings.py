@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 #: The torch-free default: the first engine of AUTO_ENGINES whose package is installed.
 DEFAULT_MODEL = "auto"
@@ -65,6 +65,19 @@ class DenseSettings(BaseModel):
     #: calibration (packaged models), MiniLM's for other models; set both for your own model.
     similarity_floor: float | None = Field(None, ge=-1.0, le=1.0)
     similarity_full: float | None = Field(None, ge=-1.0, le=1.0)
+    #: Where the model puts two stored texts: [median cosine of unrelated ones, median cosine
+    #: of two on one topic] (`python bench/topic_scale.py --dense <model>` prints it). Search's
+    #: newer-first bars are read through it. None: the model's own (packaged models), MiniLM's
+    #: for other models.
+    topic_scale: tuple[float, float] | None = None
+
+    @field_validator("topic_scale")
+    @classmethod
+    def _ordered(cls, v: tuple[float, float] | None) -> tuple[float, float] | None:
+        if v is not None and not -1.0 <= v[0] < v[1] <= 1.0:
+            raise ValueError("topic_scale is [unrelated, same topic]: two cosines with the "
+                             f"first below the second, within -1..1 (got {list(v)})")
+        return v
 
     def engine(self):
         """The torch-free engine this `model` selects, or None for a sentence-transformers

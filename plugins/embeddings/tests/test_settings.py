@@ -77,3 +77,25 @@ def test_core_config_and_env_override(tmp_path: Path, monkeypatch):
     settings = plugin_settings(load_config(cfg_file), "dense", DenseSettings)
     assert (settings.batch_size, settings.threads, settings.query_prefix) == (8, 2, "query: ")
     assert settings.backend == "torch"
+
+
+def test_topic_scale_is_the_models_own_unless_set():
+    """Where a model puts two stored texts: search's newer-first bars are read through it."""
+    from recall_core.contracts import REFERENCE_TOPIC_SCALE
+    from recall_embeddings.embedder import PackagedEmbedder, SentenceTransformerEmbedder
+    from recall_embeddings.engines import MINILM_INT8, NANO_E5
+
+    assert PackagedEmbedder(DenseSettings(), MINILM_INT8, start=False).topic_scale \
+        == REFERENCE_TOPIC_SCALE
+    e5 = PackagedEmbedder(DenseSettings(model="multilingual-e5-small-q4"), NANO_E5, start=False)
+    assert e5.topic_scale == NANO_E5.topic_scale != REFERENCE_TOPIC_SCALE
+    custom = DenseSettings(model="/models/mine", topic_scale=(0.5, 0.7))
+    assert SentenceTransformerEmbedder(custom, start=False).topic_scale == (0.5, 0.7)
+    assert SentenceTransformerEmbedder(DenseSettings(model="/models/mine"),
+                                       start=False).topic_scale == REFERENCE_TOPIC_SCALE
+
+
+@pytest.mark.parametrize("scale", [(0.7, 0.5), (0.5, 0.5), (-2.0, 0.5)])
+def test_a_topic_scale_out_of_order_is_refused_with_what_it_means(scale):
+    with pytest.raises(ValidationError, match=r"topic_scale is \[unrelated, same topic\]"):
+        DenseSettings(topic_scale=scale)
