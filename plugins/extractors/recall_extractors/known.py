@@ -34,6 +34,7 @@ from .cues import UNSURE
 from .fact import Fact
 from .kinds import named_values
 from .lexicon import TOOL_CATEGORIES, category_of, other_device
+from .places import known_place
 from .typed_values import theirs
 from .triples import Reading
 
@@ -163,6 +164,9 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
         # it changed it ("we migrated to Postgres" after "our app stores everything in MySQL")
         if len(named) == 1 or (not named and len(things) == 1 and _TEAM_CHANGED.search(clause)):
             entity = (named or things).pop()
+    place = known_place(entity, attribute, clause, known)
+    if place != attribute:
+        return Fact(entity, place, value, text=fact.text)
     value_kind = kind(value)
     mine = [k for k in known if k.entity == entity and _single(k)]
     keep = Fact(entity, attribute, value, text=fact.text) if entity != triple[0] else fact
