@@ -19,27 +19,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-SETS = ROOT / "bench" / "understanding"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from understanding import SET as SETS, load_set  # noqa: E402
+
 TUNE = ["tune", "dev3_tune", *sorted(p.stem for p in (SETS / "fresh").glob("writer13_*.jsonl"))]
 #: Items of other changes to pair each first text with (offsets into the list).
 SHIFTS = (7, 13, 29)
 
 
 def changes(names: list[str]) -> list[dict]:
+    """The change items of halves or fresh sets, by name."""
     out = []
     for name in names:
-        path = SETS / f"{name}.jsonl"
-        if not path.exists():
-            path = SETS / "fresh" / f"{name}.jsonl"
-        out += [i for i in map(json.loads, path.read_text().splitlines())
-                if i.get("kind") == "change"]
+        fresh = SETS / "fresh" / f"{name}.jsonl"
+        out += load_set(name, ("change",), path=fresh if fresh.exists() else None)
     return out
 
 

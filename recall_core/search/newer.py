@@ -28,7 +28,6 @@ newer is still the better answer about the present.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 
@@ -95,11 +94,11 @@ def newer_first(scored: Sequence[tuple[Memory, float]], vectors: dict[str, list[
     # (from three results on: fewer say nothing of the space)
     n = len(have)
     usual = float((raw.sum() - np.trace(raw)) / (n * (n - 1))) if n >= 3 else -1.0
-    bars = Bars(threshold, UNKEYED_SAME_TOPIC, usual + UNKEYED_MARGIN)
+    near = (sims >= threshold, (sims >= UNKEYED_SAME_TOPIC) & (raw >= usual + UNKEYED_MARGIN))
     j = 1
     while j < len(out):
         newer, score = out[j]
-        target = _older_on_topic(out, j, newer, (sims, raw), row, speakers, bars)
+        target = _older_on_topic(out, j, newer, near, row, speakers)
         if target is None:
             j += 1
             continue
@@ -109,19 +108,11 @@ def newer_first(scored: Sequence[tuple[Memory, float]], vectors: dict[str, list[
     return out
 
 
-class Bars(NamedTuple):
-    """The keyed and unkeyed bars (reference scale) and the unkeyed guard (raw cosine)."""
-
-    keyed: float
-    unkeyed: float
-    guard: float
-
-
 def _older_on_topic(out: list[tuple[Memory, float]], j: int, newer: Memory,
-                    sims: tuple[np.ndarray, np.ndarray], row: dict[str, int],
-                    speakers: dict[str, str | None], bars: Bars) -> int | None:
+                    near: tuple[np.ndarray, np.ndarray], row: dict[str, int],
+                    speakers: dict[str, str | None]) -> int | None:
     """The position of the best-ranked memory above `j` that is older and on its topic
-    (`sims`: the cosines on the reference scale, and raw)."""
+    (`near`: which pairs pass the keyed rule's bar, and the unkeyed rule's)."""
     if newer.id not in row:
         return None
     for i in range(j):
@@ -129,13 +120,11 @@ def _older_on_topic(out: list[tuple[Memory, float]], j: int, newer: Memory,
         if older.id not in row or older.created_at >= newer.created_at:
             continue
         at = row[older.id], row[newer.id]
-        sim = sims[0][at]
-        if (_one_value(older) and _same_owner(older, newer) and sim >= bars.keyed
+        if (_one_value(older) and _same_owner(older, newer) and near[0][at]
                 and _same_person(older, newer, speakers)):
             return i
         if (_unkeyed(older) and speakers[older.id] is None and speakers[newer.id] is None
-                and sim >= bars.unkeyed and sims[1][at] >= bars.guard
-                and _not_someone_else(older, newer)):
+                and near[1][at] and _not_someone_else(older, newer)):
             return i
     return None
 
