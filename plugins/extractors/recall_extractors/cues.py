@@ -51,8 +51,12 @@ _HYPOTHETICAL = re.compile(
 _FUTURE = re.compile(r"^(?:will|am going to|are going to|is going to|am about to|plan to|"
                      r"am planning to|are planning to|intend to|am (?:moving|starting|"
                      r"joining|relocating) (?:to |at )?\w+ (?:next|in|on|soon))\b", _I)
+# An adverb of certainty may come between the verb and its "not" ("we're definitely not
+# moving to Bitbucket", "I'm honestly never going back to Windows").
 _NEGATION = re.compile(r"^(?:(?P<aux>do|does|did|am|is|are|was|were|have|has|had|will|would|"
-                       r"can|could)\s+)?(?:not|no longer|never)\s+(?:really\s+|even\s+|"
+                       r"can|could)\s+)?(?:(?:definitely|certainly|absolutely|probably|"
+                       r"honestly|seriously|just|still|so|totally|really)\s+)?"
+                       r"(?:not|no longer|never)\s+(?:really\s+|even\s+|"
                        r"actually\s+|currently\s+)?", _I)
 _STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*"
                       r"(?P<verb>cut out|cut|stopped|"
@@ -65,11 +69,18 @@ PAST = _PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tr
                           # a state in the past tense ("I lived in Paris", "Last year I
                           # worked at Google"), not an event that starts one ("I moved to")
                           r"lived|worked|resided|owned|studied|drove|dated|taught)\b|\b(?:until "
-                   r"(?:19|20)\d\d|back (?:then|when|in (?:19|20)\d\d|in (?:my\s+)?(?:[\w-]+\s+)?"
+                   r"(?:19|20)\d\d|back (?:then|when|in (?:19|20)\d\d|(?:in|at) (?:my\s+)?(?:[\w-]+\s+)?"
                    r"(?:college|school|university|uni|the day|days|twenties|thirties|student days))|"
                    r"previously|formerly|in the past|"
                    r"years ago|when i was|at the time|in my last job|before that|once upon|"
                    r"in college|in high school|as a kid|growing up)\b", _I)
+# A state in the simple past bounded by a stretch of time is over ("We rented a flat in Leeds
+# for a couple of years before the kids came along"); the present perfect is not ("have lived
+# in Leeds for years"), nor an event that starts a state ("moved to Berlin for two years").
+_BOUNDED_PAST = re.compile(r"^(?!(?:moved|relocated|started|joined|switched|signed|transferred|"
+                           r"changed|settled)\b)[a-z]+ed\b.*\bfor\s+(?:(?:a\s+couple\s+of|a\s+few|"
+                           r"several|many|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+)?"
+                           r"(?:years|months)\b", _I)
 # Passives said in the past tense of what is still true ("I was born in Lagos").
 STILL_TRUE = _STILL_TRUE = re.compile(r"^(?:was|were)\s+(?:just\s+|recently\s+|finally\s+)?(?:born|raised|"
                          r"promoted|hired|transferred|diagnosed|named|adopted|moved|migrated|"
@@ -134,6 +145,13 @@ ROUTINES = frozenset({"commute", "wake_time", "bedtime", "gym_schedule", "work_h
 UNSURE = re.compile(r"\?|\b(?:if|unless|whether|might|maybe|perhaps|thinking|considering|"
                     r"wondering|not sure|tempted|debating|planning|plan to|want to|wants to|"
                     r"hoping|hope|would|could|should|someday|eventually|suppose|guess)\b", _I)
+
+
+def said_past(predicate: str) -> bool:
+    """The predicate (after its subject) tells of a state that is over: history, not the
+    current value."""
+    return bool(_PAST.search(predicate) or _BOUNDED_PAST.match(predicate)) \
+        and not _STILL_TRUE.match(predicate)
 
 
 _PETLIKE = re.compile(r"^(?:re-?homed|gave away|gave|sold)$")
@@ -218,7 +236,7 @@ def read_cues(rest: str) -> tuple[str, Cues]:
         if cues.ended and re.match(r"(?:eat|drink)\s", body, _I):
             return "like " + body.split(None, 1)[1], cues  # "can't eat anchovies anymore"
         return body, cues
-    if _PAST.search(body) and not _STILL_TRUE.match(body) and not _JUST_NOW.match(body):
+    if said_past(body) and not _JUST_NOW.match(body):
         cues.past = True  # "We were on Oracle until 2019": history, not the current value
     if m := _USED_TO.match(body):
         if m[0].lower().startswith("used to") or re.match(r"^(?:was|were)\s+allergic", body,

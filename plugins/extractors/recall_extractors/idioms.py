@@ -12,14 +12,13 @@ from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribut
 
 from . import everyday, person_frames, tool_frames, typed_values
 from . import values as V
-from .cues import PAST, STILL_TRUE
+from .cues import said_past
 from .fact import Fact
 from .keys import FAVORITE_TOOLS
 from .lexicon import NATURAL_LANGUAGES, PERSONAL, attribute_for, category_of, purpose_attribute
 from .subjects import ROLE_OF, attribute_named, find_subject
 
 _I = re.IGNORECASE
-_PAST, _STILL_TRUE = PAST, STILL_TRUE
 
 
 # "We deploy on Fridays, is that a bad idea?": a statement with a question tagged on.
@@ -304,7 +303,9 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
             INVENTORY and (v := V.value(m["v"], V.THING, 4)):
         return [Fact(owner, attr, v)]
     if m := _NEW_HOME.search(text):
-        if person_frames.place(m["v"] or m["w"]):
+        # "We rented a flat in Leeds for a couple of years before the kids came along": a
+        # home that was
+        if person_frames.place(m["v"] or m["w"]) and not said_past(subject.rest):
             return [Fact(speaker.lower() if speaker else USER, "location", m["v"] or m["w"])]
     if (m := _NEW_JOB.search(text)) and person_frames.proper(m["v"]):
         who = m["who"].lower()
@@ -343,7 +344,7 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
         return [Fact(TEAM if team else owner, attribute_for(tool, person=not team), tool)]
     if fact := everyday.commute_or_given(text, speaker):
         return [fact]
-    if _PAST.search(subject.rest) and not _STILL_TRUE.match(subject.rest):
+    if said_past(subject.rest):
         return []
     if (m := _WAKE.search(text)) and subject.kind in ("person", "none"):
         return [Fact(owner, "wake_time", m["t"].strip())]

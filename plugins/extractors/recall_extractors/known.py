@@ -170,7 +170,8 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
     value_kind = kind(value)
     mine = [k for k in known if k.entity == entity and _single(k)]
     keep = Fact(entity, attribute, value, text=fact.text) if entity != triple[0] else fact
-    if value_kind is None or any(k.attribute == attribute for k in mine):
+    if value_kind is None or attribute in _OF_ANY_KIND or any(k.attribute == attribute
+                                                              for k in mine):
         return keep
     if is_many(attribute) and (not CURRENT.search(clause)
                                or re.search(r"\b(?:also|too|as well)\b", clause, _I)):
@@ -179,6 +180,11 @@ def align(fact: Fact, known: Sequence[KnownFact], clause: str, text: str) -> Fac
                  and k.value.lower() != value.lower()])
     return Fact(entity, same.attribute, value, text=fact.text) if same is not None else keep
 
+
+#: Facts whose value may be of any kind: what one is learning is a fact of its own, not a
+#: new value of the known fact of that kind ("I'm learning Rust in the evenings" beside
+#: "Python is my main language at work").
+_OF_ANY_KIND = frozenset({"learning"})
 
 _TEAM_CHANGED = re.compile(r"\b(?:migrated|migrating|switched|switching|moved|moving|ported|"
                            r"porting|rewrote|rewritten|swapped|cut over|went over)\b", _I)

@@ -28,6 +28,7 @@ from recall_core.kit.attributes import INVENTORY, TEAM, USER, canonical_attribut
 from .fillers import drop_fillers
 from .keys import FAVORITE_TOOLS
 from .lexicon import FIRST_NAMES_TOO, PERSONAL, category_of
+from .roles import role
 
 _I = re.IGNORECASE
 
@@ -531,12 +532,14 @@ def _possessed(who: str, np: str, noun2: str | None, rest: str, surface: str,
     if _THEIR_OWN.search(np) and not noun2:
         return Subject(None, "other", rest, surface=surface)
     named = re.fullmatch(r"(?P<rel>.+?)\s+(?P<name>[A-Z][a-z]+)", np)
-    if named and named["rel"].lower() in RELATIONS | PETS \
+    if named and (named["rel"].lower() in RELATIONS | PETS
+                  or (role(named["rel"], known=True) and category_of(named["name"]) is None)) \
             and named["name"].lower() not in _NOT_NAMES:
         # "my sister Anna works at Google", "my best friend Jake lives in Miami", "my daughter
         # Emma's favourite food is ...": the person (or pet) named, as a later "Jake moved to
         # ..." is; a later "my sister ..." finds her through the memory that named her
-        # (known.align)
+        # (known.align). So is one named after a job ("our new barista Leah lives out in
+        # Newport": Leah's home, not ours), unless the name is a thing's ("my editor Vim").
         return Subject(named["name"].lower(), "pet" if named["rel"].lower() in PETS
                        else "person", rest, noun=noun2, surface=surface)
     np = np.lower()
