@@ -20,7 +20,7 @@ from recall_core.kit.attributes import INVENTORY, TEAM, USER, is_many
 from .change_words import DISCARDED, NEGATED, NOW, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
-from .lexicon import PERSONAL, WORDS_TOO, category_of, tool_name
+from .lexicon import PERSONAL, TOOL_CATEGORIES, WORDS_TOO, category_of, tool_name
 from .subjects import Subject
 
 _I = re.IGNORECASE
@@ -80,3 +80,16 @@ def by_kind(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
     else:
         entity = (speaker.lower() if speaker else USER) if kind in PERSONAL else TEAM
     return [Fact(entity, kind, value)]
+
+
+def holder(fact: Fact, speaker: str | None) -> Fact:
+    """A tool read as the holder of its own kind ("Zsh + oh-my-zsh now." as the shell of
+    "zsh + oh-my-zsh", "Github actions runs all our builds now" as the CI of "github
+    actions"): the tool is the value, and the fact is the speaker's (a personal kind) or the
+    team's, as `by_kind` says for a value named alone."""
+    entity, value = (fact.entity or "").lower(), (fact.value or "").lower()
+    if fact.attribute not in TOOL_CATEGORIES or not value or entity in (USER, TEAM) or \
+            not (entity == value or entity.startswith(value + " ")):
+        return fact
+    owner = (speaker.lower() if speaker else USER) if fact.attribute in PERSONAL else TEAM
+    return Fact(owner, fact.attribute, fact.value, fact.ended, fact.text, fact.check)

@@ -27,7 +27,7 @@ from recall_core import ExtractedMemory, Extractor, Memory
 from recall_core.contracts import ExtractionError, KnownFact, KnownStatement
 
 from .fragments import group_fragments, lower_speaker, split_speaker
-from .kinds import by_kind
+from .kinds import by_kind, holder
 from .known import apply_known, join_endings
 from .single_endings import ends_single
 from .lexicon import TOOL_CATEGORIES
@@ -383,6 +383,7 @@ class StubExtractor(Extractor):
             for clause, reading in clauses:
                 if not reading.facts:
                     reading.facts = by_kind(clause, reading.subject, speaker)
+                reading.facts = [holder(f, speaker) for f in reading.facts]
                 # whichever reading named it, a tool said as food is none ("eating fish")
                 reading.facts = [f for f in reading.facts if f.attribute not in TOOL_CATEGORIES
                                  or not f.value or not eaten(clause, f.value)]

@@ -421,3 +421,12 @@ async def test_a_personal_one_beside_the_work_one_is_a_fact_of_its_own(stub):
     # "home internet" is the internet, not a second one
     assert facts(await stub.extract("my home internet is Comcast")) == \
         [("user", "internet_provider", "Comcast")]
+
+
+async def test_a_tool_said_first_is_the_value_not_its_holder(stub):
+    """ "Zsh + oh-my-zsh now." was the shell of "zsh + oh-my-zsh", and "Github actions runs
+    all our builds now" the CI of "github actions": the tool is the value, the fact the
+    speaker's (a personal kind) or the team's, and so it supersedes the known one."""
+    assert facts(await stub.extract("Zsh + oh-my-zsh now.")) == [("user", "shell", "Zsh")]
+    assert facts(await stub.extract("Github actions runs all our builds now")) == \
+        [("team", "ci", "Github actions")]
