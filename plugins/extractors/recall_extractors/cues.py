@@ -65,12 +65,13 @@ _STOPPED = re.compile(r"^(?:have\s+|has\s+|just\s+|finally\s+|recently\s+)*"
                       r"deleted|cut out|cancelled|canceled|uninstalled|removed|"
                       r"unsubscribed from|no more|grew out of|outgrew|gave)\s+", _I)
 _USED_TO = re.compile(r"^(?:used to|was|were|had)\s+", _I)
-PAST = _PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tried|"
-                          # a state in the past tense ("I lived in Paris", "Last year I
-                          # worked at Google"), not an event that starts one ("I moved to")
-                          r"lived|worked|resided|owned|studied|drove|dated|taught)\b|\b(?:until "
-                   r"(?:19|20)\d\d|back (?:then|when|in (?:19|20)\d\d|(?:in|at) (?:my\s+)?(?:[\w-]+\s+)?"
-                   r"(?:college|school|university|uni|the day|days|twenties|thirties|student days))|"
+_PAST = re.compile(r"^(?:was|were|had|had been|did|used to|used(?! to)|tried|"
+                   # a state in the past tense ("I lived in Paris", "Last year I worked at
+                   # Google"), not an event that starts one ("I moved to")
+                   r"lived|worked|resided|owned|studied|drove|dated|taught)\b|\b(?:until "
+                   r"(?:19|20)\d\d|back (?:then|when|in (?:19|20)\d\d|(?:in|at) (?:my\s+)?"
+                   r"(?:[\w-]+\s+)?(?:college|school|university|uni|the day|days|twenties|"
+                   r"thirties|student days))|"
                    r"previously|formerly|in the past|"
                    r"years ago|when i was|at the time|in my last job|before that|once upon|"
                    r"in college|in high school|as a kid|growing up)\b", _I)
@@ -82,7 +83,7 @@ _BOUNDED_PAST = re.compile(r"^(?!(?:moved|relocated|started|joined|switched|sign
                            r"several|many|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+)?"
                            r"(?:years|months)\b", _I)
 # Passives said in the past tense of what is still true ("I was born in Lagos").
-STILL_TRUE = _STILL_TRUE = re.compile(r"^(?:was|were)\s+(?:just\s+|recently\s+|finally\s+)?(?:born|raised|"
+_STILL_TRUE = re.compile(r"^(?:was|were)\s+(?:just\s+|recently\s+|finally\s+)?(?:born|raised|"
                          r"promoted|hired|transferred|diagnosed|named|adopted|moved|migrated|"
                          r"switched|changed|upgraded|replaced|rewritten|ported|converted|"
                          r"pushed|bumped|shifted|merged|put)\b", _I)
