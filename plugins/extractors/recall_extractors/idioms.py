@@ -73,8 +73,12 @@ _AGE_SAID = re.compile(r"\bas an? (?P<n>\d{1,3})[- ]year[- ]old\b|\b(?:had|celeb
                        r"birthday\b", _I)
 _WAKE = re.compile(r"\b(?:(?:wake|get|am|i'm|waking)\s+up|^up|sleep(?:ing)? in|up)\s+(?:at|by|"
                    r"around|until|till)\s+(?P<t>\d{1,2}(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?)", _I)
-_HERE_IN = re.compile(r"\b(?:here in|out here in|living here in|back home in)\s+(?P<v>[A-Z]\w+"
-                      r"(?:\s[A-Z]\w+)?)")
+_HERE_IN = re.compile(r"\b(?:here in|out here in|living here in|back home in|"
+                      # a request about where one lives: "a GP near us in Bristol", "coworking
+                      # near my flat in Bristol", "our new flat in York"
+                      r"near (?:me|us|home|(?:my|our) " + person_frames.DWELLING + r")\s+in|"
+                      r"(?:my|our) new " + person_frames.DWELLING + r"\s+in)"
+                      r"\s+(?P<v>[A-Z]\w+(?:\s[A-Z]\w+)?)")
 # "Rex passed away", "RIP Nibbles the hamster": a pet of the speaker's that is gone.
 _PASSED = re.compile(r"^(?:(?:our|my)\s+(?:old\s+)?(?:dog|cat|pup|puppy|kitten|bunny|rabbit|hamster|"
                      r"parrot|bird|horse|fish|guinea pig|tortoise|turtle)\s+)?"
@@ -267,6 +271,14 @@ def answer_language(text: str) -> str | None:
     return None
 
 
+def here_in(text: str, speaker: str | None) -> Fact | None:
+    """Where the speaker lives, named in passing ("back home in Leeds", "any playgrounds
+    near us in Boise?"): read in a question too, which says it as given."""
+    if (m := _HERE_IN.search(text)) and person_frames.place(m["v"]) and not said_past(text):
+        return Fact(speaker.lower() if speaker else USER, "location", m["v"])
+    return None
+
+
 def patterned(text: str, speaker: str | None, last_person: str | None) -> list[Fact]:
     """Facts whose value has a shape of its own: an email address, a phone number, a
     favourite ("my favorite band is X", "found a new favorite coffee place, Sey")."""
@@ -348,8 +360,8 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
         return []
     if (m := _WAKE.search(text)) and subject.kind in ("person", "none"):
         return [Fact(owner, "wake_time", m["t"].strip())]
-    if (m := _HERE_IN.search(text)) and person_frames.place(m["v"]):
-        return [Fact(speaker.lower() if speaker else USER, "location", m["v"])]
+    if fact := here_in(text, speaker):
+        return [fact]
     if m := _EMAIL_RE.search(text):
         return [Fact(owner, "email", m[0])]
     if _PHONE_CUE.search(text) and (phone := typed_values.value_for("phone_number", text,

@@ -216,6 +216,17 @@ def _of_a_thing(k: KnownFact) -> bool:
     return k.entity not in (USER, TEAM) and of_a_thing(k.attribute)
 
 
+def _denied_after_owned(sentence: str, value: str, denied: list[int]) -> bool:
+    """"My Pixel 8 won't sync with the family calendar": what is denied comes after the
+    speaker's own thing, named; it is said of the thing, not of having it."""
+    m = re.search(rf"\b(?:my|our)\s+(?:new\s+)?{re.escape(value)}(?![\w-])", sentence, _I)
+    return bool(m) and all(at >= m.end() for at in denied) \
+        and not _PAST_NOT.search(sentence)
+
+
+_PAST_NOT = re.compile(r"\b(?:used to|back then|years ago|last year)\b", _I)
+
+
 _MY_OR_OUR = re.compile(r"(?:my|our)\s", _I)
 
 
@@ -281,8 +292,7 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
     """A new value of a known single-valued fact, said against the old one or as current.
     The value is read in the statement, what is said of it in its whole sentence ("we got
     Dashlane so I'm using that for everything")."""
-    if _NOT.search(sentence):
-        return []
+    denied = [m.start() for m in _NOT.finditer(sentence)]
     # A question is unsure of what it asks, not of what it takes as given: "how do I set up
     # a pot in my Monzo account?" says whose account it is. Only a value owned that way counts.
     asked = bool(UNSURE.search(sentence))
@@ -316,6 +326,8 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
             continue
         value = next(iter(new))
         if asked and not _owned(clause, value) and not _used_in(sentence, value):
+            continue
+        if denied and not _denied_after_owned(sentence, value, denied):
             continue
         if not scoped and not (mine and _owned(reading.subject.surface, value)) \
                 and not (_of_a_thing(k) and _owned(clause, value, "our")):

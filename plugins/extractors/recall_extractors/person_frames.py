@@ -444,8 +444,20 @@ _HOME_IN = re.compile(r"^(?:back\s+|over\s+)?(?:to|into)\s+(?:a|an|the|her|his|t
                       r"(?:new\s+)?[a-z][\w -]{1,40}?\s+in\s+(?P<v>.+)$", _I)
 
 
+# A home named by its kind before its town ("live in a bungalow in Worthing", "living at home
+# in Harrogate", "we're in the new flat in Chichester now"): the town is where one lives.
+DWELLING = (r"(?:flat|apartment|house|home|bungalow|condo|cottage|place|studio|townhouse|"
+             r"terrace|semi|duplex|loft|rental|house ?share|caravan|care home|nursing home|"
+             r"retirement (?:home|community|village)|farmhouse|cabin|unit|dorm|halls)")
+_DWELLING_IN = re.compile(r"^(?:in|at|into)\s+(?:(?:a|an|the|my|our|his|her|their)\s+)?"
+                          r"(?:(?:new|little|tiny|small|big|rented|shared|two[- ]bed|"
+                          r"one[- ]bed)\s+)*" + DWELLING + r"\s+(?=in\s)", _I)
+# "lives out in Perth", "my sister lives up in Aberdeen": where, said with a direction
+_AWAY_IN = re.compile(r"^(?:out|over|up|down)\s+(?=in\s)", _I)
+
+
 def _in_place(raw: str) -> list[str]:
-    raw = _LIVING_HOW.sub("", raw)
+    raw = _DWELLING_IN.sub("", _AWAY_IN.sub("", _LIVING_HOW.sub("", raw)))
     m = re.match(r"(?:in|near|at|outside(?: of)?|just outside(?: of)?|in the heart of)\s+(.+)"
                  r"|(.+?)\s+home\b", raw, _I)
     v = V.value(m[1] or m[2], V.PLACE, 5) if m else None
@@ -471,6 +483,7 @@ _TEMPORARY = re.compile(r"\b(?:for (?:a|the|two|three|\d+|work|business|vacation
 
 def _now_in(raw: str) -> list[str]:
     """ "I'm in Lisbon now": a place the statement says they are in, lastingly."""
+    raw = _DWELLING_IN.sub("", raw)
     m = re.match(r"(?:now\s+|currently\s+|finally\s+)?(?:living\s+|back\s+|settled\s+|out\s+|"
                  r"over\s+|up\s+|down\s+)?in\s+"
                  r"(.+)|(?:a|an)\s+(?P<res>[A-Z][\w ]+?)\s+(?:resident|local)\b", raw, _I)

@@ -187,7 +187,8 @@ def read_statement(clause: str, speaker: str | None = None,
         return Reading([Fact(speaker.lower() if speaker else USER, "answer_language",
                              language)], none)
     if not text or text.rstrip().endswith("?"):
-        return Reading([], none)
+        # a request that names, in passing, where one lives ("any playgrounds near us in Boise?")
+        return Reading([f] if text and (f := idioms.here_in(text, speaker)) else [], none)
     if fact := idioms.imperative(text):
         return Reading([_as_speaker(fact, speaker)], none)
     if found := idioms.patterned(text, speaker, last_person):

@@ -1,0 +1,76 @@
+"""New values said in passing (issue 27, seventeenth round): what a request or a complaint
+takes as given is the value held now. The speaker's own thing named before a negation ("my
+Pixel 8 won't sync"), a town named after the kind of home ("a bungalow in Worthing", "the new
+flat in Chichester"), where one lives named in a request ("a GP near us in Bristol?")."""
+
+from __future__ import annotations
+
+import pytest
+
+from recall_core.contracts import KnownFact as K
+from recall_extractors import StubSettings, make_stub
+from recall_extractors.stub import StubExtractor
+
+
+@pytest.fixture(scope="module")
+def stub() -> StubExtractor:
+    return make_stub(StubSettings())
+
+
+async def facts(stub, text, *known):
+    return [(m.entity, m.attribute, m.value) for m in await stub.extract(text, known=known)
+            if m.attribute]
+
+
+@pytest.mark.parametrize("text", [
+    "my Pixel 8 won't sync with the family calendar, how do I fix that",
+    "Ugh, my new Pixel 8 doesn't charge past 80%. Is that a setting?",
+])
+async def test_the_speakers_own_thing_before_a_negation_is_the_new_value(stub, text):
+    assert ("user", "phone", "Pixel 8") in await facts(
+        stub, text, K("user", "phone", "iPhone 12"))
+
+
+@pytest.mark.parametrize("text", [
+    "I don't have my Pixel 8 anymore",            # the negation comes first
+    "I'm not getting a Pixel 8, my iPhone is fine",
+    "my Pixel 8 never worked well, I used to have it years ago",  # history
+    "Tom's Pixel 8 won't sync with the family calendar",  # not the speaker's
+])
+async def test_a_denied_or_past_or_anothers_thing_is_no_new_value(stub, text):
+    assert ("user", "phone", "Pixel 8") not in await facts(
+        stub, text, K("user", "phone", "iPhone 12"))
+
+
+@pytest.mark.parametrize("text,town", [
+    ("We live in a bungalow in Worthing.", "Worthing"),
+    ("we're in the new flat in Chichester now, still surrounded by boxes", "Chichester"),
+    ("Mum is living at home in Harrogate", "Harrogate"),
+    ("My sister lives up in Aberdeen", "Aberdeen"),
+])
+async def test_a_town_after_the_kind_of_home_is_where_one_lives(stub, text, town):
+    assert any(f[1:] == ("location", town) for f in await facts(stub, text))
+
+
+@pytest.mark.parametrize("text", [
+    "I'm in a meeting in Berlin",
+    "We live in a house in the suburbs",
+    "I'm at home in bed",
+])
+async def test_no_town_no_home(stub, text):
+    assert not [f for f in await facts(stub, text) if f[1] == "location"]
+
+
+@pytest.mark.parametrize("text", [
+    "can you find me a GP surgery near us in Bristol that's taking new patients?",
+    "any good coworking spaces near my flat in Bristol?",
+])
+async def test_a_request_names_where_one_lives(stub, text):
+    assert ("user", "location", "Bristol") in await facts(
+        stub, text, K("user", "location", "Swindon"))
+
+
+async def test_a_request_about_somewhere_else_names_no_home(stub):
+    assert not [f for f in await facts(stub, "any good hotels in Bristol near the station?",
+                                       K("user", "location", "Swindon"))
+                if f[1] == "location"]
