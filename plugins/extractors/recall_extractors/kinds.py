@@ -20,7 +20,7 @@ from recall_core.kit.attributes import INVENTORY, TEAM, USER, is_many
 from .change_words import DISCARDED, NEGATED, NOW, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
-from .lexicon import PERSONAL, TOOL_CATEGORIES, WORDS_TOO, category_of, tool_name
+from .lexicon import PERSONAL, TOOL_CATEGORIES, WORDS_TOO, category_of, other_device, tool_name
 from .subjects import Subject
 
 _I = re.IGNORECASE
@@ -80,6 +80,44 @@ def by_kind(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
     else:
         entity = (speaker.lower() if speaker else USER) if kind in PERSONAL else TEAM
     return [Fact(entity, kind, value)]
+
+
+# The things one owns one of at a time, by model: "my Pixel 6 keeps dropping wifi", "my
+# iPhone 11 battery dies by lunchtime", "the camera on my Galaxy S23" say which one it is.
+_OWNED_KINDS = frozenset({"phone", "laptop", "car"})
+_MY = re.compile(r"\b(?:my|our)\s+(?:(?:brand\s+)?new\s+)?$", _I)
+_MY_SPAN = re.compile(r"^(?:my|our)\s+(?:(?:brand\s+)?new\s+)?", _I)
+_NEW_SPAN = re.compile(r"^(?:brand\s+)?new\s+", _I)
+_OWNED_ENDS = re.compile(r"\b(?:anymore|no more|replaced|replacing|replace it|gone|sold|selling|"
+                         r"trade[ds]? in|traded|gave away|getting rid|got rid|old|previous|"
+                         r"former|broke|broken|stolen|lost|died|dead|" + DISCARDED + r")\b", _I)
+
+
+def owned(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
+    """The speaker's phone, laptop or car, named as theirs ("my Pixel 6 ..."): the one they
+    have, said in passing. Never of someone else's ("my wife's iPhone"), nor when the
+    statement asks, hedges, negates, tells the past, or ends or loses the thing."""
+    # (a question about one's own thing takes it as given: "... for my Honda Jazz?")
+    if subject.kind == "other" or UNSURE.search(text.replace("?", " ")) or _NOT_NOW.search(text) \
+            or _OWNED_ENDS.search(text):
+        return []
+    found = []
+    for at, v, k in named_values(text):
+        end = at + len(v)
+        mine = _MY_SPAN.match(v)
+        v = _MY_SPAN.sub("", _NEW_SPAN.sub("", v))
+        if k in _OWNED_KINDS and (mine or _MY.search(text[:at])) \
+                and not other_device(text[end:].split()[:1]):  # "my Galaxy Watch"
+            found.append((v, k))
+    if len({(k, v.lower()) for v, k in found}) != 1:
+        return []
+    value, kind = found[0]
+    me = speaker.lower() if speaker else USER
+    # the speaker, their team, or the thing itself as the subject ("My Pixel 6 keeps ...")
+    if subject.entity not in (None, me, TEAM) and not (subject.kind == "thing" and (
+            subject.entity or "").startswith(value.lower())):
+        return []
+    return [Fact(me, kind, value)]
 
 
 def holder(fact: Fact, speaker: str | None) -> Fact:

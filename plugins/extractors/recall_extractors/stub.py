@@ -27,7 +27,7 @@ from recall_core import ExtractedMemory, Extractor, Memory
 from recall_core.contracts import ExtractionError, KnownFact, KnownStatement
 
 from .fragments import group_fragments, lower_speaker, split_speaker
-from .kinds import by_kind, holder
+from .kinds import by_kind, holder, owned
 from .known import apply_known, join_endings
 from .single_endings import ends_single
 from .lexicon import TOOL_CATEGORIES
@@ -382,7 +382,8 @@ class StubExtractor(Extractor):
         for clauses in read:
             for clause, reading in clauses:
                 if not reading.facts:
-                    reading.facts = by_kind(clause, reading.subject, speaker)
+                    reading.facts = by_kind(clause, reading.subject, speaker) \
+                        or owned(clause, reading.subject, speaker)
                 reading.facts = [holder(f, speaker) for f in reading.facts]
                 # whichever reading named it, a tool said as food is none ("eating fish")
                 reading.facts = [f for f in reading.facts if f.attribute not in TOOL_CATEGORIES

@@ -74,3 +74,26 @@ async def test_a_request_about_somewhere_else_names_no_home(stub):
     assert not [f for f in await facts(stub, "any good hotels in Bristol near the station?",
                                        K("user", "location", "Swindon"))
                 if f[1] == "location"]
+
+
+@pytest.mark.parametrize("text,fact", [
+    ("my Pixel 6 keeps dropping wifi at night, any idea why??", ("user", "phone", "Pixel 6")),
+    ("my iPhone 11 battery dies by lunchtime", ("user", "phone", "iPhone 11")),
+    ("My Honda Civic failed its MOT", ("user", "car", "Honda Civic")),
+    ("can you find the tyre pressure for my Honda Jazz?", ("user", "car", "Honda Jazz")),
+    ("the fan on my ThinkPad X1 is so loud", ("user", "laptop", "ThinkPad X1")),
+])
+async def test_the_speakers_phone_laptop_or_car_named_as_theirs(stub, text, fact):
+    """Said in passing, with nothing stored yet: the one they have."""
+    assert fact in await facts(stub, text)
+
+
+@pytest.mark.parametrize("text", [
+    "my wife's iPhone keeps crashing",          # someone else's
+    "I sold my old Honda Civic",                # ended
+    "my iPhone 11 was stolen at the gig",       # lost
+    "I used to love my Pixel 3",                # the past
+    "Tom's Pixel 8 is great",                   # not named as the speaker's
+])
+async def test_no_phone_laptop_or_car_of_the_speakers_now(stub, text):
+    assert not [f for f in await facts(stub, text) if f[1] in ("phone", "car", "laptop")]
