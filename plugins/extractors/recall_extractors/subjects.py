@@ -526,10 +526,19 @@ _THEIR_OWN = re.compile(r"\b(?:competitors?|rivals?|clients?|customers?|vendors?
                         r"partners? compan(?:y|ies)|investors?|acquirers?|parent company)$", _I)
 
 
+# "is Octopus", "'s Brakes now": a copula and a name
+_NAMED_AS = re.compile(r"^(?:is|are|'s)\s+(?:now\s+)?(?-i:[A-Z])", _I)
+
+
 def _possessed(who: str, np: str, noun2: str | None, rest: str, surface: str,
                speaker: str | None) -> Subject:
     owner = _owner(who, speaker)
     if _THEIR_OWN.search(np) and not noun2:
+        if _NAMED_AS.match(rest):
+            # "my energy supplier is Octopus", "our main supplier is Brakes": who it is, a
+            # fact of the owner's (what it does is its own: "our biggest client moved to AWS")
+            return Subject(owner, "team" if owner == TEAM else "person", rest, noun=np,
+                           surface=surface)
         return Subject(None, "other", rest, surface=surface)
     named = re.fullmatch(r"(?P<rel>.+?)\s+(?P<name>[A-Z][a-z]+)", np)
     if named and (named["rel"].lower() in RELATIONS | PETS

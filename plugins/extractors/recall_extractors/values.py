@@ -53,7 +53,7 @@ _DOING = (r"|\s(?:doing|working|running|studying|teaching|freelancing|building|m
           r"raising|juggling)\b")
 PLACE = COMMON + r"|\s(?:for|with|and|as|from|near|to|because|after|to be)\b" + _DOING
 ORG = COMMON + r"|\s(?:as|in|on|with|and|for|from|to|doing|after|near|within)\b"
-NAME = COMMON + r"|\s(?:and|from|by|at|in|i|i'm|im|but|who|is|was)\b"
+NAME = COMMON + r"|\s(?:and|from|by|at|in|on|i|i'm|im|but|who|is|was)\b"
 THING = COMMON + r"|\s(?:because|than|over|more than|rather than|when|instead of)\b"
 
 _VAGUE = {
