@@ -140,9 +140,9 @@ _DIET = (r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|da
          r"lactose[- ]free|plant[- ]based|carnivore|kosher|halal|low[- ]carb|flexitarian|"
          r"raw vegan|whole30|mediterranean")
 _TIME_VALUE = r"(?:\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?|noon|midnight)"
-_TZ = (r"(?:(?:UTC|GMT|CET|CEST|EET|EEST|WET|WEST|BST|IST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|"
+TZ = (r"(?:(?:UTC|GMT|CET|CEST|EET|EEST|WET|WEST|BST|IST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|"
        r"AKST|HST|JST|KST|AEST|AEDT|ACST|AWST|NZST|NZDT|SGT|HKT|WIB|PHT|MSK|SAST|EAT|WAT|CAT|"
-       r"BRT|ART)\b|UTC\s*[+-]?\s*\d{0,2}(?::\d\d)?|GMT\s*[+-]?\s*\d{0,2}|"
+       r"BRT|ART|GST|ICT|AST|AET|NZT)\b|UTC\s*[+-]?\s*\d{0,2}(?::\d\d)?|GMT\s*[+-]?\s*\d{0,2}|"
        r"[A-Z][a-z]+/[A-Z][\w/+-]+|(?:the\s+)?"
        # "on Pacific time", not "on neovim full time" (a way of working, no zone)
        r"(?![\w/+ -]*?\b(?:full|part|half|over|real|spare|free|screen|quality|lunch|dinner|"
@@ -194,7 +194,7 @@ FRAMES: tuple[Frame, ...] = (
     _f("birthday", r"was born on|were born on|celebrate my birthday on", _one(V.COMMON, 4)),
     # -- where --------------------------------------------------------------------------------
     Frame("timezone", re.compile(r"^" + AUX + r"(?:am|is|are|work|live)\s+(?:in|on)\s+"
-                                 r"(?P<v>" + _TZ + r")(?:\s+now|\s+these days)?[.!]?$"),
+                                 r"(?P<v>" + TZ + r")(?:\s+now|\s+these days)?[.!]?$"),
           lambda raw: [re.sub(r"^the\s+|\s+(?:time ?zone|tz)$", "", raw, flags=_I).strip()]),
     _f("location", r"live|lives|living|reside|resides|residing|am based|is based|are based|"
        r"based|am located|located|settled(?: down)?|am settled|am staying|call|calls|"

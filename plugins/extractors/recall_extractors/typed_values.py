@@ -15,7 +15,7 @@ import re
 from . import values as V
 from .change_words import SWAPPED
 from .lexicon import CATEGORY_OF, PROVIDERS, TOOL_CATEGORIES, attribute_for, category_of
-from .person_frames import AUX
+from .person_frames import AUX, TZ
 from .subjects import RELATIONS
 
 _I = re.IGNORECASE
@@ -27,7 +27,7 @@ _KIND: dict[str, str] = {
     "standup_time": "time", "deploy_day": "day", "sprint_length": "duration",
     "birthday": "date", "answer_language": "proper", "languages_spoken": "proper",
     "diet": "diet", "gym_schedule": "schedule", "work_hours": "hours",
-    "release_schedule": "schedule",
+    "release_schedule": "schedule", "timezone": "timezone",
 }
 _SCHEDULE = re.compile(r"\b((?:first|last|second|third)\s+(?:mon|tues|wednes|thurs|fri|satur|"
                        r"sun)day\s+of\s+(?:every|each|the)\s+month|(?:every|each)\s+(?:other\s+)?(?:\d+\s+|two\s+|three\s+|four\s+)?"
@@ -207,6 +207,22 @@ def measure(value: str) -> bool:
     return bool(_MEASURE.match(value))
 
 
+_ZONE_LEAD = re.compile(r"^(?:(?:is|am|are|'s|'m|on|in|now|still|mostly)\s+)*", re.I)
+_ZONE = re.compile(r"(?:" + TZ + r")(?:\s*[+-]\s*\d{1,2}(?::\d\d)?)?")
+# a zone named by its city alone ("my timezone is Lisbon"): the whole rest is the name
+_ZONE_CITY = re.compile(r"(?P<v>[A-Z][\w-]+(?:\s[A-Z][\w-]+){0,2})(?:\s+now)?[.!]?$")
+
+
+def _zone(text: str) -> list[str]:
+    """A time zone ("CET", "UTC+2", "Pacific time", "Europe/Lisbon"), never any name the
+    classifier took for one ("I'm on Aetna through work" is no zone)."""
+    rest = _ZONE_LEAD.sub("", text)
+    if m := _ZONE.search(rest):
+        return [re.sub(r"^the\s+|\s+(?:time ?zone|tz)$", "", m[0].strip(), flags=re.I)]
+    m = _ZONE_CITY.match(rest)
+    return [m["v"]] if m else []
+
+
 def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
     """The value(s) of `attribute` in `predicate`, by the attribute's kind of value."""
     kind = _KIND.get(attribute)
@@ -231,6 +247,8 @@ def value_for(attribute: str, predicate: str, person: bool) -> list[str]:
         return _mentions(text, _SCHEDULE)[:1]
     if kind == "hours":
         return _mentions(text, _HOURS)[:1]
+    if kind == "timezone":
+        return _zone(text)
     if kind in ("org", "place", "person", "proper"):
         named = re.search(r"\b(?:called|named)\s+([A-Z][\w&.'-]*(?:\s[A-Z][\w&.'-]*)*)", text)
         found = [named[1]] if named else _proper(text)

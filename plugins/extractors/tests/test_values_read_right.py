@@ -1,5 +1,6 @@
 """Values the rules read wrongly or not at all before (issue 27, seventeenth round): who one's
-supplier is, a name with where they are after it, the makers' laptop and phone lines."""
+supplier is, a name with where they are after it, a time zone that is one, the makers'
+laptop and phone lines."""
 
 from __future__ import annotations
 
@@ -38,6 +39,23 @@ async def test_what_a_competitor_does_is_still_its_own(stub):
 ])
 async def test_a_name_ends_before_where_they_are(stub, text, fact):
     assert fact in await facts(stub, text)
+
+
+@pytest.mark.parametrize("text", [
+    "I'm on Aetna through work",
+    "we're on Blue Cross through my husband's job",
+])
+async def test_an_insurer_is_no_time_zone(stub, text):
+    assert not [f for f in await facts(stub, text) if f[1] == "timezone"]
+
+
+@pytest.mark.parametrize("text,zone", [
+    ("I'm on Pacific time", "Pacific time"),
+    ("My timezone is CET", "CET"),
+    ("my timezone is UTC+2 now", "UTC+2"),
+])
+async def test_a_time_zone_is_still_read(stub, text, zone):
+    assert ("user", "timezone", zone) in await facts(stub, text)
 
 
 @pytest.mark.parametrize("text,fact", [
