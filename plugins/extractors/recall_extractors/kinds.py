@@ -87,6 +87,8 @@ def by_kind(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
 _OWNED_KINDS = frozenset({"phone", "laptop", "car"})
 _MY = re.compile(r"\b(?:my|our)\s+(?:(?:brand\s+)?new\s+)?$", _I)
 _MY_SPAN = re.compile(r"^(?:my|our)\s+(?:(?:brand\s+)?new\s+)?", _I)
+_PAST_NOW = re.compile(r"\b(?:used to|was|were|back then|last year|years ago)\b", _I)
+_DENIED = re.compile(r"\b(?:" + NEGATED + r")\b", _I)
 _NEW_SPAN = re.compile(r"^(?:brand\s+)?new\s+", _I)
 _OWNED_ENDS = re.compile(r"\b(?:anymore|no more|replaced|replacing|replace it|gone|sold|selling|"
                          r"trade[ds]? in|traded|gave away|getting rid|got rid|old|previous|"
@@ -96,10 +98,10 @@ _OWNED_ENDS = re.compile(r"\b(?:anymore|no more|replaced|replacing|replace it|go
 def owned(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
     """The speaker's phone, laptop or car, named as theirs ("my Pixel 6 ..."): the one they
     have, said in passing. Never of someone else's ("my wife's iPhone"), nor when the
-    statement asks, hedges, negates, tells the past, or ends or loses the thing."""
-    # (a question about one's own thing takes it as given: "... for my Honda Jazz?")
-    if subject.kind == "other" or UNSURE.search(text.replace("?", " ")) or _NOT_NOW.search(text) \
-            or _OWNED_ENDS.search(text):
+    statement tells the past, negates having it, or ends or loses the thing. A question or a
+    hedge about one's own thing takes it as given ("should I upgrade my iPhone 12?", "... for
+    my Honda Jazz?"), as does a complaint about it ("my Pixel 8 won't sync")."""
+    if subject.kind == "other" or _PAST_NOW.search(text) or _OWNED_ENDS.search(text):
         return []
     found = []
     for at, v, k in named_values(text):
@@ -107,7 +109,8 @@ def owned(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
         mine = _MY_SPAN.match(v)
         v = _MY_SPAN.sub("", _NEW_SPAN.sub("", v))
         if k in _OWNED_KINDS and (mine or _MY.search(text[:at])) \
-                and not other_device(text[end:].split()[:1]):  # "my Galaxy Watch"
+                and not other_device(text[end:].split()[:1]) \
+                and not _DENIED.search(text[:at]):  # "I don't have my Pixel 8 with me"
             found.append((v, k))
     if len({(k, v.lower()) for v, k in found}) != 1:
         return []
