@@ -105,6 +105,8 @@ def owned(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
         return []
     found = []
     for at, v, k in named_values(text):
+        if (held := re.search(r"['’]s\b", text[at:])) and held.start() <= len(v):
+            v = text[at:at + held.start()]  # "my Civic's fuel economy": the Civic
         end = at + len(v)
         mine = _MY_SPAN.match(v)
         v = _MY_SPAN.sub("", _NEW_SPAN.sub("", v))

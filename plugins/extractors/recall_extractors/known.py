@@ -23,6 +23,7 @@ names two new values) nothing changes: a missed supersession is cheaper than a l
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from collections.abc import Sequence
 
 from recall_core.contracts import KnownFact
@@ -448,6 +449,18 @@ def _restates(fact: Fact, known: Sequence[KnownFact]) -> bool:
         and not _each_its_own(t[2], k.value) for k in known)
 
 
+def _as_known(fact: Fact, known: Sequence[KnownFact]) -> Fact:
+    """A known value named by part of its name ("my Pixel" for "Pixel 7", "my Civic" for
+    "Honda Civic") is that value, not a vaguer new one that would replace it."""
+    t = fact.triple()
+    if t is None or fact.ended or is_many(t[1]):
+        return fact
+    words = set(t[2].lower().split())
+    same = [k for k in known if (k.entity, k.attribute) == t[:2] and mentions(t[2], k.value)
+            and words < set(k.value.lower().split())]
+    return replace(fact, value=same[0].value) if len(same) == 1 else fact
+
+
 def _each_its_own(a: str, b: str) -> bool:
     """Two values each with a word the other lacks ("head chef" / "sous chef", "Pixel 8" /
     "Pixel 7"): a shared word does not make one the other restated."""
@@ -465,7 +478,8 @@ def apply_known(sentences: Sequence[str], read: list[list[tuple[str, Reading]]],
     for sentence, statements in zip(sentences, read):
         added: list[tuple[Reading, list[Fact]]] = []
         for clause, reading in statements:
-            reading.facts = [align(f, known, clause, text) for f in reading.facts]
+            reading.facts = [_as_known(align(f, known, clause, text), known)
+                             for f in reading.facts]
             if _ENDS_ONE.search(sentence):
                 # "payments no longer ships on Mondays, ...": the known value restated beside
                 # a word that ends it is not its new value

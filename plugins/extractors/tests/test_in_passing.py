@@ -103,3 +103,16 @@ async def test_the_speakers_phone_laptop_or_car_named_as_theirs(stub, text, fact
 ])
 async def test_no_phone_laptop_or_car_of_the_speakers_now(stub, text):
     assert not [f for f in await facts(stub, text) if f[1] in ("phone", "car", "laptop")]
+
+
+@pytest.mark.parametrize("text,known", [
+    ("How does my Civic's fuel economy stack up against a Prius?",
+     K("user", "car", "Honda Civic")),
+    ("my Pixel's in the repair shop so I'm borrowing a spare this week",
+     K("user", "phone", "Pixel 7")),
+])
+async def test_ones_own_thing_named_in_part_is_the_one_stored(stub, text, known):
+    """"my Civic" for the stored "Honda Civic": the same one, not a vaguer new value (a
+    possessive ends the name: not "Civic fuel")."""
+    assert [f for f in await facts(stub, text, known) if f[1] == known.attribute] == \
+        [(known.entity, known.attribute, known.value)]
