@@ -251,6 +251,10 @@ FRAMES: tuple[Frame, ...] = (
     # one works, then where (a name)
     _f("employer", r"(?:work|works|working)\s+(?!(?:out|off|on|with|from|in|for|at|as|hard|"
        r"late|long|remotely|from home)\b)(?:[a-z-]+\s+){1,2}?(?:at|for)", _ORG, proper),
+    # "I teach maths at St Anne's", "she lectures in law at Leeds": what one teaches, then
+    # where (a name: a school one teaches at is where one works, not where one studies)
+    _f("employer", r"(?:teach|teaches|am teaching|is teaching|lecture|lectures|tutor|tutors)\s+"
+       r"(?:[\w-]+\s+){1,3}?(?:at|for)", _ORG, proper),
     # "moved over to KPMG": a company, when the name does not read as a place
     _f("employer", r"(?:moved|went|jumped|switched|transferred)(?: over| ship)? to|"
        r"have been with|has been with|been with|am with", _ORG, org_like),

@@ -73,3 +73,14 @@ async def test_the_makers_lines_are_laptops_and_phones(stub, text, fact):
 ])
 async def test_common_words_stay_what_they_are(stub, text):
     assert not [f for f in await facts(stub, text) if f[1] in ("laptop", "phone")]
+
+
+@pytest.mark.parametrize("text,fact", [
+    # a school one teaches at is where one works; read as nothing, the statement was taken
+    # for the school a later "part-time master's with the Open University" replaced
+    ("I teach maths at St Anne's, mostly lower sets.", ("user", "employer", "St Anne's")),
+    ("I teach Year 6 at Riverside Primary", ("user", "employer", "Riverside Primary")),
+])
+async def test_what_one_teaches_then_where(stub, text, fact):
+    assert fact in await facts(stub, text)
+
