@@ -7,14 +7,7 @@ from __future__ import annotations
 import pytest
 
 from recall_core.contracts import KnownFact as K
-from recall_extractors import StubSettings, make_stub
 from recall_extractors.sentences import split_sentences
-from recall_extractors.stub import StubExtractor
-
-
-@pytest.fixture(scope="module")
-def stub() -> StubExtractor:
-    return make_stub(StubSettings())
 
 
 @pytest.mark.parametrize("text,known,expected", [

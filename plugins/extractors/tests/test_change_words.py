@@ -8,18 +8,11 @@ import pytest
 
 from recall_core.contracts import KnownFact as K
 from recall_core.kit.attributes import ENDED
-from recall_extractors import StubSettings, make_stub
 from recall_extractors.change_words import DISCARDED
-from recall_extractors.stub import StubExtractor
 
 KNOWN = (K("team", "ci", "Jenkins"), K("user", "password_manager", "LastPass"))
 # Each word as said ("gave up on" is the regex "gave up(?: on)?").
 VERBS = [v.replace("(?: on)?", " on") for v in DISCARDED.split("|")]
-
-
-@pytest.fixture(scope="module")
-def stub() -> StubExtractor:
-    return make_stub(StubSettings())
 
 
 def facts(out):

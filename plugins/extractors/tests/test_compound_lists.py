@@ -5,13 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from recall_extractors import StubSettings, make_stub
-
-
-@pytest.fixture(scope="module")
-def stub():
-    return make_stub(StubSettings())
-
 
 async def rows(stub, text: str) -> list[tuple[str, str | None, str | None]]:
     return [(m.text, m.attribute, m.value) for m in await stub.extract(text)]

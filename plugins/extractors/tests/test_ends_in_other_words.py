@@ -5,14 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recall_extractors import StubSettings, make_stub
-from recall_extractors.stub import StubExtractor
 from recall_core.contracts import KnownFact as K
-
-
-@pytest.fixture(scope="module")
-def stub() -> StubExtractor:
-    return make_stub(StubSettings())
 
 
 def triples(out) -> list[tuple]:
@@ -73,7 +66,6 @@ async def test_things_of_ones_own_said_bare_are_each_a_statement(stub):
     texts = [m.text for m in await stub.extract(
         "Dr. Moreau is my dermatologist, for general stuff I see Dr. Kaur")]
     assert texts == ["Dr. Moreau is my dermatologist", "for general stuff I see Dr. Kaur"]
-
 
 
 async def test_how_well_one_speaks_is_no_part_of_the_language(stub):

@@ -6,14 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from recall_extractors import StubSettings, make_stub
-from recall_extractors.stub import StubExtractor
-
-
-@pytest.fixture(scope="module")
-def stub() -> StubExtractor:
-    return make_stub(StubSettings())
-
 
 def facts(out):
     return [(m.entity, m.attribute, m.value) for m in out if m.attribute]

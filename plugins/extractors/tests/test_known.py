@@ -8,7 +8,6 @@ import pytest
 
 from recall_core.contracts import KnownFact as K
 from recall_core.kit.attributes import ENDED
-from recall_extractors import StubSettings, make_stub
 from recall_extractors.stub import StubExtractor
 
 import json
@@ -17,11 +16,6 @@ import httpx2
 
 from recall_extractors.haiku import EXTRACT_TOOL, HaikuExtractor
 from recall_extractors.settings import DEFAULT_MODEL, HaikuSettings
-
-
-@pytest.fixture(scope="module")
-def stub() -> StubExtractor:
-    return make_stub(StubSettings())
 
 
 async def facts(stub: StubExtractor, text: str, *known: K) -> list[tuple[str, str, str]]:

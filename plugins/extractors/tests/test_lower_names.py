@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from recall_extractors import StubSettings, make_stub
+from recall_extractors import StubSettings
 from recall_extractors.classifier import load
 
 needs_model = pytest.mark.skipif(load() is None, reason="no attribute classifier model")
@@ -14,11 +14,6 @@ needs_model = pytest.mark.skipif(load() is None, reason="no attribute classifier
 
 def facts(out):
     return [(m.entity, m.attribute, m.value) for m in out if m.attribute]
-
-
-@pytest.fixture(scope="module")
-def stub():
-    return make_stub(StubSettings())
 
 
 @needs_model

@@ -8,13 +8,6 @@ from __future__ import annotations
 import pytest
 
 from recall_core.contracts import KnownFact as K
-from recall_extractors import StubSettings, make_stub
-from recall_extractors.stub import StubExtractor
-
-
-@pytest.fixture(scope="module")
-def stub() -> StubExtractor:
-    return make_stub(StubSettings())
 
 
 async def facts(stub, text, *known):

@@ -7,13 +7,6 @@ from __future__ import annotations
 import pytest
 
 from recall_core.contracts import KnownFact as K
-from recall_extractors import StubSettings, make_stub
-from recall_extractors.stub import StubExtractor
-
-
-@pytest.fixture(scope="module")
-def stub() -> StubExtractor:
-    return make_stub(StubSettings())
 
 
 def triples(out) -> list[tuple]:
@@ -142,7 +135,6 @@ async def test_a_home_taken_is_where_one_lives(stub, text, place):
 async def test_a_home_looked_at_or_a_car_rented_is_not(stub, text):
     got = triples(await stub.extract(text, known=[LOCATION]))
     assert not [t for t in got if t[1] == "location"]
-
 
 
 async def test_new_is_no_part_of_a_name(stub):

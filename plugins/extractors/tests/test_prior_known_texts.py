@@ -8,15 +8,9 @@ from __future__ import annotations
 import pytest
 
 from recall_core.contracts import KnownFact
-from recall_extractors import StubSettings, make_stub
 from recall_extractors.classifier import load
 
 pytestmark = pytest.mark.skipif(load() is None, reason="no attribute classifier model")
-
-
-@pytest.fixture(scope="module")
-def stub():
-    return make_stub(StubSettings())
 
 
 def facts(out):

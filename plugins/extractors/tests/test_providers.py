@@ -9,13 +9,6 @@ import pytest
 
 from recall_core.contracts import KnownFact as K
 from recall_core.kit.attributes import normalise_triple
-from recall_extractors import StubSettings, make_stub
-from recall_extractors.stub import StubExtractor
-
-
-@pytest.fixture(scope="module")
-def stub() -> StubExtractor:
-    return make_stub(StubSettings())
 
 
 def triples(out) -> list[tuple]:

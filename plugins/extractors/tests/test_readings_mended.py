@@ -6,14 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from recall_extractors import StubSettings, make_stub
-from recall_extractors.stub import StubExtractor
 from recall_core.kit.attributes import ENDED
-
-
-@pytest.fixture(scope="module")
-def stub() -> StubExtractor:
-    return make_stub(StubSettings())
 
 
 def facts(out):
@@ -52,7 +45,6 @@ async def test_a_ride_in_is_a_commute(stub, text, expected):
 ])
 async def test_work_done_somewhere(stub, text, expected):
     assert facts(await stub.extract(text)) == expected
-
 
 
 @pytest.mark.parametrize("text,wrong", [

@@ -9,16 +9,9 @@ from __future__ import annotations
 import pytest
 
 from recall_core.contracts import KnownFact as K
-from recall_extractors import StubSettings, make_stub
-from recall_extractors.stub import StubExtractor
 
 KNOWN = (K("user", "location", "Berlin"), K("user", "employer", "Acme"),
          K("user", "editor", "vim"), K("user", "commute", "bus"))
-
-
-@pytest.fixture(scope="module")
-def stub() -> StubExtractor:
-    return make_stub(StubSettings())
 
 
 @pytest.mark.parametrize("text", [
