@@ -31,6 +31,10 @@ SWAPPED = r"replaced|swapped(?: out)?|traded(?: in)?|exchanged|" + DISCARDED
 NOW = (r"now|these days|nowadays|currently|at the moment|anymore|no more|instead|switched|"
        r"moved (?:to|over)|migrated|went with|going with|all in on|converted")
 
+#: Words that place a statement in the past ("I used to drive a Civic", "years ago"): no
+#: value said with one is current (`kinds`, `known.said_against`).
+PAST_SAID = r"used to|back then|years ago|last year"
+
 #: Words that deny what follows ("I haven't switched to VS Code"): no value said with one is
 #: current (`kinds.by_kind`, `known.said_against`).
 NEGATED = (r"don't|doesn't|didn't|haven't|hasn't|hadn't|isn't|aren't|wasn't|weren't|won't|"

@@ -17,7 +17,7 @@ import re
 
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, is_many
 
-from .change_words import DISCARDED, NEGATED, NOW, SWAPPED
+from .change_words import DISCARDED, NEGATED, NOW, PAST_SAID, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
 from .lexicon import PERSONAL, TOOL_CATEGORIES, WORDS_TOO, category_of, other_device, tool_name
@@ -27,8 +27,8 @@ _I = re.IGNORECASE
 
 _NOW = re.compile(r"\b(?:" + NOW + r"|gone|" + SWAPPED + r")\b", _I)
 # ... nor the past or a negation (besides what cues.UNSURE refuses everywhere).
-_NOT_NOW = re.compile(r"\b(?:used to|was|were|back then|last year|years ago|" + NEGATED + r")\b",
-                      _I)
+_PAST = re.compile(r"\b(?:was|were|" + PAST_SAID + r")\b", _I)
+_DENIED = re.compile(r"\b(?:" + NEGATED + r")\b", _I)
 # Cues that end the value they name: with one value named, it is the old one.
 _ENDING = re.compile(r"\b(?:anymore|no more|replaced|gone|from|off|left|"
                      r"quit|sold|dead|" + DISCARDED + r")\b", _I)
@@ -66,7 +66,7 @@ def named_values(text: str) -> list[tuple[int, str, str]]:
 def by_kind(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
     """The current value of a one-at-a-time kind the statement names, or nothing."""
     if subject.kind == "other" or not _NOW.search(text) or UNSURE.search(text) \
-            or _NOT_NOW.search(text):
+            or _PAST.search(text) or _DENIED.search(text):
         return []
     found = [(at, v, k) for at, v, k in named_values(text)
              if k in INVENTORY and not is_many(k)]
@@ -85,11 +85,11 @@ def by_kind(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
 # The things one owns one of at a time, by model: "my Pixel 6 keeps dropping wifi", "my
 # iPhone 11 battery dies by lunchtime", "the camera on my Galaxy S23" say which one it is.
 _OWNED_KINDS = frozenset({"phone", "laptop", "car"})
-_MY = re.compile(r"\b(?:my|our)\s+(?:(?:brand\s+)?new\s+)?$", _I)
-_MY_SPAN = re.compile(r"^(?:my|our)\s+(?:(?:brand\s+)?new\s+)?", _I)
-_PAST_NOW = re.compile(r"\b(?:used to|was|were|back then|last year|years ago)\b", _I)
-_DENIED = re.compile(r"\b(?:" + NEGATED + r")\b", _I)
-_NEW_SPAN = re.compile(r"^(?:brand\s+)?new\s+", _I)
+#: "new" before a thing's name is no part of it ("my brand new iPhone 15")
+NEW = r"(?:brand\s+)?new\s+"
+_MY = re.compile(r"\b(?:my|our)\s+(?:" + NEW + r")?$", _I)
+# the words a named span may open with: "my new iPhone 15", "new iPhone 15"
+_MY_NEW = re.compile(r"^(?:(?P<my>my|our)\s+)?(?:" + NEW + r")?", _I)
 _OWNED_ENDS = re.compile(r"\b(?:anymore|no more|replaced|replacing|replace it|gone|sold|selling|"
                          r"trade[ds]? in|traded|gave away|getting rid|got rid|old|previous|"
                          r"former|broke|broken|stolen|lost|died|dead|" + DISCARDED + r")\b", _I)
@@ -101,16 +101,16 @@ def owned(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
     statement tells the past, negates having it, or ends or loses the thing. A question or a
     hedge about one's own thing takes it as given ("should I upgrade my iPhone 12?", "... for
     my Honda Jazz?"), as does a complaint about it ("my Pixel 8 won't sync")."""
-    if subject.kind == "other" or _PAST_NOW.search(text) or _OWNED_ENDS.search(text):
+    if subject.kind == "other" or _PAST.search(text) or _OWNED_ENDS.search(text):
         return []
     found = []
     for at, v, k in named_values(text):
         if (held := re.search(r"['’]s\b", text[at:])) and held.start() <= len(v):
             v = text[at:at + held.start()]  # "my Civic's fuel economy": the Civic
         end = at + len(v)
-        mine = _MY_SPAN.match(v)
-        v = _MY_SPAN.sub("", _NEW_SPAN.sub("", v))
-        if k in _OWNED_KINDS and (mine or _MY.search(text[:at])) \
+        lead = _MY_NEW.match(v)
+        v = v[lead.end():]
+        if k in _OWNED_KINDS and (lead["my"] or _MY.search(text[:at])) \
                 and not other_device(text[end:].split()[:1]) \
                 and not _DENIED.search(text[:at]):  # "I don't have my Pixel 8 with me"
             found.append((v, k))

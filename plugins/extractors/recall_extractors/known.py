@@ -23,17 +23,17 @@ names two new values) nothing changes: a missed supersession is cheaper than a l
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 
 from recall_core.contracts import KnownFact
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, base_attribute, is_many
 from recall_core.kit.mentions import names, of_a_thing
 
-from .change_words import DISCARDED, NEGATED, NOW, SWAPPED
+from .change_words import DISCARDED, NEGATED, NOW, PAST_SAID, SWAPPED
 from .cues import UNSURE
 from .fact import Fact
-from .kinds import named_values
+from .kinds import NEW, named_values
 from .lexicon import TOOL_CATEGORIES, category_of, other_device
 from .places import known_place
 from .typed_values import theirs
@@ -54,7 +54,8 @@ _ENDS = re.compile(
     r"\b(?:no more|no longer|anymore|" + SWAPPED + r"|"
     r"gone|dead|shut (?:\w+ )?down|sold|left|quit|switched|moved|"
     r"instead of|overtaken|over)\b", _I)
-_NOT = re.compile(r"\b(?:" + NEGATED + r"|used to|back then|years ago|last year)\b", _I)
+_PAST = re.compile(r"\b(?:" + PAST_SAID + r")\b", _I)
+_DENIED = re.compile(r"\b(?:" + NEGATED + r")\b", _I)
 _WORD = re.compile(r"[\w'.+#-]+")
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|his|her|their)\s+", _I)
 
@@ -191,11 +192,10 @@ _TEAM_CHANGED = re.compile(r"\b(?:migrated|migrating|switched|switching|moved|mo
                            r"porting|rewrote|rewritten|swapped|cut over|went over)\b", _I)
 
 
-def _owned(clause: str, value: str, owner: str = "my|our") -> bool:
-    """The value is said to be the speaker's own ("the camera on my iPhone 15", "our AWS
-    bill"): a new value of its kind named that way is the one held now."""
-    return bool(re.search(rf"\b(?:{owner})\s+(?:new\s+)?{re.escape(value)}(?![\w-])", clause,
-                          _I))
+def _owned(clause: str, value: str, owner: str = "my|our") -> re.Match[str] | None:
+    """Where the value is said to be the speaker's own ("the camera on my iPhone 15", "our
+    AWS bill"): a new value of its kind named that way is the one held now."""
+    return re.search(rf"\b(?:{owner})\s+(?:new\s+)?{re.escape(value)}(?![\w-])", clause, _I)
 
 
 # "how do I clear the cookies in Chrome?", "in WezTerm how do I split the pane?", "Bitwarden
@@ -220,12 +220,8 @@ def _of_a_thing(k: KnownFact) -> bool:
 def _denied_after_owned(sentence: str, value: str, denied: list[int]) -> bool:
     """"My Pixel 8 won't sync with the family calendar": what is denied comes after the
     speaker's own thing, named; it is said of the thing, not of having it."""
-    m = re.search(rf"\b(?:my|our)\s+(?:new\s+)?{re.escape(value)}(?![\w-])", sentence, _I)
-    return bool(m) and all(at >= m.end() for at in denied) \
-        and not _PAST_NOT.search(sentence)
-
-
-_PAST_NOT = re.compile(r"\b(?:used to|back then|years ago|last year)\b", _I)
+    m = _owned(sentence, value)
+    return m is not None and all(at >= m.end() for at in denied)
 
 
 _MY_OR_OUR = re.compile(r"(?:my|our)\s", _I)
@@ -285,7 +281,7 @@ def _migrated_to(sentence: str, value: str) -> bool:
 
 # "my new iPhone 15": "new" is no part of its name; "my old Galaxy" is no new value at all.
 _OLD = re.compile(r"(?:old|former|previous|ex)\b", _I)
-_NEW = re.compile(r"^(?:brand\s+)?new\s+(?=\S)", _I)
+_NEW = re.compile(r"^" + NEW + r"(?=\S)", _I)
 
 
 def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
@@ -293,7 +289,9 @@ def said_against(clause: str, reading: Reading, known: Sequence[KnownFact],
     """A new value of a known single-valued fact, said against the old one or as current.
     The value is read in the statement, what is said of it in its whole sentence ("we got
     Dashlane so I'm using that for everything")."""
-    denied = [m.start() for m in _NOT.finditer(sentence)]
+    if _PAST.search(sentence):
+        return []
+    denied = [m.start() for m in _DENIED.finditer(sentence)]
     # A question is unsure of what it asks, not of what it takes as given: "how do I set up
     # a pot in my Monzo account?" says whose account it is. Only a value owned that way counts.
     asked = bool(UNSURE.search(sentence))

@@ -149,6 +149,13 @@ TZ = (r"(?:(?:UTC|GMT|CET|CEST|EET|EEST|WET|WEST|BST|IST|EST|EDT|CST|CDT|MST|MDT
        r"bed|nap|play|game|same|extra|first|last|long|hard|good|great|bad)\s+time\b)"
        r"[\w/+ -]+?\s+(?:time ?zone|time))")
 
+
+def zone_name(raw: str) -> str:
+    """A zone as said, without its article or the words "time zone" ("the Eastern time
+    zone" -> "Eastern")."""
+    return re.sub(r"^the\s+|\s+(?:time ?zone|tz)$", "", raw, flags=_I).strip()
+
+
 _DEMONYMS = set("""
 american british english scottish welsh irish canadian australian german french italian
 spanish portuguese dutch belgian swiss austrian swedish norwegian danish finnish polish czech
@@ -195,7 +202,7 @@ FRAMES: tuple[Frame, ...] = (
     # -- where --------------------------------------------------------------------------------
     Frame("timezone", re.compile(r"^" + AUX + r"(?:am|is|are|work|live)\s+(?:in|on)\s+"
                                  r"(?P<v>" + TZ + r")(?:\s+now|\s+these days)?[.!]?$"),
-          lambda raw: [re.sub(r"^the\s+|\s+(?:time ?zone|tz)$", "", raw, flags=_I).strip()]),
+          lambda raw: [zone_name(raw)]),
     _f("location", r"live|lives|living|reside|resides|residing|am based|is based|are based|"
        r"based|am located|located|settled(?: down)?|am settled|am staying|call|calls|"
        r"back|am back|moved back",

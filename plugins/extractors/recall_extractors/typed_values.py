@@ -15,7 +15,7 @@ import re
 from . import values as V
 from .change_words import SWAPPED
 from .lexicon import CATEGORY_OF, PROVIDERS, TOOL_CATEGORIES, attribute_for, category_of
-from .person_frames import AUX, TZ
+from .person_frames import AUX, TZ, zone_name
 from .subjects import RELATIONS
 
 _I = re.IGNORECASE
@@ -218,7 +218,7 @@ def _zone(text: str) -> list[str]:
     classifier took for one ("I'm on Aetna through work" is no zone)."""
     rest = _ZONE_LEAD.sub("", text)
     if m := _ZONE.search(rest):
-        return [re.sub(r"^the\s+|\s+(?:time ?zone|tz)$", "", m[0].strip(), flags=re.I)]
+        return [zone_name(m[0].strip())]
     m = _ZONE_CITY.match(rest)
     return [m["v"]] if m else []
 
