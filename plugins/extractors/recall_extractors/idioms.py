@@ -16,7 +16,7 @@ from .cues import said_past
 from .fact import Fact
 from .keys import FAVORITE_TOOLS
 from .lexicon import NATURAL_LANGUAGES, PERSONAL, attribute_for, category_of, purpose_attribute
-from .subjects import ROLE_OF, attribute_named, find_subject
+from .subjects import ROLE_OF, attribute_named, find_subject, person_named
 
 _I = re.IGNORECASE
 
@@ -56,6 +56,23 @@ def imperative(text: str) -> Fact | None:
 
 _COLON = re.compile(r"^(?i:my\s+|our\s+)?(?i:new\s+|current\s+)?(?P<noun>[A-Za-z][\w '-]{1,30}?)"
                     r"(?i:\s+(?:as of|starting|from|since)\s+[\w ]{1,20}?)?\s*:\s+(?P<v>\S.*)$")
+
+
+# A household's service named bare ("House insurance is with Aviva", "mortgage is with
+# Nationwide", "electric bill is with TXU"): the speaker's, as with "my".
+_BARE_SERVICE = re.compile(r"^(?:the\s+)?(?!the\b|my\b|our\b)(?P<n>(?:[a-z-]+\s+){0,2}"
+                           r"(?:insurance|mortgage|pension|broadband|electric|electricity|gas|"
+                           r"energy)|(?:[a-z-]+\s+){1,2}(?:cover|bill|bills|account|contract|"
+                           r"policy|supplier|provider))\s+(?:is|are)\s+(?:with|through)\s+"
+                           r"(?=(?-i:[A-Z]))", _I)
+
+
+def bare_service(text: str) -> str:
+    """ "House insurance is with Aviva" is "my house insurance is with Aviva"."""
+    if not _BARE_SERVICE.match(text):
+        return text
+    return re.sub(r"^the\s+", "my ", text, flags=_I) if text.lower().startswith("the ") else \
+        f"my {text[0].lower()}{text[1:]}"
 
 
 def colon_nominal(text: str) -> str:
@@ -129,6 +146,13 @@ _OFFICE_MOVED = re.compile(r"\b(?:(?:moved|relocated|moving)\s+(?:the|our)\s+(?:
 _FIRST_AT = re.compile(r"^(?:(?:it's|it is|this is)\s+)?(?:my\s+|(?P<who>(?-i:[A-Z][a-z]+))'s\s+)?"
                        r"first\s+(?:day|week|month|shift)\s+at\s+"
                        r"(?P<v>(?-i:[A-Z][\w&'.-]*)(?:\s(?-i:[A-Z][\w&'.-]*)){0,3})", _I)
+
+# "First week as a data analyst went fine", "my first shift as a senior carer": what one is
+# now
+_FIRST_AS = re.compile(r"^(?:(?:it's|it is|this is)\s+)?(?:my\s+|(?P<who>(?-i:[A-Z][a-z]+))'s\s+)?"
+                       r"first\s+(?:day|week|month|shift|job)\s+as\s+(?:a|an)\s+"
+                       r"(?P<v>[\w -]{2,40}?)(?=\s*(?:$|[,.!;?:]|\s(?:went|was|is|and|at|in|"
+                       r"done|over|today|tomorrow|starts|on)\b))", _I)
 
 # "zsh user here", "I'm an Emacs person"
 _TOOL_USER = re.compile(r"(?:^|\b(?:am|is|are) an?\s+)(?P<v>[\w.+#-]+(?:\s[\w.+#-]+)?)\s+(?:user|"
@@ -271,11 +295,30 @@ def answer_language(text: str) -> str | None:
     return None
 
 
+# Someone's home named with its town ("Priya's flat in Hyderabad", "a gift for my mom's condo
+# in Tucson", "Daniel at his new place in Glasgow", "Jo finally got her place in Aberdeen"):
+# where they live. Only a home of their own, said right after them: not a holiday flat, not a
+# studio or unit (often where one works), not "my parents' place".
+_THEIR_HOME = r"(?:new\s+|own\s+)?(?!studio\b|unit\b)" + person_frames.DWELLING
+_HOME_OF = re.compile(r"(?:\b(?P<a>(?i:my|our)\s+[a-z]+|[A-Z][a-z]+)'s\s+" + _THEIR_HOME +
+                      r"|\b(?P<b>[A-Z][a-z]+)\s+at\s+(?:his|her|their)\s+" + _THEIR_HOME +
+                      r"|\b(?P<c>(?i:my|our)\s+[a-z]+|[A-Z][a-z]+)\s+(?:finally\s+)?got\s+"
+                      r"(?:his|her|their)\s+" + _THEIR_HOME + r")"
+                      r"\s+in\s+(?P<v>[A-Z]\w+(?:[\s-][A-Z]\w+)?)")
+
+
 def here_in(text: str, speaker: str | None) -> Fact | None:
-    """Where the speaker lives, named in passing ("back home in Leeds", "any playgrounds
-    near us in Boise?"): read in a question too, which says it as given."""
-    if (m := _HERE_IN.search(text)) and person_frames.place(m["v"]) and not said_past(text):
+    """Where the speaker, or someone named, lives, said in passing ("back home in Leeds",
+    "any playgrounds near us in Boise?", "Marta's flat in Valencia"): read in a question
+    too, which says it as given."""
+    if said_past(text):
+        return None
+    if (m := _HERE_IN.search(text)) and person_frames.place(m["v"]):
         return Fact(speaker.lower() if speaker else USER, "location", m["v"])
+    if (m := _HOME_OF.search(text)) and person_frames.place(m["v"]):
+        who = person_named(m["a"] or m["b"] or m["c"])
+        if who and who != USER:
+            return Fact(who, "location", m["v"])
     return None
 
 
@@ -334,6 +377,9 @@ def patterned(text: str, speaker: str | None, last_person: str | None) -> list[F
     if (m := _FIRST_AT.match(text)) and person_frames.proper(v := m["v"].strip()):
         who = m["who"].lower() if m["who"] else speaker.lower() if speaker else USER
         return [Fact(who, "school" if person_frames.SCHOOLISH.search(v) else "employer", v)]
+    if (m := _FIRST_AS.match(text)) and person_frames.role(v := m["v"].strip()):
+        who = m["who"].lower() if m["who"] else speaker.lower() if speaker else USER
+        return [Fact(who, "occupation", v)]
     if (m := _MADE_ME.search(text)) and person_frames.role(m["v"], known=True):  # not "dinner"
         return [Fact(speaker.lower() if speaker else USER, "occupation", m["v"])]
     if (m := _MY_NEW.search(text)) and person_frames.proper(m["v"]):

@@ -218,12 +218,15 @@ FRAMES: tuple[Frame, ...] = (
        _PLACE, proper),
     # -- the providers one is a customer of (a bank by its verb, any other by its name) -----
     _f("bank", r"bank with|banks with|bank at|banks at|am banking with|banking with|"
-       r"have (?:an|my|our|a) (?:\w+ )?(?:account|accounts) (?:with|at)", _ORG, proper),
+       r"have (?:an|my|our|a) (?:\w+ )?(?:account|accounts) (?:with|at)|"
+       r"(?:opened|have opened|just opened) (?:an|a|my|our) (?:\w+ )?account (?:with|at)(?: the)?|"
+       r"(?:moved|switched|transferred) (?:all )?(?:my|our) (?:\w+ )?(?:accounts|banking) "
+       r"(?:over )?to", _ORG, proper),
     _f("provider", r"am with|is with|are with|have been with|has been with|been with|"
        r"am a (?:member|customer|client) (?:at|of|with)|am insured (?:with|by)|"
        r"get (?:my|our) (?:internet|broadband|wifi|phone service|cell service|mobile service|"
        r"insurance|health insurance|car insurance|coverage) (?:through|from|with|via)|"
-       r"insured (?:with|by)|signed up (?:with|at)|got (?:insurance|a policy|cover|coverage) "
+       r"insured (?:with|by)|signed up (?:with|at|to)|got (?:insurance|a policy|cover|coverage) "
        r"(?:with|from|through)|(?:ported|moved|switched|transferred|took) (?:my|our|his|her) "
        r"(?:phone )?(?:number|numbers|line|lines|plan|service|account|accounts|money|savings|"
        r"banking|membership|policy|insurance|cover) (?:over )?(?:to|with)",
@@ -237,11 +240,15 @@ FRAMES: tuple[Frame, ...] = (
        r"(?:\s+(?:full[- ]time|part[- ]time|remotely|as (?:a|an) [\w -]{1,40}?|"
        r"in [\w -]{1,30}?))?\s+(?:over\s+)?(?:at|for|with|by)", _ORG),
     _f("employer", r"joined|am joining|is joining|signed with|signed on with|"
-       r"(?:took|got|accepted|landed|received|signed|started|have|has|took up)\s+(?:a|an|the|"
+       r"(?:took|taking|got|accepted|accepting|landed|received|signed|started|have|has|"
+       r"took up)\s+(?:a|an|the|"
        r"my)\s+(?:[\w-]+\s+){0,2}(?:job|position|role|offer|gig|contract|internship)\s+"
        r"(?:at|with|from)|accepted an offer (?:at|from)|started (?:at|with)|"
        r"am starting at|starting at|start at|got hired (?:by|at)|hired (?:by|at)|"
-       r"landed at|landed a job at|ended up at|"
+       r"landed at|landed a job at|ended up at|(?:got |was |been |has been )?taken on (?:at|by)|"
+       # "Dan's doing 12 hour shifts at the Amazon warehouse", "she's on nights at St Mary's"
+       r"(?:am|is|are) (?:doing |working |on )(?:nights|days|earlies|lates|"
+       r"(?:\d+[- ]hour |night |day |long |extra )?shifts) at|"
        r"got poached by|poached by|recruited by|headhunted by|"
        r"am (?:now )?at|is (?:now )?at|have been at|has been at|been at|"
        r"switched (?:jobs|companies) to|moved to a new (?:job|company|role) at|"
@@ -267,7 +274,9 @@ FRAMES: tuple[Frame, ...] = (
        r"have been with|has been with|been with|am with", _ORG, org_like),
     _f("occupation", r"work as|works as|working as|am working as|started working as|"
        r"got a job as|took a job as|got promoted to|was promoted to|promoted to|am now|became|"
-       r"(?:have |has )?(?:taken|took|got|started|accepted) (?:a|an) (?:[\w-]+ )?job as|"
+       r"(?:have |has )?(?:taken|took|got|started|accepted) (?:a|an|my|his|her|their|the) "
+       r"(?:[\w-]+ ){0,2}?job as|started as|have started as|has started as|"
+       r"started working (?:[\w ]{1,30}? )?as|"
        r"qualified as|have qualified as|has qualified as|"
        r"took over as|has taken over as|have taken over as|got bumped up to|bumped up to|"
        r"moved up to|stepped up as|stepped into the role of|"
@@ -280,6 +289,12 @@ FRAMES: tuple[Frame, ...] = (
     Frame("occupation", re.compile(r"^" + AUX + r"(?:am|is|are|has been|have been|been)\s+"
                                    r"(?:a|an|the)\s+(?P<v>.+)$", _I),
           lambda raw: _role_value(raw, plain=True)),
+    # "Dad finally retired", "I'm retired now", "she retired from teaching last year": what
+    # one is now (not "we retired Chef": a thing retired is named after the verb)
+    Frame("occupation", re.compile(r"^" + AUX + r"(?P<v>retired)(?=\s*$|\s*[,.!;]|\s+(?:from|"
+                                   r"last|this|in|on|at|after|early|now|yesterday|today|"
+                                   r"recently|a|two|three|four|five|\d+|and|so|but)\b)", _I),
+          lambda raw: ["retired"]),
     # "my brother writes firmware for a living": what one does for a living is the job
     Frame("occupation", re.compile(r"^" + AUX + r"(?P<v>(?!(?:not|never)\b)[a-z][\w -]{2,40}?)\s+"
                                    r"for a living\b", _I), lambda raw: [raw]),
@@ -302,6 +317,11 @@ FRAMES: tuple[Frame, ...] = (
        r"am picking up|am teaching myself|started (?:taking )?(?:\w+ )?lessons in|"
        r"(?:am |have been |been )?trying to (?:learn|pick up|get into)",
        _one(V.ORG, 4)),
+    # "Started Polish lessons", "I'm having piano lessons these days", "booked some driving
+    # lessons": what the lessons are in is what one is learning
+    _f("learning", r"(?:am |have |have been |been )?(?:taking|having|doing|started|starting|"
+       r"booked|signed up for)(?: some| weekly| private| evening| online)?",
+       lambda raw: _lessons_in(raw)),
     # -- people ---------------------------------------------------------------------------
     # ("seeing someone called Rhys", "dating a guy named Joel": the name)
     _f("partner", r"(?:married to|got married to|engaged to|got engaged to|dating|seeing|"
@@ -514,6 +534,16 @@ def _role_value(raw: str, plain: bool = False) -> list[str]:
     if plain and not role(v):
         return []
     return [v] if role(v) or not plain else []
+
+
+_LESSONS = re.compile(r"^(?!(?:the|a|an|my|our|his|her|their|some|these|those|more|extra|"
+                      r"one|two|three|four|five|six|few|couple|several|weekly|daily|\d+)\b)(?P<v>[A-Za-z][\w-]*(?:\s[A-Za-z][\w-]*)?)\s+(?:evening\s+|night\s+|"
+                      r"online\s+|group\s+|private\s+)?(?:lessons|classes|class|course|tuition)\b",
+                      _I)
+
+
+def _lessons_in(raw: str) -> list[str]:
+    return [m["v"]] if (m := _LESSONS.match(raw)) else []
 
 
 def _hours(raw: str) -> list[str]:

@@ -28,6 +28,8 @@ from recall_core.contracts import ExtractionError, KnownFact, KnownStatement
 
 from .fragments import group_fragments, lower_speaker, split_speaker
 from .kinds import by_kind, holder, owned
+from .providers_named import provider_named
+from .devices_given import device_given
 from .known import apply_known, join_endings
 from .single_endings import ends_single
 from .lexicon import TOOL_CATEGORIES
@@ -383,7 +385,9 @@ class StubExtractor(Extractor):
             for clause, reading in clauses:
                 if not reading.facts:
                     reading.facts = by_kind(clause, reading.subject, speaker) \
-                        or owned(clause, reading.subject, speaker)
+                        or owned(clause, reading.subject, speaker) \
+                        or provider_named(clause, reading.subject, speaker) \
+                        or device_given(clause, speaker)
                 reading.facts = [holder(f, speaker) for f in reading.facts]
                 # whichever reading named it, a tool said as food is none ("eating fish")
                 reading.facts = [f for f in reading.facts if f.attribute not in TOOL_CATEGORIES

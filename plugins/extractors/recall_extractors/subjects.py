@@ -120,6 +120,11 @@ _IMPLIED = re.compile(
     r"heading|headed|commuting|cycling|biking|walking|training|lifting|said|picked|"
     r"installed|wiped|signed|poached|hired|transferred|writing|upgraded|"
     r"am|was|is)\b", _I)
+# The speaker's verbs that open a clause before a capitalised word, never a first name
+# ("Started Polish lessons", "Booked Ryanair flights"), though some end like one in -ed.
+_OPENING_VERBS = frozenset("""started moved joined switched got took bought sold signed finished
+booked began became left quit landed retired upgraded installed wiped picked dropped ditched
+swapped replaced opened closed went made had found tried""".split())
 # Nouns that end like a verb in -ing ("Leo's wedding", "the morning").
 _ING_NOUNS = (r"(?:morning|evening|nothing|something|everything|anything|thing|king|spring|"
               r"wedding|building|meeting|ceiling|ring|sibling|darling|birthday|clothing|"
@@ -230,14 +235,19 @@ def expand(text: str) -> str:
     # "my name's Fatima": 's is "is" after anything but a person, pet or group, whose 's
     # owns what follows ("my wife's employer").
     # Only as a clause's subject: later "my dad's Tesla" is his ("I borrowed my dad's Tesla").
-    out = re.sub(r"\b(my|our)\s+([\w-]+)'s\b(?=\s+(\S))", lambda m: m[0] if m[2].lower()
-                 in _OWNERS and (not m[3][0].isupper() or m.start() > 0)
-                 else f"{m[1]} {m[2]} is", out, flags=_I)
+    out = re.sub(r"\b(my|our)\s+([\w-]+)'s\b(?=\s+(\S))", _owner_s, out, flags=_I)
     out = re.sub(r"\b(master|bachelor|associate)'s\b", r"\1s", out, flags=_I)  # degrees
-    out = re.sub(r"\b(\w+)'s\s+(been|got|gotten)\b", r"\1 has \2", out, flags=_I)
-    out = re.sub(r"\b(\w+)'s\s+(always|never|just|now|still|not|a|an|the|out|gone|"
+    out = re.sub(r"\b(\w+)'s\s+(been|got|gotten|started|joined|landed|ended up|taken)\b",
+                 r"\1 has \2", out, flags=_I)
+    # "Priya's retrained as a teacher", "my wife's qualified": 's before a past participle
+    out = re.sub(r"\b([A-Z][a-z]+|(?i:my|our)\s+[\w-]+)'s\s+(?=(?:re)?(?:trained|qualified|"
+                 r"retired|relocated|settled|switched|transferred|graduated)\b)", r"\1 has ",
+                 out)
+    # (not a business's name: "at the Nando's in town", "to the McDonald's on Main")
+    out = re.sub(r"(?<!\bat the )(?<!\bto the )(?<!\bin the )(?<!\bfrom the )"
+                 r"\b(\w+)'s\s+(always|never|just|now|still|not|a|an|the|out|gone|"
                  r"currently|finally|officially|really|in|at|from|on|moved|working|living|"
-                 r"based|learning|allergic|married|engaged|dating|what|where|how|\d)", r"\1 is \2",
+                 r"based|learning|allergic|married|engaged|dating|what|where|how|back|\d)", r"\1 is \2",
                  out, flags=_I)
     # "Leo's doing his PhD", "my sister's teaching in Leeds": 's before a verb in -ing is
     # "is" (not before a noun in -ing: "Leo's wedding")
@@ -247,6 +257,18 @@ def expand(text: str) -> str:
     for short, full in _CONTRACTIONS:
         out = re.sub(r"(?<=\w)" + short + r"\b", full, out, flags=_I)
     return out
+
+
+def _owner_s(m: re.Match[str]) -> str:
+    """ "my name's" -> "my name is"; "my wife's" stays hers, but for her name alone ("My
+    wife's Anna", not "My wife's Starling account is frozen")."""
+    if m[2].lower() not in _OWNERS:
+        return f"{m[1]} {m[2]} is"
+    if not m[3][0].isupper() or m.start() > 0 or re.match(
+            r"\s+(?:[A-Z][\w'-]*\s+)+(?!(?:and|but|so|who|by|btw|lol|now|from|at|with|in|on|"
+            r"of|here|there|too|as|for|to|is|was|has|these|this)\b)[a-z]", m.string[m.end():]):
+        return m[0]
+    return f"{m[1]} {m[2]} is"
 
 
 def _person_attribute(word: str) -> bool:
@@ -297,6 +319,13 @@ def _owner(word: str, speaker: str | None) -> str:
 def _relation(noun: str, speaker: str | None) -> str:
     noun = noun.lower()
     return f"{speaker.lower()}'s {noun}" if speaker else noun
+
+
+def person_named(words: str) -> str | None:
+    """The entity a person named in passing is ("Priya", "my mom", "grandma"), or None when
+    the words name no person: read as the subject of a clause of their own."""
+    who = find_subject(f"{words} lives there")
+    return who.entity if who.kind == "person" and who.entity else None
 
 
 def find_subject(clause: str, speaker: str | None = None,
@@ -359,7 +388,8 @@ def find_subject(clause: str, speaker: str | None = None,
                              r"began|ran|won|lost|came)$", following, _I)
         # "Quit pilates, ...", "Sold my drum kit": a word of the speaker's own verbs that is
         # no -ed/-ing form a name may end like is never a name
-        verb = " " not in low and _IMPLIED.fullmatch(low) and not re.fullmatch(r"\w+(?:ed|ing)", low)
+        verb = " " not in low and _IMPLIED.fullmatch(low) and not re.fullmatch(r"\w+(?:ed|ing)", low) \
+            or " " in low and low.split()[0] in _OPENING_VERBS  # "Started Polish lessons"
         if not plural and not verb and (not _IMPLIED.match(text) or _FINITE.match(following)
                                         or _THIRD_PERSON.match(following)) \
                 and low.split()[0] not in _NOT_NAMES and low not in RELATIONS | _RELATION_WORDS \
@@ -580,6 +610,12 @@ _ALL_THINGS = frozenset({"stuff", "things", "everything", "all our stuff", "all 
 def attribute_named(noun: str, value: str | None) -> str | None:
     """The attribute "my <noun> is <value>" states, or None (then <noun> is a thing)."""
     attr = canonical_attribute(noun)
+    if value is not None and re.fullmatch(r"(?:(?:personal|work|private|home)\s+)?e-?mail",
+                                          noun, _I) and \
+            re.match(r"(?:is\s+)?(?:on|with|through)\s+[A-Z]", value):
+        # "my email is on Yahoo": the provider, as "my email provider is Yahoo" says it (an
+        # address is never "on" anything)
+        return canonical_attribute("email provider" if attr == "email" else noun)
     if noun.lower() in _THINGS | _ALL_THINGS:
         return None  # "our frontend is Angular", "our stuff is all on AWS": the subject
     if value is not None and (attr not in INVENTORY or attr == "phone_number") and \

@@ -96,7 +96,9 @@ def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
         if typed_values.typed(attr):
             found = typed_values.value_for(attr, m["v"], subject.kind != "team")
             return [Fact(subject.entity or USER, attr, found[0])] if found else []
-        v = V.value(re.sub(r"^(?:on|in|at|with|through)\s+", "", m["v"], flags=_I), V.COMMON, 8)
+        # ("my email is on Fastmail with my own domain": a provider's name ends as an org's)
+        v = V.value(re.sub(r"^(?:on|in|at|with|through)\s+", "", m["v"], flags=_I),
+                    V.ORG if re.match(r"(?:on|with|through)\s+[A-Z]", m["v"]) else V.COMMON, 8)
         if v is None or v.split()[0].lower() in ("so", "very", "really", "pretty", "kind") \
                 or (attr in TOOL_CATEGORIES - PROVIDERS and typed_values.measure(v)):
             return []  # ("builds are at 25 min": a measure of the tool, never its name)
@@ -181,7 +183,8 @@ def statement_facts(clause: str, speaker: str | None = None,
 def read_statement(clause: str, speaker: str | None = None,
                    last_person: str | None = None) -> Reading:
     """The statement's facts by rule; when none, whether the classifier may find one."""
-    text = expand(strip_lead(idioms.colon_nominal(idioms.TAG_QUESTION.sub("", fold(clause)))))
+    text = expand(strip_lead(idioms.bare_service(idioms.colon_nominal(
+        idioms.TAG_QUESTION.sub("", fold(clause))))))
     none = Subject(None, "none", text)
     if language := idioms.answer_language(text):  # requests are often questions ("Can you ...?")
         return Reading([Fact(speaker.lower() if speaker else USER, "answer_language",

@@ -16,7 +16,9 @@ _I = re.IGNORECASE
 
 _TIME = (r"|\s(?:last|this|next|past)\s+(?:year|month|week|summer|winter|spring|fall|autumn|"
          r"night|time|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-         r"sprint|quarter|term|semester|season|release|cycle|review|round|reorg)\b|"
+         r"sprint|quarter|term|semester|season|release|cycle|review|round|reorg|fortnight|"
+         r"january|february|march|april|june|july|august|september|october|november|"
+         r"december)\b|"
          r"\s(?:over|during) the\s+(?:summer|winter|spring|fall|autumn|weekend|holidays?|"
          r"break)\b|"
          r"\s(?:yesterday|today|tonight|tomorrow|ago|since|until|starting|from now on)\b|"
@@ -29,7 +31,7 @@ _TIME = (r"|\s(?:last|this|next|past)\s+(?:year|month|week|summer|winter|spring|
          r"\s(?:on|since|by|until|from)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|"
          r"sunday|(?:the\s+)?weekend)s?\b")
 _WORDS = (
-    r"\s[-\u2013\u2014]\s|\s(?:because|since|but|so that|so|which|who|where|when|"
+    r"\s[-\u2013\u2014]\s|\s(?:because|coz|cuz|since|but|so that|so|which|who|where|when|"
     # "Spectrum and it keeps dropping": a clause of its own follows
     r"and (?:it|it's|he|she|they|we|i|i'm)|"
     r"while|although|though|unless|if|instead|anymore|any more|now|nowadays|these days|"
@@ -52,7 +54,7 @@ _DOING = (r"|\s(?:doing|working|running|studying|teaching|freelancing|building|m
           r"writing|looking|trying|waiting|hoping|planning|getting|spending|renting|sharing|"
           r"raising|juggling)\b")
 PLACE = COMMON + r"|\s(?:for|with|and|as|from|near|to|because|after|to be)\b" + _DOING
-ORG = COMMON + r"|\s(?:as|in|on|with|and|for|from|to|doing|after|near|within)\b"
+ORG = COMMON + r"|\s(?:as|in|on|with|and|for|from|to|doing|after|near|within|via)\b"
 NAME = COMMON + r"|\s(?:and|from|by|at|in|on|i|i'm|im|but|who|is|was)\b"
 THING = COMMON + r"|\s(?:because|than|over|more than|rather than|when|instead of)\b"
 

@@ -170,7 +170,7 @@ async def test_all_of_our_systems_are_the_team(stub, text, expected):
 @pytest.mark.parametrize("text,expected", [
     # someone else's new flat is no move of the speaker's (was the user's location)
     ("we visited my sister at her new flat in Vancouver, the view is unreal", []),
-    ("Sam's new flat in Leeds is huge", []),
+    ("Sam's new flat in Leeds is huge", [("sam", "location", "Leeds")]),  # Sam's own
     ("my new flat in Rotterdam is tiny", [("user", "location", "Rotterdam")]),
 ])
 async def test_whose_new_flat(stub, text, expected):

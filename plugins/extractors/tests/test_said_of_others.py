@@ -1,0 +1,129 @@
+"""Readings of the eighteenth round of issue 27: someone's home in a town, a job started or
+retired from, a provider or device named in passing, lessons taken, and services named bare.
+Each positive case has a guard beside it that the reading must not take."""
+
+from __future__ import annotations
+
+import pytest
+
+
+async def facts(stub, text):
+    return [(m.entity, m.attribute, m.value) for m in await stub.extract(text) if m.attribute]
+
+
+@pytest.mark.parametrize("text,fact", [
+    ("Priya's flat in Hyderabad is near Banjara Hills, any good cafes close to her place?",
+     ("priya", "location", "Hyderabad")),
+    ("what's an easy gift to ship to my mom's condo in Tucson? her birthday is on the 12th",
+     ("mother", "location", "Tucson")),
+    ("Visited Daniel at his new place in Glasgow last weekend, lovely flat.",
+     ("daniel", "location", "Glasgow")),
+    ("Jo finally got her place in Aberdeen! whats a good housewarming present",
+     ("jo", "location", "Aberdeen")),
+    ("Tom's back in Dundee, so we can finally meet for lunch.", ("tom", "location", "Dundee")),
+])
+async def test_someones_home_in_a_town_is_where_they_live(stub, text, fact):
+    assert fact in await facts(stub, text)
+
+
+@pytest.mark.parametrize("text", [
+    "Priya's holiday flat in Goa is lovely",   # not where she lives
+    "My studio in Hackney is cold",           # a studio may be where one works
+    "Priya used to have a flat in Hyderabad",  # the past
+])
+async def test_no_home_of_theirs(stub, text):
+    assert not [f for f in await facts(stub, text) if f[1] == "location"]
+
+
+@pytest.mark.parametrize("text,fact", [
+    ("Lucy's started at Spire, the private hospital, so her shifts are better.",
+     ("lucy", "employer", "Spire")),
+    ("jake got taken on at the Nando's in town, better hours than his last job",
+     ("jake", "employer", "Nando's")),
+    ("My wife ended up taking the job at Dubai College, so we're looking at villas.",
+     ("wife", "employer", "Dubai College")),
+    ("Dan's doing 12 hour shifts at the Amazon warehouse, we never see each other lol.",
+     ("dan", "employer", "Amazon warehouse")),
+])
+async def test_where_someone_now_works(stub, text, fact):
+    assert fact in await facts(stub, text)
+
+
+@pytest.mark.parametrize("text,fact", [
+    ("Raj started his new job as a high school math teacher",
+     ("raj", "occupation", "high school math teacher")),
+    ("wife started as a practice nurse at the surgery on monday",
+     ("wife", "occupation", "practice nurse")),
+    ("Priya's retrained as a primary teacher, she qualified in July",
+     ("priya", "occupation", "primary teacher")),
+    ("First week as a data analyst went fine!", ("user", "occupation", "data analyst")),
+    ("my dad retired last year", ("father", "occupation", "retired")),
+    ("Officially retired now, can you believe it.", ("user", "occupation", "retired")),
+])
+async def test_what_someone_now_does(stub, text, fact):
+    assert fact in await facts(stub, text)
+
+
+@pytest.mark.parametrize("text", [
+    "We retired Chef entirely, Ansible covers everything it did",  # a thing retired
+    "I retired my old laptop",
+    "My wife's Starling account is frozen",  # her account, not her name
+])
+async def test_nobody_retired_and_no_name(stub, text):
+    found = await facts(stub, text)
+    assert not [f for f in found if f[1] in ("occupation", "partner")]
+
+
+@pytest.mark.parametrize("text,fact", [
+    ("Could you help me find the sort code for my Nationwide account?",
+     ("user", "bank", "Nationwide")),
+    ("Is it worth doing the spin classes that come with my David Lloyd membership?",
+     ("user", "gym", "David Lloyd")),
+    ("AT&T fiber got installed today, 4ms ping!!", ("user", "internet_provider", "AT&T")),
+    ("The Virgin Media engineer is coming Thursday to fit the box",
+     ("user", "internet_provider", "Virgin Media")),
+    ("Opened an account at Ally and closed my Chase checking.", ("user", "bank", "Ally")),
+    ("House insurance is with Aviva, renewal in October", ("user", "house_insurance", "Aviva")),
+    ("My email is on Yahoo, I've had the same address since 2004",
+     ("user", "email_provider", "Yahoo")),
+    ("My health insurance is through Bupa via work.", ("user", "health_insurance", "Bupa")),
+])
+async def test_a_provider_named_in_passing(stub, text, fact):
+    assert fact in await facts(stub, text)
+
+
+@pytest.mark.parametrize("text", [
+    "I'm closing my Monzo account",       # ended
+    "Fiber installer came today!!",       # no provider named
+    "The bill is with my mum",            # no service, no provider
+    "how do I move money from my Barclays account to my Monzo one?",  # the one money leaves
+])
+async def test_no_provider(stub, text):
+    found = await facts(stub, text)
+    assert not [f for f in found if f[1] in ("bank", "internet_provider", "gym", "bill")]
+
+
+@pytest.mark.parametrize("text,fact", [
+    ("My grandson set me up with an iPhone SE at the weekend.", ("user", "phone", "iPhone SE")),
+    ("We got grandma a Galaxy A15 for her birthday.", ("grandmother", "phone", "Galaxy A15")),
+    ("put Fedora on the work laptop over the weekend because snaps were driving me nuts.",
+     ("user", "os", "Fedora")),
+    ("Finally wiped the Windows partition and went full Fedora.", ("user", "os", "Fedora")),
+    ("Started Polish lessons since loads of our residents' families speak it",
+     ("user", "learning", "Polish")),
+    ("I'm having piano lessons these days with a lady from church", ("user", "learning", "piano")),
+])
+async def test_a_device_given_an_os_put_on_lessons_taken(stub, text, fact):
+    assert fact in await facts(stub, text)
+
+
+@pytest.mark.parametrize("text", [
+    "I got Tom a Pixel case for Christmas",  # an accessory
+    "I didn't put Linux on it",              # denied
+    "I'm taking the kids to swimming lessons",
+    "I'm doing two classes a week",
+])
+async def test_no_device_no_os_no_lessons(stub, text):
+    found = await facts(stub, text)
+    assert not [f for f in found if f[1] in ("phone", "os", "learning")]
+
