@@ -72,9 +72,16 @@ _TRAVEL = re.compile(r"\b(?:commut|fl[yi]|flew|travel|driv|drove|go|goes|going|w
                      r"visit|trip|flight|train|ride|rode)\w*\s+(?:to|into)\s+$", _I)
 
 
+# ... or where one works ("I work in Leeds city centre", "my office is in Soho"): a home may
+# be elsewhere ("Home is Harrogate, 40 minutes on the train").
+_AT_WORK = re.compile(r"\b(?:(?:work|works|working|worked)\s+(?:in|near)|(?:office|workplace|"
+                      r"job|shift|shifts)\s+(?:is\s+|are\s+)?(?:in|near))\s+$", _I)
+
+
 def _elsewhere(before: str) -> bool:
-    """A place said after these words is where a thing is or where one goes, not a home."""
-    return bool(_SOMEWHERE.search(before) or _TRAVEL.search(before))
+    """A place said after these words is where a thing is, where one goes or where one
+    works, not a home."""
+    return bool(_SOMEWHERE.search(before) or _TRAVEL.search(before) or _AT_WORK.search(before))
 
 
 _GONE = re.compile(r"^\s*(?:is gone|'s gone|is out|'s out|got too|was too|is dead|died|"

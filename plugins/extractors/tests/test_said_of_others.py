@@ -127,3 +127,15 @@ async def test_no_device_no_os_no_lessons(stub, text):
     found = await facts(stub, text)
     assert not [f for f in found if f[1] in ("phone", "os", "learning")]
 
+
+@pytest.mark.parametrize("text", [
+    "I work in Leeds city centre, right by the station.",
+    "I work in London but live in Kent",
+])
+async def test_where_one_works_is_not_where_one_lives(stub, text):
+    assert ("user", "location", "Leeds") not in await facts(stub, text)
+    assert ("user", "location", "London") not in await facts(stub, text)
+
+
+async def test_where_one_lives_said_beside_work_is_read(stub):
+    assert ("user", "location", "Kent") in await facts(stub, "I work in London but live in Kent")
