@@ -188,7 +188,7 @@ _MANAGES_US = re.compile(r"^(?P<v>[A-Z][a-z]+)\s+is\s+(?:now\s+)?(?:managing|lea
 # A relation named with its person, in passing: "my new manager Tom", "my wife Ana".
 # "a new GP, Dr. Singh", "our new landlord, Ms. Ortiz": with "new" the owner is said by the
 # verb ("I've registered with", "we have").
-_MY_NEW = re.compile(r"\b(?i:my\s+(?:new\s+)?|(?:a|our)\s+new\s+)(?P<noun>(?i:" +
+_MY_NEW = re.compile(r"(?:\b(?i:my\s+(?:new\s+)?|(?:a|our)\s+new\s+)|^(?i:new)\s+)(?P<noun>(?i:" +
                      "|".join(ROLE_OF) + r"))\s*,?\s+(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?"
                      r"[A-Z][a-z]+)\b(?!\s*(?:'s|and|&|or)\b)")
 def named_relation_rest(text: str) -> tuple[str, str, str] | None:

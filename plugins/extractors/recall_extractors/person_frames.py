@@ -227,7 +227,8 @@ FRAMES: tuple[Frame, ...] = (
        r"get (?:my|our) (?:internet|broadband|wifi|phone service|cell service|mobile service|"
        r"insurance|health insurance|car insurance|coverage) (?:through|from|with|via)|"
        r"insured (?:with|by)|signed up (?:with|at|to)|got (?:insurance|a policy|cover|coverage) "
-       r"(?:with|from|through)|(?:ported|moved|switched|transferred|took) (?:my|our|his|her) "
+       r"(?:with|from|through)|(?:am |are |is |been |have |has |just |now )*(?:re-?)?registered "
+       r"(?:with|at)|(?:ported|moved|switched|transferred|took) (?:my|our|his|her) "
        r"(?:phone )?(?:number|numbers|line|lines|plan|service|account|accounts|money|savings|"
        r"banking|membership|policy|insurance|cover) (?:over )?(?:to|with)",
        _ORG, lambda v: _provider_kind(v) is not None),
@@ -309,6 +310,12 @@ FRAMES: tuple[Frame, ...] = (
        r"am doing (?:a|an|my|his|her|their) (?:[\w-]+\s+){0,2}?" + _DEGREE +
        r"(?: in [\w ]{1,30}?)? at",
        _ORG, proper),
+    # "Emily's settling in well at Hillside Academy", "Noah started sixth grade at Roosevelt
+    # Middle", "Jake's loving Hillside Academy": a school by its name
+    _f("school", r"settling in (?:well |nicely |fine |ok )?at|settled in (?:well |nicely |fine )?at|"
+       r"started (?:[\w-]+ )?(?:grade|year|form|reception|nursery|kindergarten|secondary|"
+       r"juniors|infants)(?: \d+)? at|loving|loves",
+       _ORG, lambda v: proper(v) and SCHOOLISH.search(v) is not None),
     _f("field_of_study", r"major in|majoring in|am majoring in|am doing a (?:degree|phd|"
        r"masters|master's|bachelor's|bachelors|mba|doctorate) in|am getting (?:a|my) "
        r"(?:degree|phd|masters|bachelors) in|"
@@ -607,12 +614,22 @@ _GYMLIKE = re.compile(r"\b(?:leisure cent(?:re|er)|fitness|gym|health club|cross
                       r"cent(?:re|er)|climbing (?:wall|gym|cent(?:re|er))|bouldering)\b", _I)
 
 
+# A practice said by its name ("Riverside Medical Centre", "Bright Dental", "Ashgrove
+# Veterinary"): one registers with it as a patient, never works there by that verb.
+_PRACTICES = (("dentist", re.compile(r"\b(?:dental|dentists?|orthodontics?)\b", _I)),
+              ("vet", re.compile(r"\b(?:vets?|veterinary|animal hospital)\b", _I)),
+              ("gp_surgery", re.compile(r"\b(?:surgery|medical (?:cent(?:re|er)|practice|"
+                                        r"group)|health cent(?:re|er))\b", _I)))
+
+
 def _provider_kind(value: str) -> str | None:
     from .lexicon import PROVIDERS, category_of
 
     kind = category_of(value)
     if kind is None and _GYMLIKE.search(value):
         return "gym"
+    if kind is None:
+        return next((k for k, named in _PRACTICES if named.search(value)), None)
     return kind if kind in PROVIDERS else None
 
 

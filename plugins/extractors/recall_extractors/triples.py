@@ -97,6 +97,8 @@ def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
             found = typed_values.value_for(attr, m["v"], subject.kind != "team")
             return [Fact(subject.entity or USER, attr, found[0])] if found else []
         # ("my email is on Fastmail with my own domain": a provider's name ends as an org's)
+        if name := _called(m["v"]):
+            return [Fact(subject.entity or USER, attr, name)]
         v = V.value(re.sub(r"^(?:on|in|at|with|through)\s+", "", m["v"], flags=_I),
                     V.ORG if re.match(r"(?:on|with|through)\s+[A-Z]", m["v"]) else V.COMMON, 8)
         if v is None or v.split()[0].lower() in ("so", "very", "really", "pretty", "kind") \
@@ -112,12 +114,22 @@ def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
 _NO_FACT = Fact("", "", "")  # read, and states no fact
 
 
+def _called(complement: str) -> str | None:
+    """The name in "a management company called Greystar", "a little place called Ironhouse":
+    what is described is that name."""
+    m = re.match(r"(?:a|an|some|this)\s+(?:[\w-]+\s+){0,3}?(?:called|named)\s+"
+                 r"(?P<n>(?-i:[A-Z][\w&'.-]*(?:\s[A-Z][\w&'.-]*)*))", complement, _I)
+    return m["n"].rstrip(".") if m else None
+
+
 def _relation_copula(subject: Subject, rest: str, speaker: str | None) -> Fact | None:
     """ "My wife is Anna" -> the owner's partner; "My boss is Dana" -> the owner's manager."""
     relation = (subject.entity or "").split("'s ")[-1]
     m = _COPULA.match(rest)
     if relation not in RELATIONS or not m:
         return None
+    if relation in ROLE_OF and (name := _called(m["v"])):
+        return name_fact(speaker.lower() if speaker else USER, ROLE_OF[relation], name)
     if re.match(r"(?:a|an|the|some|this|that)\s", m["v"], _I):
         return None  # "my husband's a Fedora guy": a description, not his name
     v = V.value(m["v"], V.NAME, 3)
