@@ -130,6 +130,26 @@ _MEMBERS: dict[str, tuple[str, ...]] = {
                       "direct line", "aviva", "churchill", "the general", "travelers",
                       "mercury insurance", "erie insurance", "lemonade car", "hastings direct",
                       "lv=", "more than", "sheilas' wheels"),
+    # the shops and carriers one uses habitually: named alone they say nothing; a frame of
+    # habit reads them ("I ship all my orders with Evri", "I get my prescriptions at Boots")
+    "shipping_carrier": ("ups", "usps", "fedex", "dhl", "dpd", "evri", "hermes", "royal mail",
+                         "parcelforce", "yodel", "canada post", "australia post", "purolator",
+                         "inpost", "ontrac", "gls", "aramex", "blue dart", "delhivery"),
+    "pharmacy": ("cvs", "cvs pharmacy", "walgreens", "rite aid", "boots", "boots pharmacy",
+                 "superdrug", "lloyds pharmacy", "well pharmacy", "walmart pharmacy",
+                 "costco pharmacy", "shoppers drug mart", "chemist warehouse", "priceline",
+                 "apollo pharmacy", "asda pharmacy", "rowlands pharmacy"),
+    "grocery_store": ("kroger", "aldi", "lidl", "tesco", "sainsbury's", "sainsburys", "asda",
+                      "morrisons", "waitrose", "trader joe's", "trader joes", "whole foods",
+                      "safeway", "publix", "wegmans", "h-e-b", "heb", "costco", "ocado",
+                      "sprouts", "food lion", "giant eagle", "albertsons", "woolworths",
+                      "coles", "big bazaar", "dmart", "reliance fresh", "loblaws",
+                      "sobeys", "iceland", "m&s food"),
+    "airline": ("delta", "american airlines", "southwest", "jetblue", "alaska airlines",
+                "british airways", "easyjet", "ryanair", "lufthansa", "emirates", "qantas",
+                "air canada", "klm", "air france", "indigo", "air india", "virgin atlantic",
+                "united airlines", "spirit airlines", "frontier airlines", "wizz air",
+                "qatar airways", "singapore airlines", "cathay pacific", "turkish airlines"),
     # -- a team's or system's stack
     "language": ("python", "go", "golang", "rust", "java", "javascript", "typescript",
                  "kotlin", "swift", "c", "c++", "c#", "ruby", "php", "scala", "elixir",
@@ -187,7 +207,8 @@ PERSONAL: frozenset[str] = frozenset({
     "python_package_manager", "js_package_manager", "keyboard_layout", "notes_app",
     "password_manager", "music_service", "theme", "phone", "laptop", "car", "bank",
     "mobile_carrier",
-    "internet_provider", "gym", "health_insurance", "car_insurance"})
+    "internet_provider", "gym", "health_insurance", "car_insurance", "shipping_carrier",
+    "pharmacy", "grocery_store", "airline"})
 #: Provider names that are also first names: a person when a sentence opens with one ("Chase
 #: moved to Denver"), a bank when one is a customer of it.
 FIRST_NAMES_TOO: frozenset[str] = frozenset({"chase", "ally"})
@@ -196,11 +217,13 @@ FIRST_NAMES_TOO: frozenset[str] = frozenset({"chase", "ally"})
 #: anywhere in a statement, they name nothing; a frame that expects the kind still reads
 #: them ("written in go"). (A longer list cost lower-case tools said in passing: "filed the
 #: bug in linear like always".)
-WORDS_TOO: frozenset[str] = frozenset({"go", "sprint"})
+WORDS_TOO: frozenset[str] = frozenset({"go", "sprint", "boots", "delta", "iceland", "gls"})
 #: Providers: a company a person is a customer of, never their employer or school unless a
 #: word of work says so ("I'm with Verizon", "I go to Planet Fitness", "joined Equinox").
+#: (Not a carrier or an airline: one drives for FedEx or flies for Delta as their job.)
 PROVIDERS: frozenset[str] = frozenset({"bank", "mobile_carrier", "internet_provider", "gym",
-                                       "health_insurance", "car_insurance"})
+                                       "health_insurance", "car_insurance", "pharmacy",
+                                       "grocery_store"})
 
 #: Languages people speak (not programming languages): "answer in Dutch", "my Arabic is gone".
 NATURAL_LANGUAGES: frozenset[str] = frozenset("""

@@ -1,12 +1,14 @@
-"""One's bank, gym or internet provider, named in passing: "the sort code for my Nationwide
-account", "the spin classes that come with my David Lloyd membership", "AT&T fiber got
-installed today", "The Virgin Media engineer is coming Thursday".
+"""One's bank, gym, internet provider, pharmacy, supermarket, airline or parcel carrier,
+named in passing: "the sort code for my Nationwide account", "the spin classes that come with
+my David Lloyd membership", "AT&T fiber got installed today", "The Virgin Media engineer is
+coming Thursday", "I get my prescriptions filled at the CVS on Main", "we ship all our Etsy
+orders with UPS".
 
 No frame reads these (the statement is about something else), but the provider named as the
-holder of one's account or membership, or as the one whose line was just put in, is the one
-the speaker has now. Only the speaker's ("my", "our", or a line installed for them), never
-someone else's, and never when the statement tells the past, negates or ends it ("closing my
-Chase account", "the old Virgin box").
+holder of one's account or membership, as the one whose line was just put in, or beside the
+habit it serves, is the one the speaker has now. Only the speaker's ("my", "our", or a line
+installed for them), never someone else's, and never when the statement tells the past,
+negates or ends it ("closing my Chase account", "the old Virgin box").
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from recall_core.kit.attributes import USER
 
 from .change_words import DISCARDED, NEGATED, PAST_SAID
 from .fact import Fact
+from .kinds import named_values
 from .lexicon import category_of
 from .subjects import Subject
 
@@ -43,6 +46,30 @@ _NOT_NOW = re.compile(r"\b(?:was|were|old|previous|former|closing|closed|close|c
                       NEGATED + "|" + DISCARDED + r")\b", _I)
 
 
+# The shops and carriers one uses by habit, named beside the habit ("I get my prescriptions
+# filled at the CVS on Main", "we ship all our Etsy orders with UPS", "Aldi is where I shop
+# now", "I always fly Delta"): the one of its kind the speaker uses.
+_HABITS = {
+    "shipping_carrier": re.compile(r"\b(?:ship|ships|shipping|shipped|parcels?|orders|postage|"
+                                   r"labels|collect|collects|collection|pickup)\b", _I),
+    "pharmacy": re.compile(r"\b(?:prescriptions?|meds|medication|tablets|pharmacy|chemist|"
+                           r"insulin|refills?|blister packs?)\b", _I),
+    "grocery_store": re.compile(r"\b(?:grocer(?:y|ies)|food shop|big shop|weekly shop|"
+                                r"where (?:i|we) shop|(?:weekly\s+)?\w+ run)\b", _I),
+    "airline": re.compile(r"\b(?:fly|flying|flights?|status|airline|air miles|frequent flyer)\b",
+                          _I),
+}
+
+
+def _habitual(text: str, me: str) -> list[Fact]:
+    found: dict[str, set[str]] = {}
+    for _, value, kind in named_values(text):
+        if kind in _HABITS:
+            found.setdefault(kind, set()).add(value)
+    return [Fact(me, kind, next(iter(values))) for kind, values in found.items()
+            if len({v.lower() for v in values}) == 1 and _HABITS[kind].search(text)]
+
+
 def provider_named(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
     """The speaker's bank, gym or internet provider said in passing, or nothing."""
     if subject.kind == "other" or _NOT_NOW.search(text):
@@ -63,4 +90,4 @@ def provider_named(text: str, subject: Subject, speaker: str | None) -> list[Fac
             return []  # "Fiber installer came today": no provider named
         if category_of(value) == "internet_provider" or re.search(_LINE, m[0], _I):
             return [Fact(me, "internet_provider", value)]
-    return []
+    return _habitual(text, me)

@@ -48,7 +48,7 @@ COMMON = r"[,;(]|:(?!\d)|" + _WORDS
 #: Where a list of values ends: like COMMON, but commas separate its items.
 LIST = r"[;(]|:(?!\d)|" + _WORDS + r"|\s(?:than|over|more than|rather than|instead of)\b" + \
     r"|,?\s(?:basically|literally|anything|whatever|stuff like that|and so on|etc)\b"
-TOOL = COMMON + r"|\s(?:for|to|at|in|on|with|and|as|from|over|rather than|than|because|after|before|once|across|throughout)\b"
+TOOL = COMMON + r"|\s(?:for|to|at|in|on|with|and|as|from|over|rather than|than|because|after|before|once|across|throughout|through|via)\b"
 # "based in Bristol doing freelance photography": what one does there is no part of the place
 _DOING = (r"|\s(?:doing|working|running|studying|teaching|freelancing|building|making|selling|"
           r"writing|looking|trying|waiting|hoping|planning|getting|spending|renting|sharing|"

@@ -139,3 +139,51 @@ async def test_where_one_works_is_not_where_one_lives(stub, text):
 
 async def test_where_one_lives_said_beside_work_is_read(stub):
     assert ("user", "location", "Kent") in await facts(stub, "I work in London but live in Kent")
+
+
+@pytest.mark.parametrize("text,fact", [
+    ("the building got sold, our new landlord is a management company called Greystar.",
+     ("user", "landlord", "Greystar")),
+    ("my gym is a little place called Ironhouse", ("user", "gym", "Ironhouse")),
+    ("new manager Derek isn't thrilled I leave at 3 for pickup.", ("user", "manager", "Derek")),
+    ("emily's settling in well at Hillside Academy, first week done",
+     ("emily", "school", "Hillside Academy")),
+    ("Noah started sixth grade at Roosevelt Middle this fall", ("noah", "school",
+                                                                "Roosevelt Middle")),
+    ("I registered with Parkview Surgery after the move", ("user", "gp_surgery",
+                                                           "Parkview Surgery")),
+    ("registered with Bright Dental on the high street", ("user", "dentist", "Bright Dental")),
+])
+async def test_named_by_description_registration_or_school(stub, text, fact):
+    assert fact in await facts(stub, text)
+
+
+@pytest.mark.parametrize("text", [
+    "I'm loving Pizza Express",        # no school by its name
+    "I work at Riverside Medical Centre",  # where one works, not one's GP
+])
+async def test_no_school_no_practice(stub, text):
+    found = await facts(stub, text)
+    assert not [f for f in found if f[1] in ("school", "gp_surgery")]
+
+
+@pytest.mark.parametrize("text,fact", [
+    ("I get my prescriptions filled at the CVS on Main", ("user", "pharmacy", "CVS")),
+    ("I do my grocery shopping at Kroger on Sundays", ("user", "grocery_store", "Kroger")),
+    ("I always fly Delta, I'm chasing silver status this year", ("user", "airline", "Delta")),
+    ("we ship all our Etsy orders with UPS", ("user", "shipping_carrier", "UPS")),
+    ("Evri collect the shop orders at 2pm", ("user", "shipping_carrier", "Evri")),
+])
+async def test_a_shop_or_carrier_used_by_habit(stub, text, fact):
+    assert fact in await facts(stub, text)
+
+
+@pytest.mark.parametrize("text", [
+    "I bought new boots",             # a word, not the chemist
+    "I never fly Ryanair",            # denied
+    "Is Aldi any good?",              # no habit said
+])
+async def test_no_shop_no_carrier(stub, text):
+    found = await facts(stub, text)
+    assert not [f for f in found if f[1] in ("pharmacy", "grocery_store", "airline",
+                                             "shipping_carrier")]
