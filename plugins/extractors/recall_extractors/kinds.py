@@ -13,6 +13,7 @@ a cue that ends it ("Mongo is gone", "we switched from Jenkins"), nothing.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from recall_core.kit.attributes import INVENTORY, TEAM, USER, is_many
@@ -44,7 +45,11 @@ def _everyday(span: str) -> bool:
     return name in WORDS_TOO and re.search(rf"\b{re.escape(name)}\b", span) is not None
 
 
-def named_values(text: str) -> list[tuple[int, str, str]]:
+# One clause is looked up by several readers in turn (`by_kind`, `owned`, `providers_named`,
+# `known`, `earlier`), each lookup a few hundred lexicon probes: kept for the texts of the
+# last jobs, bounded.
+@functools.lru_cache(maxsize=2048)
+def named_values(text: str) -> tuple[tuple[int, str, str], ...]:
     """(position, value, kind) for each span of 1-3 words the lexicon knows the kind of,
     longest first at each position, in order."""
     words = [(m.start(), m.group().strip(".,")) for m in _WORD.finditer(text)]
@@ -60,7 +65,7 @@ def named_values(text: str) -> list[tuple[int, str, str]]:
                 break
         else:
             i += 1
-    return out
+    return tuple(out)
 
 
 def by_kind(text: str, subject: Subject, speaker: str | None) -> list[Fact]:

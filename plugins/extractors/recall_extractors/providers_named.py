@@ -71,7 +71,8 @@ def _habitual(text: str, me: str) -> list[Fact]:
 
 
 def provider_named(text: str, subject: Subject, speaker: str | None) -> list[Fact]:
-    """The speaker's bank, gym or internet provider said in passing, or nothing."""
+    """The speaker's bank, gym or internet provider said in passing, or a shop or carrier
+    named beside the habit it serves, or nothing."""
     if subject.kind == "other" or _NOT_NOW.search(text):
         return []
     me = speaker.lower() if speaker else USER

@@ -96,9 +96,9 @@ def _possessive(subject: Subject, rest: str, cues: Cues) -> list[Fact] | None:
         if typed_values.typed(attr):
             found = typed_values.value_for(attr, m["v"], subject.kind != "team")
             return [Fact(subject.entity or USER, attr, found[0])] if found else []
-        # ("my email is on Fastmail with my own domain": a provider's name ends as an org's)
         if name := _called(m["v"]):
             return [Fact(subject.entity or USER, attr, name)]
+        # ("my email is on Fastmail with my own domain": a provider's name ends as an org's)
         v = V.value(re.sub(r"^(?:on|in|at|with|through)\s+", "", m["v"], flags=_I),
                     V.ORG if re.match(r"(?:on|with|through)\s+[A-Z]", m["v"]) else V.COMMON, 8)
         if v is None or v.split()[0].lower() in ("so", "very", "really", "pretty", "kind") \
